@@ -1,0 +1,34 @@
+//! # Fairway's portable scheduling core
+//!
+//! This crate is the policy half of Fairway (layer 4 of `shared/DESIGN.md`): Linux's
+//! scheduling rules as pure, deterministic logic over plain data. It never reads a
+//! clock, takes a lock, switches context or touches a register. Time (in
+//! nanoseconds), CPU ids and capacities come in as values; decisions come out as
+//! values (`#[must_use]`) that the mechanism (the kernel in `src/`, or the host
+//! simulator) carries out.
+//!
+//! ```text
+//!   mechanism (kernel / simulator)            policy (this crate)
+//!   ------------------------------            -------------------
+//!   wake-up, block, timer tick,   --------->  RunQueue::enqueue_task / dequeue_task /
+//!   schedule() at time `now`                  task_tick / pick_next_task ...
+//!   switch to task, program timer <---------  TaskId to run, Resched decisions
+//! ```
+//!
+//! Storage is sized once, when a run queue is built (the only allocation); the hot
+//! paths (enqueue, dequeue, pick, tick, wake-up) allocate nothing.
+//!
+//! Module map:
+//! - [`task`]: task ids, CPU ids, scheduling parameters and their validation.
+//! - [`class`]: the scheduling-class interface, shaped like Linux's `sched_class`.
+//! - [`run_queue`]: one CPU's run queue, the type the mechanism holds behind a lock.
+//! - [`round_robin`]: the simple round-robin policy the kernel first boots with.
+#![no_std]
+#![forbid(unsafe_code)]
+
+extern crate alloc;
+
+pub mod class;
+pub mod round_robin;
+pub mod run_queue;
+pub mod task;

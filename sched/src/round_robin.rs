@@ -1,0 +1,242 @@
+//! A round-robin policy: the simplest class that honours the interface.
+//!
+//! Queued tasks wait in FIFO order; the running task gets a fixed time slice and
+//! goes to the back when it ends. It is what the kernel boots with before the fair
+//! class, and the baseline the conformance tests check every policy against.
+//! The queue is intrusive (a `next` index per task), so nothing allocates after
+//! [`RoundRobin::new`].
+
+use alloc::vec;
+use alloc::vec::Vec;
+
+use crate::class::{DequeueFlags, EnqueueFlags, Resched, SchedClass};
+use crate::task::{Nanoseconds, ParamError, TaskId, TaskParams};
+
+/// The default slice: 4 ms, one tick at `HZ=250`.
+pub const DEFAULT_SLICE_NS: Nanoseconds = 4_000_000;
+
+#[derive(Clone, Copy, Debug, Default)]
+struct Slot {
+    known: bool,
+    queued: bool,
+    /// In the FIFO (queued and not running).
+    waiting: bool,
+    next: Option<TaskId>,
+    slice_start: Nanoseconds,
+}
+
+/// One CPU's round-robin run queue.
+#[derive(Debug)]
+pub struct RoundRobin {
+    slots: Vec<Slot>,
+    head: Option<TaskId>,
+    tail: Option<TaskId>,
+    current: Option<TaskId>,
+    nr_running: usize,
+    slice: Nanoseconds,
+}
+
+impl RoundRobin {
+    /// A run queue for task ids below `max_tasks`, with time slice `slice`.
+    pub fn new(max_tasks: usize, slice: Nanoseconds) -> Self {
+        RoundRobin {
+            slots: vec![Slot::default(); max_tasks],
+            head: None,
+            tail: None,
+            current: None,
+            nr_running: 0,
+            slice,
+        }
+    }
+
+    fn push_back(&mut self, task: TaskId) {
+        let slot = &mut self.slots[task.index()];
+        debug_assert!(!slot.waiting, "task {task:?} queued twice");
+        slot.waiting = true;
+        slot.next = None;
+        match self.tail {
+            Some(tail) => self.slots[tail.index()].next = Some(task),
+            None => self.head = Some(task),
+        }
+        self.tail = Some(task);
+    }
+
+    /// Unlinks `task` from the FIFO; O(n) but only on dequeue of a waiting task,
+    /// which the kernel's blocking paths never do (a task blocks while running).
+    fn unlink(&mut self, task: TaskId) {
+        let mut previous: Option<TaskId> = None;
+        let mut cursor = self.head;
+        while let Some(at) = cursor {
+            let next = self.slots[at.index()].next;
+            if at == task {
+                match previous {
+                    Some(p) => self.slots[p.index()].next = next,
+                    None => self.head = next,
+                }
+                if self.tail == Some(task) {
+                    self.tail = previous;
+                }
+                let slot = &mut self.slots[task.index()];
+                slot.waiting = false;
+                slot.next = None;
+                return;
+            }
+            previous = Some(at);
+            cursor = next;
+        }
+    }
+}
+
+impl SchedClass for RoundRobin {
+    fn task_new(
+        &mut self,
+        task: TaskId,
+        params: &TaskParams,
+        _now: Nanoseconds,
+    ) -> Result<(), ParamError> {
+        params.validate()?;
+        let capacity = self.slots.len();
+        let slot = self
+            .slots
+            .get_mut(task.index())
+            .ok_or(ParamError::TooManyTasks {
+                task: task.0,
+                capacity,
+            })?;
+        *slot = Slot {
+            known: true,
+            ..Slot::default()
+        };
+        Ok(())
+    }
+
+    fn task_dead(&mut self, task: TaskId) {
+        debug_assert!(!self.slots[task.index()].queued);
+        self.slots[task.index()].known = false;
+    }
+
+    fn enqueue_task(&mut self, task: TaskId, _now: Nanoseconds, _flags: EnqueueFlags) {
+        let slot = &mut self.slots[task.index()];
+        debug_assert!(slot.known && !slot.queued, "enqueue of {task:?}");
+        slot.queued = true;
+        self.nr_running += 1;
+        if self.current != Some(task) {
+            self.push_back(task);
+        }
+    }
+
+    fn dequeue_task(&mut self, task: TaskId, _now: Nanoseconds, _flags: DequeueFlags) {
+        debug_assert!(self.slots[task.index()].queued, "dequeue of {task:?}");
+        self.slots[task.index()].queued = false;
+        self.nr_running -= 1;
+        if self.slots[task.index()].waiting {
+            self.unlink(task);
+        }
+    }
+
+    fn pick_next_task(&mut self, _now: Nanoseconds) -> Option<TaskId> {
+        self.head
+    }
+
+    fn put_prev_task(&mut self, task: TaskId, _now: Nanoseconds) {
+        debug_assert_eq!(self.current, Some(task));
+        self.current = None;
+        if self.slots[task.index()].queued {
+            self.push_back(task);
+        }
+    }
+
+    fn set_next_task(&mut self, task: TaskId, now: Nanoseconds) {
+        if self.slots[task.index()].waiting {
+            self.unlink(task);
+        }
+        self.slots[task.index()].slice_start = now;
+        self.current = Some(task);
+    }
+
+    fn task_tick(&mut self, task: TaskId, now: Nanoseconds) -> Resched {
+        let ran = now.saturating_sub(self.slots[task.index()].slice_start);
+        if ran >= self.slice && self.head.is_some() {
+            Resched::Reschedule
+        } else {
+            Resched::Keep
+        }
+    }
+
+    fn wakeup_preempt(&mut self, _current: TaskId, _woken: TaskId, _now: Nanoseconds) -> Resched {
+        Resched::Keep
+    }
+
+    fn yield_task(&mut self, _task: TaskId, _now: Nanoseconds) {}
+
+    fn nr_running(&self) -> usize {
+        self.nr_running
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn queue(n: u16) -> RoundRobin {
+        let mut rr = RoundRobin::new(8, 10);
+        for t in 0..n {
+            rr.task_new(TaskId(t), &TaskParams::default(), 0).unwrap();
+            rr.enqueue_task(TaskId(t), 0, EnqueueFlags::default());
+        }
+        rr
+    }
+
+    fn run_next(rr: &mut RoundRobin, now: Nanoseconds) -> Option<TaskId> {
+        let next = rr.pick_next_task(now)?;
+        rr.set_next_task(next, now);
+        Some(next)
+    }
+
+    #[test]
+    fn tasks_run_in_turn() {
+        let mut rr = queue(3);
+        let mut order = alloc::vec::Vec::new();
+        for step in 0..6 {
+            let t = run_next(&mut rr, step * 10).unwrap();
+            order.push(t.0);
+            assert!(rr.task_tick(t, step * 10 + 10).is_needed());
+            rr.put_prev_task(t, step * 10 + 10);
+        }
+        assert_eq!(order, [0, 1, 2, 0, 1, 2]);
+    }
+
+    #[test]
+    fn blocked_task_leaves_and_comes_back_last() {
+        let mut rr = queue(3);
+        let t0 = run_next(&mut rr, 0).unwrap();
+        rr.dequeue_task(t0, 5, DequeueFlags { sleep: true, ..Default::default() });
+        rr.put_prev_task(t0, 5);
+        assert_eq!(rr.nr_running(), 2);
+        rr.enqueue_task(t0, 6, EnqueueFlags { wakeup: true, ..Default::default() });
+        assert_eq!(run_next(&mut rr, 6), Some(TaskId(1)));
+        rr.put_prev_task(TaskId(1), 7);
+        assert_eq!(run_next(&mut rr, 7), Some(TaskId(2)));
+        rr.put_prev_task(TaskId(2), 8);
+        assert_eq!(run_next(&mut rr, 8), Some(TaskId(0)));
+    }
+
+    #[test]
+    fn no_preemption_before_slice_or_when_alone() {
+        let mut rr = queue(1);
+        let t = run_next(&mut rr, 0).unwrap();
+        assert!(!rr.task_tick(t, 100).is_needed(), "alone: never preempted");
+        let mut rr = queue(2);
+        let t = run_next(&mut rr, 0).unwrap();
+        assert!(!rr.task_tick(t, 9).is_needed());
+        assert!(rr.task_tick(t, 10).is_needed());
+    }
+
+    #[test]
+    fn empty_queue_picks_nothing_and_too_many_tasks_is_an_error() {
+        let mut rr = RoundRobin::new(2, 10);
+        assert_eq!(rr.pick_next_task(0), None);
+        let err = rr.task_new(TaskId(2), &TaskParams::default(), 0).unwrap_err();
+        assert_eq!(err, ParamError::TooManyTasks { task: 2, capacity: 2 });
+    }
+}

@@ -1,0 +1,178 @@
+//! Task and CPU identities and the scheduling parameters a task is created with.
+
+use core::fmt;
+
+/// Time in nanoseconds, on the clock of the run queue that is given it.
+pub type Nanoseconds = u64;
+
+/// A task, by its index in the mechanism's task table.
+///
+/// Indices keep the core free of pointers and allocation: per-task policy state
+/// lives in arrays indexed by this value, sized once when a run queue is built.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct TaskId(pub u16);
+
+impl TaskId {
+    /// The index into per-task arrays.
+    pub const fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+/// A CPU, by its logical number (0 is the boot CPU).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct CpuId(pub u16);
+
+impl CpuId {
+    /// The index into per-CPU arrays.
+    pub const fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+/// The most CPUs a Fairway system has (the size of a [`CpuMask`]).
+pub const MAX_CPUS: usize = 64;
+
+/// A set of CPUs, as Linux's `cpumask`, for affinity.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct CpuMask(pub u64);
+
+impl CpuMask {
+    /// Every CPU.
+    pub const ALL: CpuMask = CpuMask(u64::MAX);
+
+    /// Only `cpu`.
+    pub const fn only(cpu: CpuId) -> CpuMask {
+        CpuMask(1 << cpu.0)
+    }
+
+    /// Whether `cpu` is in the set.
+    pub const fn contains(self, cpu: CpuId) -> bool {
+        (cpu.0 as usize) < MAX_CPUS && self.0 & (1 << cpu.0) != 0
+    }
+}
+
+/// Scheduling policy and its priority, as `sched_setattr` takes them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Policy {
+    /// `SCHED_NORMAL` (also called `SCHED_OTHER`) with a nice value in -20..=19.
+    Normal {
+        /// The nice value.
+        nice: i8,
+    },
+    /// `SCHED_BATCH`: fair class, never preempts on wake-up.
+    Batch {
+        /// The nice value.
+        nice: i8,
+    },
+    /// `SCHED_IDLE`: fair class with the minimum weight.
+    Idle,
+    /// `SCHED_FIFO` with an RT priority in 1..=99.
+    Fifo {
+        /// The real-time priority (higher runs first).
+        priority: u8,
+    },
+    /// `SCHED_RR` with an RT priority in 1..=99.
+    RoundRobin {
+        /// The real-time priority (higher runs first).
+        priority: u8,
+    },
+}
+
+impl Default for Policy {
+    fn default() -> Self {
+        Policy::Normal { nice: 0 }
+    }
+}
+
+/// Everything the core needs to know about a task when it is created.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TaskParams {
+    /// Policy and priority.
+    pub policy: Policy,
+    /// The CPUs the task may run on.
+    pub affinity: CpuMask,
+}
+
+impl Default for TaskParams {
+    fn default() -> Self {
+        TaskParams {
+            policy: Policy::default(),
+            affinity: CpuMask::ALL,
+        }
+    }
+}
+
+impl TaskParams {
+    /// Checks the parameters the way `sched_setattr` does, naming the bad field.
+    pub fn validate(&self) -> Result<(), ParamError> {
+        match self.policy {
+            Policy::Normal { nice } | Policy::Batch { nice } if !(-20..=19).contains(&nice) => {
+                Err(ParamError::OutOfRange {
+                    field: "nice",
+                    value: i64::from(nice),
+                    min: -20,
+                    max: 19,
+                })
+            }
+            Policy::Fifo { priority } | Policy::RoundRobin { priority }
+                if !(1..=99).contains(&priority) =>
+            {
+                Err(ParamError::OutOfRange {
+                    field: "rt_priority",
+                    value: i64::from(priority),
+                    min: 1,
+                    max: 99,
+                })
+            }
+            _ if self.affinity.0 == 0 => Err(ParamError::EmptyAffinity),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// A scheduling parameter Linux would refuse with `EINVAL`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ParamError {
+    /// `field` is `value`, outside `min..=max`.
+    OutOfRange {
+        /// The parameter's name.
+        field: &'static str,
+        /// The value given.
+        value: i64,
+        /// The smallest value accepted.
+        min: i64,
+        /// The largest value accepted.
+        max: i64,
+    },
+    /// The affinity mask names no CPU.
+    EmptyAffinity,
+    /// The task id is beyond the capacity the run queue was built with.
+    TooManyTasks {
+        /// The id given.
+        task: u16,
+        /// The number of task slots.
+        capacity: usize,
+    },
+}
+
+impl fmt::Display for ParamError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            ParamError::OutOfRange {
+                field,
+                value,
+                min,
+                max,
+            } => write!(
+                f,
+                "invalid argument: {field} = {value} is outside {min}..={max}"
+            ),
+            ParamError::EmptyAffinity => write!(f, "invalid argument: affinity names no CPU"),
+            ParamError::TooManyTasks { task, capacity } => write!(
+                f,
+                "too many tasks: task id {task} but only {capacity} task slots"
+            ),
+        }
+    }
+}
