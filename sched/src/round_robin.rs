@@ -210,10 +210,24 @@ mod tests {
     fn blocked_task_leaves_and_comes_back_last() {
         let mut rr = queue(3);
         let t0 = run_next(&mut rr, 0).unwrap();
-        rr.dequeue_task(t0, 5, DequeueFlags { sleep: true, ..Default::default() });
+        rr.dequeue_task(
+            t0,
+            5,
+            DequeueFlags {
+                sleep: true,
+                ..Default::default()
+            },
+        );
         rr.put_prev_task(t0, 5);
         assert_eq!(rr.nr_running(), 2);
-        rr.enqueue_task(t0, 6, EnqueueFlags { wakeup: true, ..Default::default() });
+        rr.enqueue_task(
+            t0,
+            6,
+            EnqueueFlags {
+                wakeup: true,
+                ..Default::default()
+            },
+        );
         assert_eq!(run_next(&mut rr, 6), Some(TaskId(1)));
         rr.put_prev_task(TaskId(1), 7);
         assert_eq!(run_next(&mut rr, 7), Some(TaskId(2)));
@@ -236,7 +250,15 @@ mod tests {
     fn empty_queue_picks_nothing_and_too_many_tasks_is_an_error() {
         let mut rr = RoundRobin::new(2, 10);
         assert_eq!(rr.pick_next_task(0), None);
-        let err = rr.task_new(TaskId(2), &TaskParams::default(), 0).unwrap_err();
-        assert_eq!(err, ParamError::TooManyTasks { task: 2, capacity: 2 });
+        let err = rr
+            .task_new(TaskId(2), &TaskParams::default(), 0)
+            .unwrap_err();
+        assert_eq!(
+            err,
+            ParamError::TooManyTasks {
+                task: 2,
+                capacity: 2
+            }
+        );
     }
 }
