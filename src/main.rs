@@ -1,3 +1,99 @@
+//! The default Fairway run: two CPU-bound tasks on every CPU and a pipe
+//! ping-pong between each pair of neighbouring CPUs, then a per-CPU and per-task
+//! runtime report.
 #![no_std]
 #![no_main]
-#[panic_handler] fn p(_:&core::panic::PanicInfo)->!{loop{}}
+
+use core::sync::atomic::{AtomicU64, Ordering};
+
+use fairway::task::pipe::Pipe;
+use fairway::task::wait::Completion;
+use fairway::task::{TaskParams, spawn};
+use fairway::{ExitCode, now_ns, system};
+use spin::Once;
+
+fairway::entry!(main);
+
+const HOG_RUNTIME_NS: u64 = 100_000_000;
+const ROUND_TRIPS: u64 = 1_000;
+const MAX_PAIRS: usize = fairway::config::MAX_CPUS;
+
+static DEADLINE: AtomicU64 = AtomicU64::new(0);
+static FINISHED: Completion = Completion::new();
+static HOG_ITERATIONS: [AtomicU64; 2 * MAX_PAIRS] = [const { AtomicU64::new(0) }; 2 * MAX_PAIRS];
+
+struct PingPong {
+    to_pong: Pipe,
+    to_ping: Pipe,
+}
+
+static PAIRS: [Once<PingPong>; MAX_PAIRS] = [const { Once::new() }; MAX_PAIRS];
+
+fn hog(index: usize) {
+    let deadline = DEADLINE.load(Ordering::Relaxed);
+    let mut iterations = 0u64;
+    while now_ns() < deadline {
+        iterations += 1;
+        core::hint::black_box(iterations);
+    }
+    HOG_ITERATIONS[index].store(iterations, Ordering::Relaxed);
+    FINISHED.complete();
+}
+
+fn ping(pair: usize) {
+    let pipes = PAIRS[pair].get().expect("pair set up before its tasks");
+    for value in 0..ROUND_TRIPS {
+        pipes.to_pong.write(&value.to_le_bytes());
+        let mut reply = [0u8; 8];
+        pipes.to_ping.read_exact(&mut reply);
+        assert_eq!(u64::from_le_bytes(reply), value + 1, "pong's reply");
+    }
+    FINISHED.complete();
+}
+
+fn pong(pair: usize) {
+    let pipes = PAIRS[pair].get().expect("pair set up before its tasks");
+    for expected in 0..ROUND_TRIPS {
+        let mut message = [0u8; 8];
+        pipes.to_pong.read_exact(&mut message);
+        let value = u64::from_le_bytes(message);
+        assert_eq!(value, expected, "ping's message");
+        pipes.to_ping.write(&(value + 1).to_le_bytes());
+    }
+    FINISHED.complete();
+}
+
+fn main() -> ExitCode {
+    let cpus = system().nr_online;
+    let start = now_ns();
+    DEADLINE.store(start + HOG_RUNTIME_NS, Ordering::Relaxed);
+    let mut tasks = 0;
+    for cpu in 0..cpus {
+        for k in 0..2 {
+            let mut name: heapless::String<16> = heapless::String::new();
+            let _ = core::fmt::write(&mut name, format_args!("hog{cpu}.{k}"));
+            spawn(&name, hog, 2 * cpu + k, cpu, TaskParams::default()).expect("spawn hog");
+            tasks += 1;
+        }
+    }
+    for pair in 0..cpus {
+        PAIRS[pair].call_once(|| PingPong {
+            to_pong: Pipe::new(),
+            to_ping: Pipe::new(),
+        });
+        let other = (pair + 1) % cpus;
+        spawn("ping", ping, pair, pair, TaskParams::default()).expect("spawn ping");
+        spawn("pong", pong, pair, other, TaskParams::default()).expect("spawn pong");
+        tasks += 2;
+    }
+    FINISHED.wait_for(tasks);
+    let elapsed = now_ns() - start;
+    defmt::println!(
+        "demo: {=usize} CPUs, {=u64} tasks done, {=u64} pipe round trips per pair, checked",
+        cpus,
+        tasks,
+        ROUND_TRIPS
+    );
+    fairway::report::print_runtime_report(elapsed);
+    ExitCode::Success
+}

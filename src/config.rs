@@ -1,0 +1,16 @@
+//! Build-time limits. Each is a size of a statically allocated table.
+
+/// The most CPUs Fairway runs on (QEMU virt's GICv2 limit; GICv3 boards use the first 8).
+pub const MAX_CPUS: usize = 8;
+
+/// The most tasks that can exist at once, idle tasks excluded.
+pub const MAX_TASKS: usize = 1024;
+
+/// Task slots in all: the tasks, then one idle task per CPU.
+pub const TASK_SLOTS: usize = MAX_TASKS + MAX_CPUS;
+
+/// Each task's kernel stack.
+pub const TASK_STACK_SIZE: usize = 16 * 1024;
+
+/// Default scheduler tick frequency (`CONFIG_HZ`); `hz=` on the command line overrides it.
+pub const DEFAULT_HZ: u64 = 250;

@@ -1,0 +1,256 @@
+//! Boot in Rust: the ordered, one-time set-up of each core, from the device tree
+//! to the idle loop. `boot.s` calls [`kernel_init_primary`] on the boot core with
+//! the MMU and caches already on, and [`kernel_init_secondary`] on the others.
+
+use core::sync::atomic::Ordering;
+
+use heapless::String;
+use spin::Once;
+
+use crate::arch::aarch64::{cpu, exception, mmu, pmu, psci, timer};
+use crate::board::{BoardError, BoardInfo, GicInfo, QEMU_DTB_ADDRESS};
+use crate::drivers::gic::{GIC, Gic, v2::GicV2, v3::GicV3};
+use crate::drivers::pl011;
+use crate::exit::{ExitCode, allow_semihosting, exit};
+use crate::task::{TaskParams, scheduler, spawn};
+use crate::{heap, hrtimer, irq, percpu, smp};
+
+/// What the running kernel knows about its machine, for applications and reports.
+#[derive(Debug)]
+pub struct SystemInfo {
+    /// The root `model` of the device tree.
+    pub model: String<64>,
+    /// CPUs listed by the device tree (and used).
+    pub nr_cpus: usize,
+    /// CPUs that came online.
+    pub nr_online: usize,
+    /// GIC version (2 or 3).
+    pub gic_version: u8,
+    /// The exception level the boot core was entered at (1 or 2).
+    pub entry_el: u8,
+    /// The generic timer's frequency, from CNTFRQ_EL0.
+    pub timer_frequency: u64,
+    /// `/chosen/bootargs`.
+    pub bootargs: String<256>,
+    /// Scheduler tick frequency.
+    pub hz: u64,
+}
+
+static SYSTEM: Once<SystemInfo> = Once::new();
+
+/// The machine, once booted.
+pub fn system() -> &'static SystemInfo {
+    SYSTEM.get().expect("system() before boot finished")
+}
+
+/// The value of `key=value` on the kernel command line.
+pub fn boot_arg(key: &str) -> Option<&'static str> {
+    system()
+        .bootargs
+        .split_ascii_whitespace()
+        .find_map(|arg| arg.strip_prefix(key)?.strip_prefix('='))
+}
+
+unsafe extern "Rust" {
+    /// The application's main function, defined by [`crate::entry!`].
+    safe fn fairway_main() -> ExitCode;
+}
+
+/// Lets the boot core report a device tree it cannot use: the UART is unknown,
+/// so QEMU virt's is tried, and QEMU's semihosting exit (a real board always
+/// passes a device tree).
+fn early_failure(error: BoardError) -> ! {
+    // SAFETY: QEMU virt's PL011; the only machine that boots Fairway without a
+    // usable device tree is QEMU given a broken `-dtb`.
+    unsafe { pl011::init(0x0900_0000) };
+    allow_semihosting(true);
+    defmt::error!("boot failed: {}", error);
+    exit(ExitCode::Failure)
+}
+
+fn read_board(address: usize) -> Result<BoardInfo, BoardError> {
+    let refuse = |reason| BoardError::NoDeviceTree { address, reason };
+    if !mmu::check_memory_is_mapped(address as u64, address as u64 + 40) || address % 4 != 0 {
+        return Err(refuse("address is not 4-byte aligned RAM"));
+    }
+    // SAFETY: the 8 header bytes lie in RAM mapped as normal memory (checked above).
+    let header = unsafe { core::slice::from_raw_parts(address as *const u8, 8) };
+    if header[..4] != [0xd0, 0x0d, 0xfe, 0xed] {
+        return Err(refuse("bad magic (expected 0xd00dfeed)"));
+    }
+    let size = u32::from_be_bytes([header[4], header[5], header[6], header[7]]) as usize;
+    if !(40..=2 * 1024 * 1024).contains(&size)
+        || !mmu::check_memory_is_mapped(address as u64, (address + size) as u64)
+    {
+        return Err(refuse("totalsize is not between 40 bytes and 2 MiB of RAM"));
+    }
+    // SAFETY: `size` bytes of mapped RAM holding the device tree, which nothing
+    // writes while the kernel runs.
+    let blob = unsafe { core::slice::from_raw_parts(address as *const u8, size) };
+    BoardInfo::parse(blob, address, cpu::mpidr())
+}
+
+unsafe extern "C" {
+    static __kernel_end: u8;
+}
+
+/// The boot core's Rust entry: `dtb` is x0 at entry (0 for an ELF under QEMU),
+/// `entry_el` the exception level the core was entered at.
+pub extern "C" fn kernel_init_primary(dtb: usize, entry_el: u64) -> ! {
+    cpu::set_this_cpu(0);
+    exception::install_vector_table();
+    let frequency = timer::init_clock();
+    pmu::enable_cycle_counter();
+    let address = if dtb == 0 { QEMU_DTB_ADDRESS } else { dtb };
+    let board = read_board(address).unwrap_or_else(|error| early_failure(error));
+    allow_semihosting(board.is_qemu);
+    if let Some(uart) = board.uart {
+        // SAFETY: the device tree names this window an arm,pl011.
+        unsafe { pl011::init(uart as usize) };
+    }
+    defmt::info!(
+        "Fairway {=str} on {=str}: {=usize} CPUs, GIC {}, entered at EL{=u64}",
+        env!("CARGO_PKG_VERSION"),
+        board.model.as_str(),
+        board.cpus.len(),
+        board.gic,
+        entry_el
+    );
+    for notice in &board.notices {
+        defmt::warn!(
+            "device tree: {=str}: {=str}; fallback: {=str}",
+            notice.property,
+            notice.problem,
+            notice.fallback
+        );
+    }
+    let Some(frequency) = frequency else {
+        defmt::error!("CNTFRQ_EL0 is 0: the firmware did not set the timer frequency");
+        exit(ExitCode::Failure)
+    };
+    let kernel_end = (&raw const __kernel_end) as u64;
+    if !mmu::check_memory_is_mapped(board.memory.start, board.memory.end)
+        || !board.memory.contains(&kernel_end)
+    {
+        defmt::error!(
+            "device tree: /memory {=u64:#x}..{=u64:#x} does not hold the kernel (ends at {=u64:#x}) inside the boot map",
+            board.memory.start,
+            board.memory.end,
+            kernel_end
+        );
+        exit(ExitCode::Failure)
+    }
+    heap::init(kernel_end as usize, board.memory.end as usize);
+
+    if let Some(conduit) = board.psci {
+        psci::set_conduit(conduit);
+    }
+    let gic = match board.gic {
+        // SAFETY: the device tree names these windows a GICv2's GICD and GICC.
+        GicInfo::V2 {
+            distributor,
+            cpu_interface,
+        } => Gic::V2(unsafe { GicV2::new(distributor as usize, cpu_interface as usize) }),
+        // SAFETY: the device tree names these windows a GICv3's GICD and GICR.
+        GicInfo::V3 {
+            distributor,
+            redistributors,
+            redistributor_size,
+        } => Gic::V3(unsafe {
+            GicV3::new(
+                distributor as usize,
+                redistributors as usize,
+                redistributor_size as usize,
+            )
+        }),
+    };
+    let gic = GIC.call_once(|| gic);
+    gic.init_distributor();
+    irq::set_timer_intid(board.timer_intid);
+    if let Err(reason) = gic.init_cpu(0, board.timer_intid) {
+        defmt::error!("CPU 0: {=str}", reason);
+        exit(ExitCode::Failure)
+    }
+
+    let nr_cpus = board.cpus.len();
+    percpu::set_nr_cpus(nr_cpus);
+    for (index, info) in board.cpus.iter().enumerate() {
+        let slot = percpu::of(index);
+        slot.mpidr.store(info.mpidr, Ordering::Relaxed);
+        slot.capacity.store(info.capacity, Ordering::Relaxed);
+        slot.cluster.store(info.cluster, Ordering::Relaxed);
+    }
+    let mut bootargs = String::new();
+    let _ = bootargs.push_str(board.bootargs.as_str());
+    let hz = bootargs
+        .split_ascii_whitespace()
+        .find_map(|a| a.strip_prefix("hz=")?.parse::<u64>().ok())
+        .unwrap_or(crate::config::DEFAULT_HZ);
+    if !(10..=10_000).contains(&hz) {
+        defmt::error!("bootargs: hz={=u64} is outside 10..=10000", hz);
+        exit(ExitCode::Failure)
+    }
+    scheduler::set_hz(hz);
+    hrtimer::init(nr_cpus);
+    scheduler::init_cpu(0);
+    percpu::of(0).online.store(true, Ordering::Release);
+    scheduler::start_tick();
+
+    if board.psci.is_some() {
+        for (index, info) in board.cpus.iter().enumerate().skip(1) {
+            if let Err(status) = smp::start_cpu(index, info.mpidr) {
+                defmt::warn!(
+                    "CPU {=usize} (MPIDR {=u64:#x}) did not start: PSCI status {=i64}",
+                    index,
+                    info.mpidr,
+                    status
+                );
+            }
+        }
+    }
+    SYSTEM.call_once(|| SystemInfo {
+        model: board.model.clone(),
+        nr_cpus,
+        nr_online: percpu::nr_online(),
+        gic_version: gic.version(),
+        entry_el: entry_el as u8,
+        timer_frequency: frequency,
+        bootargs,
+        hz,
+    });
+    defmt::info!(
+        "{=usize}/{=usize} CPUs online, timer {=u64} Hz, HZ={=u64}, heap {=u64} KiB free",
+        percpu::nr_online(),
+        nr_cpus,
+        frequency,
+        hz,
+        heap::free_bytes() as u64 / 1024
+    );
+    if let Err(error) = spawn("main", run_main, 0, 0, TaskParams::default()) {
+        defmt::error!("cannot start the main task: {}", error);
+        exit(ExitCode::Failure)
+    }
+    cpu::irq_enable();
+    scheduler::idle_loop()
+}
+
+fn run_main(_: usize) {
+    exit(fairway_main())
+}
+
+/// A secondary core's Rust entry, with its logical number.
+pub extern "C" fn kernel_init_secondary(cpu_number: usize) -> ! {
+    cpu::set_this_cpu(cpu_number);
+    exception::install_vector_table();
+    pmu::enable_cycle_counter();
+    let gic = GIC.get().expect("the boot core sets up the GIC first");
+    if let Err(reason) = gic.init_cpu(cpu_number, irq::timer_intid()) {
+        defmt::error!("CPU {=usize}: {=str}", cpu_number, reason);
+        cpu::halt()
+    }
+    scheduler::init_cpu(cpu_number);
+    percpu::of(cpu_number).online.store(true, Ordering::Release);
+    scheduler::start_tick();
+    cpu::irq_enable();
+    scheduler::idle_loop()
+}

@@ -1,0 +1,56 @@
+//! Interrupt dispatch: SGIs (inter-processor requests) and the timer PPI.
+
+use core::sync::atomic::{AtomicU32, Ordering};
+
+use crate::drivers::gic::GIC;
+use crate::percpu;
+
+/// The inter-processor requests, one SGI each.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, defmt::Format)]
+#[repr(u32)]
+pub enum Ipi {
+    /// Call `schedule()` on return from the interrupt.
+    Reschedule = 0,
+    /// Enqueue the tasks on this CPU's wake list (remote wake-up).
+    WakeUp = 1,
+    /// Run the functions in this CPU's call-function mailbox.
+    CallFunction = 2,
+}
+
+static TIMER_INTID: AtomicU32 = AtomicU32::new(30);
+
+/// Sets the timer's interrupt ID (from the device tree).
+pub fn set_timer_intid(intid: u32) {
+    TIMER_INTID.store(intid, Ordering::Relaxed);
+}
+
+/// The timer's interrupt ID.
+pub fn timer_intid() -> u32 {
+    TIMER_INTID.load(Ordering::Relaxed)
+}
+
+/// Sends `ipi` to `cpu`.
+pub fn send_ipi(cpu: usize, ipi: Ipi) {
+    if let Some(gic) = GIC.get() {
+        gic.send_sgi(cpu, ipi as u32);
+    }
+}
+
+/// Handles every pending interrupt (called from the IRQ vector, IRQs masked).
+pub fn handle_irq() {
+    let Some(gic) = GIC.get() else { return };
+    let this = percpu::this();
+    this.irq_depth.fetch_add(1, Ordering::Relaxed);
+    while let Some(intid) = gic.acknowledge() {
+        this.interrupts.fetch_add(1, Ordering::Relaxed);
+        match intid {
+            0 => this.need_resched.store(true, Ordering::Relaxed),
+            1 => crate::task::process_wake_list(),
+            2 => crate::smp::process_calls(),
+            id if id == timer_intid() => crate::hrtimer::interrupt(),
+            other => defmt::warn!("unexpected interrupt {=u32}", other),
+        }
+        gic.end_of_interrupt(intid);
+    }
+    this.irq_depth.fetch_sub(1, Ordering::Relaxed);
+}

@@ -1,0 +1,87 @@
+//! Per-CPU data: one slot per logical CPU, indexed by [`this_cpu`].
+
+use core::sync::atomic::{AtomicBool, AtomicU16, AtomicU32, AtomicU64, AtomicUsize, Ordering};
+
+use crate::arch::cpu::this_cpu;
+use crate::config::MAX_CPUS;
+
+/// What each CPU keeps about itself.
+pub struct PerCpu {
+    /// The CPU has finished booting and takes interrupts.
+    pub online: AtomicBool,
+    /// The running task should call `schedule()` at the next opportunity.
+    pub need_resched: AtomicBool,
+    /// Interrupt-handler nesting depth (0 in task context).
+    pub irq_depth: AtomicU32,
+    /// Interrupts taken.
+    pub interrupts: AtomicU64,
+    /// Context switches made.
+    pub context_switches: AtomicU64,
+    /// Ticks handled.
+    pub ticks: AtomicU64,
+    /// The task running on this CPU.
+    pub current_task: AtomicU16,
+    /// The task switched away from, for `finish_task_switch`.
+    pub previous_task: AtomicU16,
+    /// MPIDR affinity of this CPU.
+    pub mpidr: AtomicU64,
+    /// Normalised capacity (1..=1024) from the device tree.
+    pub capacity: AtomicU32,
+    /// Cluster number from the device tree's cpu-map.
+    pub cluster: AtomicU16,
+}
+
+impl PerCpu {
+    const fn new() -> Self {
+        PerCpu {
+            online: AtomicBool::new(false),
+            need_resched: AtomicBool::new(false),
+            irq_depth: AtomicU32::new(0),
+            interrupts: AtomicU64::new(0),
+            context_switches: AtomicU64::new(0),
+            ticks: AtomicU64::new(0),
+            current_task: AtomicU16::new(0),
+            previous_task: AtomicU16::new(0),
+            mpidr: AtomicU64::new(0),
+            capacity: AtomicU32::new(1024),
+            cluster: AtomicU16::new(0),
+        }
+    }
+}
+
+static CPUS: [PerCpu; MAX_CPUS] = [const { PerCpu::new() }; MAX_CPUS];
+static NR_CPUS: AtomicUsize = AtomicUsize::new(1);
+
+/// The calling CPU's data.
+#[inline]
+pub fn this() -> &'static PerCpu {
+    &CPUS[this_cpu()]
+}
+
+/// CPU `cpu`'s data.
+#[inline]
+pub fn of(cpu: usize) -> &'static PerCpu {
+    &CPUS[cpu]
+}
+
+/// How many CPUs the device tree lists (and Fairway uses).
+pub fn nr_cpus() -> usize {
+    NR_CPUS.load(Ordering::Relaxed)
+}
+
+/// Sets the CPU count (boot core, before starting the others).
+pub fn set_nr_cpus(count: usize) {
+    NR_CPUS.store(count.clamp(1, MAX_CPUS), Ordering::Relaxed);
+}
+
+/// How many CPUs are online.
+pub fn nr_online() -> usize {
+    CPUS.iter()
+        .filter(|c| c.online.load(Ordering::Acquire))
+        .count()
+}
+
+/// True inside an interrupt handler.
+pub fn in_interrupt() -> bool {
+    this().irq_depth.load(Ordering::Relaxed) > 0
+}

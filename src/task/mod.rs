@@ -1,0 +1,294 @@
+//! Kernel tasks: the task table, creation, exit and the first instructions of a
+//! new task. Scheduling is in [`scheduler`], blocking in [`wait`], pipes in [`pipe`].
+//!
+//! A task is a slot of a static table, named by its index ([`TaskId`], the same
+//! type the scheduling core uses). Slots `0..MAX_TASKS` are for tasks, the next
+//! `MAX_CPUS` are the CPUs' idle tasks. A slot's stack is allocated the first time
+//! the slot is used and kept for its next tenants.
+
+pub mod pipe;
+pub mod scheduler;
+pub mod wait;
+
+use core::fmt;
+use core::sync::atomic::{AtomicBool, AtomicU8, AtomicU16, AtomicU64, AtomicUsize, Ordering};
+
+use fairway_sched::task::ParamError;
+pub use fairway_sched::task::{CpuMask, Policy, TaskId, TaskParams};
+
+use crate::arch::context::TaskContext;
+use crate::config::{MAX_CPUS, MAX_TASKS, TASK_SLOTS, TASK_STACK_SIZE};
+use crate::sync::IrqSpinLock;
+
+pub use scheduler::{
+    current, preempt_on_irq_return, preempt_point, process_wake_list, schedule, sleep_for,
+    sleep_until, wake_up, yield_now,
+};
+
+/// Life cycle of a slot.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, defmt::Format)]
+#[repr(u8)]
+pub enum TaskState {
+    /// Unused.
+    Free = 0,
+    /// Being set up by `spawn`.
+    Creating = 1,
+    /// Runnable (queued, or running).
+    Running = 2,
+    /// Waiting for a wake-up.
+    Sleeping = 3,
+    /// Finished; the slot is freed after the switch away from it.
+    Dead = 4,
+}
+
+impl TaskState {
+    fn from_u8(value: u8) -> Self {
+        match value {
+            1 => TaskState::Creating,
+            2 => TaskState::Running,
+            3 => TaskState::Sleeping,
+            4 => TaskState::Dead,
+            _ => TaskState::Free,
+        }
+    }
+}
+
+/// "No task" in intrusive links.
+pub const NO_TASK: u16 = u16::MAX;
+
+/// One slot of the task table.
+pub struct Task {
+    state: AtomicU8,
+    /// Queued on its CPU's run queue; changed only under that run queue's lock.
+    on_rq: AtomicBool,
+    /// Its registers are live on a CPU (cleared after the switch away completes).
+    on_cpu: AtomicBool,
+    /// On a CPU's wake list.
+    wake_pending: AtomicBool,
+    /// The CPU whose run queue owns the task.
+    cpu: AtomicU16,
+    /// Next task in the wait list the task sleeps on.
+    pub(crate) wait_next: AtomicU16,
+    pub(crate) context: TaskContext,
+    stack_base: AtomicUsize,
+    entry: IrqSpinLock<(fn(usize), usize)>,
+    name: [AtomicU8; 16],
+    /// Total time run, in ns.
+    pub sum_exec_runtime: AtomicU64,
+    /// When it last started running.
+    pub(crate) exec_start: AtomicU64,
+    /// Times it was switched in.
+    pub switches_in: AtomicU64,
+    /// Times it was woken.
+    pub wakeups: AtomicU64,
+    /// Total wait from wake-up to running, in ns.
+    pub wakeup_latency_total: AtomicU64,
+    /// Longest wait from wake-up to running, in ns.
+    pub wakeup_latency_max: AtomicU64,
+    pub(crate) woken_at: AtomicU64,
+}
+
+fn no_entry(_: usize) {}
+
+impl Task {
+    const fn new() -> Self {
+        Task {
+            state: AtomicU8::new(TaskState::Free as u8),
+            on_rq: AtomicBool::new(false),
+            on_cpu: AtomicBool::new(false),
+            wake_pending: AtomicBool::new(false),
+            cpu: AtomicU16::new(0),
+            wait_next: AtomicU16::new(NO_TASK),
+            context: TaskContext::new(),
+            stack_base: AtomicUsize::new(0),
+            entry: IrqSpinLock::new((no_entry, 0)),
+            name: [const { AtomicU8::new(0) }; 16],
+            sum_exec_runtime: AtomicU64::new(0),
+            exec_start: AtomicU64::new(0),
+            switches_in: AtomicU64::new(0),
+            wakeups: AtomicU64::new(0),
+            wakeup_latency_total: AtomicU64::new(0),
+            wakeup_latency_max: AtomicU64::new(0),
+            woken_at: AtomicU64::new(0),
+        }
+    }
+
+    /// The slot's state.
+    pub fn state(&self) -> TaskState {
+        TaskState::from_u8(self.state.load(Ordering::Acquire))
+    }
+
+    /// The CPU whose run queue owns the task.
+    pub fn cpu(&self) -> usize {
+        self.cpu.load(Ordering::Acquire) as usize
+    }
+
+    /// The task's name (up to 16 bytes).
+    pub fn name(&self) -> heapless::String<16> {
+        let mut name = heapless::String::new();
+        for byte in &self.name {
+            let b = byte.load(Ordering::Relaxed);
+            if b == 0 || name.push(b as char).is_err() {
+                break;
+            }
+        }
+        name
+    }
+
+    fn set_name(&self, name: &str) {
+        for (i, slot) in self.name.iter().enumerate() {
+            let byte = name
+                .as_bytes()
+                .get(i)
+                .copied()
+                .filter(u8::is_ascii)
+                .unwrap_or(0);
+            slot.store(byte, Ordering::Relaxed);
+        }
+    }
+}
+
+static TASKS: [Task; TASK_SLOTS] = [const { Task::new() }; TASK_SLOTS];
+
+/// The task in slot `id`.
+#[inline]
+pub fn task(id: TaskId) -> &'static Task {
+    &TASKS[id.index()]
+}
+
+/// CPU `cpu`'s idle task.
+pub const fn idle_task_id(cpu: usize) -> TaskId {
+    TaskId((MAX_TASKS + cpu) as u16)
+}
+
+/// Why a task could not be created.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SpawnError {
+    /// All `MAX_TASKS` slots are in use.
+    TooManyTasks {
+        /// The limit.
+        limit: usize,
+    },
+    /// No memory for the task's stack.
+    OutOfMemory {
+        /// Bytes asked for.
+        bytes: usize,
+    },
+    /// The CPU asked for is not online.
+    CpuOffline {
+        /// The CPU asked for.
+        cpu: usize,
+    },
+    /// The scheduling parameters were refused.
+    InvalidParameters(ParamError),
+}
+
+impl fmt::Display for SpawnError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SpawnError::TooManyTasks { limit } => {
+                write!(f, "too many tasks: all {limit} task slots are in use")
+            }
+            SpawnError::OutOfMemory { bytes } => {
+                write!(f, "out of memory: no {bytes} bytes for a task stack")
+            }
+            SpawnError::CpuOffline { cpu } => write!(f, "CPU {cpu} is not online"),
+            SpawnError::InvalidParameters(error) => write!(f, "{error}"),
+        }
+    }
+}
+
+impl defmt::Format for SpawnError {
+    fn format(&self, f: defmt::Formatter<'_>) {
+        defmt::write!(f, "{}", defmt::Display2Format(self));
+    }
+}
+
+/// Creates a task that runs `entry(argument)` on `cpu` with `params`, and makes
+/// it runnable.
+pub fn spawn(
+    name: &str,
+    entry: fn(usize),
+    argument: usize,
+    cpu: usize,
+    params: TaskParams,
+) -> Result<TaskId, SpawnError> {
+    if cpu >= MAX_CPUS || !crate::percpu::of(cpu).online.load(Ordering::Acquire) {
+        return Err(SpawnError::CpuOffline { cpu });
+    }
+    params.validate().map_err(SpawnError::InvalidParameters)?;
+    let (id, slot) = TASKS[..MAX_TASKS]
+        .iter()
+        .enumerate()
+        .find(|(_, slot)| {
+            slot.state
+                .compare_exchange(
+                    TaskState::Free as u8,
+                    TaskState::Creating as u8,
+                    Ordering::AcqRel,
+                    Ordering::Relaxed,
+                )
+                .is_ok()
+        })
+        .ok_or(SpawnError::TooManyTasks { limit: MAX_TASKS })?;
+    let id = TaskId(id as u16);
+    if slot.stack_base.load(Ordering::Relaxed) == 0 {
+        match crate::heap::allocate(TASK_STACK_SIZE, 16) {
+            Some(base) => slot.stack_base.store(base, Ordering::Relaxed),
+            None => {
+                slot.state.store(TaskState::Free as u8, Ordering::Release);
+                return Err(SpawnError::OutOfMemory {
+                    bytes: TASK_STACK_SIZE,
+                });
+            }
+        }
+    }
+    slot.set_name(name);
+    *slot.entry.lock() = (entry, argument);
+    for counter in [
+        &slot.sum_exec_runtime,
+        &slot.switches_in,
+        &slot.wakeups,
+        &slot.wakeup_latency_total,
+        &slot.wakeup_latency_max,
+    ] {
+        counter.store(0, Ordering::Relaxed);
+    }
+    slot.wait_next.store(NO_TASK, Ordering::Relaxed);
+    let stack_top = (slot.stack_base.load(Ordering::Relaxed) + TASK_STACK_SIZE) as u64;
+    slot.context.prepare_new_task(stack_top, u64::from(id.0), 0);
+    slot.cpu.store(cpu as u16, Ordering::Release);
+    if let Err(error) = scheduler::activate_new(id, cpu, &params) {
+        slot.state.store(TaskState::Free as u8, Ordering::Release);
+        return Err(SpawnError::InvalidParameters(error));
+    }
+    Ok(id)
+}
+
+/// Where every new task starts (called from `task_trampoline` in `context.rs`).
+pub extern "C" fn task_entry(id: u64, _unused: u64) -> ! {
+    scheduler::finish_task_switch(crate::arch::cpu::IrqState::enabled());
+    let (entry, argument) = *TASKS[id as usize].entry.lock();
+    entry(argument);
+    exit()
+}
+
+/// Ends the calling task.
+pub fn exit() -> ! {
+    let me = current();
+    crate::arch::cpu::irq_disable();
+    task(me)
+        .state
+        .store(TaskState::Dead as u8, Ordering::Release);
+    schedule();
+    unreachable!("a dead task was scheduled again")
+}
+
+/// Visits every live task (not the idle tasks).
+pub fn for_each_task(mut visit: impl FnMut(TaskId, &Task)) {
+    for (index, slot) in TASKS[..MAX_TASKS].iter().enumerate() {
+        if !matches!(slot.state(), TaskState::Free | TaskState::Creating) {
+            visit(TaskId(index as u16), slot);
+        }
+    }
+}

@@ -1,0 +1,391 @@
+//! The mechanism half of scheduling: per-CPU run queues behind locks, `schedule()`
+//! and the context switch, wake-ups (local, or remote through the wake-up IPI),
+//! the periodic tick, sleeping on a high-resolution timer, and preemption on
+//! return from interrupt.
+//!
+//! Policy is not decided here: every choice is asked of the portable core's
+//! [`RunQueue`] through the class operations of `fairway_sched::class`.
+//!
+//! `schedule()` keeps its CPU's run-queue lock across the switch; the task
+//! switched to releases it in [`finish_task_switch`], and only then clears the
+//! `on_cpu` flag of the task switched away from, so a task is never resumed on
+//! one CPU before its registers are saved on another.
+
+use core::sync::atomic::{AtomicU64, Ordering};
+
+use fairway_sched::class::{DequeueFlags, EnqueueFlags, SchedClass};
+use fairway_sched::run_queue::{PolicyKind, RunQueue};
+use fairway_sched::task::ParamError;
+use heapless::Deque;
+use spin::Once;
+
+use super::{TaskId, TaskParams, TaskState, idle_task_id, task};
+use crate::arch::cpu::{IrqState, irq_disable, irq_enable, this_cpu, wait_for_interrupt};
+use crate::arch::timer::now_ns;
+use crate::config::{DEFAULT_HZ, MAX_CPUS, TASK_SLOTS};
+use crate::hrtimer;
+use crate::irq::{Ipi, send_ipi};
+use crate::percpu;
+use crate::sync::IrqSpinLock;
+
+/// One CPU's scheduling state, behind that CPU's run-queue lock.
+pub struct CpuRunQueue {
+    /// The portable core's run queue.
+    pub queue: RunQueue,
+    /// The task running on the CPU.
+    pub current: TaskId,
+    /// The CPU's idle task.
+    pub idle: TaskId,
+}
+
+static RUN_QUEUES: [Once<IrqSpinLock<CpuRunQueue>>; MAX_CPUS] = [const { Once::new() }; MAX_CPUS];
+static WAKE_LISTS: [IrqSpinLock<Deque<TaskId, TASK_SLOTS>>; MAX_CPUS] =
+    [const { IrqSpinLock::new(Deque::new()) }; MAX_CPUS];
+static TICK_PERIOD_NS: AtomicU64 = AtomicU64::new(1_000_000_000 / DEFAULT_HZ);
+
+fn run_queue(cpu: usize) -> &'static IrqSpinLock<CpuRunQueue> {
+    RUN_QUEUES[cpu]
+        .get()
+        .expect("run queue used before scheduler::init_cpu")
+}
+
+/// The scheduler tick period in ns.
+pub fn tick_period_ns() -> u64 {
+    TICK_PERIOD_NS.load(Ordering::Relaxed)
+}
+
+/// Sets the tick frequency (boot core, before any CPU starts its tick).
+pub fn set_hz(hz: u64) {
+    TICK_PERIOD_NS.store(1_000_000_000 / hz.clamp(10, 10_000), Ordering::Relaxed);
+}
+
+/// Builds CPU `cpu`'s run queue with the calling context as its idle task
+/// (each CPU calls this for itself while booting, IRQs masked).
+pub fn init_cpu(cpu: usize) {
+    let idle = idle_task_id(cpu);
+    let policy = PolicyKind::RoundRobin {
+        slice: tick_period_ns(),
+    };
+    RUN_QUEUES[cpu].call_once(|| {
+        IrqSpinLock::new(CpuRunQueue {
+            queue: RunQueue::new(policy, TASK_SLOTS),
+            current: idle,
+            idle,
+        })
+    });
+    let idle_task = task(idle);
+    idle_task.set_name("idle");
+    idle_task.cpu.store(cpu as u16, Ordering::Relaxed);
+    idle_task.on_cpu.store(true, Ordering::Relaxed);
+    idle_task
+        .state
+        .store(TaskState::Running as u8, Ordering::Release);
+    idle_task.exec_start.store(now_ns(), Ordering::Relaxed);
+    percpu::of(cpu)
+        .current_task
+        .store(idle.0, Ordering::Relaxed);
+}
+
+/// Starts CPU `cpu`'s periodic tick (on that CPU).
+pub fn start_tick() {
+    let cpu = this_cpu();
+    hrtimer::start(
+        hrtimer::tick_timer(cpu),
+        now_ns() + tick_period_ns(),
+        scheduler_tick,
+        cpu,
+    );
+}
+
+/// The task running on this CPU.
+pub fn current() -> TaskId {
+    let irq_state = crate::arch::cpu::irq_save();
+    let id = percpu::this().current_task.load(Ordering::Relaxed);
+    crate::arch::cpu::irq_restore(irq_state);
+    TaskId(id)
+}
+
+fn account_runtime(id: TaskId, now: u64) {
+    let slot = task(id);
+    let start = slot.exec_start.swap(now, Ordering::Relaxed);
+    slot.sum_exec_runtime
+        .fetch_add(now.saturating_sub(start), Ordering::Relaxed);
+}
+
+/// Picks the next task on this CPU and switches to it. Call with no lock held;
+/// IRQs may be masked or not (the state is restored on return).
+pub fn schedule() {
+    let cpu = this_cpu();
+    let mut rq = run_queue(cpu).lock();
+    let irq_state = rq.irq_state();
+    let now = now_ns();
+    let previous = rq.current;
+    account_runtime(previous, now);
+    percpu::of(cpu).need_resched.store(false, Ordering::Relaxed);
+    let previous_task = task(previous);
+    if previous != rq.idle {
+        let state = previous_task.state();
+        if state != TaskState::Running && previous_task.on_rq.load(Ordering::Relaxed) {
+            let flags = DequeueFlags {
+                sleep: state == TaskState::Sleeping,
+                ..DequeueFlags::default()
+            };
+            rq.queue.dequeue_task(previous, now, flags);
+            previous_task.on_rq.store(false, Ordering::Relaxed);
+        }
+        rq.queue.put_prev_task(previous, now);
+    }
+    let next = match rq.queue.pick_next_task(now) {
+        Some(next) => {
+            rq.queue.set_next_task(next, now);
+            next
+        }
+        None => rq.idle,
+    };
+    let next_task = task(next);
+    next_task.exec_start.store(now, Ordering::Relaxed);
+    if next == previous {
+        return;
+    }
+    let woken_at = next_task.woken_at.swap(0, Ordering::Relaxed);
+    if woken_at != 0 {
+        let latency = now.saturating_sub(woken_at);
+        next_task
+            .wakeup_latency_total
+            .fetch_add(latency, Ordering::Relaxed);
+        next_task
+            .wakeup_latency_max
+            .fetch_max(latency, Ordering::Relaxed);
+    }
+    next_task.switches_in.fetch_add(1, Ordering::Relaxed);
+    rq.current = next;
+    next_task.on_cpu.store(true, Ordering::Relaxed);
+    let this = percpu::of(cpu);
+    this.current_task.store(next.0, Ordering::Relaxed);
+    this.previous_task.store(previous.0, Ordering::Relaxed);
+    this.context_switches.fetch_add(1, Ordering::Relaxed);
+    // The lock stays held across the switch; `finish_task_switch` releases it.
+    core::mem::forget(rq);
+    // SAFETY: `previous` runs on this CPU (it is `current`); `next` is queued here
+    // (or is this CPU's idle task), is not running (`on_cpu` was false: a queued
+    // task's previous switch-out finished under this lock), and its context was
+    // saved by `switch` or prepared by `spawn`.
+    unsafe { previous_task.context.switch(&next_task.context) };
+    finish_task_switch(irq_state);
+}
+
+/// Completes a switch on the CPU that made it: marks the task switched away from
+/// as off-CPU, frees it if it died, and releases the run-queue lock that
+/// `schedule()` kept, restoring `irq_state` (the resumed task's own).
+pub fn finish_task_switch(irq_state: IrqState) {
+    let cpu = this_cpu();
+    // SAFETY: `schedule()` on this CPU locked this run queue and forgot its guard
+    // before switching here, with IRQs masked.
+    let mut rq = unsafe { run_queue(cpu).adopt(irq_state) };
+    let previous = TaskId(percpu::of(cpu).previous_task.load(Ordering::Relaxed));
+    let previous_task = task(previous);
+    previous_task.on_cpu.store(false, Ordering::Release);
+    if previous_task.state() == TaskState::Dead {
+        rq.queue.task_dead(previous);
+        previous_task
+            .state
+            .store(TaskState::Free as u8, Ordering::Release);
+    }
+}
+
+/// Registers a new task with CPU `cpu`'s run queue and makes it runnable.
+pub(super) fn activate_new(id: TaskId, cpu: usize, params: &TaskParams) -> Result<(), ParamError> {
+    let mut rq = run_queue(cpu).lock();
+    let now = now_ns();
+    rq.queue.task_new(id, params, now)?;
+    let slot = task(id);
+    slot.state
+        .store(TaskState::Running as u8, Ordering::Release);
+    rq.queue.enqueue_task(
+        id,
+        now,
+        EnqueueFlags {
+            initial: true,
+            ..EnqueueFlags::default()
+        },
+    );
+    slot.on_rq.store(true, Ordering::Relaxed);
+    check_preempt(&mut rq, cpu, id, now);
+    Ok(())
+}
+
+/// Asks `cpu` to reschedule if the newly queued `woken` should preempt its current task.
+fn check_preempt(rq: &mut CpuRunQueue, cpu: usize, woken: TaskId, now: u64) {
+    let current = rq.current;
+    let preempt = current == rq.idle || rq.queue.wakeup_preempt(current, woken, now).is_needed();
+    if preempt {
+        percpu::of(cpu).need_resched.store(true, Ordering::Relaxed);
+        if cpu != this_cpu() {
+            send_ipi(cpu, Ipi::Reschedule);
+        }
+    }
+}
+
+/// Enqueues the woken `id` on this CPU's run queue (the local half of a wake-up).
+fn activate(id: TaskId) {
+    let cpu = this_cpu();
+    let mut rq = run_queue(cpu).lock();
+    let slot = task(id);
+    // A task that never left the run queue (it was woken before it could
+    // schedule out) or went back to sleep since (a stale wake-list entry) is
+    // left alone.
+    if slot.state() != TaskState::Running || slot.on_rq.load(Ordering::Relaxed) {
+        return;
+    }
+    let now = now_ns();
+    rq.queue.enqueue_task(
+        id,
+        now,
+        EnqueueFlags {
+            wakeup: true,
+            ..EnqueueFlags::default()
+        },
+    );
+    slot.on_rq.store(true, Ordering::Relaxed);
+    slot.woken_at.store(now.max(1), Ordering::Relaxed);
+    check_preempt(&mut rq, cpu, id, now);
+}
+
+/// Wakes `id` if it sleeps; returns whether it did. A task owned by another CPU
+/// is put on that CPU's wake list and the CPU is sent the wake-up IPI. Never
+/// schedules: callers in task context follow with [`preempt_point`] once they
+/// hold no lock.
+pub fn wake_up(id: TaskId) -> bool {
+    let slot = task(id);
+    if slot
+        .state
+        .compare_exchange(
+            TaskState::Sleeping as u8,
+            TaskState::Running as u8,
+            Ordering::AcqRel,
+            Ordering::Acquire,
+        )
+        .is_err()
+    {
+        return false;
+    }
+    slot.wakeups.fetch_add(1, Ordering::Relaxed);
+    let cpu = slot.cpu();
+    if cpu == this_cpu() {
+        activate(id);
+    } else if !slot.wake_pending.swap(true, Ordering::AcqRel) {
+        let pushed = WAKE_LISTS[cpu].lock().push_back(id);
+        debug_assert!(pushed.is_ok(), "a wake list holds each task at most once");
+        send_ipi(cpu, Ipi::WakeUp);
+    }
+    true
+}
+
+/// Handles the wake-up IPI: enqueues the tasks other CPUs woke for this one.
+pub fn process_wake_list() {
+    let cpu = this_cpu();
+    loop {
+        let Some(id) = WAKE_LISTS[cpu].lock().pop_front() else {
+            break;
+        };
+        task(id).wake_pending.store(false, Ordering::Release);
+        activate(id);
+    }
+}
+
+/// Reschedules if asked to and not in an interrupt handler (a voluntary
+/// preemption point for task context, after a wake-up for instance).
+pub fn preempt_point() {
+    if !percpu::in_interrupt() && percpu::this().need_resched.load(Ordering::Relaxed) {
+        schedule();
+    }
+}
+
+/// Called on the way out of every IRQ: preemption.
+pub fn preempt_on_irq_return() {
+    if percpu::this().need_resched.load(Ordering::Relaxed) {
+        schedule();
+    }
+}
+
+/// Gives up the CPU to the next queued task, if any.
+pub fn yield_now() {
+    let cpu = this_cpu();
+    {
+        let mut rq = run_queue(cpu).lock();
+        let current = rq.current;
+        if current != rq.idle {
+            rq.queue.yield_task(current, now_ns());
+        }
+    }
+    schedule();
+}
+
+fn wake_from_timer(id: usize) {
+    wake_up(TaskId(id as u16));
+}
+
+/// Sleeps until the kernel clock reaches `deadline_ns`.
+pub fn sleep_until(deadline_ns: u64) {
+    let me = current();
+    irq_disable();
+    task(me)
+        .state
+        .store(TaskState::Sleeping as u8, Ordering::Release);
+    hrtimer::start(
+        hrtimer::task_timer(me.index()),
+        deadline_ns,
+        wake_from_timer,
+        me.index(),
+    );
+    schedule();
+    irq_enable();
+}
+
+/// Sleeps for `duration_ns`.
+pub fn sleep_for(duration_ns: u64) {
+    sleep_until(now_ns() + duration_ns);
+}
+
+/// Puts the calling task to sleep until a [`wake_up`]; the caller has recorded
+/// where it waits (a wait list) under a lock it has now released.
+pub(super) fn sleep_current() {
+    schedule();
+}
+
+/// Marks the calling task as sleeping (before it adds itself to a wait list).
+pub(super) fn set_current_sleeping() {
+    task(current())
+        .state
+        .store(TaskState::Sleeping as u8, Ordering::Release);
+}
+
+/// The tick: accounts the running task and asks the policy whether its slice is over.
+fn scheduler_tick(cpu: usize) {
+    let period = tick_period_ns();
+    let now = now_ns();
+    // Ticks fall on multiples of the period, as Linux's jiffies do.
+    let next = (now / period + 1) * period;
+    hrtimer::start(hrtimer::tick_timer(cpu), next, scheduler_tick, cpu);
+    percpu::of(cpu).ticks.fetch_add(1, Ordering::Relaxed);
+    let mut rq = run_queue(cpu).lock();
+    let current = rq.current;
+    account_runtime(current, now);
+    if current != rq.idle && rq.queue.task_tick(current, now).is_needed() {
+        percpu::of(cpu).need_resched.store(true, Ordering::Relaxed);
+    }
+}
+
+/// This CPU's idle loop: wait for interrupts, schedule when asked.
+pub fn idle_loop() -> ! {
+    loop {
+        irq_disable();
+        if !percpu::this().need_resched.load(Ordering::Relaxed) {
+            wait_for_interrupt();
+        }
+        irq_enable();
+        if percpu::this().need_resched.load(Ordering::Relaxed) {
+            schedule();
+        }
+    }
+}

@@ -1,0 +1,98 @@
+//! Host prerequisites: QEMU and dtc. Installed with apt-get when we can (as root,
+//! or through sudo without a password), saying so; otherwise the exact command to
+//! run is printed and the task stops.
+
+use std::process::{Command, Stdio};
+
+/// A host program and the Debian package that provides it.
+struct Tool {
+    program: &'static str,
+    package: &'static str,
+}
+
+const TOOLS: [Tool; 2] = [
+    Tool {
+        program: "qemu-system-aarch64",
+        package: "qemu-system-arm",
+    },
+    Tool {
+        program: "dtc",
+        package: "device-tree-compiler",
+    },
+];
+
+fn found(program: &str) -> bool {
+    Command::new(program)
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok()
+}
+
+fn is_root() -> bool {
+    Command::new("id")
+        .arg("-u")
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
+        .unwrap_or(false)
+}
+
+fn passwordless_sudo() -> bool {
+    Command::new("sudo")
+        .args(["-n", "true"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// Makes sure QEMU and dtc are installed.
+pub fn ensure() -> Result<(), String> {
+    let missing: Vec<&Tool> = TOOLS.iter().filter(|t| !found(t.program)).collect();
+    if missing.is_empty() {
+        return Ok(());
+    }
+    let packages: Vec<&str> = missing.iter().map(|t| t.package).collect();
+    let programs: Vec<&str> = missing.iter().map(|t| t.program).collect();
+    let command = format!(
+        "apt-get update && apt-get install -y --no-install-recommends {}",
+        packages.join(" ")
+    );
+    let runner: Option<Vec<&str>> = if is_root() {
+        Some(vec![])
+    } else if passwordless_sudo() {
+        Some(vec!["sudo", "-n"])
+    } else {
+        None
+    };
+    let Some(prefix) = runner.filter(|_| found("apt-get")) else {
+        return Err(format!(
+            "{} not found. Install with:\n    sudo sh -c '{command}'",
+            programs.join(" and ")
+        ));
+    };
+    eprintln!(
+        "xtask: {} not found; installing {} with apt-get{}",
+        programs.join(" and "),
+        packages.join(" "),
+        if prefix.is_empty() { "" } else { " (sudo)" }
+    );
+    let shell = |script: &str| {
+        let mut argv: Vec<&str> = prefix.clone();
+        argv.extend(["sh", "-c", script]);
+        Command::new(argv[0])
+            .args(&argv[1..])
+            .env("DEBIAN_FRONTEND", "noninteractive")
+            .stdin(Stdio::null())
+            .status()
+    };
+    match shell(&command) {
+        Ok(status) if status.success() => {}
+        _ => return Err(format!("installing failed; run:\n    sudo sh -c '{command}'")),
+    }
+    match TOOLS.iter().find(|t| !found(t.program)) {
+        Some(tool) => Err(format!("{} still not found after installing", tool.program)),
+        None => Ok(()),
+    }
+}
