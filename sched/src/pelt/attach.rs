@@ -1,0 +1,207 @@
+//! Joining and leaving a run queue's signals: new tasks, attach, detach, removed load, reweight (§2.5, §2.6).
+//!
+//! A run queue's sums carry its queued entities' history. When an entity
+//! arrives (new task, migration in, group move) its averages are added; when it
+//! leaves they are taken out. Sums are rebuilt from averages with the run
+//! queue's divider, so that both stay consistent.
+//!
+//! The values returned as `i64` are the load-sum change to hand to
+//! [`super::propagate::add_tg_cfs_propagate`] on the run queue (§2.7).
+
+use super::accumulate::pelt_divider;
+use super::{PELT_MIN_DIVIDER, SCHED_CAPACITY_SHIFT, SchedAvg, sub_positive};
+
+/// `init_entity_runnable_average` (§2.5): a new task looks fully loaded
+/// (`load_avg` = its weight); a group entity starts at 0. Everything else is 0,
+/// so the entity is not attached (`last_update_time == 0`).
+#[must_use]
+pub fn init_entity_runnable_average(weight: u64, is_task: bool) -> SchedAvg {
+    SchedAvg {
+        load_avg: if is_task { weight } else { 0 },
+        ..SchedAvg::default()
+    }
+}
+
+/// `post_init_entity_util_avg` (§2.5), at `wake_up_new_task`: a new task's
+/// util starts at half the capacity the CPU has left, or its weight's share of
+/// the run queue's util if that is smaller.
+///
+/// - `run_queue`: the signals of the fair run queue it starts on.
+/// - `cpu_capacity`: `arch_scale_cpu_capacity` of that CPU.
+/// - `weight`: the task's load weight (`se_weight`).
+/// - `fair_class`: false for a task of another class; it then only takes the
+///   run queue's PELT time `now` as its `last_update_time` and is attached
+///   later, when it switches to fair (step 5).
+pub fn post_init_entity_util_avg(
+    entity: &mut SchedAvg,
+    run_queue: &SchedAvg,
+    cpu_capacity: u64,
+    weight: u64,
+    fair_class: bool,
+    now: u64,
+) {
+    let cap = (cpu_capacity as i64 - run_queue.util_avg as i64) / 2;
+    if cap > 0 {
+        let cap = cap as u64;
+        entity.util_avg = if run_queue.util_avg != 0 {
+            let share =
+                (run_queue.util_avg as u128 * weight as u128) / (run_queue.load_avg as u128 + 1);
+            (share as u64).min(cap)
+        } else {
+            cap
+        };
+    }
+    entity.runnable_avg = entity.util_avg;
+    if !fair_class {
+        entity.last_update_time = now;
+    }
+}
+
+/// `enqueue_load_avg`: adds the entity's load to the run queue's (used by
+/// attach and by reweight). The run queue's `load_sum` is weighted.
+pub fn enqueue_load_avg(run_queue: &mut SchedAvg, entity: &SchedAvg, weight: u64) {
+    run_queue.load_avg = run_queue.load_avg.saturating_add(entity.load_avg);
+    run_queue.load_sum = run_queue
+        .load_sum
+        .saturating_add(weight.saturating_mul(entity.load_sum));
+}
+
+/// `dequeue_load_avg`: removes the entity's load, clamped at 0, keeping
+/// `load_sum >= load_avg * PELT_MIN_DIVIDER` (§2.6).
+pub fn dequeue_load_avg(run_queue: &mut SchedAvg, entity: &SchedAvg, weight: u64) {
+    run_queue.load_avg = sub_positive(run_queue.load_avg, entity.load_avg);
+    run_queue.load_sum = sub_positive(run_queue.load_sum, weight.saturating_mul(entity.load_sum));
+    run_queue.load_sum = run_queue
+        .load_sum
+        .max(run_queue.load_avg * PELT_MIN_DIVIDER);
+}
+
+/// `attach_entity_load_avg` (§2.6): aligns the entity on the run queue's
+/// PELT time and open period, rebuilds its sums from its averages with the
+/// run queue's divider, and adds it to the run queue. Returns the load sum to
+/// propagate to the parent group (`add_tg_cfs_propagate(cfs_rq, load_sum)`).
+pub fn attach_entity_load_avg(run_queue: &mut SchedAvg, entity: &mut SchedAvg, weight: u64) -> i64 {
+    let divider = pelt_divider(run_queue);
+    entity.last_update_time = run_queue.last_update_time;
+    entity.period_contrib = run_queue.period_contrib;
+    entity.util_sum = entity.util_avg * divider;
+    entity.runnable_sum = entity.runnable_avg * divider;
+    let load_sum = entity.load_avg * divider;
+    entity.load_sum = load_sum.checked_div(weight).unwrap_or(load_sum);
+    enqueue_load_avg(run_queue, entity, weight);
+    run_queue.util_avg += entity.util_avg;
+    run_queue.util_sum += entity.util_sum;
+    run_queue.runnable_avg += entity.runnable_avg;
+    run_queue.runnable_sum += entity.runnable_sum;
+    entity.load_sum as i64
+}
+
+/// `detach_entity_load_avg` (§2.6): removes the entity's signals from the
+/// run queue, clamped at 0, keeping each `sum >= avg * PELT_MIN_DIVIDER`.
+/// Returns the (negative) load sum to propagate to the parent group.
+pub fn detach_entity_load_avg(run_queue: &mut SchedAvg, entity: &SchedAvg, weight: u64) -> i64 {
+    dequeue_load_avg(run_queue, entity, weight);
+    run_queue.util_avg = sub_positive(run_queue.util_avg, entity.util_avg);
+    run_queue.util_sum = sub_positive(run_queue.util_sum, entity.util_sum);
+    run_queue.util_sum = run_queue
+        .util_sum
+        .max(run_queue.util_avg * PELT_MIN_DIVIDER);
+    run_queue.runnable_avg = sub_positive(run_queue.runnable_avg, entity.runnable_avg);
+    run_queue.runnable_sum = sub_positive(run_queue.runnable_sum, entity.runnable_sum);
+    run_queue.runnable_sum = run_queue
+        .runnable_sum
+        .max(run_queue.runnable_avg * PELT_MIN_DIVIDER);
+    -(entity.load_sum as i64)
+}
+
+/// `reweight_entity`'s PELT part: an entity whose weight changes takes its
+/// old load out of the run queue (if queued), recomputes `load_avg` from its
+/// `load_sum` with the new weight, and puts the new load back.
+pub fn reweight_entity_load_avg(
+    run_queue: &mut SchedAvg,
+    entity: &mut SchedAvg,
+    old_weight: u64,
+    new_weight: u64,
+    on_run_queue: bool,
+) {
+    if on_run_queue {
+        dequeue_load_avg(run_queue, entity, old_weight);
+    }
+    let divider = pelt_divider(entity);
+    entity.load_avg = ((new_weight as u128 * entity.load_sum as u128) / divider as u128) as u64;
+    if on_run_queue {
+        enqueue_load_avg(run_queue, entity, new_weight);
+    }
+}
+
+/// `cfs_rq->removed` (§2.6): signals of entities that left this run queue
+/// while its lock was not held (migration, death), subtracted at its next
+/// update.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RemovedLoad {
+    /// Entities recorded since the last apply.
+    pub nr: u32,
+    /// Their summed `load_avg`.
+    pub load_avg: u64,
+    /// Their summed `util_avg`.
+    pub util_avg: u64,
+    /// Their summed `runnable_avg`.
+    pub runnable_avg: u64,
+}
+
+impl RemovedLoad {
+    /// `remove_entity_load_avg` (§2.6): records an entity's averages
+    /// (already synchronised to the run queue's `last_update_time` by the caller).
+    pub fn record(&mut self, entity: &SchedAvg) {
+        self.nr += 1;
+        self.load_avg = self.load_avg.saturating_add(entity.load_avg);
+        self.util_avg = self.util_avg.saturating_add(entity.util_avg);
+        self.runnable_avg = self.runnable_avg.saturating_add(entity.runnable_avg);
+    }
+
+    /// The removed-load step at the start of `update_cfs_rq_load_avg` (§2.6):
+    /// subtracts the recorded averages, and the sums they stand for
+    /// (`avg * divider`), from the run queue, clamped as detach does, and
+    /// clears the record. Returns `None` if nothing was recorded, else the load
+    /// sum to propagate to the parent group (`-(runnable * divider) >> 10`);
+    /// either way the caller then ages the run queue, and counts this as
+    /// "decayed" when `Some`.
+    pub fn apply(&mut self, run_queue: &mut SchedAvg) -> Option<i64> {
+        if self.nr == 0 {
+            return None;
+        }
+        let removed = core::mem::take(self);
+        let divider = pelt_divider(run_queue);
+
+        run_queue.load_avg = sub_positive(run_queue.load_avg, removed.load_avg);
+        run_queue.load_sum =
+            sub_positive(run_queue.load_sum, removed.load_avg.saturating_mul(divider));
+        run_queue.load_sum = run_queue
+            .load_sum
+            .max(run_queue.load_avg * PELT_MIN_DIVIDER);
+
+        run_queue.util_avg = sub_positive(run_queue.util_avg, removed.util_avg);
+        run_queue.util_sum =
+            sub_positive(run_queue.util_sum, removed.util_avg.saturating_mul(divider));
+        run_queue.util_sum = run_queue
+            .util_sum
+            .max(run_queue.util_avg * PELT_MIN_DIVIDER);
+
+        run_queue.runnable_avg = sub_positive(run_queue.runnable_avg, removed.runnable_avg);
+        run_queue.runnable_sum = sub_positive(
+            run_queue.runnable_sum,
+            removed.runnable_avg.saturating_mul(divider),
+        );
+        run_queue.runnable_sum = run_queue
+            .runnable_sum
+            .max(run_queue.runnable_avg * PELT_MIN_DIVIDER);
+
+        // The removed runnable time, back in unweighted load-sum units
+        // (an arithmetic shift of the negative value, i.e. rounded down).
+        let removed_sum = removed
+            .runnable_avg
+            .saturating_mul(divider)
+            .min(i64::MAX as u64) as i64;
+        Some(-removed_sum >> SCHED_CAPACITY_SHIFT)
+    }
+}
