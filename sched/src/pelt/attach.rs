@@ -205,3 +205,196 @@ impl RemovedLoad {
         Some(-removed_sum >> SCHED_CAPACITY_SHIFT)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pelt::average::{update_entity_load_avg, update_run_queue_load_avg};
+
+    const MS: u64 = 1_000_000;
+
+    /// A run queue that has run one nice-0 task for 50 ms, and that task.
+    fn busy_run_queue() -> (SchedAvg, SchedAvg) {
+        let mut run_queue = SchedAvg::default();
+        let mut task = SchedAvg::default();
+        for t in 1..=50 {
+            update_run_queue_load_avg(&mut run_queue, t * MS + 300, 1024, 1, true);
+            update_entity_load_avg(&mut task, t * MS + 300, 1024, true, 1, true);
+        }
+        (run_queue, task)
+    }
+
+    fn migrated_task(load_avg: u64, util_avg: u64, runnable_avg: u64) -> SchedAvg {
+        SchedAvg {
+            load_avg,
+            util_avg,
+            runnable_avg,
+            ..SchedAvg::default()
+        }
+    }
+
+    /// §2.6: attach aligns the entity and rebuilds its sums from its
+    /// averages with the run queue's divider; detach right after restores
+    /// the run queue exactly, and the two propagated sums cancel.
+    #[test]
+    fn attach_then_detach_restores() {
+        let (before, _) = busy_run_queue();
+        let mut run_queue = before;
+        let mut entity = migrated_task(700, 300, 400);
+        let added = attach_entity_load_avg(&mut run_queue, &mut entity, 1024);
+        let divider = pelt_divider(&before);
+        assert_eq!(entity.last_update_time, before.last_update_time);
+        assert_eq!(entity.period_contrib, before.period_contrib);
+        assert_eq!(entity.util_sum, 300 * divider);
+        assert_eq!(entity.runnable_sum, 400 * divider);
+        assert_eq!(entity.load_sum, 700 * divider / 1024);
+        assert_eq!(added, entity.load_sum as i64);
+        assert_eq!(run_queue.util_avg, before.util_avg + 300);
+        assert_eq!(run_queue.load_avg, before.load_avg + 700);
+        assert_eq!(run_queue.runnable_avg, before.runnable_avg + 400);
+        assert_eq!(run_queue.load_sum, before.load_sum + 1024 * entity.load_sum);
+        let removed = detach_entity_load_avg(&mut run_queue, &entity, 1024);
+        assert_eq!(removed, -added);
+        assert_eq!(run_queue, before);
+    }
+
+    /// §2.6: removed load (migration away) applied at the next update
+    /// subtracts what detach would have, in averages and sums.
+    #[test]
+    fn removed_load_matches_detach() {
+        let (before, _) = busy_run_queue();
+        let mut attached = before;
+        let mut entity = migrated_task(700, 300, 400);
+        let _ = attach_entity_load_avg(&mut attached, &mut entity, 1024);
+        let mut removed = RemovedLoad::default();
+        assert_eq!(
+            removed.apply(&mut attached.clone()),
+            None,
+            "nothing recorded"
+        );
+        removed.record(&entity);
+        let mut via_removed = attached;
+        let propagate = removed.apply(&mut via_removed);
+        assert_eq!(removed, RemovedLoad::default(), "the record is cleared");
+        assert_eq!(via_removed.load_avg, before.load_avg);
+        assert_eq!(via_removed.util_avg, before.util_avg);
+        assert_eq!(via_removed.runnable_avg, before.runnable_avg);
+        assert_eq!(via_removed.util_sum, before.util_sum);
+        assert_eq!(via_removed.runnable_sum, before.runnable_sum);
+        // The load sum loses avg * divider, detach loses weight * (avg * divider / weight):
+        // equal up to the division's floor (less than one weight).
+        assert!(via_removed.load_sum.abs_diff(before.load_sum) < 1024);
+        let divider = pelt_divider(&before) as i64;
+        assert_eq!(propagate, Some((-400 * divider) >> 10));
+    }
+
+    /// §2.6/§2.7: subtracting more than is there clamps at 0, and each sum
+    /// stays at least `avg * PELT_MIN_DIVIDER`.
+    #[test]
+    fn detach_clamps() {
+        let mut run_queue = migrated_task(100, 100, 100);
+        run_queue.util_sum = 10;
+        let entity = SchedAvg {
+            load_avg: 50,
+            util_avg: 50,
+            runnable_avg: 500,
+            util_sum: 1_000_000,
+            runnable_sum: 1,
+            load_sum: 1,
+            ..SchedAvg::default()
+        };
+        let _ = detach_entity_load_avg(&mut run_queue, &entity, 1024);
+        assert_eq!(run_queue.util_avg, 50);
+        assert_eq!(run_queue.util_sum, 50 * PELT_MIN_DIVIDER);
+        assert_eq!(run_queue.runnable_avg, 0);
+        assert_eq!(run_queue.runnable_sum, 0);
+        assert_eq!(run_queue.load_avg, 50);
+        assert_eq!(run_queue.load_sum, 50 * PELT_MIN_DIVIDER);
+        let mut removed = RemovedLoad::default();
+        removed.record(&entity);
+        removed.record(&entity);
+        let _ = removed.apply(&mut run_queue);
+        assert_eq!((run_queue.load_avg, run_queue.util_avg), (0, 0));
+    }
+
+    /// Consistency: blocked entities attached to an otherwise idle run queue
+    /// decay with it; the run queue's util stays the sum of theirs, up to one
+    /// unit of floor per entity.
+    #[test]
+    fn attached_blocked_entities_decay_with_run_queue() {
+        let mut run_queue = SchedAvg {
+            last_update_time: 10 * MS,
+            ..SchedAvg::default()
+        };
+        let mut entities = [
+            migrated_task(300, 300, 300),
+            migrated_task(200, 100, 150),
+            migrated_task(1024, 700, 900),
+        ];
+        for entity in &mut entities {
+            let _ = attach_entity_load_avg(&mut run_queue, entity, 1024);
+        }
+        for t in [11, 15, 40, 100, 400] {
+            update_run_queue_load_avg(&mut run_queue, t * MS, 0, 0, false);
+            let mut util = 0;
+            let mut load = 0;
+            for entity in &mut entities {
+                update_entity_load_avg(entity, t * MS, 1024, false, 0, false);
+                util += entity.util_avg;
+                load += entity.load_avg;
+            }
+            assert!(
+                run_queue.util_avg.abs_diff(util) <= 3,
+                "t={t}: {} vs {util}",
+                run_queue.util_avg
+            );
+            assert!(
+                run_queue.load_avg.abs_diff(load) <= 3,
+                "t={t}: {} vs {load}",
+                run_queue.load_avg
+            );
+        }
+    }
+
+    /// §2.5: a new task on a CPU already fuller than its capacity keeps util 0;
+    /// a non-fair task takes the PELT time and is not attached.
+    #[test]
+    fn post_init_edge_cases() {
+        let full = migrated_task(2048, 1100, 1100);
+        let mut task = init_entity_runnable_average(1024, true);
+        post_init_entity_util_avg(&mut task, &full, 1024, 1024, true, 0);
+        assert_eq!((task.util_avg, task.runnable_avg), (0, 0));
+        // cap = (1024 - 1023) / 2 = 0: not > 0, no util.
+        let nearly = migrated_task(1024, 1023, 1023);
+        post_init_entity_util_avg(&mut task, &nearly, 1024, 1024, true, 0);
+        assert_eq!(task.util_avg, 0);
+        let mut rt_task = init_entity_runnable_average(1024, true);
+        post_init_entity_util_avg(
+            &mut rt_task,
+            &SchedAvg::default(),
+            512,
+            1024,
+            false,
+            77 * MS,
+        );
+        assert_eq!(rt_task.util_avg, 256, "half of an idle cap-512 CPU");
+        assert_eq!(rt_task.last_update_time, 77 * MS);
+        assert_eq!(
+            init_entity_runnable_average(1024, false).load_avg,
+            0,
+            "group entities start at 0"
+        );
+    }
+
+    /// Reweight: load_avg follows the new weight (analytic: proportional),
+    /// and the run queue swaps the old load for the new.
+    #[test]
+    fn reweight() {
+        let (mut run_queue, mut task) = busy_run_queue();
+        let attached_load = run_queue.load_avg;
+        let old = task.load_avg;
+        reweight_entity_load_avg(&mut run_queue, &mut task, 1024, 2048, true);
+        assert!(task.load_avg.abs_diff(2 * old) <= 1);
+        assert_eq!(run_queue.load_avg, attached_load - old + task.load_avg);
+    }
+}

@@ -218,3 +218,221 @@ pub fn tg_load_avg_delta(
         None
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pelt::attach::{attach_entity_load_avg, detach_entity_load_avg};
+
+    const NICE_0_SCALED: u64 = 1024 << 10;
+
+    /// §2.7 worked vectors (by hand): shares 1024, one busy nice-0 task on
+    /// each of 2 CPUs: 512 each; all on one CPU: 1024; 3 + 1 tasks: 768 / 256.
+    #[test]
+    fn group_shares_worked_vectors() {
+        let shares = |load: u64, tg_load: i64| {
+            calc_group_shares(NICE_0_SCALED, load, load, tg_load, load) >> 10
+        };
+        assert_eq!(shares(1024, 2048), 512);
+        assert_eq!(shares(1024, 1024), 1024);
+        assert_eq!(shares(3072, 4096), 768);
+        assert_eq!(shares(1024, 4096), 256);
+    }
+
+    /// §2.7: the result is clamped to [MIN_SHARES (unscaled 2), tg_shares];
+    /// `load` is the larger of the queued weight and the load average.
+    #[test]
+    fn group_shares_clamps() {
+        assert_eq!(
+            calc_group_shares(NICE_0_SCALED, 0, 0, 1 << 40, 0),
+            MIN_SHARES
+        );
+        assert_eq!(
+            calc_group_shares(NICE_0_SCALED, 0, 0, 0, 0),
+            MIN_SHARES,
+            "no load, tg_weight 0"
+        );
+        assert_eq!(
+            calc_group_shares(NICE_0_SCALED, 4096, 0, 0, 0),
+            NICE_0_SCALED
+        );
+        // Queued weight 0 but a blocked load_avg of 512, the other CPU 512: half.
+        assert_eq!(
+            calc_group_shares(NICE_0_SCALED, 0, 512, 1024, 512) >> 10,
+            512
+        );
+    }
+
+    /// §2.7 `update_tg_load_avg`: at least 1 ms apart and |delta| > contrib/64.
+    #[test]
+    fn tg_load_avg_rate_limit_and_threshold() {
+        assert_eq!(
+            tg_load_avg_delta(2000, 1000, 5_000_000, 4_500_000),
+            None,
+            "0.5 ms: too soon"
+        );
+        assert_eq!(
+            tg_load_avg_delta(2000, 1000, 5_500_000, 4_500_000),
+            Some(1000)
+        );
+        assert_eq!(
+            tg_load_avg_delta(6400 + 100, 6400, 10_000_000, 0),
+            None,
+            "100 = 6400/64: not more"
+        );
+        assert_eq!(
+            tg_load_avg_delta(6400 + 101, 6400, 10_000_000, 0),
+            Some(101)
+        );
+        assert_eq!(tg_load_avg_delta(0, 6400, 10_000_000, 0), Some(-6400));
+    }
+
+    /// A parent and an empty group run queue on the same PELT time and open
+    /// period (so their dividers are equal), and the group entity.
+    fn hierarchy() -> (SchedAvg, SchedAvg, SchedAvg) {
+        let aligned = SchedAvg {
+            last_update_time: 5_000_000,
+            period_contrib: 300,
+            ..SchedAvg::default()
+        };
+        (aligned, aligned, aligned)
+    }
+
+    /// §2.7: a new task (load_avg 1024, util 512) attached to an empty
+    /// group makes the group entity (weight 1024) fully loaded, with the
+    /// group's util; the parent gains both, and the change is passed up.
+    #[test]
+    fn attach_propagates_to_group_entity_and_parent() {
+        let (mut parent, mut group, mut entity) = hierarchy();
+        let mut parent_propagation = Propagation::default();
+        let mut group_propagation = Propagation::default();
+        let mut task = SchedAvg {
+            load_avg: 1024,
+            util_avg: 512,
+            runnable_avg: 512,
+            ..SchedAvg::default()
+        };
+        let added = attach_entity_load_avg(&mut group, &mut task, 1024);
+        add_tg_cfs_propagate(&mut group_propagation, added);
+        let divider = pelt_divider(&parent);
+        assert_eq!(
+            added as u64, divider,
+            "load_avg 1024 at weight 1024: load_sum = divider"
+        );
+
+        let propagated = propagate_entity_load_avg(
+            ParentRunQueue {
+                avg: &mut parent,
+                propagation: &mut parent_propagation,
+            },
+            &mut entity,
+            1024,
+            GroupRunQueue {
+                avg: &group,
+                load_weight: 1024,
+                propagation: &mut group_propagation,
+            },
+        );
+        assert!(propagated);
+        assert_eq!(group_propagation, Propagation::default(), "consumed");
+        assert_eq!(
+            parent_propagation,
+            Propagation {
+                propagate: true,
+                prop_runnable_sum: added
+            },
+            "passed one level up"
+        );
+        assert_eq!(
+            entity.util_avg, 512,
+            "the group entity mirrors its group's util"
+        );
+        assert_eq!(entity.util_sum, 512 * divider);
+        assert_eq!(entity.runnable_avg, 512);
+        assert_eq!(entity.load_sum, divider, "capped at the divider");
+        assert_eq!(entity.load_avg, 1024, "weight * divider / divider");
+        assert_eq!(
+            (parent.util_avg, parent.runnable_avg, parent.load_avg),
+            (512, 512, 1024)
+        );
+        assert_eq!(parent.util_sum, 512 * divider);
+        assert_eq!(parent.load_sum, 1024 * divider);
+
+        // Nothing pending: no second propagation.
+        let again = propagate_entity_load_avg(
+            ParentRunQueue {
+                avg: &mut parent,
+                propagation: &mut parent_propagation,
+            },
+            &mut entity,
+            1024,
+            GroupRunQueue {
+                avg: &group,
+                load_weight: 1024,
+                propagation: &mut group_propagation,
+            },
+        );
+        assert!(!again);
+
+        // The task leaves: the group is empty (no weight), so the entity's
+        // load, util and runnable all drop to 0 and the parent loses them.
+        let removed = detach_entity_load_avg(&mut group, &task, 1024);
+        add_tg_cfs_propagate(&mut group_propagation, removed);
+        assert_eq!((group.util_avg, group.load_avg), (0, 0));
+        assert!(propagate_entity_load_avg(
+            ParentRunQueue {
+                avg: &mut parent,
+                propagation: &mut parent_propagation,
+            },
+            &mut entity,
+            1024,
+            GroupRunQueue {
+                avg: &group,
+                load_weight: 0,
+                propagation: &mut group_propagation,
+            },
+        ));
+        assert_eq!(
+            (
+                entity.util_avg,
+                entity.runnable_avg,
+                entity.load_avg,
+                entity.load_sum
+            ),
+            (0, 0, 0, 0)
+        );
+        assert_eq!(
+            (parent.util_avg, parent.runnable_avg, parent.load_avg),
+            (0, 0, 0)
+        );
+        assert_eq!(
+            parent_propagation.prop_runnable_sum, 0,
+            "added then removed"
+        );
+    }
+
+    /// §2.7 step 5: a group entity is never less loaded than it is running.
+    #[test]
+    fn load_at_least_running() {
+        let (mut parent, group, mut entity) = hierarchy();
+        entity.util_sum = 600 * pelt_divider(&parent);
+        entity.util_avg = 600;
+        let group = SchedAvg {
+            util_avg: 600,
+            ..group
+        };
+        let mut group_propagation = Propagation::default();
+        add_tg_cfs_propagate(&mut group_propagation, -5);
+        update_tg_cfs_load(
+            &mut parent,
+            &mut entity,
+            2048,
+            &group,
+            0,
+            &mut group_propagation,
+        );
+        let running_sum = (600 * pelt_divider(&parent)) >> 10;
+        assert_eq!(entity.load_sum, running_sum);
+        assert_eq!(entity.load_avg, 2048 * running_sum / pelt_divider(&parent));
+    }
+}
