@@ -22,7 +22,8 @@
 //! - [`clock`]: the capacity- and frequency-invariant PELT clock (§2.3).
 //! - [`util_est`]: the utilization estimate kept across sleeps (§2.4).
 //! - [`attach`]: new tasks, attach, detach, removed load, reweight (§2.5, §2.6).
-//! - [`propagate`]: task-group propagation of the signals (§2.7).
+//! - [`propagate`]: task-group propagation of the signals and group shares (§2.7).
+//! - [`update`]: `update_load_avg` with its flags, the fair class's entry point (§2.6).
 
 pub mod accumulate;
 pub mod attach;
@@ -30,6 +31,7 @@ pub mod average;
 pub mod clock;
 pub mod decay;
 pub mod propagate;
+pub mod update;
 pub mod util_est;
 
 pub use util_est::UtilEst;
