@@ -13,7 +13,10 @@
 //! integer series, so no loop over periods is needed.
 
 use super::decay::decay_load;
-use super::{LOAD_AVG_MAX, PELT_MIN_DIVIDER, PERIOD_UNITS, SCHED_CAPACITY_SHIFT, SchedAvg};
+use super::{
+    LOAD_AVG_MAX, PELT_MIN_DIVIDER, PERIOD_UNITS, SCHED_CAPACITY_SCALE, SCHED_CAPACITY_SHIFT,
+    SchedAvg,
+};
 
 /// `get_pelt_divider(sa)`: the maximum a sum can hold given how far into the
 /// current period it is, `PELT_MIN_DIVIDER + period_contrib`, in
@@ -64,13 +67,17 @@ pub fn accumulate_sum(
     }
     avg.period_contrib = remainder;
     if load != 0 {
-        avg.load_sum += load * contrib;
+        avg.load_sum = avg.load_sum.saturating_add(load.saturating_mul(contrib));
     }
     if runnable != 0 {
-        avg.runnable_sum += (runnable * contrib) << SCHED_CAPACITY_SHIFT;
+        avg.runnable_sum = avg.runnable_sum.saturating_add(
+            runnable
+                .saturating_mul(contrib)
+                .saturating_mul(SCHED_CAPACITY_SCALE),
+        );
     }
     if running {
-        avg.util_sum += contrib << SCHED_CAPACITY_SHIFT;
+        avg.util_sum = avg.util_sum.saturating_add(contrib << SCHED_CAPACITY_SHIFT);
     }
     periods
 }

@@ -9,7 +9,7 @@
 //! [`super::propagate::add_tg_cfs_propagate`] on the run queue (§2.7).
 
 use super::accumulate::pelt_divider;
-use super::{PELT_MIN_DIVIDER, SCHED_CAPACITY_SHIFT, SchedAvg, sub_positive};
+use super::{PELT_MIN_DIVIDER, SCHED_CAPACITY_SHIFT, SchedAvg, signed_difference, sub_positive};
 
 /// `init_entity_runnable_average` (§2.5): a new task looks fully loaded
 /// (`load_avg` = its weight); a group entity starts at 0. Everything else is 0,
@@ -40,7 +40,7 @@ pub fn post_init_entity_util_avg(
     fair_class: bool,
     now: u64,
 ) {
-    let cap = (cpu_capacity as i64 - run_queue.util_avg as i64) / 2;
+    let cap = signed_difference(cpu_capacity, run_queue.util_avg) / 2;
     if cap > 0 {
         let cap = cap as u64;
         entity.util_avg = if run_queue.util_avg != 0 {
@@ -73,7 +73,7 @@ pub fn dequeue_load_avg(run_queue: &mut SchedAvg, entity: &SchedAvg, weight: u64
     run_queue.load_sum = sub_positive(run_queue.load_sum, weight.saturating_mul(entity.load_sum));
     run_queue.load_sum = run_queue
         .load_sum
-        .max(run_queue.load_avg * PELT_MIN_DIVIDER);
+        .max(run_queue.load_avg.saturating_mul(PELT_MIN_DIVIDER));
 }
 
 /// `attach_entity_load_avg` (§2.6): aligns the entity on the run queue's
@@ -84,16 +84,16 @@ pub fn attach_entity_load_avg(run_queue: &mut SchedAvg, entity: &mut SchedAvg, w
     let divider = pelt_divider(run_queue);
     entity.last_update_time = run_queue.last_update_time;
     entity.period_contrib = run_queue.period_contrib;
-    entity.util_sum = entity.util_avg * divider;
-    entity.runnable_sum = entity.runnable_avg * divider;
-    let load_sum = entity.load_avg * divider;
+    entity.util_sum = entity.util_avg.saturating_mul(divider);
+    entity.runnable_sum = entity.runnable_avg.saturating_mul(divider);
+    let load_sum = entity.load_avg.saturating_mul(divider);
     entity.load_sum = load_sum.checked_div(weight).unwrap_or(load_sum);
     enqueue_load_avg(run_queue, entity, weight);
-    run_queue.util_avg += entity.util_avg;
-    run_queue.util_sum += entity.util_sum;
-    run_queue.runnable_avg += entity.runnable_avg;
-    run_queue.runnable_sum += entity.runnable_sum;
-    entity.load_sum as i64
+    run_queue.util_avg = run_queue.util_avg.saturating_add(entity.util_avg);
+    run_queue.util_sum = run_queue.util_sum.saturating_add(entity.util_sum);
+    run_queue.runnable_avg = run_queue.runnable_avg.saturating_add(entity.runnable_avg);
+    run_queue.runnable_sum = run_queue.runnable_sum.saturating_add(entity.runnable_sum);
+    entity.load_sum.min(i64::MAX as u64) as i64
 }
 
 /// `detach_entity_load_avg` (§2.6): removes the entity's signals from the
@@ -105,13 +105,13 @@ pub fn detach_entity_load_avg(run_queue: &mut SchedAvg, entity: &SchedAvg, weigh
     run_queue.util_sum = sub_positive(run_queue.util_sum, entity.util_sum);
     run_queue.util_sum = run_queue
         .util_sum
-        .max(run_queue.util_avg * PELT_MIN_DIVIDER);
+        .max(run_queue.util_avg.saturating_mul(PELT_MIN_DIVIDER));
     run_queue.runnable_avg = sub_positive(run_queue.runnable_avg, entity.runnable_avg);
     run_queue.runnable_sum = sub_positive(run_queue.runnable_sum, entity.runnable_sum);
     run_queue.runnable_sum = run_queue
         .runnable_sum
-        .max(run_queue.runnable_avg * PELT_MIN_DIVIDER);
-    -(entity.load_sum as i64)
+        .max(run_queue.runnable_avg.saturating_mul(PELT_MIN_DIVIDER));
+    -(entity.load_sum.min(i64::MAX as u64) as i64)
 }
 
 /// `reweight_entity`'s PELT part: an entity whose weight changes takes its
@@ -153,7 +153,7 @@ impl RemovedLoad {
     /// `remove_entity_load_avg` (§2.6): records an entity's averages
     /// (already synchronised to the run queue's `last_update_time` by the caller).
     pub fn record(&mut self, entity: &SchedAvg) {
-        self.nr += 1;
+        self.nr = self.nr.saturating_add(1);
         self.load_avg = self.load_avg.saturating_add(entity.load_avg);
         self.util_avg = self.util_avg.saturating_add(entity.util_avg);
         self.runnable_avg = self.runnable_avg.saturating_add(entity.runnable_avg);
@@ -178,14 +178,14 @@ impl RemovedLoad {
             sub_positive(run_queue.load_sum, removed.load_avg.saturating_mul(divider));
         run_queue.load_sum = run_queue
             .load_sum
-            .max(run_queue.load_avg * PELT_MIN_DIVIDER);
+            .max(run_queue.load_avg.saturating_mul(PELT_MIN_DIVIDER));
 
         run_queue.util_avg = sub_positive(run_queue.util_avg, removed.util_avg);
         run_queue.util_sum =
             sub_positive(run_queue.util_sum, removed.util_avg.saturating_mul(divider));
         run_queue.util_sum = run_queue
             .util_sum
-            .max(run_queue.util_avg * PELT_MIN_DIVIDER);
+            .max(run_queue.util_avg.saturating_mul(PELT_MIN_DIVIDER));
 
         run_queue.runnable_avg = sub_positive(run_queue.runnable_avg, removed.runnable_avg);
         run_queue.runnable_sum = sub_positive(
@@ -194,7 +194,7 @@ impl RemovedLoad {
         );
         run_queue.runnable_sum = run_queue
             .runnable_sum
-            .max(run_queue.runnable_avg * PELT_MIN_DIVIDER);
+            .max(run_queue.runnable_avg.saturating_mul(PELT_MIN_DIVIDER));
 
         // The removed runnable time, back in unweighted load-sum units
         // (an arithmetic shift of the negative value, i.e. rounded down).

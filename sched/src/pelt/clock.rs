@@ -76,7 +76,9 @@ impl PeltClock {
     /// reach the maximum. The clock then synchronises as when idle.
     pub fn enter_idle(&mut self, util_sum_total: u64) {
         if util_sum_total >= ALWAYS_RUNNING_UTIL_SUM {
-            self.lost_idle_time += self.clock_task.saturating_sub(self.clock_pelt);
+            self.lost_idle_time = self
+                .lost_idle_time
+                .saturating_add(self.clock_task.saturating_sub(self.clock_pelt));
         }
         self.sync_idle();
     }

@@ -107,3 +107,16 @@ pub const fn add_positive(value: u64, delta: i64) -> u64 {
 pub const fn sub_positive(value: u64, delta: u64) -> u64 {
     value.saturating_sub(delta)
 }
+
+/// `a - b` as a signed value, clamped to `i64` (the kernel's `long` deltas).
+#[must_use]
+pub const fn signed_difference(a: u64, b: u64) -> i64 {
+    let difference = a as i128 - b as i128;
+    if difference > i64::MAX as i128 {
+        i64::MAX
+    } else if difference < i64::MIN as i128 {
+        i64::MIN
+    } else {
+        difference as i64
+    }
+}

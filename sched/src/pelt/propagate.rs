@@ -14,7 +14,7 @@
 //! Also here: [`calc_group_shares`], the group entity's weight on one CPU.
 
 use super::accumulate::pelt_divider;
-use super::{PELT_MIN_DIVIDER, SCHED_CAPACITY_SHIFT, SchedAvg, add_positive};
+use super::{PELT_MIN_DIVIDER, SCHED_CAPACITY_SHIFT, SchedAvg, add_positive, signed_difference};
 
 /// A fair run queue's pending propagation (`cfs_rq->propagate`,
 /// `cfs_rq->prop_runnable_sum`, §2.7).
@@ -36,38 +36,38 @@ pub fn add_tg_cfs_propagate(propagation: &mut Propagation, runnable_sum: i64) {
 /// `update_tg_cfs_util` (§2.7): the group entity's util becomes its group
 /// run queue's; the parent run queue takes the difference.
 pub fn update_tg_cfs_util(run_queue: &mut SchedAvg, entity: &mut SchedAvg, group: &SchedAvg) {
-    let delta_avg = group.util_avg as i64 - entity.util_avg as i64;
+    let delta_avg = signed_difference(group.util_avg, entity.util_avg);
     if delta_avg == 0 {
         return;
     }
     let divider = pelt_divider(run_queue);
     entity.util_avg = group.util_avg;
-    let new_sum = entity.util_avg * divider;
-    let delta_sum = new_sum as i64 - entity.util_sum as i64;
+    let new_sum = entity.util_avg.saturating_mul(divider);
+    let delta_sum = signed_difference(new_sum, entity.util_sum);
     entity.util_sum = new_sum;
     run_queue.util_avg = add_positive(run_queue.util_avg, delta_avg);
     run_queue.util_sum = add_positive(run_queue.util_sum, delta_sum);
     run_queue.util_sum = run_queue
         .util_sum
-        .max(run_queue.util_avg * PELT_MIN_DIVIDER);
+        .max(run_queue.util_avg.saturating_mul(PELT_MIN_DIVIDER));
 }
 
 /// `update_tg_cfs_runnable` (§2.7): as [`update_tg_cfs_util`], for runnable.
 pub fn update_tg_cfs_runnable(run_queue: &mut SchedAvg, entity: &mut SchedAvg, group: &SchedAvg) {
-    let delta_avg = group.runnable_avg as i64 - entity.runnable_avg as i64;
+    let delta_avg = signed_difference(group.runnable_avg, entity.runnable_avg);
     if delta_avg == 0 {
         return;
     }
     let divider = pelt_divider(run_queue);
     entity.runnable_avg = group.runnable_avg;
-    let new_sum = entity.runnable_avg * divider;
-    let delta_sum = new_sum as i64 - entity.runnable_sum as i64;
+    let new_sum = entity.runnable_avg.saturating_mul(divider);
+    let delta_sum = signed_difference(new_sum, entity.runnable_sum);
     entity.runnable_sum = new_sum;
     run_queue.runnable_avg = add_positive(run_queue.runnable_avg, delta_avg);
     run_queue.runnable_sum = add_positive(run_queue.runnable_sum, delta_sum);
     run_queue.runnable_sum = run_queue
         .runnable_sum
-        .max(run_queue.runnable_avg * PELT_MIN_DIVIDER);
+        .max(run_queue.runnable_avg.saturating_mul(PELT_MIN_DIVIDER));
 }
 
 /// `update_tg_cfs_load` (§2.7): re-derives the group entity's load from
@@ -104,18 +104,18 @@ pub fn update_tg_cfs_load(
     let runnable_sum = runnable_sum.max(running_sum);
     let load_sum = entity_weight.saturating_mul(runnable_sum);
     let load_avg = load_sum / divider;
-    let delta_avg = load_avg as i64 - entity.load_avg as i64;
+    let delta_avg = signed_difference(load_avg, entity.load_avg);
     if delta_avg == 0 {
         return;
     }
-    let delta_sum = load_sum as i64 - entity_weight.saturating_mul(entity.load_sum) as i64;
+    let delta_sum = signed_difference(load_sum, entity_weight.saturating_mul(entity.load_sum));
     entity.load_sum = runnable_sum;
     entity.load_avg = load_avg;
     run_queue.load_avg = add_positive(run_queue.load_avg, delta_avg);
     run_queue.load_sum = add_positive(run_queue.load_sum, delta_sum);
     run_queue.load_sum = run_queue
         .load_sum
-        .max(run_queue.load_avg * PELT_MIN_DIVIDER);
+        .max(run_queue.load_avg.saturating_mul(PELT_MIN_DIVIDER));
 }
 
 /// The parent side of a group entity: the run queue it is queued on.
@@ -211,7 +211,7 @@ pub fn tg_load_avg_delta(
     if now_ns.saturating_sub(last_update_ns) < 1_000_000 {
         return None;
     }
-    let delta = load_avg as i64 - tg_load_avg_contrib as i64;
+    let delta = signed_difference(load_avg, tg_load_avg_contrib);
     if delta.unsigned_abs() > tg_load_avg_contrib / 64 {
         Some(delta)
     } else {
