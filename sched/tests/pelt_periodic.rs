@@ -217,3 +217,39 @@ fn invariance_half_frequency() {
         frequency_scale: 512,
     });
 }
+
+/// §2.3 lost idle time: a task that ran all the time on a cap-512 CPU has
+/// its util at the maximum although the PELT clock ran at half speed. When
+/// the CPU then idles, the PELT clock would jump forward to the task clock
+/// and decay the signal by the gap; counting the gap as lost idle time
+/// prevents that. Without the rule (a run queue that was not always running)
+/// the jump happens.
+#[test]
+fn lost_idle_time_keeps_an_always_running_signal() {
+    let half = CpuCapacity {
+        capacity_orig: 512,
+        frequency_scale: 1024,
+    };
+    let run = |always_running: bool| {
+        let mut clock = PeltClock::new(0);
+        let mut task = SchedAvg::default();
+        for t in 1..=1000 {
+            clock.update(t * MS, false, half);
+            update_entity_load_avg(&mut task, clock.now(), NICE_0_WEIGHT, true, 1, true);
+        }
+        assert_eq!(clock.now(), 500 * MS, "PELT time runs at half speed");
+        assert_eq!(task.util_avg, 1024, "§2.8: 500 ms of PELT time running");
+        // The run queue's util_sum is the task's here (one task, §2.2 table).
+        let util_sum = if always_running { task.util_sum } else { 0 };
+        clock.enter_idle(util_sum);
+        // Woken 1 ms later.
+        clock.update(1001 * MS, true, half);
+        update_entity_load_avg(&mut task, clock.now(), NICE_0_WEIGHT, false, 0, false);
+        task.util_avg
+    };
+    // Appendix A §2: 1 ms of sleep from 1024 gives ~1003.
+    let kept = run(true);
+    assert!((1000..=1006).contains(&kept), "{kept}");
+    // Appendix A §2: 500 ms of sleep decays to 0.
+    assert_eq!(run(false), 0);
+}

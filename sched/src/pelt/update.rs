@@ -5,6 +5,26 @@
 //! (enqueue, dequeue, tick, put_prev, set_next, attach/detach on migration or
 //! group change). The result says whether the CPU's utilization changed (the
 //! schedutil hook) and whether the group's `tg->load_avg` should be refreshed.
+//!
+//! Wiring, as Linux does it (states are those that held *since the last update*):
+//! - every event first moves the CPU's [`super::clock::PeltClock`]
+//!   (`update(now, running_idle, capacity)`); `now` below is its `now()`;
+//!   switching to idle calls `enter_idle(cfs + rt + dl util_sum)`;
+//! - fork: [`super::attach::init_entity_runnable_average`]; first wake-up:
+//!   [`super::attach::post_init_entity_util_avg`], then enqueue (which attaches);
+//! - enqueue: [`UpdateFlags::ENQUEUE`] with the entity still not queued and the
+//!   run queue state before it; tasks also `util_est_enqueue` on the root;
+//! - dequeue: tasks first `util_est_dequeue`, then `util_est_update` with the
+//!   task's *current* `util_avg`/`runnable_avg` (before this update, §2.4),
+//!   then [`UpdateFlags::UPDATE_TG`] with the entity still queued/running;
+//! - tick, put_prev, set_next: [`UpdateFlags::UPDATE_TG`] for the current entity;
+//! - migration away of a blocked task: [`remove_entity_load_avg`], then
+//!   `last_update_time = 0`; on the new CPU the enqueue attaches it;
+//! - a group entity passes `Some(GroupRunQueue)` so pending changes below propagate.
+//!
+//! PELT time 0 means "not attached" (§2.6): the first attach must happen at a
+//! PELT `now` of at least 1024 ns, so that the run queue's `last_update_time`
+//! (copied into the entity) is not 0.
 
 use super::SchedAvg;
 use super::attach::{RemovedLoad, attach_entity_load_avg, detach_entity_load_avg};
