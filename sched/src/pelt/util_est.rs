@@ -262,4 +262,37 @@ mod tests {
         assert_eq!(task_util_est(100, &estimate(300)), 300);
         assert_eq!(task_util_est(400, &estimate(300)), 400);
     }
+
+    /// §2.4 step 1 in a flow: two dequeues within one PELT period see the
+    /// same util_avg; the second sample is skipped. After a period boundary
+    /// the entity update clears the flag and sampling resumes.
+    #[test]
+    fn second_dequeue_in_same_period_is_skipped() {
+        use crate::pelt::SchedAvg;
+        use crate::pelt::average::update_entity_load_avg;
+        let mut task = SchedAvg::default();
+        // Ran 40 ms (a boundary was crossed at each 1 ms tick).
+        for t in 1..=40u64 {
+            update_entity_load_avg(&mut task, t * 1_000_000, 1024, true, 1, true);
+        }
+        let first = util_est_update(
+            &mut task.util_est,
+            task.util_avg,
+            task.runnable_avg,
+            1024,
+            true,
+        );
+        assert_eq!(first, UtilEstOutcome::ResetUp);
+        assert_eq!(task.util_est.ewma, task.util_avg);
+        // Wakes 100 us later, runs 100 us, sleeps again: same period (40 ms =
+        // 39062.5 units, 39062 mod 1024 = 150; +195 units stays below 1024).
+        update_entity_load_avg(&mut task, 40_100_000, 1024, false, 0, false);
+        update_entity_load_avg(&mut task, 40_200_000, 1024, true, 1, true);
+        assert!(task.util_est.util_avg_unchanged);
+        let second = util_est_update(&mut task.util_est, 0, 0, 1024, true);
+        assert_eq!(second, UtilEstOutcome::Unchanged);
+        // Next period: the flag is cleared by the recomputation.
+        update_entity_load_avg(&mut task, 45_000_000, 1024, true, 1, true);
+        assert!(!task.util_est.util_avg_unchanged);
+    }
 }
