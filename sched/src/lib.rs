@@ -23,6 +23,7 @@
 //! - [`class`]: the scheduling-class interface, shaped like Linux's `sched_class`.
 //! - [`run_queue`]: one CPU's run queue, the type the mechanism holds behind a lock.
 //! - [`round_robin`]: the simple round-robin policy the kernel first boots with.
+//! - [`uclamp`]: utilization clamping: requests, effective values, run-queue buckets.
 #![no_std]
 #![forbid(unsafe_code)]
 
@@ -32,3 +33,4 @@ pub mod class;
 pub mod round_robin;
 pub mod run_queue;
 pub mod task;
+pub mod uclamp;
