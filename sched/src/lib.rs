@@ -23,6 +23,7 @@
 //! - [`class`]: the scheduling-class interface, shaped like Linux's `sched_class`.
 //! - [`run_queue`]: one CPU's run queue, the type the mechanism holds behind a lock.
 //! - [`round_robin`]: the simple round-robin policy the kernel first boots with.
+//! - [`rt`]: the real-time class (SCHED_FIFO, SCHED_RR) above fair.
 //! - [`uclamp`]: utilization clamping: requests, effective values, run-queue buckets.
 #![no_std]
 #![forbid(unsafe_code)]
@@ -31,6 +32,7 @@ extern crate alloc;
 
 pub mod class;
 pub mod round_robin;
+pub mod rt;
 pub mod run_queue;
 pub mod task;
 pub mod uclamp;
