@@ -163,6 +163,11 @@ pub enum ParamError {
         /// The number of task slots.
         capacity: usize,
     },
+    /// The task id names no created task (like `ESRCH`).
+    UnknownTask {
+        /// The id given.
+        task: u16,
+    },
 }
 
 impl fmt::Display for ParamError {
@@ -182,6 +187,7 @@ impl fmt::Display for ParamError {
                 f,
                 "too many tasks: task id {task} but only {capacity} task slots"
             ),
+            ParamError::UnknownTask { task } => write!(f, "no such task: task id {task}"),
         }
     }
 }
