@@ -127,6 +127,18 @@ impl<F: SchedClass> ClassStack<F> {
         self.idle.set_next_idle(now);
     }
 
+    /// When the RT period timer must fire next (`None`: stopped); see
+    /// [`RtClass::period_timer`].
+    pub fn rt_period_timer_deadline(&self) -> Option<Nanoseconds> {
+        self.rt.period_timer_deadline()
+    }
+
+    /// The RT period timer fires at `now` (RT throttling, `sched-rt-group`).
+    #[must_use = "an unthrottle must reschedule the CPU"]
+    pub fn rt_period_timer(&mut self, now: Nanoseconds) -> Resched {
+        self.rt.period_timer(now)
+    }
+
     /// The run queue's clamp `clamp_id` (`uclamp_rq_get`, §3.2): the max over
     /// the queued tasks' effective values (bucket-wise), held when idle.
     pub fn uclamp_rq_value(&self, clamp_id: ClampId) -> u16 {

@@ -20,6 +20,14 @@
 //!   list[10]: C
 //! ```
 //! Nothing allocates after [`RtClass::new`]; every operation is O(1).
+//!
+//! RT throttling ([`RtBandwidth`], `sched-rt-group.rst`) is opt-in: [`RtClass::new`]
+//! has no limit, [`RtClass::with_bandwidth`] takes Linux's 950 ms per 1 s or others.
+
+mod bandwidth;
+
+pub use bandwidth::RtBandwidth;
+use bandwidth::RtThrottle;
 
 use alloc::vec;
 use alloc::vec::Vec;
@@ -72,6 +80,7 @@ pub struct RtClass {
     current: Option<TaskId>,
     nr_running: usize,
     rr_timeslice: Nanoseconds,
+    throttle: RtThrottle,
 }
 
 impl RtClass {
@@ -83,6 +92,15 @@ impl RtClass {
     /// As [`RtClass::new`] with another RR slice (`sched_rr_timeslice_ms`;
     /// 0 means the default, as writing 0 to the sysctl does).
     pub fn with_rr_timeslice(max_tasks: usize, rr_timeslice: Nanoseconds) -> Self {
+        Self::with_bandwidth(max_tasks, rr_timeslice, RtBandwidth::UNLIMITED)
+    }
+
+    /// As [`RtClass::with_rr_timeslice`], throttled to `bandwidth`.
+    pub fn with_bandwidth(
+        max_tasks: usize,
+        rr_timeslice: Nanoseconds,
+        bandwidth: RtBandwidth,
+    ) -> Self {
         RtClass {
             slots: vec![Slot::default(); max_tasks],
             lists: [List::default(); MAX_RT_PRIO],
@@ -94,6 +112,39 @@ impl RtClass {
             } else {
                 rr_timeslice
             },
+            throttle: RtThrottle::new(bandwidth),
+        }
+    }
+
+    /// The RT bandwidth settings.
+    pub const fn bandwidth(&self) -> RtBandwidth {
+        self.throttle.bandwidth()
+    }
+
+    /// Whether RT tasks are throttled now (they stay queued but are not picked).
+    pub const fn is_throttled(&self) -> bool {
+        self.throttle.is_throttled()
+    }
+
+    /// RT run time charged in the current period (`rt_rq->rt_time`).
+    pub const fn rt_time(&self) -> Nanoseconds {
+        self.throttle.rt_time()
+    }
+
+    /// When the RT period timer must fire next (`None`: stopped).
+    pub const fn period_timer_deadline(&self) -> Option<Nanoseconds> {
+        self.throttle.deadline()
+    }
+
+    /// The RT period timer fires at `now`: replenishes, and asks for a
+    /// reschedule when that unthrottles queued RT tasks.
+    #[must_use = "an unthrottle must reschedule the CPU"]
+    pub fn period_timer(&mut self, now: Nanoseconds) -> Resched {
+        let rt_queued = self.nr_running > 0;
+        if self.throttle.period_timer(now, rt_queued) && rt_queued {
+            Resched::Reschedule
+        } else {
+            Resched::Keep
         }
     }
 
@@ -179,8 +230,9 @@ impl RtClass {
         }
     }
 
-    /// `update_curr_rt`: charges the time since `exec_start` to `task`.
-    fn update_curr(&mut self, task: TaskId, now: Nanoseconds) {
+    /// `update_curr_rt`: charges the time since `exec_start` to `task` and to
+    /// the RT bandwidth; true when that throttles the class.
+    fn update_curr(&mut self, task: TaskId, now: Nanoseconds) -> bool {
         let slot = &mut self.slots[task.index()];
         let ran = now.saturating_sub(slot.exec_start);
         slot.exec_start = now;
@@ -188,6 +240,7 @@ impl RtClass {
         if slot.round_robin {
             slot.time_slice = slot.time_slice.saturating_sub(ran);
         }
+        self.throttle.charge(ran)
     }
 }
 
@@ -231,12 +284,13 @@ impl SchedClass for RtClass {
         self.slots[task.index()].known = false;
     }
 
-    fn enqueue_task(&mut self, task: TaskId, _now: Nanoseconds, _flags: EnqueueFlags) {
+    fn enqueue_task(&mut self, task: TaskId, now: Nanoseconds, _flags: EnqueueFlags) {
         let slot = &mut self.slots[task.index()];
         debug_assert!(slot.known && !slot.queued, "enqueue of {task:?}");
         slot.queued = true;
         self.nr_running += 1;
         self.push_back(task);
+        self.throttle.start(now);
     }
 
     fn dequeue_task(&mut self, task: TaskId, _now: Nanoseconds, _flags: DequeueFlags) {
@@ -247,12 +301,16 @@ impl SchedClass for RtClass {
     }
 
     fn pick_next_task(&mut self, _now: Nanoseconds) -> Option<TaskId> {
+        if self.throttle.is_throttled() {
+            return None;
+        }
         self.lists[self.highest_priority()?].head
     }
 
     fn put_prev_task(&mut self, task: TaskId, now: Nanoseconds) {
         debug_assert_eq!(self.current, Some(task));
-        self.update_curr(task, now);
+        // A throttle found here takes effect at this very schedule().
+        let _throttled = self.update_curr(task, now);
         self.current = None;
     }
 
@@ -262,16 +320,20 @@ impl SchedClass for RtClass {
     }
 
     fn task_tick(&mut self, task: TaskId, now: Nanoseconds) -> Resched {
-        self.update_curr(task, now);
+        let throttled = if self.update_curr(task, now) {
+            Resched::Reschedule
+        } else {
+            Resched::Keep
+        };
         let slot = &mut self.slots[task.index()];
         if !slot.round_robin || slot.time_slice > 0 {
-            return Resched::Keep;
+            return throttled;
         }
         slot.time_slice = self.rr_timeslice;
         let list = self.lists[slot.priority as usize];
         if list.head == list.tail {
             // Alone at its priority: a fresh slice and carry on.
-            return Resched::Keep;
+            return throttled;
         }
         self.requeue_tail(task);
         Resched::Reschedule

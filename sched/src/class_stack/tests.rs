@@ -360,3 +360,29 @@ fn uclamp_rq_value_is_the_max_over_queued_tasks_under_random_sequences() {
         }
     }
 }
+
+#[test]
+fn throttled_rt_lets_fair_run_until_the_period_timer() {
+    use crate::rt::{RR_TIMESLICE_NS, RtBandwidth};
+    let rt = RtClass::with_bandwidth(MAX_TASKS, RR_TIMESLICE_NS, RtBandwidth::LINUX_DEFAULT);
+    let fair = RoundRobin::new(MAX_TASKS, 4 * MS);
+    let mut s = ClassStack::with_parts(
+        MAX_TASKS,
+        rt,
+        fair,
+        UclampRunQueue::default(),
+        UclampSysctl::default(),
+    );
+    add(&mut s, 0, NORMAL);
+    add(&mut s, 1, Policy::Fifo { priority: 10 });
+    let hog = run_next(&mut s, 0).unwrap();
+    assert_eq!(hog, TaskId(1));
+    // 951 ms of RT exceeds 950 ms (sched-rt-group defaults): fair gets the CPU.
+    assert_eq!(s.task_tick(hog, 951 * MS), Resched::Reschedule);
+    s.put_prev_task(hog, 951 * MS);
+    assert_eq!(run_next(&mut s, 951 * MS), Some(TaskId(0)));
+    assert_eq!(s.rt_period_timer_deadline(), Some(1000 * MS));
+    assert_eq!(s.rt_period_timer(1000 * MS), Resched::Reschedule);
+    s.put_prev_task(TaskId(0), 1000 * MS);
+    assert_eq!(run_next(&mut s, 1000 * MS), Some(hog));
+}

@@ -254,3 +254,92 @@ fn pick_matches_a_brute_force_model_under_random_sequences() {
         assert_eq!(rt.nr_running(), model.len());
     }
 }
+
+#[test]
+fn bandwidth_settings_are_validated() {
+    // sched-rt-group.rst: period 1..=INT_MAX us, runtime -1..=period us.
+    assert_eq!(
+        RtBandwidth::new(0, 0),
+        Err(ParamError::OutOfRange {
+            field: "sched_rt_period_us",
+            value: 0,
+            min: 1,
+            max: i64::from(i32::MAX)
+        })
+    );
+    for bad in [-2, 1_000_001] {
+        assert_eq!(
+            RtBandwidth::new(1_000_000, bad),
+            Err(ParamError::OutOfRange {
+                field: "sched_rt_runtime_us",
+                value: bad,
+                min: -1,
+                max: 1_000_000
+            })
+        );
+    }
+    assert_eq!(RtBandwidth::new(1_000_000, -1).unwrap().runtime(), None);
+    assert_eq!(
+        RtBandwidth::new(1_000_000, 950_000),
+        Ok(RtBandwidth::LINUX_DEFAULT)
+    );
+    assert_eq!(RtClass::new(1).bandwidth(), RtBandwidth::UNLIMITED);
+}
+
+#[test]
+fn a_fifo_hog_is_throttled_to_950_ms_per_second() {
+    // Analytic: 1 s period, 0.95 s runtime, 1 ms ticks. rt_time exceeds 950 ms
+    // at the 951st tick; the period timer at 1 s pays back 950 ms (rt_time 1 ms)
+    // and unthrottles; in the second period the hog runs 950 ms (1 + 950 > 950
+    // at 1950 ms) and leaves 50 ms to others.
+    let mut rt = RtClass::with_bandwidth(4, RR_TIMESLICE_NS, RtBandwidth::LINUX_DEFAULT);
+    rt.task_new(TaskId(0), &fifo(50), 0).unwrap();
+    rt.enqueue_task(TaskId(0), 0, WAKEUP);
+    assert_eq!(rt.period_timer_deadline(), Some(1000 * MS));
+    let hog = run_next(&mut rt, 0).unwrap();
+    for tick in 1..=950 {
+        assert_eq!(rt.task_tick(hog, tick * MS), Resched::Keep, "tick {tick}");
+    }
+    assert_eq!(rt.task_tick(hog, 951 * MS), Resched::Reschedule);
+    assert!(rt.is_throttled());
+    rt.put_prev_task(hog, 951 * MS);
+    assert_eq!(rt.pick_next_task(951 * MS), None, "throttled: others run");
+    assert_eq!(rt.nr_running(), 1, "still queued");
+    assert_eq!(rt.period_timer(999 * MS), Resched::Keep, "too early");
+    assert_eq!(rt.period_timer(1000 * MS), Resched::Reschedule);
+    assert_eq!((rt.is_throttled(), rt.rt_time()), (false, MS));
+    assert_eq!(rt.period_timer_deadline(), Some(2000 * MS));
+    assert_eq!(run_next(&mut rt, 1000 * MS), Some(hog));
+    for tick in 1001..=1949 {
+        assert_eq!(rt.task_tick(hog, tick * MS), Resched::Keep, "tick {tick}");
+    }
+    assert_eq!(rt.task_tick(hog, 1950 * MS), Resched::Reschedule);
+    assert_eq!(rt.sum_exec_runtime(hog), 1901 * MS);
+}
+
+#[test]
+fn period_timer_pays_back_missed_periods_and_stops_when_idle() {
+    let mut rt = RtClass::with_bandwidth(4, RR_TIMESLICE_NS, RtBandwidth::LINUX_DEFAULT);
+    rt.task_new(TaskId(0), &fifo(50), 0).unwrap();
+    rt.enqueue_task(TaskId(0), 0, WAKEUP);
+    let t = run_next(&mut rt, 0).unwrap();
+    block(&mut rt, t, 300 * MS);
+    assert_eq!(rt.rt_time(), 300 * MS);
+    // Fired late, at 2.5 s: two periods elapsed, 2 x 950 ms paid back, rt_time 0,
+    // nothing queued: the timer stops.
+    assert_eq!(rt.period_timer(2500 * MS), Resched::Keep);
+    assert_eq!((rt.rt_time(), rt.period_timer_deadline()), (0, None));
+    // The next enqueue restarts it one period later.
+    rt.enqueue_task(t, 3000 * MS, WAKEUP);
+    assert_eq!(rt.period_timer_deadline(), Some(4000 * MS));
+    // Unlimited bandwidth never starts a timer nor throttles.
+    let mut free = RtClass::new(2);
+    free.task_new(TaskId(0), &fifo(1), 0).unwrap();
+    free.enqueue_task(TaskId(0), 0, WAKEUP);
+    let t = run_next(&mut free, 0).unwrap();
+    assert_eq!(free.task_tick(t, 5000 * MS), Resched::Keep);
+    assert_eq!(
+        (free.period_timer_deadline(), free.is_throttled()),
+        (None, false)
+    );
+}
