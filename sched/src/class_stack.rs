@@ -156,15 +156,16 @@ impl<F: SchedClass> ClassStack<F> {
     }
 
     /// `uclamp_eff_value(p, clamp_id)` (§3.3): the counted value while the
-    /// task is queued, else what it would be counted with now.
-    pub fn uclamp_eff_value(&self, task: TaskId, clamp_id: ClampId) -> u16 {
-        let slot = &self.tasks[task.index()];
+    /// task is queued, else what it would be counted with now; `None` for an
+    /// unknown task.
+    pub fn uclamp_eff_value(&self, task: TaskId, clamp_id: ClampId) -> Option<u16> {
+        let slot = self.known_slot(task).ok()?;
         let counted = slot.clamps[clamp_id.index()];
-        if counted.active() {
+        Some(if counted.active() {
             counted.value()
         } else {
             self.effective(slot, clamp_id)
-        }
+        })
     }
 
     /// New system settings. RT tasks without a user floor take the new RT

@@ -69,8 +69,8 @@ struct List {
     tail: Option<TaskId>,
 }
 
-/// One CPU's RT run queue (Linux's `rt_rq` without group scheduling and
-/// without RT throttling).
+/// One CPU's RT run queue (Linux's `rt_rq` without RT group scheduling;
+/// throttling as configured, none by default).
 #[derive(Debug)]
 pub struct RtClass {
     slots: Vec<Slot>,
@@ -159,15 +159,20 @@ impl RtClass {
         slot.known.then_some(slot.priority)
     }
 
-    /// What is left of `task`'s RR slice (`sched_rr_get_interval`); 0 for FIFO.
+    /// What is left of `task`'s RR slice (`sched_rr_get_interval`); 0 for
+    /// FIFO and unknown tasks.
     pub fn time_slice(&self, task: TaskId) -> Nanoseconds {
-        let slot = &self.slots[task.index()];
-        if slot.round_robin { slot.time_slice } else { 0 }
+        match self.slots.get(task.index()) {
+            Some(slot) if slot.known && slot.round_robin => slot.time_slice,
+            _ => 0,
+        }
     }
 
-    /// Total time `task` has run (`sum_exec_runtime`).
+    /// Total time `task` has run here (`sum_exec_runtime`); 0 if unknown.
     pub fn sum_exec_runtime(&self, task: TaskId) -> Nanoseconds {
-        self.slots[task.index()].sum_exec_runtime
+        self.slots
+            .get(task.index())
+            .map_or(0, |slot| slot.sum_exec_runtime)
     }
 
     /// The highest priority with a queued task.

@@ -216,9 +216,10 @@ fn uclamp_rq_value_follows_enqueue_and_dequeue_with_rt_boost_and_idle_holding() 
         .unwrap();
     assert_eq!(
         s.uclamp_eff_value(TaskId(1), ClampId::Min),
-        1024,
+        Some(1024),
         "RT boost"
     );
+    assert_eq!(s.uclamp_eff_value(TaskId(2), ClampId::Min), None);
     s.enqueue_task(TaskId(0), 0, WAKEUP);
     assert_eq!(
         (
