@@ -266,6 +266,10 @@ impl<F: SchedClass> SchedClass for ClassStack<F> {
                 capacity,
             });
         }
+        debug_assert!(
+            !self.tasks[task.index()].clamps[0].active(),
+            "task_new of queued {task:?}"
+        );
         params.validate()?;
         let request = UclampRequest::from_params(params, &self.sysctl)?;
         let class = ClassKind::of(params.policy);
