@@ -21,16 +21,24 @@
 //! Module map:
 //! - [`task`]: task ids, CPU ids, scheduling parameters and their validation.
 //! - [`class`]: the scheduling-class interface, shaped like Linux's `sched_class`.
+//! - [`class_stack`]: RT, fair and idle classes in Linux's pick order, with uclamp accounting.
+//! - [`idle_class`]: the per-CPU idle slot below every class.
 //! - [`run_queue`]: one CPU's run queue, the type the mechanism holds behind a lock.
 //! - [`pelt`]: Linux's integer PELT load tracking and util_est (§2).
 //! - [`round_robin`]: the simple round-robin policy the kernel first boots with.
+//! - [`rt`]: the real-time class (SCHED_FIFO, SCHED_RR) above fair.
+//! - [`uclamp`]: utilization clamping: requests, effective values, run-queue buckets.
 #![no_std]
 #![forbid(unsafe_code)]
 
 extern crate alloc;
 
 pub mod class;
+pub mod class_stack;
+pub mod idle_class;
 pub mod pelt;
 pub mod round_robin;
+pub mod rt;
 pub mod run_queue;
 pub mod task;
+pub mod uclamp;

@@ -92,6 +92,12 @@ pub struct TaskParams {
     pub policy: Policy,
     /// The CPUs the task may run on.
     pub affinity: CpuMask,
+    /// Requested `uclamp_min` (`sched_attr.sched_util_min`), 0..=1024; `None`
+    /// keeps the default (0, or the RT default boost for RT tasks, §3.3).
+    pub uclamp_min: Option<u16>,
+    /// Requested `uclamp_max` (`sched_attr.sched_util_max`), 0..=1024; `None`
+    /// keeps the default 1024 (§3.1).
+    pub uclamp_max: Option<u16>,
 }
 
 impl Default for TaskParams {
@@ -99,12 +105,15 @@ impl Default for TaskParams {
         TaskParams {
             policy: Policy::default(),
             affinity: CpuMask::ALL,
+            uclamp_min: None,
+            uclamp_max: None,
         }
     }
 }
 
 impl TaskParams {
-    /// Checks the parameters the way `sched_setattr` does, naming the bad field.
+    /// Checks the parameters the way `sched_setattr` does, naming the bad field
+    /// (the clamps as `uclamp_validate` does, §3.1).
     pub fn validate(&self) -> Result<(), ParamError> {
         match self.policy {
             Policy::Normal { nice } | Policy::Batch { nice } if !(-20..=19).contains(&nice) => {
@@ -126,7 +135,7 @@ impl TaskParams {
                 })
             }
             _ if self.affinity.0 == 0 => Err(ParamError::EmptyAffinity),
-            _ => Ok(()),
+            _ => crate::uclamp::request::validate_uclamp(self.uclamp_min, self.uclamp_max),
         }
     }
 }
@@ -154,6 +163,11 @@ pub enum ParamError {
         /// The number of task slots.
         capacity: usize,
     },
+    /// The task id names no created task (like `ESRCH`).
+    UnknownTask {
+        /// The id given.
+        task: u16,
+    },
 }
 
 impl fmt::Display for ParamError {
@@ -173,6 +187,7 @@ impl fmt::Display for ParamError {
                 f,
                 "too many tasks: task id {task} but only {capacity} task slots"
             ),
+            ParamError::UnknownTask { task } => write!(f, "no such task: task id {task}"),
         }
     }
 }

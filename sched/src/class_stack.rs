@@ -1,0 +1,380 @@
+//! The class stack: one CPU's RT, fair and idle classes behind the single
+//! [`SchedClass`] interface, with the core's uclamp run-queue accounting
+//! (Linux's `core.c` around `for_each_class`, facts §3.2).
+//!
+//! ```text
+//!   pick order:  rt  ──►  fair (F)  ──►  idle (None: run the idle loop)
+//!   enqueue:     uclamp_rq_inc ─► class.enqueue_task      (as core enqueue_task)
+//!   dequeue:     uclamp_rq_dec ─► class.dequeue_task      (as core dequeue_task)
+//!   other ops:   dispatched to the task's class, recorded from its Policy at task_new
+//! ```
+//!
+//! A wake-up preempts the running task when the woken task's class is above
+//! the running one's (an RT wake-up preempts a fair task; a fair wake-up never
+//! preempts RT); within one class, that class decides.
+
+use alloc::vec;
+use alloc::vec::Vec;
+
+use crate::class::{DequeueFlags, EnqueueFlags, Resched, SchedClass};
+use crate::idle_class::IdleClass;
+use crate::rt::{RtClass, rt_priority};
+use crate::task::{Nanoseconds, ParamError, Policy, TaskId, TaskParams};
+use crate::uclamp::{
+    ClampId, GroupUclamp, TaskClamp, UclampRequest, UclampRunQueue, UclampSysctl, uclamp_eff_get,
+};
+
+/// The class a task belongs to, in pick order (earlier runs first).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum ClassKind {
+    /// SCHED_FIFO and SCHED_RR.
+    Realtime,
+    /// SCHED_NORMAL, SCHED_BATCH and SCHED_IDLE.
+    Fair,
+}
+
+impl ClassKind {
+    /// The class of `policy` (SCHED_IDLE tasks are fair, as in Linux).
+    pub const fn of(policy: Policy) -> ClassKind {
+        if rt_priority(policy).is_some() {
+            ClassKind::Realtime
+        } else {
+            ClassKind::Fair
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+struct TaskSlot {
+    class: Option<ClassKind>,
+    policy: Policy,
+    request: UclampRequest,
+    group: Option<GroupUclamp>,
+    clamps: [TaskClamp; 2],
+}
+
+/// One CPU's classes: RT above the fair class `F` above idle.
+#[derive(Debug)]
+pub struct ClassStack<F: SchedClass> {
+    rt: RtClass,
+    fair: F,
+    idle: IdleClass,
+    tasks: Vec<TaskSlot>,
+    uclamp: UclampRunQueue,
+    sysctl: UclampSysctl,
+}
+
+impl<F: SchedClass> ClassStack<F> {
+    /// A stack for task ids below `max_tasks` around `fair` (built for the same
+    /// ids), with the default RR slice, 5 uclamp buckets and default sysctls.
+    pub fn new(max_tasks: usize, fair: F) -> Self {
+        ClassStack {
+            rt: RtClass::new(max_tasks),
+            fair,
+            idle: IdleClass::new(),
+            tasks: vec![TaskSlot::default(); max_tasks],
+            uclamp: UclampRunQueue::default(),
+            sysctl: UclampSysctl::default(),
+        }
+    }
+
+    /// As [`ClassStack::new`] with an RT class and uclamp settings of choice.
+    pub fn with_parts(
+        max_tasks: usize,
+        rt: RtClass,
+        fair: F,
+        uclamp: UclampRunQueue,
+        sysctl: UclampSysctl,
+    ) -> Self {
+        ClassStack {
+            rt,
+            fair,
+            idle: IdleClass::new(),
+            tasks: vec![TaskSlot::default(); max_tasks],
+            uclamp,
+            sysctl,
+        }
+    }
+
+    /// The RT class.
+    pub fn rt(&self) -> &RtClass {
+        &self.rt
+    }
+
+    /// The fair class.
+    pub fn fair(&self) -> &F {
+        &self.fair
+    }
+
+    /// The fair class, for its own set-up calls (e.g. task groups).
+    pub fn fair_mut(&mut self) -> &mut F {
+        &mut self.fair
+    }
+
+    /// The idle slot.
+    pub fn idle(&self) -> &IdleClass {
+        &self.idle
+    }
+
+    /// The class `task` was created in, if it is known.
+    pub fn task_class(&self, task: TaskId) -> Option<ClassKind> {
+        self.tasks.get(task.index())?.class
+    }
+
+    /// The mechanism found nothing to run (`pick_next_task` gave `None`) and
+    /// enters its idle loop at `now`.
+    pub fn set_next_idle(&mut self, now: Nanoseconds) {
+        self.idle.set_next_idle(now);
+    }
+
+    /// When the RT period timer must fire next (`None`: stopped); see
+    /// [`RtClass::period_timer`].
+    pub fn rt_period_timer_deadline(&self) -> Option<Nanoseconds> {
+        self.rt.period_timer_deadline()
+    }
+
+    /// The RT period timer fires at `now` (RT throttling, `sched-rt-group`).
+    #[must_use = "an unthrottle must reschedule the CPU"]
+    pub fn rt_period_timer(&mut self, now: Nanoseconds) -> Resched {
+        self.rt.period_timer(now)
+    }
+
+    /// The run queue's clamp `clamp_id` (`uclamp_rq_get`, §3.2): the max over
+    /// the queued tasks' effective values (bucket-wise), held when idle.
+    pub fn uclamp_rq_value(&self, clamp_id: ClampId) -> u16 {
+        self.uclamp.value(clamp_id)
+    }
+
+    /// The run queue's clamp aggregation, for the clamped-utilization helpers.
+    pub fn uclamp_run_queue(&self) -> &UclampRunQueue {
+        &self.uclamp
+    }
+
+    /// The system clamp settings in use.
+    pub fn uclamp_sysctl(&self) -> &UclampSysctl {
+        &self.sysctl
+    }
+
+    /// `uclamp_eff_value(p, clamp_id)` (§3.3): the counted value while the
+    /// task is queued, else what it would be counted with now; `None` for an
+    /// unknown task.
+    pub fn uclamp_eff_value(&self, task: TaskId, clamp_id: ClampId) -> Option<u16> {
+        let slot = self.known_slot(task).ok()?;
+        let counted = slot.clamps[clamp_id.index()];
+        Some(if counted.active() {
+            counted.value()
+        } else {
+            self.effective(slot, clamp_id)
+        })
+    }
+
+    /// New system settings. RT tasks without a user floor take the new RT
+    /// default boost (§3.3); queued tasks are counted with their new effective
+    /// values at their next enqueue, as in Linux.
+    pub fn set_uclamp_sysctl(&mut self, sysctl: UclampSysctl) {
+        self.sysctl = sysctl;
+        for slot in self.tasks.iter_mut().filter(|slot| slot.class.is_some()) {
+            slot.request
+                .update_util_min_rt_default(slot.policy, &sysctl);
+        }
+    }
+
+    /// `sched_setattr` with new clamps for `task` (`None` resets to the
+    /// default). A queued task is re-counted at once (`uclamp_update_active`).
+    pub fn set_task_uclamp(
+        &mut self,
+        task: TaskId,
+        uclamp_min: Option<u16>,
+        uclamp_max: Option<u16>,
+    ) -> Result<(), ParamError> {
+        let slot = self.known_slot(task)?;
+        let params = TaskParams {
+            policy: slot.policy,
+            uclamp_min,
+            uclamp_max,
+            ..TaskParams::default()
+        };
+        let request = UclampRequest::from_params(&params, &self.sysctl)?;
+        self.tasks[task.index()].request = request;
+        self.update_active(task);
+        Ok(())
+    }
+
+    /// Moves `task` into a task group with clamps `group` (`None` is the root
+    /// group). A queued task is re-counted at once (as a cgroup change does).
+    pub fn set_task_group_uclamp(
+        &mut self,
+        task: TaskId,
+        group: Option<GroupUclamp>,
+    ) -> Result<(), ParamError> {
+        self.known_slot(task)?;
+        self.tasks[task.index()].group = group;
+        self.update_active(task);
+        Ok(())
+    }
+
+    fn known_slot(&self, task: TaskId) -> Result<&TaskSlot, ParamError> {
+        match self.tasks.get(task.index()) {
+            Some(slot) if slot.class.is_some() => Ok(slot),
+            Some(_) => Err(ParamError::UnknownTask { task: task.0 }),
+            None => Err(ParamError::TooManyTasks {
+                task: task.0,
+                capacity: self.tasks.len(),
+            }),
+        }
+    }
+
+    fn effective(&self, slot: &TaskSlot, clamp_id: ClampId) -> u16 {
+        uclamp_eff_get(&slot.request, clamp_id, slot.group.as_ref(), &self.sysctl)
+    }
+
+    /// `uclamp_rq_inc` for one task.
+    fn uclamp_rq_inc(&mut self, task: TaskId) {
+        let slot = &self.tasks[task.index()];
+        let effective = ClampId::ALL.map(|clamp_id| self.effective(slot, clamp_id));
+        self.uclamp
+            .inc(&mut self.tasks[task.index()].clamps, effective);
+    }
+
+    /// `uclamp_update_active`: dec then inc a counted task.
+    fn update_active(&mut self, task: TaskId) {
+        if self.tasks[task.index()].clamps[0].active() {
+            self.uclamp.dec(&mut self.tasks[task.index()].clamps);
+            self.uclamp_rq_inc(task);
+        }
+    }
+
+    /// The class of a known task; unknown ids are a mechanism bug.
+    fn class_of(&self, task: TaskId) -> Option<ClassKind> {
+        let class = self.task_class(task);
+        debug_assert!(class.is_some(), "unknown task {task:?}");
+        class
+    }
+}
+
+impl<F: SchedClass> SchedClass for ClassStack<F> {
+    fn task_new(
+        &mut self,
+        task: TaskId,
+        params: &TaskParams,
+        now: Nanoseconds,
+    ) -> Result<(), ParamError> {
+        let capacity = self.tasks.len();
+        if task.index() >= capacity {
+            return Err(ParamError::TooManyTasks {
+                task: task.0,
+                capacity,
+            });
+        }
+        debug_assert!(
+            !self.tasks[task.index()].clamps[0].active(),
+            "task_new of queued {task:?}"
+        );
+        params.validate()?;
+        let request = UclampRequest::from_params(params, &self.sysctl)?;
+        let class = ClassKind::of(params.policy);
+        match class {
+            ClassKind::Realtime => self.rt.task_new(task, params, now)?,
+            ClassKind::Fair => self.fair.task_new(task, params, now)?,
+        }
+        self.tasks[task.index()] = TaskSlot {
+            class: Some(class),
+            policy: params.policy,
+            request,
+            ..TaskSlot::default()
+        };
+        Ok(())
+    }
+
+    fn task_dead(&mut self, task: TaskId) {
+        match self.class_of(task) {
+            Some(ClassKind::Realtime) => self.rt.task_dead(task),
+            Some(ClassKind::Fair) => self.fair.task_dead(task),
+            None => return,
+        }
+        self.tasks[task.index()] = TaskSlot::default();
+    }
+
+    fn enqueue_task(&mut self, task: TaskId, now: Nanoseconds, flags: EnqueueFlags) {
+        let Some(class) = self.class_of(task) else {
+            return;
+        };
+        self.uclamp_rq_inc(task);
+        match class {
+            ClassKind::Realtime => self.rt.enqueue_task(task, now, flags),
+            ClassKind::Fair => self.fair.enqueue_task(task, now, flags),
+        }
+    }
+
+    fn dequeue_task(&mut self, task: TaskId, now: Nanoseconds, flags: DequeueFlags) {
+        let Some(class) = self.class_of(task) else {
+            return;
+        };
+        self.uclamp.dec(&mut self.tasks[task.index()].clamps);
+        match class {
+            ClassKind::Realtime => self.rt.dequeue_task(task, now, flags),
+            ClassKind::Fair => self.fair.dequeue_task(task, now, flags),
+        }
+    }
+
+    fn pick_next_task(&mut self, now: Nanoseconds) -> Option<TaskId> {
+        self.rt
+            .pick_next_task(now)
+            .or_else(|| self.fair.pick_next_task(now))
+            .or_else(|| self.idle.pick_next_task())
+    }
+
+    fn put_prev_task(&mut self, task: TaskId, now: Nanoseconds) {
+        match self.class_of(task) {
+            Some(ClassKind::Realtime) => self.rt.put_prev_task(task, now),
+            Some(ClassKind::Fair) => self.fair.put_prev_task(task, now),
+            None => {}
+        }
+    }
+
+    fn set_next_task(&mut self, task: TaskId, now: Nanoseconds) {
+        self.idle.put_prev_idle(now);
+        match self.class_of(task) {
+            Some(ClassKind::Realtime) => self.rt.set_next_task(task, now),
+            Some(ClassKind::Fair) => self.fair.set_next_task(task, now),
+            None => {}
+        }
+    }
+
+    fn task_tick(&mut self, task: TaskId, now: Nanoseconds) -> Resched {
+        match self.class_of(task) {
+            Some(ClassKind::Realtime) => self.rt.task_tick(task, now),
+            Some(ClassKind::Fair) => self.fair.task_tick(task, now),
+            None => Resched::Keep,
+        }
+    }
+
+    fn wakeup_preempt(&mut self, current: TaskId, woken: TaskId, now: Nanoseconds) -> Resched {
+        match (self.class_of(current), self.class_of(woken)) {
+            (Some(ClassKind::Realtime), Some(ClassKind::Realtime)) => {
+                self.rt.wakeup_preempt(current, woken, now)
+            }
+            (Some(ClassKind::Fair), Some(ClassKind::Fair)) => {
+                self.fair.wakeup_preempt(current, woken, now)
+            }
+            // A class above the running one's preempts it; one below never does.
+            (Some(running), Some(waking)) if waking < running => Resched::Reschedule,
+            _ => Resched::Keep,
+        }
+    }
+
+    fn yield_task(&mut self, task: TaskId, now: Nanoseconds) {
+        match self.class_of(task) {
+            Some(ClassKind::Realtime) => self.rt.yield_task(task, now),
+            Some(ClassKind::Fair) => self.fair.yield_task(task, now),
+            None => {}
+        }
+    }
+
+    fn nr_running(&self) -> usize {
+        self.rt.nr_running() + self.fair.nr_running()
+    }
+}
+
+#[cfg(test)]
+mod tests;
