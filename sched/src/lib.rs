@@ -23,6 +23,7 @@
 //! - [`class`]: the scheduling-class interface, shaped like Linux's `sched_class`.
 //! - [`run_queue`]: one CPU's run queue, the type the mechanism holds behind a lock.
 //! - [`round_robin`]: the simple round-robin policy the kernel first boots with.
+//! - [`scenario`]: the rt-app workload model and its validation (§8.3).
 #![no_std]
 #![forbid(unsafe_code)]
 
@@ -31,4 +32,5 @@ extern crate alloc;
 pub mod class;
 pub mod round_robin;
 pub mod run_queue;
+pub mod scenario;
 pub mod task;
