@@ -295,3 +295,90 @@ pub fn run(options: &Options) -> Result<(), SimError> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(list: &[&str]) -> Vec<String> {
+        list.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn times_take_units() {
+        assert_eq!(parse_time("--duration", "2").unwrap(), 2_000_000_000);
+        assert_eq!(parse_time("--duration", "1.5s").unwrap(), 1_500_000_000);
+        assert_eq!(parse_time("--duration", "500ms").unwrap(), 500_000_000);
+        assert_eq!(parse_time("--duration", "1500us").unwrap(), 1_500_000);
+        assert_eq!(parse_time("--duration", "10ns").unwrap(), 10);
+        assert_eq!(
+            parse_time("--duration", "-1").unwrap_err().to_string(),
+            "--duration -1: outside 0..=1e18 ns"
+        );
+        assert!(parse_time("--duration", "soon").is_err());
+    }
+
+    #[test]
+    fn options_are_parsed() {
+        let options = parse_args(&args(&[
+            "s.json",
+            "--cpus",
+            "4",
+            "--hz",
+            "1000",
+            "--capacities",
+            "446,1024",
+            "--csv",
+            "out.csv",
+            "--check",
+        ]))
+        .unwrap();
+        assert_eq!(options.scenario, "s.json");
+        assert_eq!(options.cpus, Some(4));
+        assert_eq!(options.hz, 1000);
+        assert_eq!(options.capacities, Some(vec![446, 1024]));
+        assert_eq!(options.csv.as_deref(), Some("out.csv"));
+        assert!(options.check);
+        assert!(parse_args(&args(&["--cpus"])).is_err());
+        assert!(parse_args(&args(&["s.json", "--bogus", "1"])).is_err());
+    }
+
+    #[test]
+    fn fair_policies_are_refused_until_they_exist() {
+        assert!(policy_kind("rr", 4_000_000).is_ok());
+        let message = policy_kind("eevdf", 4_000_000).unwrap_err().to_string();
+        assert!(message.starts_with("--policy eevdf: fairway-sched has no PolicyKind"));
+        assert!(policy_kind("fifo", 1).is_err());
+    }
+
+    #[test]
+    fn topology_comes_from_options_then_scenario() {
+        let scenario =
+            parse::parse(r#"{"global": {"capacities": [446, 1024]}, "tasks": {"t": {"run": 5}}}"#)
+                .unwrap();
+        let from_scenario = capacities(&scenario, &Options::default()).unwrap();
+        assert_eq!(
+            from_scenario
+                .iter()
+                .map(|c| c.capacity_orig)
+                .collect::<Vec<_>>(),
+            [446, 1024]
+        );
+        let options = Options {
+            capacities: Some(vec![512]),
+            ..Options::default()
+        };
+        assert_eq!(
+            capacities(&scenario, &options).unwrap()[0].capacity_orig,
+            512
+        );
+        let mismatch = Options {
+            cpus: Some(3),
+            ..Options::default()
+        };
+        assert_eq!(
+            capacities(&scenario, &mismatch).unwrap_err().to_string(),
+            "global.capacities: 2 is outside 3..=3"
+        );
+    }
+}

@@ -105,3 +105,93 @@ impl Cursor {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fairway_sched::scenario::{Attributes, NamedEvent, Phase};
+
+    fn phase(name: &str, loop_count: i64, runs: &[i64]) -> Phase {
+        Phase {
+            name: name.into(),
+            loop_count,
+            attributes: Attributes::default(),
+            events: runs
+                .iter()
+                .map(|&us| NamedEvent {
+                    key: "run".into(),
+                    event: Event::Run { us },
+                })
+                .collect(),
+        }
+    }
+
+    fn spec(loop_count: i64, phases: Vec<Phase>) -> TaskSpec {
+        TaskSpec {
+            name: "t".into(),
+            instances: 1,
+            loop_count,
+            delay_us: 0,
+            attributes: Attributes::default(),
+            phases,
+        }
+    }
+
+    fn trace(spec: &TaskSpec, limit: usize) -> Vec<(i64, bool)> {
+        let mut cursor = Cursor::default();
+        let mut out = Vec::new();
+        while out.len() < limit {
+            match cursor.next(spec) {
+                Step::Finished => break,
+                Step::Event {
+                    event: Event::Run { us },
+                    phase_start,
+                    ..
+                } => out.push((*us, phase_start)),
+                Step::Event { .. } => unreachable!(),
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn loops_nest_as_rt_app_describes() {
+        // Task loop 2 over phases a (loop 2: 1, 2), b (loop 0: skipped), c (loop 1: 3).
+        let spec = spec(
+            2,
+            vec![
+                phase("a", 2, &[1, 2]),
+                phase("b", 0, &[9]),
+                phase("c", 1, &[3]),
+            ],
+        );
+        let expected = [
+            (1, true),
+            (2, false),
+            (1, false),
+            (2, false),
+            (3, true),
+            (1, true),
+            (2, false),
+            (1, false),
+            (2, false),
+            (3, true),
+        ];
+        assert_eq!(trace(&spec, 100), expected);
+        assert!(!Cursor::runs_forever(&spec));
+    }
+
+    #[test]
+    fn forever_and_progress() {
+        let forever = spec(-1, vec![phase("a", 1, &[0])]);
+        assert!(Cursor::runs_forever(&forever));
+        assert!(!Cursor::makes_progress(&forever));
+        assert_eq!(trace(&forever, 5).len(), 5);
+        let phase_forever = spec(1, vec![phase("a", -1, &[5])]);
+        assert!(Cursor::runs_forever(&phase_forever));
+        assert!(Cursor::makes_progress(&phase_forever));
+        let skipped = spec(-1, vec![phase("a", 0, &[5])]);
+        assert!(!Cursor::runs_forever(&skipped));
+        assert_eq!(trace(&skipped, 5), []);
+    }
+}

@@ -248,3 +248,20 @@ impl Results {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nearest_rank_percentiles() {
+        // Nearest-rank: the value at rank ceil(p/100 * n).
+        let values: Vec<u64> = (1..=100).collect();
+        assert_eq!(nearest_rank(&values, 50), 50);
+        assert_eq!(nearest_rank(&values, 99), 99);
+        assert_eq!(nearest_rank(&values, 100), 100);
+        assert_eq!(nearest_rank(&[7], 50), 7);
+        assert_eq!(nearest_rank(&[1, 2, 3, 4, 5], 50), 3);
+        assert_eq!(nearest_rank(&[], 99), 0);
+    }
+}

@@ -16,7 +16,9 @@
 //! ```
 
 mod error;
-mod validate;
+#[cfg(test)]
+mod tests;
+pub mod validate;
 
 pub use error::{ErrorKind, ScenarioError};
 
