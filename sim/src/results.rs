@@ -60,6 +60,8 @@ pub struct TaskResult {
     pub involuntary_switches: u64,
     /// Whether its program ended before the run did.
     pub finished: bool,
+    /// Its task group (path, shares) as the scenario gives it; not yet applied.
+    pub taskgroup: Option<(String, i64)>,
 }
 
 impl TaskResult {
@@ -141,6 +143,10 @@ impl Results {
                     "voluntary_switches": t.voluntary_switches,
                     "involuntary_switches": t.involuntary_switches,
                     "finished": t.finished,
+                    "taskgroup": t.taskgroup.as_ref().map(|(path, shares)| json!({
+                        "path": path,
+                        "shares": shares,
+                    })),
                 })
             })
             .collect();

@@ -260,3 +260,25 @@ fn placement_and_affinity_changes() {
     assert_eq!((results.cpus[0].busy_ns, results.cpus[1].busy_ns), (MS, MS));
     assert_accounting(&results);
 }
+
+#[test]
+fn task_groups_are_reported_until_the_group_api_lands() {
+    let cpus = [(446, 1024), (1024, 1024), (1024, 1024), (446, 1024)];
+    let results = simulate(&load("taskgroups.json"), &cpus, Some(10 * MS));
+    let groups: Vec<_> = results
+        .tasks
+        .iter()
+        .map(|t| (t.name.as_str(), t.taskgroup.clone()))
+        .collect();
+    let fg = Some(("/foreground".to_string(), 2048));
+    let bg = Some(("/background".to_string(), 512));
+    assert_eq!(
+        groups,
+        [
+            ("ui-0", fg.clone()),
+            ("ui-1", fg),
+            ("indexer-0", bg.clone()),
+            ("indexer-1", bg)
+        ]
+    );
+}

@@ -190,10 +190,23 @@ impl<'s> Simulation<'s> {
                     format!("{}-{instance}", spec.name)
                 };
                 let first = &spec.phases[0];
-                let params = scenario.task_params(&Scenario::effective_attributes(spec, first));
+                let attributes = Scenario::effective_attributes(spec, first);
+                let params = scenario.task_params(&attributes);
+                // Task-group hook: the group path and its shares are known here, before the
+                // run queues are built. When the fair class gains its group API, create one
+                // group per path (with these shares) and attach the task to it; until then
+                // groups are only reported.
+                let taskgroup = attributes
+                    .taskgroup
+                    .filter(|path| !path.is_empty())
+                    .map(|path| {
+                        let shares = scenario.group_shares(&path);
+                        (path, shares)
+                    });
                 tasks.push(SimTask {
                     result: TaskResult {
                         name: name.clone(),
+                        taskgroup,
                         ..TaskResult::default()
                     },
                     name,
