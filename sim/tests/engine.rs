@@ -282,3 +282,28 @@ fn task_groups_are_reported_until_the_group_api_lands() {
         ]
     );
 }
+
+#[test]
+fn yield_and_delay() {
+    // y runs 1 ms and yields: the hog h runs from 1 ms; at the 8 ms tick h has used its
+    // 4 ms slice and y is waiting, so y runs 8..9 ms and ends; h finishes its remaining
+    // 3 ms at 12 ms.
+    let text = r#"{"tasks": {
+        "y": {"loop": 1, "cpus": [0], "run0": 1000, "yield": "", "run1": 1000},
+        "h": {"loop": 1, "cpus": [0], "runtime": 10000}
+    }}"#;
+    let results = simulate(text, &[(1024, 1024), (1024, 1024)], None);
+    assert_eq!(results.end_ns, 12 * MS);
+    let (y, h) = (&results.tasks[0], &results.tasks[1]);
+    assert_eq!((y.runtime_ns, y.wait_ns), (2 * MS, 7 * MS));
+    assert_eq!((y.involuntary_switches, y.voluntary_switches), (1, 1));
+    assert_eq!((h.runtime_ns, h.wait_ns), (10 * MS, 2 * MS));
+    assert_eq!(h.wakeup_latency.max, MS);
+    assert_eq!(results.cpus[1].busy_ns, 0, "affinity keeps both on CPU 0");
+    assert_accounting(&results);
+    // `delay` postpones the start: 5 ms, then 1 ms of work.
+    let text = r#"{"tasks": {"t": {"loop": 1, "delay": 5000, "run": 1000}}}"#;
+    let results = simulate(text, &[(1024, 1024)], None);
+    assert_eq!(results.end_ns, 6 * MS);
+    assert_eq!(results.cpus[0].idle_ns, 5 * MS);
+}
