@@ -28,6 +28,7 @@
 //! - [`round_robin`]: the simple round-robin policy the kernel first boots with.
 //! - [`rt`]: the real-time class (SCHED_FIFO, SCHED_RR) above fair.
 //! - [`uclamp`]: utilization clamping: requests, effective values, run-queue buckets.
+//! - [`scenario`]: the rt-app workload model and its validation (§8.3).
 #![no_std]
 #![forbid(unsafe_code)]
 
@@ -40,5 +41,6 @@ pub mod pelt;
 pub mod round_robin;
 pub mod rt;
 pub mod run_queue;
+pub mod scenario;
 pub mod task;
 pub mod uclamp;

@@ -1,0 +1,129 @@
+//! The typed error of a scenario: which field (as a dotted path) and what is wrong with its value.
+
+use alloc::string::String;
+use core::fmt;
+
+/// What is wrong with the field at [`ScenarioError::path`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// The input is not well-formed JSON (or not the expected document shape).
+    Syntax {
+        /// The parser's message.
+        message: String,
+    },
+    /// The field has the wrong JSON type.
+    WrongType {
+        /// What was expected, e.g. "an integer".
+        expected: &'static str,
+        /// What was found, rendered as text.
+        found: String,
+    },
+    /// A required field is missing (e.g. a timer's `period`).
+    Missing,
+    /// A key that is neither an event nor a property of this object.
+    UnknownEvent,
+    /// An rt-app event this model does not support yet (lock, wait, barrier, fork...).
+    UnsupportedEvent,
+    /// A duration (µs) below zero.
+    Negative {
+        /// The value given.
+        value: i64,
+    },
+    /// A value outside `min..=max`.
+    OutOfRange {
+        /// The value given.
+        value: i64,
+        /// The smallest value accepted.
+        min: i64,
+        /// The largest value accepted.
+        max: i64,
+    },
+    /// `util_min` is above `util_max`.
+    ClampOrder {
+        /// The effective `util_min`.
+        util_min: i64,
+        /// The effective `util_max`.
+        util_max: i64,
+    },
+    /// An affinity list that names no CPU.
+    EmptyAffinity,
+    /// More task instances than the model allows.
+    TooManyTasks {
+        /// Instances asked for, summed over all tasks.
+        count: i64,
+        /// The limit, [`super::MAX_TASKS`].
+        max: usize,
+    },
+    /// A policy name rt-app does not know, or one Fairway does not model (`SCHED_DEADLINE`).
+    UnknownPolicy {
+        /// The name given.
+        name: String,
+    },
+    /// A task-group path that is not absolute or has an empty component.
+    BadTaskGroupPath {
+        /// The path given.
+        path: String,
+    },
+    /// The scenario has no task.
+    NoTasks,
+    /// A phase (or a task without phases) has no event.
+    NoEvents,
+}
+
+/// A scenario field Fairway refuses, named by its JSON path
+/// (e.g. `tasks.thread0.phases.p1.run`), like `EINVAL` with a reason.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ScenarioError {
+    /// Dotted path of the offending field, from the document root.
+    pub path: String,
+    /// What is wrong with it.
+    pub kind: ErrorKind,
+}
+
+impl ScenarioError {
+    /// An error of `kind` at `path`.
+    pub fn new(path: impl Into<String>, kind: ErrorKind) -> Self {
+        ScenarioError {
+            path: path.into(),
+            kind,
+        }
+    }
+}
+
+impl fmt::Display for ScenarioError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let path = if self.path.is_empty() {
+            "<root>"
+        } else {
+            self.path.as_str()
+        };
+        write!(f, "{path}: ")?;
+        match &self.kind {
+            ErrorKind::Syntax { message } => write!(f, "not valid JSON: {message}"),
+            ErrorKind::WrongType { expected, found } => {
+                write!(f, "expected {expected}, found {found}")
+            }
+            ErrorKind::Missing => write!(f, "missing"),
+            ErrorKind::UnknownEvent => write!(f, "unknown event or property"),
+            ErrorKind::UnsupportedEvent => write!(f, "event not supported by Fairway yet"),
+            ErrorKind::Negative { value } => write!(f, "{value} is negative"),
+            ErrorKind::OutOfRange { value, min, max } => {
+                write!(f, "{value} is outside {min}..={max}")
+            }
+            ErrorKind::ClampOrder { util_min, util_max } => {
+                write!(f, "util_min {util_min} is above util_max {util_max}")
+            }
+            ErrorKind::EmptyAffinity => write!(f, "affinity names no CPU"),
+            ErrorKind::TooManyTasks { count, max } => {
+                write!(f, "{count} task instances, at most {max} are supported")
+            }
+            ErrorKind::UnknownPolicy { name } => write!(f, "unknown policy \"{name}\""),
+            ErrorKind::BadTaskGroupPath { path } => write!(
+                f,
+                "task-group path \"{path}\" must start with '/' and have no empty component"
+            ),
+            ErrorKind::NoTasks => write!(f, "the scenario has no task"),
+            ErrorKind::NoEvents => write!(f, "no event"),
+        }
+    }
+}

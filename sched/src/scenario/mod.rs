@@ -1,0 +1,283 @@
+//! The workload model: an rt-app scenario (facts §8.3) as plain data, shared by the host
+//! simulator and the kernel.
+//!
+//! The model mirrors the rt-app JSON grammar (`global`, `tasks`, task and phase properties,
+//! events in order) and keeps the values as written (signed integers), so that
+//! [`Scenario::validate`] can refuse a bad one with the field's path and value, like
+//! `EINVAL`. Parsing the JSON text is the host's job (`fairway-sim`); the kernel receives
+//! the model already built.
+//!
+//! ```text
+//!  Scenario ─ global: duration, calibration, default policy, CPU capacities, task groups
+//!           └ tasks[] ─ name, instances, loop, delay, attributes (policy, priority, cpus,
+//!                       util_min/util_max, taskgroup)
+//!                     └ phases[] ─ name, loop, attributes (override the task's)
+//!                                └ events[] ─ run | runtime | sleep | timer | yield
+//! ```
+
+mod error;
+#[cfg(test)]
+mod tests;
+pub mod validate;
+
+pub use error::{ErrorKind, ScenarioError};
+
+use alloc::string::String;
+use alloc::vec::Vec;
+
+/// The most task instances a scenario may create (it bounds the run queues' task tables).
+pub const MAX_TASKS: usize = 4096;
+
+/// Linux's `MIN_SHARES` and `MAX_SHARES`, the range of a group's `cpu.shares` (§9).
+pub const SHARES_RANGE: (i64, i64) = (2, 1 << 18);
+
+/// The default shares of a task group (`NICE_0_LOAD` in user units, as `cpu.shares`).
+pub const DEFAULT_SHARES: i64 = 1024;
+
+/// The largest `util_min`/`util_max` and CPU capacity (`SCHED_CAPACITY_SCALE`, §9).
+pub const CAPACITY_SCALE: i64 = 1024;
+
+/// A whole scenario.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Scenario {
+    /// The `global` object.
+    pub global: Global,
+    /// The `tasks` object, in document order.
+    pub tasks: Vec<TaskSpec>,
+}
+
+/// How rt-app turns `run` into loops of its calibrated busy function (§8.3).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Calibration {
+    /// `"CPUn"`: measure on CPU n at start.
+    Cpu(i64),
+    /// A fixed ns-per-loop value (LISA writes the fastest CPU's).
+    NsPerLoop(i64),
+}
+
+/// The `global` object (§8.3), plus Fairway's topology extension.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Global {
+    /// Seconds; -1 means "until every task has finished".
+    pub duration_s: i64,
+    /// Calibration; the simulator treats `run` as invariant work and only records it.
+    pub calibration: Calibration,
+    /// `default_policy`, used by tasks that name none.
+    pub default_policy: PolicyName,
+    /// Fairway extension `capacities`: `capacity_orig` of each CPU (§7.1); empty = all 1024.
+    pub capacities: Vec<i64>,
+    /// Fairway extension `frequency_scales`: `cur_freq * 1024 / max_freq` per CPU (§2.3);
+    /// empty = all 1024.
+    pub frequency_scales: Vec<i64>,
+    /// Fairway extension `taskgroups`: `{ "/path": { "shares": n } }`. Groups named by a
+    /// task but not listed here get [`DEFAULT_SHARES`].
+    pub task_groups: Vec<TaskGroup>,
+}
+
+impl Default for Global {
+    fn default() -> Self {
+        Global {
+            duration_s: -1,
+            calibration: Calibration::Cpu(0),
+            default_policy: PolicyName::Other,
+            capacities: Vec::new(),
+            frequency_scales: Vec::new(),
+            task_groups: Vec::new(),
+        }
+    }
+}
+
+/// A task group (cgroup) and its `cpu.shares`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TaskGroup {
+    /// Absolute path, e.g. `/apps/background`.
+    pub path: String,
+    /// `cpu.shares`, in [`SHARES_RANGE`].
+    pub shares: i64,
+}
+
+/// The policies rt-app names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PolicyName {
+    /// `SCHED_OTHER` (`SCHED_NORMAL`); `priority` is the nice value.
+    Other,
+    /// `SCHED_BATCH`; `priority` is the nice value.
+    Batch,
+    /// `SCHED_IDLE`; `priority` is ignored.
+    Idle,
+    /// `SCHED_FIFO`; `priority` is the RT priority.
+    Fifo,
+    /// `SCHED_RR`; `priority` is the RT priority.
+    RoundRobin,
+}
+
+impl PolicyName {
+    /// The policy for an rt-app name (`SCHED_OTHER`, ...), or `None`.
+    pub fn from_rt_app(name: &str) -> Option<PolicyName> {
+        Some(match name {
+            "SCHED_OTHER" | "SCHED_NORMAL" => PolicyName::Other,
+            "SCHED_BATCH" => PolicyName::Batch,
+            "SCHED_IDLE" => PolicyName::Idle,
+            "SCHED_FIFO" => PolicyName::Fifo,
+            "SCHED_RR" => PolicyName::RoundRobin,
+            _ => return None,
+        })
+    }
+
+    /// rt-app's default priority: 0 for fair policies, 10 for RT ones.
+    pub const fn default_priority(self) -> i64 {
+        match self {
+            PolicyName::Fifo | PolicyName::RoundRobin => 10,
+            _ => 0,
+        }
+    }
+}
+
+/// Scheduling attributes settable at task and at phase level; `None` = inherit.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Attributes {
+    /// `policy`.
+    pub policy: Option<PolicyName>,
+    /// `priority`: nice for fair policies, RT priority for FIFO/RR.
+    pub priority: Option<i64>,
+    /// `cpus`: the affinity.
+    pub cpus: Option<Vec<i64>>,
+    /// `util_min` (uclamp, §3).
+    pub util_min: Option<i64>,
+    /// `util_max` (uclamp, §3).
+    pub util_max: Option<i64>,
+    /// `taskgroup` path; `""` means none.
+    pub taskgroup: Option<String>,
+}
+
+impl Attributes {
+    /// `self` with every unset field taken from `parent`.
+    pub fn inherit(&self, parent: &Attributes) -> Attributes {
+        Attributes {
+            policy: self.policy.or(parent.policy),
+            priority: self.priority.or(parent.priority),
+            cpus: self.cpus.clone().or_else(|| parent.cpus.clone()),
+            util_min: self.util_min.or(parent.util_min),
+            util_max: self.util_max.or(parent.util_max),
+            taskgroup: self.taskgroup.clone().or_else(|| parent.taskgroup.clone()),
+        }
+    }
+
+    /// Whether any scheduling attribute is set (a phase then changes them when it starts).
+    pub fn is_empty(&self) -> bool {
+        *self == Attributes::default()
+    }
+}
+
+/// One task object; it creates `instances` threads.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TaskSpec {
+    /// The key in `tasks`.
+    pub name: String,
+    /// `instance` (default 1; 0 creates none).
+    pub instances: i64,
+    /// `loop`: how often the phases run in sequence; -1 (the default) is forever.
+    pub loop_count: i64,
+    /// `delay` in µs before the first phase.
+    pub delay_us: i64,
+    /// Task-level attributes.
+    pub attributes: Attributes,
+    /// Phases, in document order. A task with events directly in it has one implicit phase.
+    pub phases: Vec<Phase>,
+}
+
+/// One phase.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Phase {
+    /// The key in `phases`; empty for the implicit phase of a task without `phases`.
+    pub name: String,
+    /// `loop` (default 1).
+    pub loop_count: i64,
+    /// Phase-level attributes (override the task's from this phase on).
+    pub attributes: Attributes,
+    /// Events in document order.
+    pub events: Vec<NamedEvent>,
+}
+
+/// An event and its key as written (`run0`, `timer1`...).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NamedEvent {
+    /// The key in the phase object.
+    pub key: String,
+    /// The event.
+    pub event: Event,
+}
+
+/// rt-app's timer modes (rt-app `doc/tutorial.txt`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum TimerMode {
+    /// After an overrun the timer restarts from now (the default).
+    #[default]
+    Relative,
+    /// The timer keeps its grid; overruns can cascade.
+    Absolute,
+}
+
+/// One event (§8.3); times in µs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Event {
+    /// Capacity-invariant work: µs at capacity 1024 and maximum frequency.
+    Run {
+        /// µs of work.
+        us: i64,
+    },
+    /// Busy for wall time, whatever the capacity.
+    Runtime {
+        /// µs of wall time.
+        us: i64,
+    },
+    /// Sleep, relative to now.
+    Sleep {
+        /// µs.
+        us: i64,
+    },
+    /// Sleep to the timer's next period boundary: `next = previous + period`.
+    Timer {
+        /// The timer's name; names starting with `unique` are private to each instance.
+        reference: String,
+        /// The period in µs (`None` if the JSON lacks it: refused by validation).
+        period_us: Option<i64>,
+        /// What happens after an overrun.
+        mode: TimerMode,
+    },
+    /// Give up the CPU (`sched_yield`).
+    Yield,
+}
+
+impl Scenario {
+    /// The path of a task, `tasks.<name>`.
+    pub fn task_path(task: &TaskSpec) -> String {
+        let mut path = String::from("tasks.");
+        path.push_str(&task.name);
+        path
+    }
+
+    /// The path of a phase; the implicit phase's path is its task's.
+    pub fn phase_path(task: &TaskSpec, phase: &Phase) -> String {
+        let mut path = Self::task_path(task);
+        if !phase.name.is_empty() {
+            path.push_str(".phases.");
+            path.push_str(&phase.name);
+        }
+        path
+    }
+
+    /// The total number of task instances.
+    pub fn instance_count(&self) -> i64 {
+        self.tasks.iter().map(|t| t.instances.max(0)).sum()
+    }
+
+    /// The shares of the group at `path` (listed in `global.taskgroups`, else the default).
+    pub fn group_shares(&self, path: &str) -> i64 {
+        self.global
+            .task_groups
+            .iter()
+            .find(|g| g.path == path)
+            .map_or(DEFAULT_SHARES, |g| g.shares)
+    }
+}

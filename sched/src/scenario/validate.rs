@@ -1,0 +1,283 @@
+//! Validation of a [`Scenario`] and its translation into [`TaskParams`], refusing bad values
+//! with the field's path, the way `sched_setattr` refuses them with `EINVAL`.
+
+use alloc::format;
+use alloc::string::String;
+
+use super::{
+    Attributes, CAPACITY_SCALE, Calibration, ErrorKind, Event, MAX_TASKS, Phase, PolicyName,
+    SHARES_RANGE, Scenario, ScenarioError, TaskSpec,
+};
+use crate::task::{CpuId, CpuMask, MAX_CPUS, Policy, TaskParams};
+
+/// The longest duration accepted in one field, in µs (about 11.6 days), so that every time
+/// converts to nanoseconds in a `u64` with room to add.
+pub const MAX_DURATION_US: i64 = 1_000_000_000_000;
+
+fn out_of_range(path: String, value: i64, min: i64, max: i64) -> ScenarioError {
+    ScenarioError::new(path, ErrorKind::OutOfRange { value, min, max })
+}
+
+fn check_range(
+    path: impl FnOnce() -> String,
+    value: i64,
+    min: i64,
+    max: i64,
+) -> Result<(), ScenarioError> {
+    if (min..=max).contains(&value) {
+        Ok(())
+    } else {
+        Err(out_of_range(path(), value, min, max))
+    }
+}
+
+fn check_duration(path: impl FnOnce() -> String, us: i64) -> Result<(), ScenarioError> {
+    if us < 0 {
+        Err(ScenarioError::new(
+            path(),
+            ErrorKind::Negative { value: us },
+        ))
+    } else {
+        check_range(path, us, 0, MAX_DURATION_US)
+    }
+}
+
+/// Checks a task-group path: absolute, no empty component (`/` alone is the root group).
+pub fn check_group_path(path: &str, field: impl FnOnce() -> String) -> Result<(), ScenarioError> {
+    let ok = path == "/" || (path.starts_with('/') && path[1..].split('/').all(|c| !c.is_empty()));
+    if ok {
+        Ok(())
+    } else {
+        Err(ScenarioError::new(
+            field(),
+            ErrorKind::BadTaskGroupPath { path: path.into() },
+        ))
+    }
+}
+
+impl Scenario {
+    /// Checks every field for a machine with `nr_cpus` CPUs; the first bad one is returned.
+    pub fn validate(&self, nr_cpus: usize) -> Result<(), ScenarioError> {
+        self.validate_global(nr_cpus)?;
+        if self.tasks.is_empty() {
+            return Err(ScenarioError::new("tasks", ErrorKind::NoTasks));
+        }
+        let count = self.instance_count();
+        if count > MAX_TASKS as i64 {
+            return Err(ScenarioError::new(
+                "tasks",
+                ErrorKind::TooManyTasks {
+                    count,
+                    max: MAX_TASKS,
+                },
+            ));
+        }
+        for task in &self.tasks {
+            self.validate_task(task, nr_cpus)?;
+        }
+        Ok(())
+    }
+
+    fn validate_global(&self, nr_cpus: usize) -> Result<(), ScenarioError> {
+        let global = &self.global;
+        check_range(
+            || "global.duration".into(),
+            global.duration_s,
+            -1,
+            MAX_DURATION_US / 1_000_000,
+        )?;
+        match global.calibration {
+            Calibration::Cpu(cpu) => {
+                check_range(|| "global.calibration".into(), cpu, 0, nr_cpus as i64 - 1)?
+            }
+            Calibration::NsPerLoop(ns) => {
+                check_range(|| "global.calibration".into(), ns, 1, i64::MAX)?
+            }
+        }
+        for (field, values) in [
+            ("capacities", &global.capacities),
+            ("frequency_scales", &global.frequency_scales),
+        ] {
+            if values.is_empty() {
+                continue;
+            }
+            let n = nr_cpus as i64;
+            check_range(|| format!("global.{field}"), values.len() as i64, n, n)?;
+            for (index, &value) in values.iter().enumerate() {
+                check_range(
+                    || format!("global.{field}.{index}"),
+                    value,
+                    1,
+                    CAPACITY_SCALE,
+                )?;
+            }
+        }
+        for group in &global.task_groups {
+            check_group_path(&group.path, || format!("global.taskgroups.{}", group.path))?;
+            check_range(
+                || format!("global.taskgroups.{}.shares", group.path),
+                group.shares,
+                SHARES_RANGE.0,
+                SHARES_RANGE.1,
+            )?;
+        }
+        Ok(())
+    }
+
+    fn validate_task(&self, task: &TaskSpec, nr_cpus: usize) -> Result<(), ScenarioError> {
+        let path = Self::task_path(task);
+        check_range(
+            || format!("{path}.instance"),
+            task.instances,
+            0,
+            MAX_TASKS as i64,
+        )?;
+        check_range(|| format!("{path}.loop"), task.loop_count, -1, i64::MAX)?;
+        check_duration(|| format!("{path}.delay"), task.delay_us)?;
+        self.validate_attributes(&task.attributes, &Attributes::default(), &path, nr_cpus)?;
+        if task.phases.is_empty() {
+            return Err(ScenarioError::new(
+                format!("{path}.phases"),
+                ErrorKind::NoEvents,
+            ));
+        }
+        for phase in &task.phases {
+            let phase_path = Self::phase_path(task, phase);
+            self.validate_attributes(&phase.attributes, &task.attributes, &phase_path, nr_cpus)?;
+            if !phase.name.is_empty() {
+                check_range(
+                    || format!("{phase_path}.loop"),
+                    phase.loop_count,
+                    -1,
+                    i64::MAX,
+                )?;
+            }
+            if phase.events.is_empty() {
+                return Err(ScenarioError::new(phase_path, ErrorKind::NoEvents));
+            }
+            for named in &phase.events {
+                let event_path = || format!("{phase_path}.{}", named.key);
+                match named.event {
+                    Event::Run { us } | Event::Runtime { us } | Event::Sleep { us } => {
+                        check_duration(event_path, us)?
+                    }
+                    Event::Timer { period_us, .. } => match period_us {
+                        None => {
+                            return Err(ScenarioError::new(
+                                format!("{}.period", event_path()),
+                                ErrorKind::Missing,
+                            ));
+                        }
+                        Some(us) => {
+                            let field = || format!("{}.period", event_path());
+                            check_duration(field, us)?;
+                            check_range(field, us, 1, MAX_DURATION_US)?;
+                        }
+                    },
+                    Event::Yield => {}
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Checks `own` (set at `path`) as it takes effect over `parent`.
+    fn validate_attributes(
+        &self,
+        own: &Attributes,
+        parent: &Attributes,
+        path: &str,
+        nr_cpus: usize,
+    ) -> Result<(), ScenarioError> {
+        let effective = own.inherit(parent);
+        let policy = effective.policy.unwrap_or(self.global.default_policy);
+        if let Some(priority) = own.priority.or(if own.policy.is_some() {
+            effective.priority
+        } else {
+            None
+        }) {
+            let field = || format!("{path}.priority");
+            match policy {
+                PolicyName::Other | PolicyName::Batch => check_range(field, priority, -20, 19)?,
+                PolicyName::Fifo | PolicyName::RoundRobin => check_range(field, priority, 1, 99)?,
+                PolicyName::Idle => {}
+            }
+        }
+        if let Some(cpus) = &own.cpus {
+            if cpus.is_empty() {
+                return Err(ScenarioError::new(
+                    format!("{path}.cpus"),
+                    ErrorKind::EmptyAffinity,
+                ));
+            }
+            let last = nr_cpus.min(MAX_CPUS) as i64 - 1;
+            for (index, &cpu) in cpus.iter().enumerate() {
+                check_range(|| format!("{path}.cpus.{index}"), cpu, 0, last)?;
+            }
+        }
+        for (field, value) in [("util_min", own.util_min), ("util_max", own.util_max)] {
+            if let Some(value) = value {
+                check_range(|| format!("{path}.{field}"), value, 0, CAPACITY_SCALE)?;
+            }
+        }
+        if own.util_min.is_some() || own.util_max.is_some() {
+            let util_min = effective.util_min.unwrap_or(0);
+            let util_max = effective.util_max.unwrap_or(CAPACITY_SCALE);
+            if util_min > util_max {
+                let field = if own.util_min.is_some() {
+                    "util_min"
+                } else {
+                    "util_max"
+                };
+                return Err(ScenarioError::new(
+                    format!("{path}.{field}"),
+                    ErrorKind::ClampOrder { util_min, util_max },
+                ));
+            }
+        }
+        if let Some(group) = &own.taskgroup
+            && !group.is_empty()
+        {
+            check_group_path(group, || format!("{path}.taskgroup"))?;
+        }
+        Ok(())
+    }
+
+    /// The attributes in force during `phase` of `task`: the phase's, else the task's
+    /// (rt-app's `cpus` rule: a phase that sets none runs with the task's).
+    pub fn effective_attributes(task: &TaskSpec, phase: &Phase) -> Attributes {
+        phase.attributes.inherit(&task.attributes)
+    }
+
+    /// The core's [`TaskParams`] for attributes that passed [`Scenario::validate`].
+    pub fn task_params(&self, attributes: &Attributes) -> TaskParams {
+        let policy_name = attributes.policy.unwrap_or(self.global.default_policy);
+        let priority = attributes
+            .priority
+            .unwrap_or(policy_name.default_priority());
+        let policy = match policy_name {
+            PolicyName::Other => Policy::Normal {
+                nice: priority.clamp(-20, 19) as i8,
+            },
+            PolicyName::Batch => Policy::Batch {
+                nice: priority.clamp(-20, 19) as i8,
+            },
+            PolicyName::Idle => Policy::Idle,
+            PolicyName::Fifo => Policy::Fifo {
+                priority: priority.clamp(1, 99) as u8,
+            },
+            PolicyName::RoundRobin => Policy::RoundRobin {
+                priority: priority.clamp(1, 99) as u8,
+            },
+        };
+        let affinity = match &attributes.cpus {
+            None => CpuMask::ALL,
+            Some(cpus) => CpuMask(
+                cpus.iter()
+                    .filter(|&&c| (0..MAX_CPUS as i64).contains(&c))
+                    .fold(0, |mask, &c| mask | CpuMask::only(CpuId(c as u16)).0),
+            ),
+        };
+        TaskParams { policy, affinity }
+    }
+}

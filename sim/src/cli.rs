@@ -1,0 +1,384 @@
+//! The `fairway-sim` command line: options, topology choice, and writing the outputs.
+
+use std::fs::File;
+use std::io::{self, BufWriter, Write};
+
+use fairway_sched::round_robin::DEFAULT_SLICE_NS;
+use fairway_sched::run_queue::CpuCapacity;
+use fairway_sched::scenario::Scenario;
+
+use crate::{Config, Sampler, SimError, Simulation, parse, policy_kind};
+
+/// The usage text.
+pub const USAGE: &str = "\
+usage: fairway-sim SCENARIO.json [options]
+  --policy rr|cfs|eevdf      run-queue policy (default rr)
+  --cpus N                   number of CPUs (default: the topology's, else 1)
+  --capacities C0,C1,...     capacity_orig per CPU, 1..=1024 (overrides global.capacities)
+  --frequency-scales F0,...  frequency scale per CPU, 1..=1024 (default 1024)
+  --duration T               run length (overrides global.duration), e.g. 2s, 500ms, 1500us
+  --hz N                     tick frequency (default 250: a 4 ms tick)
+  --slice T                  round-robin slice (default 4ms)
+  --sample-interval T        CSV sampling period (default 1ms)
+  --csv FILE                 write the signals CSV
+  --results FILE             write the results JSON ('-' for stdout)
+  --results-switches N       context switches listed in the results JSON (default 1000)
+  --switches FILE            write every context switch as CSV
+  --check                    only parse and validate the scenario
+  --quiet                    no summary on stdout
+times without a unit are seconds; units: ns, us, ms, s";
+
+/// Parsed command-line options.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Options {
+    /// The scenario file.
+    pub scenario: String,
+    /// `--policy`.
+    pub policy: String,
+    /// `--cpus`.
+    pub cpus: Option<usize>,
+    /// `--capacities`.
+    pub capacities: Option<Vec<i64>>,
+    /// `--frequency-scales`.
+    pub frequency_scales: Option<Vec<i64>>,
+    /// `--duration`, in ns.
+    pub duration_ns: Option<u64>,
+    /// `--hz`.
+    pub hz: u64,
+    /// `--slice`, in ns.
+    pub slice_ns: u64,
+    /// `--sample-interval`, in ns.
+    pub sample_interval_ns: u64,
+    /// `--csv`.
+    pub csv: Option<String>,
+    /// `--results`.
+    pub results: Option<String>,
+    /// `--results-switches`.
+    pub results_switches: usize,
+    /// `--switches`.
+    pub switches: Option<String>,
+    /// `--check`.
+    pub check: bool,
+    /// `--quiet`.
+    pub quiet: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            scenario: String::new(),
+            policy: "rr".into(),
+            cpus: None,
+            capacities: None,
+            frequency_scales: None,
+            duration_ns: None,
+            hz: 250,
+            slice_ns: DEFAULT_SLICE_NS,
+            sample_interval_ns: 1_000_000,
+            csv: None,
+            results: None,
+            results_switches: 1000,
+            switches: None,
+            check: false,
+            quiet: false,
+        }
+    }
+}
+
+fn bad(option: &str, value: &str, why: &str) -> SimError {
+    SimError::Config(format!("{option} {value}: {why}"))
+}
+
+/// Parses a time such as `2s`, `500ms`, `1500us`, `10ns` or `1.5` (seconds) into ns.
+pub fn parse_time(option: &str, text: &str) -> Result<u64, SimError> {
+    let (number, scale) = [("ns", 1.0), ("us", 1e3), ("ms", 1e6), ("s", 1e9)]
+        .iter()
+        .find_map(|(unit, scale)| text.strip_suffix(unit).map(|n| (n, *scale)))
+        .unwrap_or((text, 1e9));
+    let value: f64 = number
+        .parse()
+        .map_err(|_| bad(option, text, "not a time (e.g. 2s, 500ms)"))?;
+    if !value.is_finite() || value < 0.0 || value * scale > 1e18 {
+        return Err(bad(option, text, "outside 0..=1e18 ns"));
+    }
+    Ok((value * scale).round() as u64)
+}
+
+fn parse_list(option: &str, text: &str) -> Result<Vec<i64>, SimError> {
+    text.split(',')
+        .map(|v| {
+            v.trim()
+                .parse()
+                .map_err(|_| bad(option, text, "not a comma-separated list of integers"))
+        })
+        .collect()
+}
+
+/// Parses the arguments after the program name.
+pub fn parse_args(args: &[String]) -> Result<Options, SimError> {
+    let mut options = Options::default();
+    let mut scenario = None;
+    let mut iter = args.iter();
+    while let Some(arg) = iter.next() {
+        if !arg.starts_with("--") {
+            if scenario.replace(arg.clone()).is_some() {
+                return Err(SimError::Config(format!(
+                    "{arg}: only one scenario file\n{USAGE}"
+                )));
+            }
+            continue;
+        }
+        match arg.as_str() {
+            "--check" => {
+                options.check = true;
+                continue;
+            }
+            "--quiet" => {
+                options.quiet = true;
+                continue;
+            }
+            "--help" | "-h" => return Err(SimError::Config(USAGE.into())),
+            _ => {}
+        }
+        let value = iter
+            .next()
+            .ok_or_else(|| SimError::Config(format!("{arg} needs a value\n{USAGE}")))?;
+        let count = |v: &str| -> Result<usize, SimError> {
+            v.parse().map_err(|_| bad(arg, v, "not a count"))
+        };
+        match arg.as_str() {
+            "--policy" => options.policy = value.clone(),
+            "--cpus" => options.cpus = Some(count(value)?),
+            "--capacities" => options.capacities = Some(parse_list(arg, value)?),
+            "--frequency-scales" => options.frequency_scales = Some(parse_list(arg, value)?),
+            "--duration" => options.duration_ns = Some(parse_time(arg, value)?),
+            "--hz" => {
+                let hz = count(value)? as u64;
+                if !(1..=1_000_000_000).contains(&hz) {
+                    return Err(bad(arg, value, "outside 1..=1000000000"));
+                }
+                options.hz = hz;
+            }
+            "--slice" => options.slice_ns = parse_time(arg, value)?,
+            "--sample-interval" => {
+                options.sample_interval_ns = parse_time(arg, value)?;
+                if options.sample_interval_ns == 0 {
+                    return Err(bad(arg, value, "must be above 0"));
+                }
+            }
+            "--csv" => options.csv = Some(value.clone()),
+            "--results" => options.results = Some(value.clone()),
+            "--results-switches" => options.results_switches = count(value)?,
+            "--switches" => options.switches = Some(value.clone()),
+            _ => return Err(SimError::Config(format!("{arg}: unknown option\n{USAGE}"))),
+        }
+    }
+    options.scenario =
+        scenario.ok_or_else(|| SimError::Config(format!("no scenario file\n{USAGE}")))?;
+    Ok(options)
+}
+
+/// The CPU capacities for `scenario` under `options`: `--capacities`, else
+/// `global.capacities`, else `--cpus` (default 1) CPUs of capacity 1024; the same for the
+/// frequency scales. The scenario is validated against the CPU count.
+pub fn capacities(scenario: &Scenario, options: &Options) -> Result<Vec<CpuCapacity>, SimError> {
+    let mut scenario = scenario.clone();
+    if let Some(c) = &options.capacities {
+        scenario.global.capacities = c.clone();
+    }
+    if let Some(f) = &options.frequency_scales {
+        scenario.global.frequency_scales = f.clone();
+    }
+    let topology = [
+        &scenario.global.capacities,
+        &scenario.global.frequency_scales,
+    ]
+    .iter()
+    .map(|v| v.len())
+    .max()
+    .unwrap_or(0);
+    let nr_cpus = match (options.cpus, topology) {
+        (Some(n), _) => n,
+        (None, 0) => 1,
+        (None, n) => n,
+    };
+    if nr_cpus == 0 || nr_cpus > fairway_sched::task::MAX_CPUS {
+        return Err(SimError::Config(format!(
+            "--cpus {nr_cpus}: outside 1..={}",
+            fairway_sched::task::MAX_CPUS
+        )));
+    }
+    scenario.validate(nr_cpus)?;
+    let pick = |v: &Vec<i64>, i: usize| v.get(i).map_or(1024, |&x| x as u32);
+    Ok((0..nr_cpus)
+        .map(|i| CpuCapacity {
+            capacity_orig: pick(&scenario.global.capacities, i),
+            frequency_scale: pick(&scenario.global.frequency_scales, i),
+        })
+        .collect())
+}
+
+fn create(path: &str) -> Result<Box<dyn Write>, SimError> {
+    if path == "-" {
+        return Ok(Box::new(io::stdout()));
+    }
+    let file = File::create(path).map_err(|e| SimError::Config(format!("{path}: {e}")))?;
+    Ok(Box::new(BufWriter::new(file)))
+}
+
+/// Runs the command.
+pub fn run(options: &Options) -> Result<(), SimError> {
+    let text = std::fs::read_to_string(&options.scenario)
+        .map_err(|e| SimError::Config(format!("{}: {e}", options.scenario)))?;
+    let scenario = parse::parse(&text)?;
+    let capacities = capacities(&scenario, options)?;
+    let policy = policy_kind(&options.policy, options.slice_ns)?;
+    if options.check {
+        println!(
+            "{}: valid, {} task instance(s), {} CPU(s)",
+            options.scenario,
+            scenario.instance_count(),
+            capacities.len()
+        );
+        return Ok(());
+    }
+    for task in &scenario.tasks {
+        let phase_sets_more = task.phases.iter().any(|p| {
+            let a = &p.attributes;
+            a.policy.is_some()
+                || a.priority.is_some()
+                || a.util_min.is_some()
+                || a.util_max.is_some()
+                || a.taskgroup.is_some()
+        });
+        if phase_sets_more {
+            eprintln!(
+                "warning: tasks.{}: phase-level policy/priority/uclamp/taskgroup are not applied \
+                 by the simulator yet (only phase-level cpus are)",
+                task.name
+            );
+        }
+    }
+    let config = Config {
+        policy,
+        policy_name: options.policy.clone(),
+        capacities,
+        tick_ns: 1_000_000_000 / options.hz,
+        duration_ns: options.duration_ns,
+        sample_interval_ns: options.sample_interval_ns,
+    };
+    let simulation = Simulation::new(&scenario, config)?;
+    let results = match &options.csv {
+        Some(path) => {
+            let mut out = create(path)?;
+            let mut sampler = Sampler::new(&mut *out);
+            let results = simulation.run(Some(&mut sampler))?;
+            out.flush()?;
+            results
+        }
+        None => simulation.run(None)?,
+    };
+    if let Some(path) = &options.switches {
+        let mut out = create(path)?;
+        results.write_switches(&mut *out)?;
+        out.flush()?;
+    }
+    if let Some(path) = &options.results {
+        let mut out = create(path)?;
+        let json = results.to_json(options.results_switches);
+        serde_json::to_writer_pretty(&mut *out, &json).map_err(io::Error::other)?;
+        writeln!(out)?;
+        out.flush()?;
+    }
+    if !options.quiet {
+        results.write_summary(&mut io::stdout().lock())?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(list: &[&str]) -> Vec<String> {
+        list.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn times_take_units() {
+        assert_eq!(parse_time("--duration", "2").unwrap(), 2_000_000_000);
+        assert_eq!(parse_time("--duration", "1.5s").unwrap(), 1_500_000_000);
+        assert_eq!(parse_time("--duration", "500ms").unwrap(), 500_000_000);
+        assert_eq!(parse_time("--duration", "1500us").unwrap(), 1_500_000);
+        assert_eq!(parse_time("--duration", "10ns").unwrap(), 10);
+        assert_eq!(
+            parse_time("--duration", "-1").unwrap_err().to_string(),
+            "--duration -1: outside 0..=1e18 ns"
+        );
+        assert!(parse_time("--duration", "soon").is_err());
+    }
+
+    #[test]
+    fn options_are_parsed() {
+        let options = parse_args(&args(&[
+            "s.json",
+            "--cpus",
+            "4",
+            "--hz",
+            "1000",
+            "--capacities",
+            "446,1024",
+            "--csv",
+            "out.csv",
+            "--check",
+        ]))
+        .unwrap();
+        assert_eq!(options.scenario, "s.json");
+        assert_eq!(options.cpus, Some(4));
+        assert_eq!(options.hz, 1000);
+        assert_eq!(options.capacities, Some(vec![446, 1024]));
+        assert_eq!(options.csv.as_deref(), Some("out.csv"));
+        assert!(options.check);
+        assert!(parse_args(&args(&["--cpus"])).is_err());
+        assert!(parse_args(&args(&["s.json", "--bogus", "1"])).is_err());
+    }
+
+    #[test]
+    fn fair_policies_are_refused_until_they_exist() {
+        assert!(policy_kind("rr", 4_000_000).is_ok());
+        let message = policy_kind("eevdf", 4_000_000).unwrap_err().to_string();
+        assert!(message.starts_with("--policy eevdf: fairway-sched has no PolicyKind"));
+        assert!(policy_kind("fifo", 1).is_err());
+    }
+
+    #[test]
+    fn topology_comes_from_options_then_scenario() {
+        let scenario =
+            parse::parse(r#"{"global": {"capacities": [446, 1024]}, "tasks": {"t": {"run": 5}}}"#)
+                .unwrap();
+        let from_scenario = capacities(&scenario, &Options::default()).unwrap();
+        assert_eq!(
+            from_scenario
+                .iter()
+                .map(|c| c.capacity_orig)
+                .collect::<Vec<_>>(),
+            [446, 1024]
+        );
+        let options = Options {
+            capacities: Some(vec![512]),
+            ..Options::default()
+        };
+        assert_eq!(
+            capacities(&scenario, &options).unwrap()[0].capacity_orig,
+            512
+        );
+        let mismatch = Options {
+            cpus: Some(3),
+            ..Options::default()
+        };
+        assert_eq!(
+            capacities(&scenario, &mismatch).unwrap_err().to_string(),
+            "global.capacities: 2 is outside 3..=3"
+        );
+    }
+}

@@ -1,0 +1,359 @@
+//! The discrete-event engine: N CPUs, each with a [`RunQueue`], driven in virtual time
+//! through the [`SchedClass`] operations exactly as the kernel calls them.
+//!
+//! ```text
+//!  pending events (time, kind, sequence) ──► handle ──► CPUs marked need_resched
+//!     Completion: the running task's run/runtime is done ─► next event of its program
+//!     Start/Wake: enqueue_task on its CPU, wakeup_preempt(current, woken)
+//!     Tick:       task_tick(current) on every busy CPU, every 1/HZ
+//!     Sample:     one CSV row per task and per CPU
+//!  schedule(cpu): put_prev_task(prev), pick_next_task, set_next_task(next)
+//! ```
+//!
+//! Placement: a task starts on the least-loaded allowed CPU (fewest queued tasks, lowest id
+//! first) and wakes on the CPU it last ran on. There is no load balancing yet, so a task
+//! only changes CPU when a phase's `cpus` excludes its current one.
+//!
+//! Work: `run` is capacity-invariant (facts §2.3, DESIGN "Modelling heterogeneity"): W µs
+//! complete when the task has run for W µs × 1024 × 1024 of `capacity_orig × frequency_scale`
+//! nanoseconds, so a 512-capacity CPU takes 2W µs. `runtime` is wall time.
+
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BinaryHeap};
+
+use fairway_sched::run_queue::{CpuCapacity, PolicyKind, RunQueue};
+use fairway_sched::scenario::Scenario;
+use fairway_sched::task::TaskParams;
+
+use crate::SimError;
+
+mod cpu;
+mod workload;
+use crate::program::Cursor;
+use crate::results::{CpuResult, Results, Switch, TaskResult};
+use crate::sampler::Sampler;
+
+/// How a simulation runs.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// The policy every run queue is built with.
+    pub policy: PolicyKind,
+    /// The policy's name for the results (`rr`, `cfs`, `eevdf`).
+    pub policy_name: String,
+    /// One entry per CPU.
+    pub capacities: Vec<CpuCapacity>,
+    /// The tick period (1/HZ) in ns.
+    pub tick_ns: u64,
+    /// Overrides the scenario's `global.duration` when set, in ns.
+    pub duration_ns: Option<u64>,
+    /// The CSV sampling period in ns.
+    pub sample_interval_ns: u64,
+}
+
+/// What a task is doing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TaskState {
+    /// Its `delay` has not elapsed.
+    NotStarted,
+    /// Queued, waiting for its CPU.
+    Runnable,
+    /// On its CPU.
+    Running,
+    /// Blocked in a sleep or timer.
+    Sleeping,
+    /// Its program ended.
+    Done,
+}
+
+impl TaskState {
+    /// The name used in the CSV.
+    pub fn name(self) -> &'static str {
+        match self {
+            TaskState::NotStarted => "not_started",
+            TaskState::Runnable => "runnable",
+            TaskState::Running => "running",
+            TaskState::Sleeping => "sleeping",
+            TaskState::Done => "done",
+        }
+    }
+}
+
+/// What is left of the current busy event.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Remaining {
+    /// Work in ns × capacity_orig × frequency_scale (1024 × 1024 per ns at full speed).
+    Work(u128),
+    /// Wall-clock ns.
+    Wall(u64),
+}
+
+/// One simulated task instance.
+#[derive(Debug)]
+pub(crate) struct SimTask {
+    pub(crate) name: String,
+    spec: usize,
+    pub(crate) state: TaskState,
+    pub(crate) cpu: Option<usize>,
+    params: TaskParams,
+    cursor: Cursor,
+    remaining: Option<Remaining>,
+    iteration_start: u64,
+    runnable_since: u64,
+    woke_at: Option<u64>,
+    pub(crate) result: TaskResult,
+    latencies: Vec<u64>,
+}
+
+/// One simulated CPU.
+#[derive(Debug)]
+pub(crate) struct Cpu {
+    pub(crate) run_queue: RunQueue,
+    pub(crate) current: Option<usize>,
+    capacity: CpuCapacity,
+    last_update: u64,
+    need_resched: bool,
+    generation: u64,
+    pub(crate) result: CpuResult,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Kind {
+    Completion { cpu: usize, generation: u64 },
+    Start { task: usize },
+    Wake { task: usize },
+    Tick,
+    Sample,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct Pending {
+    time: u64,
+    kind: Kind,
+    sequence: u64,
+}
+
+/// Zero-time steps allowed at one instant before the run is declared stuck.
+const STEP_LIMIT: u64 = 10_000_000;
+
+/// A simulation of one scenario.
+pub struct Simulation<'s> {
+    scenario: &'s Scenario,
+    config: Config,
+    now: u64,
+    pub(crate) cpus: Vec<Cpu>,
+    pub(crate) tasks: Vec<SimTask>,
+    queue: BinaryHeap<Reverse<Pending>>,
+    sequence: u64,
+    timers: BTreeMap<(Option<usize>, String), u64>,
+    switches: Vec<Switch>,
+    live: usize,
+    steps: u64,
+}
+
+fn ns(us: i64) -> u64 {
+    // Validated: 0 <= us <= MAX_DURATION_US, so this neither wraps nor overflows.
+    us as u64 * 1000
+}
+
+impl<'s> Simulation<'s> {
+    /// Prepares `scenario` (already validated for `config.capacities.len()` CPUs).
+    pub fn new(scenario: &'s Scenario, config: Config) -> Result<Self, SimError> {
+        let nr_cpus = config.capacities.len();
+        if nr_cpus == 0 || nr_cpus > fairway_sched::task::MAX_CPUS {
+            return Err(SimError::Config(format!(
+                "--cpus {nr_cpus} is outside 1..={}",
+                fairway_sched::task::MAX_CPUS
+            )));
+        }
+        if config.tick_ns == 0 || config.sample_interval_ns == 0 {
+            return Err(SimError::Config(
+                "tick and sample interval must be > 0".into(),
+            ));
+        }
+        let mut tasks = Vec::new();
+        for (spec_index, spec) in scenario.tasks.iter().enumerate() {
+            if Cursor::runs_forever(spec) && !Cursor::makes_progress(spec) {
+                return Err(SimError::NoProgress {
+                    task: spec.name.clone(),
+                });
+            }
+            let forever = Cursor::runs_forever(spec);
+            if forever && config.duration_ns.is_none() && scenario.global.duration_s < 0 {
+                return Err(SimError::Forever {
+                    task: spec.name.clone(),
+                });
+            }
+            for instance in 0..spec.instances.max(0) {
+                let name = if spec.instances == 1 {
+                    spec.name.clone()
+                } else {
+                    format!("{}-{instance}", spec.name)
+                };
+                let first = &spec.phases[0];
+                let attributes = Scenario::effective_attributes(spec, first);
+                let params = scenario.task_params(&attributes);
+                // Task-group hook: the group path and its shares are known here, before the
+                // run queues are built. When the fair class gains its group API, create one
+                // group per path (with these shares) and attach the task to it; until then
+                // groups are only reported.
+                let taskgroup = attributes
+                    .taskgroup
+                    .filter(|path| !path.is_empty())
+                    .map(|path| {
+                        let shares = scenario.group_shares(&path);
+                        (path, shares)
+                    });
+                tasks.push(SimTask {
+                    result: TaskResult {
+                        name: name.clone(),
+                        taskgroup,
+                        ..TaskResult::default()
+                    },
+                    name,
+                    spec: spec_index,
+                    state: TaskState::NotStarted,
+                    cpu: None,
+                    params,
+                    cursor: Cursor::default(),
+                    remaining: None,
+                    iteration_start: 0,
+                    runnable_since: 0,
+                    woke_at: None,
+                    latencies: Vec::new(),
+                });
+            }
+        }
+        let max_tasks = tasks.len().max(1);
+        let cpus = config
+            .capacities
+            .iter()
+            .enumerate()
+            .map(|(index, &capacity)| {
+                let mut run_queue = RunQueue::new(config.policy, max_tasks);
+                run_queue.set_cpu_capacity(capacity);
+                Cpu {
+                    run_queue,
+                    current: None,
+                    capacity,
+                    last_update: 0,
+                    need_resched: false,
+                    generation: 0,
+                    result: CpuResult {
+                        cpu: index,
+                        capacity_orig: capacity.capacity_orig,
+                        frequency_scale: capacity.frequency_scale,
+                        ..CpuResult::default()
+                    },
+                }
+            })
+            .collect();
+        Ok(Simulation {
+            scenario,
+            config,
+            now: 0,
+            cpus,
+            live: tasks.len(),
+            tasks,
+            queue: BinaryHeap::new(),
+            sequence: 0,
+            timers: BTreeMap::new(),
+            switches: Vec::new(),
+            steps: 0,
+        })
+    }
+
+    fn push(&mut self, time: u64, kind: Kind) {
+        self.sequence += 1;
+        self.queue.push(Reverse(Pending {
+            time,
+            kind,
+            sequence: self.sequence,
+        }));
+    }
+
+    /// The end of the run: the override, else `global.duration`, else none.
+    fn end(&self) -> Option<u64> {
+        self.config.duration_ns.or_else(|| {
+            let seconds = self.scenario.global.duration_s;
+            (seconds >= 0).then(|| seconds as u64 * 1_000_000_000)
+        })
+    }
+
+    /// Runs to the end, feeding `sampler` (if any) every sample interval.
+    pub fn run(mut self, mut sampler: Option<&mut Sampler>) -> Result<Results, SimError> {
+        let end = self.end();
+        for task in 0..self.tasks.len() {
+            let spec = &self.scenario.tasks[self.tasks[task].spec];
+            self.push(ns(spec.delay_us), Kind::Start { task });
+        }
+        self.push(self.config.tick_ns, Kind::Tick);
+        if sampler.is_some() {
+            self.push(0, Kind::Sample);
+        }
+        while self.live > 0 {
+            let Some(Reverse(pending)) = self.queue.pop() else {
+                break;
+            };
+            if end.is_some_and(|end| pending.time >= end) {
+                self.now = end.unwrap_or(pending.time);
+                break;
+            }
+            if pending.time != self.now {
+                self.steps = 0;
+            }
+            self.now = pending.time;
+            match pending.kind {
+                Kind::Completion { cpu, generation } => {
+                    if self.cpus[cpu].generation == generation {
+                        self.complete(cpu)?;
+                    }
+                }
+                Kind::Start { task } => self.start(task)?,
+                Kind::Wake { task } => self.wake(task)?,
+                Kind::Tick => {
+                    self.tick();
+                    self.push(self.now + self.config.tick_ns, Kind::Tick);
+                }
+                Kind::Sample => {
+                    self.reschedule_all()?;
+                    if let Some(sampler) = sampler.as_deref_mut() {
+                        for cpu in 0..self.cpus.len() {
+                            self.update_cpu(cpu);
+                        }
+                        sampler.sample(self.now, &self.tasks, &self.cpus)?;
+                    }
+                    self.push(self.now + self.config.sample_interval_ns, Kind::Sample);
+                }
+            }
+            self.reschedule_all()?;
+        }
+        Ok(self.finish())
+    }
+
+    fn finish(mut self) -> Results {
+        for cpu in 0..self.cpus.len() {
+            self.update_cpu(cpu);
+        }
+        let now = self.now;
+        let tasks = self
+            .tasks
+            .into_iter()
+            .map(|mut task| {
+                if task.state == TaskState::Runnable {
+                    task.result.wait_ns += now - task.runnable_since;
+                }
+                task.result.finished = task.state == TaskState::Done;
+                task.result.set_latencies(&mut task.latencies);
+                task.result
+            })
+            .collect();
+        Results {
+            policy: self.config.policy_name,
+            tick_ns: self.config.tick_ns,
+            end_ns: now,
+            cpus: self.cpus.into_iter().map(|c| c.result).collect(),
+            tasks,
+            switches: self.switches,
+        }
+    }
+}

@@ -1,0 +1,176 @@
+//! The task side of the engine: running a task's rt-app program (run, runtime, sleep,
+//! timer, yield; phase affinity), blocking and exiting.
+
+use fairway_sched::class::{DequeueFlags, EnqueueFlags, SchedClass};
+use fairway_sched::scenario::{Event, Scenario, TimerMode};
+use fairway_sched::task::{CpuId, TaskId};
+
+use super::{Kind, Remaining, STEP_LIMIT, Simulation, TaskState, ns};
+use crate::SimError;
+use crate::program::Step;
+
+impl Simulation<'_> {
+    /// Runs `task`'s program from its cursor until a busy event, a block or the end.
+    pub(super) fn advance(&mut self, task: usize) -> Result<(), SimError> {
+        let scenario = self.scenario;
+        let spec = &scenario.tasks[self.tasks[task].spec];
+        loop {
+            self.steps += 1;
+            if self.steps > STEP_LIMIT {
+                return Err(SimError::Stuck { time_ns: self.now });
+            }
+            let now = self.now;
+            let (event, phase, phase_start) = match self.tasks[task].cursor.next(spec) {
+                Step::Finished => {
+                    self.exit(task);
+                    return Ok(());
+                }
+                Step::Event {
+                    event,
+                    phase,
+                    phase_start,
+                    iteration_start,
+                } => {
+                    if iteration_start {
+                        self.tasks[task].iteration_start = now;
+                    }
+                    (event, phase, phase_start)
+                }
+            };
+            if phase_start {
+                self.apply_phase(task, phase)?;
+            }
+            match *event {
+                Event::Run { us } if us > 0 => {
+                    let work = u128::from(ns(us)) * 1024 * 1024;
+                    self.tasks[task].remaining = Some(Remaining::Work(work));
+                    return Ok(());
+                }
+                Event::Runtime { us } if us > 0 => {
+                    self.tasks[task].remaining = Some(Remaining::Wall(ns(us)));
+                    return Ok(());
+                }
+                Event::Run { .. } | Event::Runtime { .. } => {}
+                Event::Sleep { us } => {
+                    if us > 0 {
+                        self.block(task, now + ns(us));
+                        return Ok(());
+                    }
+                }
+                Event::Timer {
+                    ref reference,
+                    period_us,
+                    mode,
+                } => {
+                    let key = if reference.starts_with("unique") {
+                        (Some(task), reference.clone())
+                    } else {
+                        (None, reference.clone())
+                    };
+                    let base = self
+                        .timers
+                        .get(&key)
+                        .copied()
+                        .unwrap_or(self.tasks[task].iteration_start);
+                    let next = base + ns(period_us.unwrap_or(0));
+                    if next > now {
+                        self.timers.insert(key, next);
+                        self.block(task, next);
+                        return Ok(());
+                    }
+                    // Overrun: no sleep. rt-app's relative mode restarts the grid from now.
+                    if next < now {
+                        self.tasks[task].result.missed_periods += 1;
+                    }
+                    let restart = if mode == TimerMode::Relative {
+                        now
+                    } else {
+                        next
+                    };
+                    self.timers.insert(key, restart);
+                }
+                Event::Yield => {
+                    if let Some(cpu) = self.tasks[task].cpu {
+                        self.cpus[cpu]
+                            .run_queue
+                            .yield_task(TaskId(task as u16), now);
+                        self.cpus[cpu].need_resched = true;
+                    }
+                }
+            }
+        }
+    }
+
+    /// A phase's first pass starts: its affinity takes effect (other attributes are not
+    /// applied yet: the run-queue interface has no `sched_setattr`).
+    pub(super) fn apply_phase(&mut self, task: usize, phase: usize) -> Result<(), SimError> {
+        let spec = &self.scenario.tasks[self.tasks[task].spec];
+        let attributes = Scenario::effective_attributes(spec, &spec.phases[phase]);
+        let params = self.scenario.task_params(&attributes);
+        self.tasks[task].params = params;
+        let Some(cpu) = self.tasks[task].cpu else {
+            return Ok(());
+        };
+        if params.affinity.contains(CpuId(cpu as u16)) {
+            return Ok(());
+        }
+        // Migrate the running task (Linux's affinity change: dequeue, move, enqueue).
+        self.update_cpu(cpu);
+        let id = TaskId(task as u16);
+        let flags = DequeueFlags {
+            migrating: true,
+            ..DequeueFlags::default()
+        };
+        self.cpus[cpu].run_queue.dequeue_task(id, self.now, flags);
+        self.cpus[cpu].need_resched = true;
+        let target = self.least_loaded(params.affinity);
+        self.register(task, target)?;
+        let result = &mut self.tasks[task].result;
+        result.migrations += 1;
+        result.involuntary_switches += 1;
+        let flags = EnqueueFlags {
+            migrated: true,
+            ..EnqueueFlags::default()
+        };
+        self.enqueue(task, target, flags);
+        Ok(())
+    }
+
+    pub(super) fn block(&mut self, task: usize, until: u64) {
+        self.leave(task, TaskState::Sleeping);
+        self.push(until, Kind::Wake { task });
+    }
+
+    pub(super) fn exit(&mut self, task: usize) {
+        self.leave(task, TaskState::Done);
+        self.live -= 1;
+    }
+
+    /// The task stops being runnable (sleep or exit): `dequeue_task(.., DEQUEUE_SLEEP)`.
+    pub(super) fn leave(&mut self, task: usize, state: TaskState) {
+        let Some(cpu) = self.tasks[task].cpu else {
+            return;
+        };
+        let was_running = self.tasks[task].state == TaskState::Running;
+        let flags = DequeueFlags {
+            sleep: true,
+            ..DequeueFlags::default()
+        };
+        self.cpus[cpu]
+            .run_queue
+            .dequeue_task(TaskId(task as u16), self.now, flags);
+        let t = &mut self.tasks[task];
+        if t.state == TaskState::Runnable {
+            t.result.wait_ns += self.now - t.runnable_since;
+        }
+        t.state = state;
+        t.remaining = None;
+        if was_running {
+            t.result.voluntary_switches += 1;
+        }
+        self.cpus[cpu].need_resched = true;
+        if state == TaskState::Done && !was_running && self.cpus[cpu].current != Some(task) {
+            self.cpus[cpu].run_queue.task_dead(TaskId(task as u16));
+        }
+    }
+}

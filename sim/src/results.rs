@@ -1,0 +1,273 @@
+//! Per-task and per-CPU results of a run, the context-switch trace, and their JSON/CSV forms.
+
+use std::io::{self, Write};
+
+use serde_json::{Value, json};
+
+/// One context switch on one CPU (`prev`/`next` are task indices; `None` is the idle task).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Switch {
+    /// Virtual time in ns.
+    pub time_ns: u64,
+    /// The CPU.
+    pub cpu: usize,
+    /// The task switched out.
+    pub previous: Option<usize>,
+    /// The task switched in.
+    pub next: Option<usize>,
+}
+
+/// Wake-up latency percentiles (nearest-rank) over all wake-ups of a task, in ns.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Latency {
+    /// How many wake-ups (the first start included) were measured.
+    pub count: usize,
+    /// Median.
+    pub p50: u64,
+    /// 99th percentile.
+    pub p99: u64,
+    /// Maximum.
+    pub max: u64,
+}
+
+/// The nearest-rank percentile `p` (0 < p <= 100) of sorted `values`.
+pub fn nearest_rank(sorted: &[u64], p: u64) -> u64 {
+    if sorted.is_empty() {
+        return 0;
+    }
+    let rank = (p as usize * sorted.len()).div_ceil(100).max(1);
+    sorted[rank - 1]
+}
+
+/// What one task did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TaskResult {
+    /// The task's name (`name-i` for instance i of a multi-instance task).
+    pub name: String,
+    /// Time on a CPU, in ns.
+    pub runtime_ns: u64,
+    /// Time runnable but waiting for its CPU, in ns.
+    pub wait_ns: u64,
+    /// From wake-up (or start) to first running.
+    pub wakeup_latency: Latency,
+    /// Timer events reached after their period boundary (rt-app's negative slack).
+    pub missed_periods: u64,
+    /// Changes of CPU.
+    pub migrations: u64,
+    /// Switches out because it slept or exited (Linux's `nvcsw`).
+    pub voluntary_switches: u64,
+    /// Switches out while still runnable (Linux's `nivcsw`).
+    pub involuntary_switches: u64,
+    /// Whether its program ended before the run did.
+    pub finished: bool,
+    /// Its task group (path, shares) as the scenario gives it; not yet applied.
+    pub taskgroup: Option<(String, i64)>,
+}
+
+impl TaskResult {
+    /// Fills [`TaskResult::wakeup_latency`] from the measured latencies.
+    pub fn set_latencies(&mut self, latencies: &mut [u64]) {
+        latencies.sort_unstable();
+        self.wakeup_latency = Latency {
+            count: latencies.len(),
+            p50: nearest_rank(latencies, 50),
+            p99: nearest_rank(latencies, 99),
+            max: latencies.last().copied().unwrap_or(0),
+        };
+    }
+
+    /// Voluntary plus involuntary switches.
+    pub fn context_switches(&self) -> u64 {
+        self.voluntary_switches + self.involuntary_switches
+    }
+}
+
+/// What one CPU did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CpuResult {
+    /// The CPU's number.
+    pub cpu: usize,
+    /// Its `capacity_orig`.
+    pub capacity_orig: u32,
+    /// Its frequency scale.
+    pub frequency_scale: u32,
+    /// Time running a task, in ns.
+    pub busy_ns: u64,
+    /// Time idle, in ns.
+    pub idle_ns: u64,
+    /// Switches to a different task (idle included), as Linux's `nr_switches`.
+    pub context_switches: u64,
+}
+
+/// Everything a run produced.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Results {
+    /// The policy name.
+    pub policy: String,
+    /// The tick period in ns.
+    pub tick_ns: u64,
+    /// When the run ended (duration reached or every task finished), in ns.
+    pub end_ns: u64,
+    /// Per CPU, by number.
+    pub cpus: Vec<CpuResult>,
+    /// Per task, in scenario order.
+    pub tasks: Vec<TaskResult>,
+    /// Every context switch, in order.
+    pub switches: Vec<Switch>,
+}
+
+impl Results {
+    fn task_name(&self, task: Option<usize>) -> &str {
+        task.map_or("idle", |t| self.tasks[t].name.as_str())
+    }
+
+    /// The results as JSON (keys in a fixed order), with the first `switch_limit` switches.
+    pub fn to_json(&self, switch_limit: usize) -> Value {
+        let tasks: Vec<Value> = self
+            .tasks
+            .iter()
+            .map(|t| {
+                json!({
+                    "name": t.name,
+                    "runtime_ns": t.runtime_ns,
+                    "wait_ns": t.wait_ns,
+                    "wakeup_latency_ns": {
+                        "count": t.wakeup_latency.count,
+                        "p50": t.wakeup_latency.p50,
+                        "p99": t.wakeup_latency.p99,
+                        "max": t.wakeup_latency.max,
+                    },
+                    "missed_periods": t.missed_periods,
+                    "migrations": t.migrations,
+                    "context_switches": t.context_switches(),
+                    "voluntary_switches": t.voluntary_switches,
+                    "involuntary_switches": t.involuntary_switches,
+                    "finished": t.finished,
+                    "taskgroup": t.taskgroup.as_ref().map(|(path, shares)| json!({
+                        "path": path,
+                        "shares": shares,
+                    })),
+                })
+            })
+            .collect();
+        let cpus: Vec<Value> = self
+            .cpus
+            .iter()
+            .map(|c| {
+                json!({
+                    "cpu": c.cpu,
+                    "capacity_orig": c.capacity_orig,
+                    "frequency_scale": c.frequency_scale,
+                    "busy_ns": c.busy_ns,
+                    "idle_ns": c.idle_ns,
+                    "context_switches": c.context_switches,
+                })
+            })
+            .collect();
+        let switches: Vec<Value> = self
+            .switches
+            .iter()
+            .take(switch_limit)
+            .map(|s| {
+                json!({
+                    "time_ns": s.time_ns,
+                    "cpu": s.cpu,
+                    "prev": self.task_name(s.previous),
+                    "next": self.task_name(s.next),
+                })
+            })
+            .collect();
+        json!({
+            "policy": self.policy,
+            "tick_ns": self.tick_ns,
+            "end_ns": self.end_ns,
+            "tasks": tasks,
+            "cpus": cpus,
+            "switch_count": self.switches.len(),
+            "switches": switches,
+        })
+    }
+
+    /// Writes the switch trace as CSV: `time_ns,cpu,prev,next`.
+    pub fn write_switches(&self, out: &mut dyn Write) -> io::Result<()> {
+        writeln!(out, "time_ns,cpu,prev,next")?;
+        for s in &self.switches {
+            writeln!(
+                out,
+                "{},{},{},{}",
+                s.time_ns,
+                s.cpu,
+                crate::csv_field(self.task_name(s.previous)),
+                crate::csv_field(self.task_name(s.next))
+            )?;
+        }
+        Ok(())
+    }
+
+    /// A short human-readable summary.
+    pub fn write_summary(&self, out: &mut dyn Write) -> io::Result<()> {
+        writeln!(
+            out,
+            "policy {}  end {} ns  tick {} ns",
+            self.policy, self.end_ns, self.tick_ns
+        )?;
+        writeln!(
+            out,
+            "{:<20} {:>14} {:>14} {:>12} {:>12} {:>12} {:>7} {:>6} {:>8}",
+            "task",
+            "runtime_ns",
+            "wait_ns",
+            "lat_p50",
+            "lat_p99",
+            "lat_max",
+            "missed",
+            "migr",
+            "switches"
+        )?;
+        for t in &self.tasks {
+            writeln!(
+                out,
+                "{:<20} {:>14} {:>14} {:>12} {:>12} {:>12} {:>7} {:>6} {:>8}",
+                t.name,
+                t.runtime_ns,
+                t.wait_ns,
+                t.wakeup_latency.p50,
+                t.wakeup_latency.p99,
+                t.wakeup_latency.max,
+                t.missed_periods,
+                t.migrations,
+                t.context_switches()
+            )?;
+        }
+        writeln!(
+            out,
+            "{:<6} {:>8} {:>14} {:>14} {:>8}",
+            "cpu", "capacity", "busy_ns", "idle_ns", "switches"
+        )?;
+        for c in &self.cpus {
+            writeln!(
+                out,
+                "{:<6} {:>8} {:>14} {:>14} {:>8}",
+                c.cpu, c.capacity_orig, c.busy_ns, c.idle_ns, c.context_switches
+            )?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nearest_rank_percentiles() {
+        // Nearest-rank: the value at rank ceil(p/100 * n).
+        let values: Vec<u64> = (1..=100).collect();
+        assert_eq!(nearest_rank(&values, 50), 50);
+        assert_eq!(nearest_rank(&values, 99), 99);
+        assert_eq!(nearest_rank(&values, 100), 100);
+        assert_eq!(nearest_rank(&[7], 50), 7);
+        assert_eq!(nearest_rank(&[1, 2, 3, 4, 5], 50), 3);
+        assert_eq!(nearest_rank(&[], 99), 0);
+    }
+}

@@ -1,0 +1,309 @@
+//! Engine invariants on the round-robin policy, against analytic expectations worked out
+//! by hand from the scenario, the round-robin rule (a slice of 4 ms, checked at each tick;
+//! no wake-up preemption) and the capacity-invariance rule of facts §2.3.
+
+use fairway_sched::round_robin::DEFAULT_SLICE_NS;
+use fairway_sched::run_queue::{CpuCapacity, PolicyKind};
+use fairway_sim::parse::parse_and_validate;
+use fairway_sim::results::Results;
+use fairway_sim::{Config, Sampler, Simulation};
+
+const MS: u64 = 1_000_000;
+
+fn config(capacities: &[(u32, u32)], duration_ns: Option<u64>) -> Config {
+    Config {
+        policy: PolicyKind::RoundRobin {
+            slice: DEFAULT_SLICE_NS,
+        },
+        policy_name: "rr".into(),
+        capacities: capacities
+            .iter()
+            .map(|&(capacity_orig, frequency_scale)| CpuCapacity {
+                capacity_orig,
+                frequency_scale,
+            })
+            .collect(),
+        tick_ns: 4 * MS,
+        duration_ns,
+        sample_interval_ns: MS,
+    }
+}
+
+fn simulate(text: &str, capacities: &[(u32, u32)], duration_ns: Option<u64>) -> Results {
+    let scenario = parse_and_validate(text, capacities.len()).unwrap();
+    Simulation::new(&scenario, config(capacities, duration_ns))
+        .unwrap()
+        .run(None)
+        .unwrap()
+}
+
+/// Runs with a CSV and returns (results JSON text, CSV text).
+fn simulate_with_outputs(
+    text: &str,
+    capacities: &[(u32, u32)],
+    duration_ns: Option<u64>,
+) -> (String, String) {
+    let scenario = parse_and_validate(text, capacities.len()).unwrap();
+    let mut csv = Vec::new();
+    let mut sampler = Sampler::new(&mut csv);
+    let results = Simulation::new(&scenario, config(capacities, duration_ns))
+        .unwrap()
+        .run(Some(&mut sampler))
+        .unwrap();
+    let json = serde_json::to_string_pretty(&results.to_json(usize::MAX)).unwrap();
+    (json, String::from_utf8(csv).unwrap())
+}
+
+fn load(name: &str) -> String {
+    std::fs::read_to_string(format!("{}/scenarios/{name}", env!("CARGO_MANIFEST_DIR"))).unwrap()
+}
+
+fn assert_accounting(results: &Results) {
+    let runtime: u64 = results.tasks.iter().map(|t| t.runtime_ns).sum();
+    let busy: u64 = results.cpus.iter().map(|c| c.busy_ns).sum();
+    assert_eq!(runtime, busy, "no task time lost or invented");
+    for cpu in &results.cpus {
+        assert_eq!(cpu.busy_ns + cpu.idle_ns, results.end_ns, "cpu{}", cpu.cpu);
+    }
+}
+
+#[test]
+fn two_hogs_share_one_cpu_within_one_slice() {
+    let text = r#"{"tasks": {"a": {"runtime": 1000000}, "b": {"runtime": 1000000}}}"#;
+    let results = simulate(text, &[(1024, 1024)], Some(1000 * MS));
+    assert_eq!(results.end_ns, 1000 * MS);
+    for task in &results.tasks {
+        let half = 500 * MS;
+        assert!(
+            task.runtime_ns.abs_diff(half) <= DEFAULT_SLICE_NS,
+            "{} ran {} ns",
+            task.name,
+            task.runtime_ns
+        );
+    }
+    assert_accounting(&results);
+}
+
+#[test]
+fn periodic_25_percent_alone_is_busy_exactly_25_percent() {
+    let results = simulate(&load("periodic-25.json"), &[(1024, 1024)], None);
+    // 62 periods of 16 ms; the task ends when its last timer fires.
+    assert_eq!(results.end_ns, 62 * 16 * MS);
+    assert_eq!(results.cpus[0].busy_ns * 4, results.end_ns);
+    let task = &results.tasks[0];
+    assert_eq!(task.runtime_ns, 62 * 4 * MS);
+    assert_eq!(task.missed_periods, 0);
+    assert_eq!(task.wait_ns, 0);
+    assert_eq!(
+        task.wakeup_latency.count, 63,
+        "the start and 62 timer wake-ups"
+    );
+    assert_eq!(task.wakeup_latency.max, 0, "alone on its CPU");
+    assert!(task.finished);
+    assert_accounting(&results);
+}
+
+#[test]
+fn run_is_capacity_invariant() {
+    let text = r#"{"tasks": {"t": {"loop": 1, "run": 1000}}}"#;
+    // 1000 µs of work at half capacity, or at half frequency, take 2000 µs.
+    for capacity in [(512, 1024), (1024, 512)] {
+        let results = simulate(text, &[capacity], None);
+        assert_eq!(results.end_ns, 2_000_000, "{capacity:?}");
+        assert_eq!(results.tasks[0].runtime_ns, 2_000_000);
+    }
+    // Juno r0 LITTLE (§7.2, capacity 446): 1000 µs × 1024/446 = 2295.964... µs, rounded up
+    // to the next ns.
+    let results = simulate(text, &[(446, 1024)], None);
+    assert_eq!(results.end_ns, 2_295_965);
+    // `runtime` is wall time whatever the capacity.
+    let text = r#"{"tasks": {"t": {"loop": 1, "runtime": 1000}}}"#;
+    assert_eq!(simulate(text, &[(512, 1024)], None).end_ns, 1_000_000);
+}
+
+#[test]
+fn runs_are_byte_identical() {
+    let first = simulate_with_outputs(
+        &load("taskgroups.json"),
+        &[(446, 1024), (1024, 1024), (1024, 1024), (446, 1024)],
+        None,
+    );
+    let second = simulate_with_outputs(
+        &load("taskgroups.json"),
+        &[(446, 1024), (1024, 1024), (1024, 1024), (446, 1024)],
+        None,
+    );
+    assert_eq!(first, second);
+    let hogs = load("mixed-nice-hogs.json");
+    assert_eq!(
+        simulate_with_outputs(&hogs, &[(1024, 1024)], None),
+        simulate_with_outputs(&hogs, &[(1024, 1024)], None)
+    );
+}
+
+#[test]
+fn no_task_time_is_lost_in_the_examples() {
+    for (name, cpus) in [
+        ("periodic-25.json", vec![(1024, 1024)]),
+        ("mixed-nice-hogs.json", vec![(1024, 1024), (1024, 1024)]),
+        (
+            "taskgroups.json",
+            vec![(446, 1024), (1024, 1024), (1024, 1024), (446, 1024)],
+        ),
+    ] {
+        let results = simulate(&load(name), &cpus, None);
+        assert_accounting(&results);
+    }
+}
+
+#[test]
+fn csv_has_one_row_per_task_and_cpu_each_millisecond() {
+    let (_, csv) = simulate_with_outputs(
+        &load("periodic-25.json"),
+        &[(1024, 1024), (1024, 1024)],
+        None,
+    );
+    let mut lines = csv.lines();
+    assert_eq!(
+        lines.next(),
+        Some("time_ns,task,cpu,state,vruntime,util_avg,load_avg,runnable_avg,util_est")
+    );
+    // Samples at 0, 1, ..., 991 ms (the run ends at 992 ms): 1 task row + 2 CPU rows each.
+    assert_eq!(lines.clone().count(), 992 * 3);
+    let rows: Vec<&str> = lines.take(3).collect();
+    assert!(rows[0].starts_with("0,periodic,0,running,"), "{}", rows[0]);
+    assert!(rows[1].starts_with("0,cpu0,0,busy,,"), "{}", rows[1]);
+    assert!(rows[2].starts_with("0,cpu1,1,idle,,"), "{}", rows[2]);
+    // At 5 ms the task sleeps (it ran 0..4 ms of its 16 ms period).
+    assert!(csv.contains("\n5000000,periodic,0,sleeping,"));
+}
+
+#[test]
+fn timer_overruns_follow_rt_app_modes() {
+    // Phase a overruns the shared timer "t" (30 ms of work, 16 ms period), then phase b
+    // runs 4 ms per 16 ms period, three times.
+    let scenario = |mode: &str| {
+        format!(
+            r#"{{"tasks": {{"t": {{"loop": 1, "phases": {{
+                "a": {{"run": 30000, "timer": {{"ref": "t", "period": 16000, "mode": "{mode}"}}}},
+                "b": {{"loop": 3, "run": 4000, "timer": {{"ref": "t", "period": 16000, "mode": "{mode}"}}}}
+            }}}}}}}}"#
+        )
+    };
+    // Absolute: boundaries stay at 16, 32, 48, 64 ms. a ends at 30 > 16 (missed); b1 runs
+    // 30..34 > 32 (missed); b2 runs 34..38, sleeps to 48; b3 runs 48..52, sleeps to 64.
+    let absolute = simulate(&scenario("absolute"), &[(1024, 1024)], None);
+    assert_eq!(absolute.tasks[0].missed_periods, 2);
+    assert_eq!(absolute.end_ns, 64 * MS);
+    // Relative: after the miss at 30 ms the grid restarts there: b1 30..34 sleeps to 46,
+    // b2 46..50 to 62, b3 62..66 to 78.
+    let relative = simulate(&scenario("relative"), &[(1024, 1024)], None);
+    assert_eq!(relative.tasks[0].missed_periods, 1);
+    assert_eq!(relative.end_ns, 78 * MS);
+}
+
+#[test]
+fn round_robin_wakeup_waits_for_the_tick() {
+    // A periodic task (1 ms per 18 ms) shares CPU 0 with a hog. Round-robin never preempts
+    // on wake-up; the hog's slice is long over, so the woken task runs at the next 4 ms
+    // tick: wake-ups at 18, 36, 54, 72 ms run at 20, 36, 56, 72 ms.
+    let text = r#"{"tasks": {
+        "periodic": {"loop": 4, "run": 1000, "timer": {"ref": "unique", "period": 18000}},
+        "hog": {"runtime": 1000000}
+    }}"#;
+    let results = simulate(text, &[(1024, 1024)], Some(100 * MS));
+    let periodic = &results.tasks[0];
+    // Latencies: start 0, then 2, 0, 2, 0 ms: nearest-rank p50 = 0, p99 = max = 2 ms.
+    assert_eq!(periodic.wakeup_latency.count, 5);
+    assert_eq!(periodic.wakeup_latency.p50, 0);
+    assert_eq!(periodic.wakeup_latency.p99, 2 * MS);
+    assert_eq!(periodic.wakeup_latency.max, 2 * MS);
+    // Four runs (at 0, 20, 36, 56 ms); switched in at 72 ms it finds its program over.
+    assert_eq!(periodic.runtime_ns, 4 * MS);
+    assert_eq!(periodic.wait_ns, 4 * MS);
+    let hog = &results.tasks[1];
+    assert_eq!(
+        hog.wakeup_latency.max, MS,
+        "the hog starts after the first 1 ms run"
+    );
+    assert_eq!(hog.runtime_ns, 100 * MS - 4 * MS);
+    assert_accounting(&results);
+}
+
+#[test]
+fn placement_and_affinity_changes() {
+    // Four hogs on two CPUs: least-loaded placement in CPU order gives a, c on CPU 0 and
+    // b, d on CPU 1; the first switches at 0 show it.
+    let text = r#"{"tasks": {"a": {"runtime": 1000000}, "b": {"runtime": 1000000},
+                             "c": {"runtime": 1000000}, "d": {"runtime": 1000000}}}"#;
+    let results = simulate(text, &[(1024, 1024), (1024, 1024)], Some(40 * MS));
+    let first: Vec<(usize, &str)> = results.switches[..2]
+        .iter()
+        .map(|s| (s.cpu, results.tasks[s.next.unwrap()].name.as_str()))
+        .collect();
+    assert_eq!(first, [(0, "a"), (1, "b")]);
+    for task in &results.tasks {
+        assert_eq!(
+            task.runtime_ns,
+            20 * MS,
+            "{}: two per CPU, 4 ms slices",
+            task.name
+        );
+        assert_eq!(task.migrations, 0);
+    }
+    // A phase-level `cpus` moves the task: 1 ms on CPU 0, then 1 ms on CPU 1.
+    let text = r#"{"tasks": {"t": {"loop": 1, "phases": {
+        "here": {"cpus": [0], "run": 1000}, "there": {"cpus": [1], "run": 1000}}}}}"#;
+    let results = simulate(text, &[(1024, 1024), (1024, 1024)], None);
+    assert_eq!(results.tasks[0].migrations, 1);
+    assert_eq!(results.end_ns, 2 * MS);
+    assert_eq!((results.cpus[0].busy_ns, results.cpus[1].busy_ns), (MS, MS));
+    assert_accounting(&results);
+}
+
+#[test]
+fn task_groups_are_reported_until_the_group_api_lands() {
+    let cpus = [(446, 1024), (1024, 1024), (1024, 1024), (446, 1024)];
+    let results = simulate(&load("taskgroups.json"), &cpus, Some(10 * MS));
+    let groups: Vec<_> = results
+        .tasks
+        .iter()
+        .map(|t| (t.name.as_str(), t.taskgroup.clone()))
+        .collect();
+    let fg = Some(("/foreground".to_string(), 2048));
+    let bg = Some(("/background".to_string(), 512));
+    assert_eq!(
+        groups,
+        [
+            ("ui-0", fg.clone()),
+            ("ui-1", fg),
+            ("indexer-0", bg.clone()),
+            ("indexer-1", bg)
+        ]
+    );
+}
+
+#[test]
+fn yield_and_delay() {
+    // y runs 1 ms and yields: the hog h runs from 1 ms; at the 8 ms tick h has used its
+    // 4 ms slice and y is waiting, so y runs 8..9 ms and ends; h finishes its remaining
+    // 3 ms at 12 ms.
+    let text = r#"{"tasks": {
+        "y": {"loop": 1, "cpus": [0], "run0": 1000, "yield": "", "run1": 1000},
+        "h": {"loop": 1, "cpus": [0], "runtime": 10000}
+    }}"#;
+    let results = simulate(text, &[(1024, 1024), (1024, 1024)], None);
+    assert_eq!(results.end_ns, 12 * MS);
+    let (y, h) = (&results.tasks[0], &results.tasks[1]);
+    assert_eq!((y.runtime_ns, y.wait_ns), (2 * MS, 7 * MS));
+    assert_eq!((y.involuntary_switches, y.voluntary_switches), (1, 1));
+    assert_eq!((h.runtime_ns, h.wait_ns), (10 * MS, 2 * MS));
+    assert_eq!(h.wakeup_latency.max, MS);
+    assert_eq!(results.cpus[1].busy_ns, 0, "affinity keeps both on CPU 0");
+    assert_accounting(&results);
+    // `delay` postpones the start: 5 ms, then 1 ms of work.
+    let text = r#"{"tasks": {"t": {"loop": 1, "delay": 5000, "run": 1000}}}"#;
+    let results = simulate(text, &[(1024, 1024)], None);
+    assert_eq!(results.end_ns, 6 * MS);
+    assert_eq!(results.cpus[0].idle_ns, 5 * MS);
+}

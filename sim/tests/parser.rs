@@ -1,0 +1,280 @@
+//! The rt-app parser and the scenario validation: example scenarios accepted, and every
+//! bad input refused with the JSON path and the value (expected texts written by hand from
+//! the limits in facts §1.1 (nice), §3.1 (uclamp 0..=1024), §9 (MIN/MAX_SHARES), and the
+//! rt-app grammar of §8.3).
+
+use fairway_sched::scenario::{Event, TimerMode};
+use fairway_sim::parse::{parse, parse_and_validate};
+
+fn error(text: &str, cpus: usize) -> String {
+    match parse_and_validate(text, cpus) {
+        Ok(_) => panic!("accepted: {text}"),
+        Err(e) => e.to_string(),
+    }
+}
+
+fn load(name: &str) -> String {
+    let path = format!("{}/scenarios/{name}", env!("CARGO_MANIFEST_DIR"));
+    std::fs::read_to_string(path).unwrap()
+}
+
+#[test]
+fn periodic_example_is_parsed_as_written() {
+    let scenario = parse_and_validate(&load("periodic-25.json"), 1).unwrap();
+    assert_eq!(scenario.tasks.len(), 1);
+    let task = &scenario.tasks[0];
+    assert_eq!(task.name, "periodic");
+    assert_eq!(task.loop_count, 1);
+    assert_eq!(task.phases.len(), 1);
+    let phase = &task.phases[0];
+    assert_eq!((phase.name.as_str(), phase.loop_count), ("p000", 62));
+    assert_eq!(phase.events[0].event, Event::Run { us: 4000 });
+    assert_eq!(
+        phase.events[1].event,
+        Event::Timer {
+            reference: "unique".into(),
+            period_us: Some(16000),
+            mode: TimerMode::Relative
+        }
+    );
+}
+
+#[test]
+fn hog_and_group_examples_are_accepted() {
+    let hogs = parse_and_validate(&load("mixed-nice-hogs.json"), 1).unwrap();
+    let nice: Vec<_> = hogs.tasks.iter().map(|t| t.attributes.priority).collect();
+    assert_eq!(nice, [Some(-5), Some(0), Some(5)]);
+    let groups = parse_and_validate(&load("taskgroups.json"), 4).unwrap();
+    assert_eq!(groups.global.capacities, [446, 1024, 1024, 446]);
+    assert_eq!(groups.group_shares("/foreground"), 2048);
+    assert_eq!(groups.group_shares("/background"), 512);
+    assert_eq!(groups.group_shares("/elsewhere"), 1024);
+    assert_eq!(groups.instance_count(), 4);
+    assert_eq!(
+        groups.tasks[1].attributes.taskgroup.as_deref(),
+        Some("/background")
+    );
+}
+
+#[test]
+fn events_keep_document_order() {
+    let text = r#"{"tasks": {"t": {"loop": 1, "sleep0": 10, "run1": 20, "runtime": 30, "timer": {"ref": "a", "period": 40, "mode": "absolute"}, "yield": ""}}}"#;
+    let scenario = parse_and_validate(text, 1).unwrap();
+    let events: Vec<_> = scenario.tasks[0].phases[0]
+        .events
+        .iter()
+        .map(|e| e.event.clone())
+        .collect();
+    assert_eq!(
+        events,
+        [
+            Event::Sleep { us: 10 },
+            Event::Run { us: 20 },
+            Event::Runtime { us: 30 },
+            Event::Timer {
+                reference: "a".into(),
+                period_us: Some(40),
+                mode: TimerMode::Absolute
+            },
+            Event::Yield,
+        ]
+    );
+}
+
+#[test]
+fn negative_run_names_the_path() {
+    let text = r#"{"tasks": {"thread0": {"phases": {"p1": {"run": -5}}}}}"#;
+    assert_eq!(
+        error(text, 1),
+        "tasks.thread0.phases.p1.run: -5 is negative"
+    );
+}
+
+#[test]
+fn negative_sleep_in_a_task_without_phases() {
+    let text = r#"{"tasks": {"t": {"run": 5, "sleep": -1}}}"#;
+    assert_eq!(error(text, 1), "tasks.t.sleep: -1 is negative");
+}
+
+#[test]
+fn unknown_event() {
+    let text = r#"{"tasks": {"t": {"phases": {"p": {"jump": 5}}}}}"#;
+    assert_eq!(
+        error(text, 1),
+        "tasks.t.phases.p.jump: unknown event or property"
+    );
+}
+
+#[test]
+fn unsupported_event() {
+    let text = r#"{"tasks": {"t": {"lock": "m", "run": 5}}}"#;
+    assert_eq!(
+        error(text, 1),
+        "tasks.t.lock: event not supported by Fairway yet"
+    );
+}
+
+#[test]
+fn missing_and_negative_timer_period() {
+    let text = r#"{"tasks": {"t": {"phases": {"p": {"run": 5, "timer": {"ref": "unique"}}}}}}"#;
+    assert_eq!(error(text, 1), "tasks.t.phases.p.timer.period: missing");
+    let text = r#"{"tasks": {"t": {"run": 5, "timer0": {"ref": "unique", "period": -16000}}}}"#;
+    assert_eq!(error(text, 1), "tasks.t.timer0.period: -16000 is negative");
+}
+
+#[test]
+fn nice_outside_minus_20_to_19() {
+    // §1.1: the weight table covers nice -20..=19.
+    let text = r#"{"tasks": {"t": {"priority": 20, "run": 5}}}"#;
+    assert_eq!(error(text, 1), "tasks.t.priority: 20 is outside -20..=19");
+    let text = r#"{"tasks": {"t": {"phases": {"p": {"priority": -21, "run": 5}}}}}"#;
+    assert_eq!(
+        error(text, 1),
+        "tasks.t.phases.p.priority: -21 is outside -20..=19"
+    );
+}
+
+#[test]
+fn rt_priority_outside_1_to_99() {
+    let text = r#"{"tasks": {"t": {"policy": "SCHED_FIFO", "priority": 0, "run": 5}}}"#;
+    assert_eq!(error(text, 1), "tasks.t.priority: 0 is outside 1..=99");
+    let text = r#"{"tasks": {"t": {"policy": "SCHED_RR", "priority": 100, "run": 5}}}"#;
+    assert_eq!(error(text, 1), "tasks.t.priority: 100 is outside 1..=99");
+}
+
+#[test]
+fn clamps_outside_range_or_inverted() {
+    // §3.1 / §9: util clamps are in 0..=SCHED_CAPACITY_SCALE.
+    let text = r#"{"tasks": {"t": {"util_min": 2000, "run": 5}}}"#;
+    assert_eq!(error(text, 1), "tasks.t.util_min: 2000 is outside 0..=1024");
+    let text = r#"{"tasks": {"t": {"util_max": -1, "run": 5}}}"#;
+    assert_eq!(error(text, 1), "tasks.t.util_max: -1 is outside 0..=1024");
+    let text = r#"{"tasks": {"t": {"util_min": 600, "util_max": 300, "run": 5}}}"#;
+    assert_eq!(
+        error(text, 1),
+        "tasks.t.util_min: util_min 600 is above util_max 300"
+    );
+    let text =
+        r#"{"tasks": {"t": {"util_min": 600, "phases": {"p": {"util_max": 300, "run": 5}}}}}"#;
+    assert_eq!(
+        error(text, 1),
+        "tasks.t.phases.p.util_max: util_min 600 is above util_max 300"
+    );
+}
+
+#[test]
+fn shares_outside_linux_range() {
+    // §9: MIN_SHARES = 2, MAX_SHARES = 1 << 18.
+    let text = r#"{"global": {"taskgroups": {"/a": {"shares": 1}}}, "tasks": {"t": {"run": 5}}}"#;
+    assert_eq!(
+        error(text, 1),
+        "global.taskgroups./a.shares: 1 is outside 2..=262144"
+    );
+    let text =
+        r#"{"global": {"taskgroups": {"/a": {"shares": 262145}}}, "tasks": {"t": {"run": 5}}}"#;
+    assert_eq!(
+        error(text, 1),
+        "global.taskgroups./a.shares: 262145 is outside 2..=262144"
+    );
+}
+
+#[test]
+fn bad_group_path() {
+    let text = r#"{"tasks": {"t": {"taskgroup": "fg", "run": 5}}}"#;
+    assert_eq!(
+        error(text, 1),
+        "tasks.t.taskgroup: task-group path \"fg\" must start with '/' and have no empty component"
+    );
+    let text = r#"{"tasks": {"t": {"taskgroup": "", "run": 5}}}"#;
+    assert!(
+        parse_and_validate(text, 1).is_ok(),
+        "\"\" means no group (rt-app)"
+    );
+}
+
+#[test]
+fn empty_or_out_of_range_affinity() {
+    let text = r#"{"tasks": {"t": {"cpus": [], "run": 5}}}"#;
+    assert_eq!(error(text, 2), "tasks.t.cpus: affinity names no CPU");
+    let text = r#"{"tasks": {"t": {"cpus": [0, 5], "run": 5}}}"#;
+    assert_eq!(error(text, 2), "tasks.t.cpus.1: 5 is outside 0..=1");
+}
+
+#[test]
+fn too_many_tasks() {
+    let text =
+        r#"{"tasks": {"a": {"instance": 3000, "run": 5}, "b": {"instance": 3000, "run": 5}}}"#;
+    assert_eq!(
+        error(text, 1),
+        "tasks: 6000 task instances, at most 4096 are supported"
+    );
+}
+
+#[test]
+fn unknown_policy_and_wrong_types() {
+    let text = r#"{"tasks": {"t": {"policy": "SCHED_DEADLINE", "run": 5}}}"#;
+    assert_eq!(
+        error(text, 1),
+        "tasks.t.policy: unknown policy \"SCHED_DEADLINE\""
+    );
+    let text = r#"{"tasks": {"t": {"run": "abc"}}}"#;
+    assert_eq!(
+        error(text, 1),
+        "tasks.t.run: expected an integer, found \"abc\""
+    );
+    let text = r#"{"tasks": {"t": {"run": 1.5}}}"#;
+    assert_eq!(
+        error(text, 1),
+        "tasks.t.run: expected an integer, found 1.5"
+    );
+    let text = r#"{"tasks": {"t": {"cpus": 3, "run": 5}}}"#;
+    assert_eq!(
+        error(text, 1),
+        "tasks.t.cpus: expected an array of integers, found 3"
+    );
+}
+
+#[test]
+fn malformed_json_and_empty_scenarios() {
+    assert!(error("{\"tasks\": ", 1).starts_with("<root>: not valid JSON: "));
+    assert_eq!(
+        error(r#"{"tasks": {}}"#, 1),
+        "tasks: the scenario has no task"
+    );
+    assert_eq!(
+        error(r#"{"tasks": {"t": {"phases": {"p": {"loop": 2}}}}}"#, 1),
+        "tasks.t.phases.p: no event"
+    );
+    assert_eq!(
+        error(r#"{"tasks": {"t": {"loop": 1}}}"#, 1),
+        "tasks.t: no event"
+    );
+    assert_eq!(
+        error(r#"{"nonsense": 1, "tasks": {}}"#, 1),
+        "nonsense: unknown event or property"
+    );
+}
+
+#[test]
+fn global_fields_are_checked() {
+    let text = r#"{"global": {"duration": -2}, "tasks": {"t": {"run": 5}}}"#;
+    assert_eq!(
+        error(text, 1),
+        "global.duration: -2 is outside -1..=1000000"
+    );
+    let text = r#"{"global": {"capacities": [1024, 0]}, "tasks": {"t": {"run": 5}}}"#;
+    assert_eq!(error(text, 2), "global.capacities.1: 0 is outside 1..=1024");
+    let text = r#"{"global": {"calibration": "GPU0"}, "tasks": {"t": {"run": 5}}}"#;
+    assert_eq!(
+        error(text, 1),
+        "global.calibration: expected \"CPUn\" or an integer, found \"GPU0\""
+    );
+}
+
+#[test]
+fn events_with_phases_cannot_also_sit_in_the_task() {
+    let text = r#"{"tasks": {"t": {"run": 5, "phases": {"p": {"run": 5}}}}}"#;
+    assert_eq!(error(text, 1), "tasks.t.run: unknown event or property");
+    // Parsing alone (no validation) keeps out-of-range values for the validator.
+    assert!(parse(r#"{"tasks": {"t": {"priority": 99, "run": 5}}}"#).is_ok());
+}
