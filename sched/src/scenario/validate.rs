@@ -278,6 +278,11 @@ impl Scenario {
                     .fold(0, |mask, &c| mask | CpuMask::only(CpuId(c as u16)).0),
             ),
         };
-        TaskParams { policy, affinity }
+        TaskParams {
+            policy,
+            affinity,
+            uclamp_min: attributes.util_min.map(|v| v.clamp(0, 1024) as u16),
+            uclamp_max: attributes.util_max.map(|v| v.clamp(0, 1024) as u16),
+        }
     }
 }
