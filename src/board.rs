@@ -25,7 +25,7 @@ const QEMU_UART: usize = 0x0900_0000;
 const ARCHITECTED_TIMER_INTID: u32 = 30;
 
 /// The interrupt controller's kind and register windows.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, defmt::Format)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum GicInfo {
     /// GICv2: distributor and CPU interface.
     V2 {
@@ -43,6 +43,32 @@ pub enum GicInfo {
         /// GICR region size.
         redistributor_size: u64,
     },
+}
+
+impl defmt::Format for GicInfo {
+    fn format(&self, f: defmt::Formatter<'_>) {
+        match *self {
+            GicInfo::V2 {
+                distributor,
+                cpu_interface,
+            } => defmt::write!(
+                f,
+                "v2 (GICD {=u64:#x}, GICC {=u64:#x})",
+                distributor,
+                cpu_interface
+            ),
+            GicInfo::V3 {
+                distributor,
+                redistributors,
+                ..
+            } => defmt::write!(
+                f,
+                "v3 (GICD {=u64:#x}, GICR {=u64:#x})",
+                distributor,
+                redistributors
+            ),
+        }
+    }
 }
 
 /// One CPU of the device tree.

@@ -20,6 +20,13 @@ const MAX_PAIRS: usize = fairway::config::MAX_CPUS;
 
 static DEADLINE: AtomicU64 = AtomicU64::new(0);
 static FINISHED: Completion = Completion::new();
+/// Tasks stay alive (asleep) until the report is printed, so it can show them.
+static REPORTED: Completion = Completion::new();
+
+fn finish() {
+    FINISHED.complete();
+    REPORTED.wait_for(1);
+}
 static HOG_ITERATIONS: [AtomicU64; 2 * MAX_PAIRS] = [const { AtomicU64::new(0) }; 2 * MAX_PAIRS];
 
 struct PingPong {
@@ -37,7 +44,7 @@ fn hog(index: usize) {
         core::hint::black_box(iterations);
     }
     HOG_ITERATIONS[index].store(iterations, Ordering::Relaxed);
-    FINISHED.complete();
+    finish();
 }
 
 fn ping(pair: usize) {
@@ -48,7 +55,7 @@ fn ping(pair: usize) {
         pipes.to_ping.read_exact(&mut reply);
         assert_eq!(u64::from_le_bytes(reply), value + 1, "pong's reply");
     }
-    FINISHED.complete();
+    finish();
 }
 
 fn pong(pair: usize) {
@@ -60,7 +67,7 @@ fn pong(pair: usize) {
         assert_eq!(value, expected, "ping's message");
         pipes.to_ping.write(&(value + 1).to_le_bytes());
     }
-    FINISHED.complete();
+    finish();
 }
 
 fn main() -> ExitCode {
@@ -95,5 +102,6 @@ fn main() -> ExitCode {
         ROUND_TRIPS
     );
     fairway::report::print_runtime_report(elapsed);
+    REPORTED.complete();
     ExitCode::Success
 }

@@ -41,7 +41,10 @@ pub fn workspace_root() -> PathBuf {
 impl Board {
     /// Loads `boards/<name>/board.toml`.
     pub fn load(name: &str) -> Result<Board, String> {
-        let path = workspace_root().join("boards").join(name).join("board.toml");
+        let path = workspace_root()
+            .join("boards")
+            .join(name)
+            .join("board.toml");
         let text = std::fs::read_to_string(&path).map_err(|e| {
             format!(
                 "board '{name}': cannot read {}: {e} (boards: {})",
@@ -49,8 +52,7 @@ impl Board {
                 Board::names().join(", ")
             )
         })?;
-        let board: Board =
-            toml::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+        let board: Board = toml::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
         if board.name != name {
             return Err(format!(
                 "{}: name = \"{}\" but the folder is '{name}'",

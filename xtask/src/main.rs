@@ -1,1 +1,138 @@
-fn main() {}
+//! Fairway's host tooling.
+//!
+//! ```text
+//! cargo xtask runner KERNEL [options]   boot an image under QEMU (cargo's runner for `cargo run`)
+//! cargo xtask test [--only NAME] [--sabotage] [--no-lint]
+//!                                       lints, host tests, then the QEMU test matrix
+//! cargo xtask lint                      rustfmt and clippy (host and aarch64)
+//! cargo xtask ensure-tools              install QEMU and dtc if missing
+//! ```
+//! Runner options: `--board NAME` (default qemu-virt), `--cpus N`, `--gic 2|3`,
+//! `--el 1|2`, `--icount`, `--timeout SECONDS`, `--append "ARGS"`, `--dtb FILE`.
+
+mod board;
+mod qemu;
+mod test;
+mod tools;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use board::Board;
+use qemu::QemuConfig;
+
+fn usage() -> String {
+    "usage: cargo xtask <runner KERNEL [--board NAME] [--cpus N] [--gic 2|3] [--el 1|2] [--icount] \
+     [--timeout S] [--append ARGS] [--dtb FILE] | test [--only NAME] [--sabotage] [--no-lint] | lint | ensure-tools>"
+        .into()
+}
+
+/// Parses the runner options that follow the kernel path.
+fn parse_runner_options(args: &[String]) -> Result<QemuConfig, String> {
+    let value = |i: usize, flag: &str| {
+        args.get(i + 1)
+            .cloned()
+            .ok_or_else(|| format!("{flag} needs a value"))
+    };
+    let number = |text: String, flag: &str| {
+        text.parse::<u32>()
+            .map_err(|_| format!("{flag} {text}: not a number"))
+    };
+    let board_name = args
+        .iter()
+        .position(|a| a == "--board")
+        .map(|i| value(i, "--board"))
+        .transpose()?
+        .or_else(|| std::env::var("FAIRWAY_BOARD").ok())
+        .unwrap_or_else(|| "qemu-virt".into());
+    let mut config = QemuConfig::for_board(Board::load(&board_name)?);
+    let mut i = 0;
+    while i < args.len() {
+        let flag = args[i].as_str();
+        match flag {
+            "--board" => i += 1,
+            "--cpus" => {
+                config.cpus = number(value(i, flag)?, flag)?;
+                i += 1;
+            }
+            "--gic" => {
+                config.gic = number(value(i, flag)?, flag)?;
+                i += 1;
+            }
+            "--el" => {
+                config.el = number(value(i, flag)?, flag)?;
+                i += 1;
+            }
+            "--icount" => config.icount = true,
+            "--timeout" => {
+                config.timeout = Duration::from_secs(u64::from(number(value(i, flag)?, flag)?));
+                i += 1;
+            }
+            "--append" => {
+                if !config.append.is_empty() {
+                    config.append.push(' ');
+                }
+                config.append.push_str(&value(i, flag)?);
+                i += 1;
+            }
+            "--dtb" => {
+                config.dtb = Some(PathBuf::from(value(i, flag)?));
+                i += 1;
+            }
+            other => return Err(format!("unknown option '{other}'\n{}", usage())),
+        }
+        i += 1;
+    }
+    config.validate()?;
+    Ok(config)
+}
+
+fn runner(args: &[String]) -> Result<ExitCode, String> {
+    let (kernel, options) = args
+        .split_first()
+        .ok_or_else(|| format!("runner needs the kernel image\n{}", usage()))?;
+    tools::ensure()?;
+    let config = parse_runner_options(options)?;
+    eprintln!(
+        "xtask: booting {} on {} ({} CPUs, GICv{}, EL{}{})",
+        kernel,
+        config.board.name,
+        config.cpus,
+        config.gic,
+        config.el,
+        if config.icount { ", icount" } else { "" }
+    );
+    let outcome = qemu::run(&PathBuf::from(kernel), &config)?;
+    eprintln!(
+        "xtask: kernel exited with {} after {:.2} s",
+        match outcome.status {
+            Some(code) => format!("status {code}"),
+            None => "no status (timeout)".into(),
+        },
+        outcome.wall.as_secs_f64()
+    );
+    Ok(match outcome.status {
+        Some(0) => ExitCode::SUCCESS,
+        Some(code) => ExitCode::from(code.clamp(1, 255) as u8),
+        None => ExitCode::from(124),
+    })
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let result = match args.first().map(String::as_str) {
+        Some("runner") => runner(&args[1..]),
+        Some("test") => test::run(&args[1..]),
+        Some("lint") => test::lint().map(|()| ExitCode::SUCCESS),
+        Some("ensure-tools") => tools::ensure().map(|()| ExitCode::SUCCESS),
+        _ => Err(usage()),
+    };
+    match result {
+        Ok(code) => code,
+        Err(message) => {
+            eprintln!("xtask: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -89,7 +89,11 @@ pub fn ensure() -> Result<(), String> {
     };
     match shell(&command) {
         Ok(status) if status.success() => {}
-        _ => return Err(format!("installing failed; run:\n    sudo sh -c '{command}'")),
+        _ => {
+            return Err(format!(
+                "installing failed; run:\n    sudo sh -c '{command}'"
+            ));
+        }
     }
     match TOOLS.iter().find(|t| !found(t.program)) {
         Some(tool) => Err(format!("{} still not found after installing", tool.program)),

@@ -1,0 +1,266 @@
+//! Booting a kernel image under QEMU: the command line from a board and options,
+//! a wall-clock timeout, and live decoding of the kernel's defmt frames.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use defmt_decoder::{DecodeError, Table};
+
+use crate::board::Board;
+
+/// How to boot one kernel image.
+#[derive(Debug, Clone)]
+pub struct QemuConfig {
+    /// The board (machine, CPU model, memory and defaults).
+    pub board: Board,
+    /// CPU count.
+    pub cpus: u32,
+    /// GIC version, 2 or 3.
+    pub gic: u32,
+    /// Exception level at entry, 1 or 2.
+    pub el: u32,
+    /// Deterministic mode: `-icount shift=0,align=off,sleep=off`.
+    pub icount: bool,
+    /// Kernel command line (`/chosen/bootargs`).
+    pub append: String,
+    /// A device tree to pass instead of QEMU's own.
+    pub dtb: Option<PathBuf>,
+    /// Wall-clock limit.
+    pub timeout: Duration,
+    /// Print decoded log lines as they arrive.
+    pub echo: bool,
+}
+
+impl QemuConfig {
+    /// The board's defaults.
+    pub fn for_board(board: Board) -> Self {
+        QemuConfig {
+            cpus: board.cpus,
+            gic: board.gic,
+            el: board.el,
+            board,
+            icount: false,
+            append: String::new(),
+            dtb: None,
+            timeout: Duration::from_secs(60),
+            echo: true,
+        }
+    }
+
+    /// Checks the combination before QEMU does, with a clearer message.
+    pub fn validate(&self) -> Result<(), String> {
+        if !(1..=8).contains(&self.cpus) {
+            return Err(format!("--cpus {}: Fairway runs on 1 to 8 CPUs", self.cpus));
+        }
+        if !matches!(self.gic, 2 | 3) {
+            return Err(format!("--gic {}: must be 2 or 3", self.gic));
+        }
+        if !matches!(self.el, 1 | 2) {
+            return Err(format!("--el {}: must be 1 or 2", self.el));
+        }
+        Ok(())
+    }
+
+    /// The `-machine` value.
+    fn machine(&self, extra: &str) -> String {
+        let mut machine = format!("{},gic-version={}", self.board.machine, self.gic);
+        if self.el == 2 {
+            machine.push_str(",virtualization=on");
+        }
+        machine.push_str(extra);
+        machine
+    }
+
+    /// QEMU's arguments (without the kernel, for `dumpdtb`, when `kernel` is None).
+    pub fn arguments(&self, kernel: Option<&Path>, machine_extra: &str) -> Vec<String> {
+        let mut args: Vec<String> = vec![
+            "-machine".into(),
+            self.machine(machine_extra),
+            "-cpu".into(),
+            self.board.cpu.clone(),
+            "-smp".into(),
+            self.cpus.to_string(),
+            "-m".into(),
+            self.board.memory.clone(),
+            "-display".into(),
+            "none".into(),
+            "-monitor".into(),
+            "none".into(),
+            "-serial".into(),
+            "stdio".into(),
+            "-semihosting-config".into(),
+            "enable=on,target=native".into(),
+        ];
+        if self.icount {
+            args.extend(["-icount".into(), "shift=0,align=off,sleep=off".into()]);
+        }
+        if let Some(kernel) = kernel {
+            args.extend(["-kernel".into(), kernel.display().to_string()]);
+        }
+        if !self.append.is_empty() {
+            args.extend(["-append".into(), self.append.clone()]);
+        }
+        if let Some(dtb) = &self.dtb {
+            args.extend(["-dtb".into(), dtb.display().to_string()]);
+        }
+        args
+    }
+}
+
+/// What a boot produced.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    /// QEMU's exit status; `None` when killed by the timeout.
+    pub status: Option<i32>,
+    /// The limit fired.
+    pub timed_out: bool,
+    /// Decoded log lines, in order.
+    pub lines: Vec<String>,
+    /// Wall time of the boot.
+    pub wall: Duration,
+}
+
+impl Outcome {
+    /// The kernel exited 0.
+    pub fn success(&self) -> bool {
+        self.status == Some(0)
+    }
+
+    /// The first line containing `needle`.
+    pub fn find(&self, needle: &str) -> Option<&str> {
+        self.lines
+            .iter()
+            .find(|l| l.contains(needle))
+            .map(String::as_str)
+    }
+}
+
+/// Boots `kernel` and waits for it to exit or time out.
+pub fn run(kernel: &Path, config: &QemuConfig) -> Result<Outcome, String> {
+    config.validate()?;
+    let elf = std::fs::read(kernel).map_err(|e| format!("{}: {e}", kernel.display()))?;
+    let mut child = Command::new("qemu-system-aarch64")
+        .args(config.arguments(Some(kernel), ""))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("cannot start qemu-system-aarch64: {e}"))?;
+    let start = Instant::now();
+    let lines = Arc::new(Mutex::new(Vec::new()));
+    let mut stdout = child.stdout.take().expect("piped stdout");
+    let decoded = Arc::clone(&lines);
+    let echo = config.echo;
+    let reader = std::thread::spawn(move || -> Result<(), String> {
+        let table = Table::parse(&elf)
+            .map_err(|e| format!("reading the defmt table: {e}"))?
+            .ok_or("the kernel image has no defmt table")?;
+        let mut decoder = table.new_stream_decoder();
+        let mut buffer = [0u8; 4096];
+        loop {
+            let count = match stdout.read(&mut buffer) {
+                Ok(0) | Err(_) => return Ok(()),
+                Ok(count) => count,
+            };
+            decoder.received(&buffer[..count]);
+            loop {
+                match decoder.decode() {
+                    Ok(frame) => {
+                        let message = frame.display_message().to_string();
+                        let line = match (frame.level(), frame.display_timestamp()) {
+                            (Some(level), Some(ts)) => {
+                                format!("{ts} {:<5} {message}", level.as_str().to_uppercase())
+                            }
+                            (None, Some(ts)) => format!("{ts} {message}"),
+                            (Some(level), None) => {
+                                format!("{:<5} {message}", level.as_str().to_uppercase())
+                            }
+                            (None, None) => message,
+                        };
+                        if echo {
+                            println!("{line}");
+                        }
+                        decoded.lock().expect("log lock").push(line);
+                    }
+                    Err(DecodeError::UnexpectedEof) => break,
+                    Err(DecodeError::Malformed) => {
+                        let line = "(malformed defmt frame skipped)".to_string();
+                        if echo {
+                            println!("{line}");
+                        }
+                        decoded.lock().expect("log lock").push(line);
+                    }
+                }
+            }
+        }
+    });
+    let mut timed_out = false;
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status.code(),
+            Ok(None) if start.elapsed() > config.timeout => {
+                let _ = child.kill();
+                let _ = child.wait();
+                timed_out = true;
+                break None;
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(5)),
+            Err(e) => return Err(format!("waiting for QEMU: {e}")),
+        }
+    };
+    let wall = start.elapsed();
+    match reader.join() {
+        Ok(Ok(())) => {}
+        Ok(Err(e)) => return Err(e),
+        Err(_) => return Err("the log decoder thread panicked".into()),
+    }
+    let mut stderr = String::new();
+    if let Some(mut pipe) = child.stderr.take() {
+        let _ = pipe.read_to_string(&mut stderr);
+    }
+    let mut lines = std::mem::take(&mut *lines.lock().expect("log lock"));
+    for line in stderr.lines().filter(|l| !l.trim().is_empty()) {
+        let line = format!("qemu: {line}");
+        if config.echo {
+            eprintln!("{line}");
+        }
+        lines.push(line);
+    }
+    if timed_out {
+        let line = format!(
+            "TIMEOUT: QEMU killed after {:.1} s (limit {:?})",
+            wall.as_secs_f64(),
+            config.timeout
+        );
+        if config.echo {
+            eprintln!("{line}");
+        }
+        lines.push(line);
+    }
+    Ok(Outcome {
+        status,
+        timed_out,
+        lines,
+        wall,
+    })
+}
+
+/// Dumps QEMU's own device tree for `config` into `path`.
+pub fn dump_dtb(config: &QemuConfig, path: &Path) -> Result<(), String> {
+    let extra = format!(",dumpdtb={}", path.display());
+    let output = Command::new("qemu-system-aarch64")
+        .args(config.arguments(None, &extra))
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| format!("cannot start qemu-system-aarch64: {e}"))?;
+    if !path.exists() {
+        return Err(format!(
+            "QEMU did not dump its device tree: {}",
+            String::from_utf8_lossy(&output.stderr)
+        ));
+    }
+    Ok(())
+}
