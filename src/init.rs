@@ -70,7 +70,9 @@ fn early_failure(error: BoardError) -> ! {
 
 fn read_board(address: usize) -> Result<BoardInfo, BoardError> {
     let refuse = |reason| BoardError::NoDeviceTree { address, reason };
-    if !mmu::check_memory_is_mapped(address as u64, address as u64 + 40) || address % 4 != 0 {
+    if !mmu::check_memory_is_mapped(address as u64, address as u64 + 40)
+        || !address.is_multiple_of(4)
+    {
         return Err(refuse("address is not 4-byte aligned RAM"));
     }
     // SAFETY: the 8 header bytes lie in RAM mapped as normal memory (checked above).
@@ -92,6 +94,25 @@ fn read_board(address: usize) -> Result<BoardInfo, BoardError> {
 
 unsafe extern "C" {
     static __kernel_end: u8;
+}
+
+/// A blob the host loaded into RAM (QEMU `-device loader`), for tests.
+///
+/// # Panics
+/// When `[address, address + size)` is not RAM below the kernel image, where
+/// nothing of the kernel lives.
+pub fn loaded_blob(address: usize, size: usize) -> &'static [u8] {
+    let kernel_start = mmu::NORMAL_MEMORY.start as usize + 0x20_0000;
+    assert!(
+        address >= mmu::NORMAL_MEMORY.start as usize + 0x10_0000
+            && address
+                .checked_add(size)
+                .is_some_and(|end| end <= kernel_start),
+        "blob {address:#x}+{size} is not in the free RAM below the kernel"
+    );
+    // SAFETY: the range is RAM mapped as normal memory, between QEMU's device
+    // tree (first MiB) and the kernel image, which the kernel never writes.
+    unsafe { core::slice::from_raw_parts(address as *const u8, size) }
 }
 
 /// The boot core's Rust entry: `dtb` is x0 at entry (0 for an ELF under QEMU),
@@ -146,23 +167,31 @@ pub extern "C" fn kernel_init_primary(dtb: usize, entry_el: u64) -> ! {
         psci::set_conduit(conduit);
     }
     let gic = match board.gic {
-        // SAFETY: the device tree names these windows a GICv2's GICD and GICC.
         GicInfo::V2 {
             distributor,
             cpu_interface,
-        } => Gic::V2(unsafe { GicV2::new(distributor as usize, cpu_interface as usize) }),
-        // SAFETY: the device tree names these windows a GICv3's GICD and GICR.
+        } => {
+            // SAFETY: the device tree names these windows a GICv2's GICD and
+            // GICC; the boot map makes everything below 1 GiB Device memory.
+            let gic = unsafe { GicV2::new(distributor as usize, cpu_interface as usize) };
+            Gic::V2(gic)
+        }
         GicInfo::V3 {
             distributor,
             redistributors,
             redistributor_size,
-        } => Gic::V3(unsafe {
-            GicV3::new(
-                distributor as usize,
-                redistributors as usize,
-                redistributor_size as usize,
-            )
-        }),
+        } => {
+            // SAFETY: the device tree names these windows a GICv3's GICD and
+            // GICR; the boot map makes everything below 1 GiB Device memory.
+            let gic = unsafe {
+                GicV3::new(
+                    distributor as usize,
+                    redistributors as usize,
+                    redistributor_size as usize,
+                )
+            };
+            Gic::V3(gic)
+        }
     };
     let gic = GIC.call_once(|| gic);
     gic.init_distributor();

@@ -83,8 +83,8 @@ fn main() -> ExitCode {
             tasks += 1;
         }
     }
-    for pair in 0..cpus {
-        PAIRS[pair].call_once(|| PingPong {
+    for (pair, slot) in PAIRS.iter().enumerate().take(cpus) {
+        slot.call_once(|| PingPong {
             to_pong: Pipe::new(),
             to_ping: Pipe::new(),
         });

@@ -19,13 +19,24 @@ const MAILBOX_SLOTS: usize = 16;
 static MAILBOXES: [IrqSpinLock<Deque<(CallFunction, usize), MAILBOX_SLOTS>>; MAX_CPUS] =
     [const { IrqSpinLock::new(Deque::new()) }; MAX_CPUS];
 
+/// A CPU's call-function mailbox is full.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, defmt::Format)]
+pub struct MailboxFull {
+    /// The CPU asked.
+    pub cpu: usize,
+}
+
 /// Asks `cpu` to run `function(argument)` in interrupt context. Fails when its
 /// mailbox is full.
-pub fn call_function(cpu: usize, function: CallFunction, argument: usize) -> Result<(), ()> {
+pub fn call_function(
+    cpu: usize,
+    function: CallFunction,
+    argument: usize,
+) -> Result<(), MailboxFull> {
     MAILBOXES[cpu]
         .lock()
         .push_back((function, argument))
-        .map_err(|_| ())?;
+        .map_err(|_| MailboxFull { cpu })?;
     send_ipi(cpu, Ipi::CallFunction);
     Ok(())
 }

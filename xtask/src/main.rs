@@ -85,6 +85,9 @@ fn parse_runner_options(args: &[String]) -> Result<QemuConfig, String> {
         i += 1;
     }
     config.validate()?;
+    if config.dtb.is_none() {
+        config.use_board_device_tree()?;
+    }
     Ok(config)
 }
 
@@ -95,9 +98,10 @@ fn runner(args: &[String]) -> Result<ExitCode, String> {
     tools::ensure()?;
     let config = parse_runner_options(options)?;
     eprintln!(
-        "xtask: booting {} on {} ({} CPUs, GICv{}, EL{}{})",
+        "xtask: booting {} on {} ({}; {} CPUs, GICv{}, EL{}{})",
         kernel,
         config.board.name,
+        config.board.description,
         config.cpus,
         config.gic,
         config.el,

@@ -28,6 +28,10 @@ pub struct QemuConfig {
     pub append: String,
     /// A device tree to pass instead of QEMU's own.
     pub dtb: Option<PathBuf>,
+    /// More QEMU arguments (e.g. `-device loader,...`).
+    pub extra_arguments: Vec<String>,
+    /// Extra `-smp` topology, e.g. `,clusters=2,cores=2`.
+    pub smp_topology: String,
     /// Wall-clock limit.
     pub timeout: Duration,
     /// Print decoded log lines as they arrive.
@@ -45,9 +49,35 @@ impl QemuConfig {
             icount: false,
             append: String::new(),
             dtb: None,
+            smp_topology: String::new(),
+            extra_arguments: Vec::new(),
             timeout: Duration::from_secs(60),
             echo: true,
         }
+    }
+
+    /// Compiles the board's own device tree source, if it has one, and uses it.
+    pub fn use_board_device_tree(&mut self) -> Result<(), String> {
+        let Some(source) = &self.board.dts else {
+            return Ok(());
+        };
+        let source = self.board.folder().join(source);
+        let folder = crate::board::workspace_root()
+            .join("target")
+            .join("xtask-dtb");
+        std::fs::create_dir_all(&folder).map_err(|e| e.to_string())?;
+        let target = folder.join(format!("{}.dtb", self.board.name));
+        let status = Command::new("dtc")
+            .args(["-I", "dts", "-O", "dtb", "-q", "-o"])
+            .arg(&target)
+            .arg(&source)
+            .status()
+            .map_err(|e| format!("dtc: {e}"))?;
+        if !status.success() {
+            return Err(format!("dtc could not compile {}", source.display()));
+        }
+        self.dtb = Some(target);
+        Ok(())
     }
 
     /// Checks the combination before QEMU does, with a clearer message.
@@ -82,7 +112,7 @@ impl QemuConfig {
             "-cpu".into(),
             self.board.cpu.clone(),
             "-smp".into(),
-            self.cpus.to_string(),
+            format!("{}{}", self.cpus, self.smp_topology),
             "-m".into(),
             self.board.memory.clone(),
             "-display".into(),
@@ -106,6 +136,9 @@ impl QemuConfig {
         if let Some(dtb) = &self.dtb {
             args.extend(["-dtb".into(), dtb.display().to_string()]);
         }
+        if kernel.is_some() {
+            args.extend(self.extra_arguments.iter().cloned());
+        }
         args
     }
 }
@@ -124,11 +157,6 @@ pub struct Outcome {
 }
 
 impl Outcome {
-    /// The kernel exited 0.
-    pub fn success(&self) -> bool {
-        self.status == Some(0)
-    }
-
     /// The first line containing `needle`.
     pub fn find(&self, needle: &str) -> Option<&str> {
         self.lines

@@ -1,7 +1,648 @@
-//! The test command: lints, host tests, then kernel images booted under QEMU.
-pub fn run(_args: &[String]) -> Result<std::process::ExitCode, String> {
-    Err("not yet".into())
+//! The test command: lints, host tests, then kernel images booted under QEMU in
+//! a matrix of configurations, each with the outcome and output it must show.
+//!
+//! Every case names what it expects (exit 0, a failing exit, or the runner's
+//! timeout) and lines its output must contain. `--sabotage` inverts the first
+//! selected case's expectation, to show that a failing case makes the command
+//! fail (CI runs it and requires the failure).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::board::{Board, workspace_root};
+use crate::qemu::{self, QemuConfig};
+use crate::tools;
+
+/// What a case must end with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Expect {
+    Success,
+    Failure,
+    Timeout,
 }
+
+/// Where edited device trees are loaded for the `device_tree` image: free RAM
+/// between QEMU's own device tree (first MiB of RAM) and the kernel (at +2 MiB).
+const LOADED_BLOB_ADDRESS: u64 = 0x4010_0000;
+
+/// A change to QEMU's own device tree before booting.
+type DtsEdit = fn(&str) -> Result<String, String>;
+
+struct Case {
+    name: String,
+    image: &'static str,
+    cpus: u32,
+    gic: u32,
+    el: u32,
+    icount: bool,
+    append: &'static str,
+    smp_topology: &'static str,
+    dts_edit: Option<DtsEdit>,
+    /// An edited device tree loaded into RAM for the `device_tree` image to parse.
+    loaded_dts_edit: Option<DtsEdit>,
+    /// Break the loaded blob's magic number.
+    corrupt_magic: bool,
+    timeout_seconds: u64,
+    expect: Expect,
+    must_contain: Vec<String>,
+}
+
+impl Case {
+    fn new(name: impl Into<String>, image: &'static str) -> Self {
+        Case {
+            name: name.into(),
+            image,
+            cpus: 4,
+            gic: 3,
+            el: 1,
+            icount: false,
+            append: "",
+            smp_topology: "",
+            dts_edit: None,
+            loaded_dts_edit: None,
+            corrupt_magic: false,
+            timeout_seconds: 60,
+            expect: Expect::Success,
+            must_contain: Vec::new(),
+        }
+    }
+    fn cpus(mut self, cpus: u32) -> Self {
+        self.cpus = cpus;
+        self
+    }
+    fn gic(mut self, gic: u32) -> Self {
+        self.gic = gic;
+        self
+    }
+    fn el(mut self, el: u32) -> Self {
+        self.el = el;
+        self
+    }
+    fn icount(mut self) -> Self {
+        self.icount = true;
+        self
+    }
+    fn append(mut self, append: &'static str) -> Self {
+        self.append = append;
+        self
+    }
+    fn expect(mut self, expect: Expect) -> Self {
+        self.expect = expect;
+        self
+    }
+    fn timeout(mut self, seconds: u64) -> Self {
+        self.timeout_seconds = seconds;
+        self
+    }
+    fn dts(mut self, edit: DtsEdit) -> Self {
+        self.dts_edit = Some(edit);
+        self
+    }
+    fn parse(mut self, edit: DtsEdit) -> Self {
+        self.loaded_dts_edit = Some(edit);
+        self
+    }
+    fn contains(mut self, text: impl Into<String>) -> Self {
+        self.must_contain.push(text.into());
+        self
+    }
+}
+
+fn replace_once(dts: &str, from: &str, to: &str) -> Result<String, String> {
+    if !dts.contains(from) {
+        return Err(format!("device tree source has no '{from}'"));
+    }
+    Ok(dts.replacen(from, to, 1))
+}
+
+/// Removes the node that starts at the line `header` (e.g. "\tpsci {").
+fn remove_node(dts: &str, header: &str) -> Result<String, String> {
+    let start = dts
+        .find(header)
+        .ok_or_else(|| format!("device tree source has no node '{header}'"))?;
+    let indent: String = header.chars().take_while(|c| *c == '\t').collect();
+    let end_marker = format!("\n{indent}}};");
+    let end = dts[start..].find(&end_marker).ok_or("unterminated node")? + start + end_marker.len();
+    Ok(format!("{}{}", &dts[..start], &dts[end..]))
+}
+
+fn cases() -> Vec<Case> {
+    let mut cases = Vec::new();
+    for cpus in [1, 2, 4, 8] {
+        for gic in [2, 3] {
+            for el in [1, 2] {
+                cases.push(
+                    Case::new(format!("boot-{cpus}cpu-gicv{gic}-el{el}"), "boot")
+                        .cpus(cpus)
+                        .gic(gic)
+                        .el(el)
+                        .contains(format!(
+                            "boot: {cpus}/{cpus} CPUs online, GICv{gic}, entered at EL{el}"
+                        ))
+                        .contains("boot: every CPU ran a task and answered an IPI"),
+                );
+            }
+        }
+    }
+    cases.push(
+        Case::new("demo-default", "fairway")
+            .contains("demo: 4 CPUs, 16 tasks done, 1000 pipe round trips per pair, checked"),
+    );
+    cases.push(
+        Case::new("timer-icount", "timer")
+            .icount()
+            .contains("timer: 1600 sleeps on 4 CPUs: early 0"),
+    );
+    cases.push(
+        Case::new("timer-icount-hz1000", "timer")
+            .icount()
+            .cpus(2)
+            .append("hz=1000")
+            .contains("at HZ=1000"),
+    );
+    cases.push(
+        Case::new("preempt-icount", "preempt")
+            .icount()
+            .cpus(1)
+            .contains("preempt: runtime a"),
+    );
+    cases.push(
+        Case::new("pipe-icount", "pipe")
+            .icount()
+            .cpus(2)
+            .contains("pipe: 10000 round trips CPU0<->CPU1, all values checked")
+            .contains("pipe: context switch"),
+    );
+    cases.push(
+        Case::new("pipe-gicv2-el2", "pipe")
+            .cpus(4)
+            .gic(2)
+            .el(2)
+            .contains("all values checked"),
+    );
+    cases.push(
+        Case::new("spawn-limit", "spawn_limit")
+            .contains("too many tasks: all 1024 task slots are in use")
+            .contains("invalid argument: nice = 20 is outside -20..=19")
+            .contains("spawn_limit: all 1023 tasks ran"),
+    );
+    cases.push(
+        Case::new("panic-fails", "panic")
+            .expect(Expect::Failure)
+            .contains("panic on CPU 0 at tests/panic.rs:")
+            .contains("the deliberate panic of tests/panic.rs"),
+    );
+    cases.push(
+        Case::new("exception-reported", "exception")
+            .expect(Expect::Failure)
+            .contains("unexpected synchronous exception from EL1 on CPU 0: ESR=0xf2000042 (EC=0x3c: BRK) FAR=")
+            .contains("ELR="),
+    );
+    cases.push(
+        Case::new("hang-times-out", "hang")
+            .expect(Expect::Timeout)
+            .timeout(3)
+            .contains("hang: spinning forever"),
+    );
+    cases.push(
+        Case::new("dt-no-uart-falls-back", "boot")
+            .dts(|dts| remove_node(dts, "\tpl011@9000000 {"))
+            .contains(
+                "device tree: pl011: no arm,pl011 node; fallback: QEMU virt's UART at 0x09000000",
+            )
+            .contains("boot: every CPU ran a task"),
+    );
+    cases.push(
+        Case::new("dt-parse-unchanged", "device_tree")
+            .parse(|dts| Ok(dts.to_string()))
+            .contains("device_tree: parsed: 4 CPUs, psci Some(Hvc), timer INTID 30, GIC v3 (GICD 0x8000000, GICR 0x80a0000)"),
+    );
+    cases.push(
+        Case::new("dt-parse-psci-method-bad", "device_tree")
+            .parse(|dts| replace_once(dts, "method = \"hvc\";", "method = \"foo\";"))
+            .contains("device_tree: error: device tree: /psci/method: must be \"hvc\" or \"smc\""),
+    );
+    cases.push(
+        Case::new("dt-parse-no-psci", "device_tree")
+            .parse(|dts| remove_node(dts, "\tpsci {"))
+            .contains(
+                "device_tree: notice: /psci: missing; fallback: running on the boot CPU only",
+            ),
+    );
+    cases.push(
+        Case::new("dt-parse-no-memory", "device_tree")
+            .parse(|dts| remove_node(dts, "\tmemory@40000000 {"))
+            .contains("device_tree: error: device tree: node /memory is missing"),
+    );
+    cases.push(
+        Case::new("dt-parse-cpu-reg-missing", "device_tree")
+            .parse(|dts| replace_once(dts, "reg = <0x01>;\n", ""))
+            .contains("device_tree: error: device tree: /cpus/cpu/reg: missing or shorter than #address-cells"),
+    );
+    cases.push(
+        Case::new("dt-parse-timer-interrupts-missing", "device_tree")
+            .parse(|dts| {
+                replace_once(
+                    dts,
+                    "interrupts = <0x01 0x0d 0x04 0x01 0x0e 0x04 0x01 0x0b 0x04 0x01 0x0a 0x04>;",
+                    "",
+                )
+            })
+            .contains(
+                "device_tree: notice: /timer/interrupts: missing or short; fallback: INTID 30",
+            ),
+    );
+    let mut bad_magic = Case::new("dt-parse-bad-magic", "device_tree")
+        .parse(|dts| Ok(dts.to_string()))
+        .contains("device_tree: error: no usable device tree at 0x40100000: bad magic (expected 0xd00dfeed)");
+    bad_magic.corrupt_magic = true;
+    cases.push(bad_magic);
+    cases.push(
+        Case::new("dt-capacity-malformed", "boot")
+            .dts(|dts| {
+                replace_once(
+                    dts,
+                    "reg = <0x00>;\n\t\t\tenable-method",
+                    "reg = <0x00>;\n\t\t\tcapacity-dmips-mhz = <0x00>;\n\t\t\tenable-method",
+                )
+            })
+            .expect(Expect::Failure)
+            .contains("/cpus/cpu/capacity-dmips-mhz: must be one non-zero u32 cell"),
+    );
+    let mut juno_like = Case::new("dt-juno-like-clusters", "boot")
+        .dts(|dts| {
+            let mut out = dts.to_string();
+            for (cpu, dmips) in [(0, 1024), (1, 1024), (2, 578), (3, 578)] {
+                let from = format!("reg = <0x{cpu:02x}>;\n\t\t\tenable-method");
+                let to = format!(
+                    "reg = <0x{cpu:02x}>;\n\t\t\tcapacity-dmips-mhz = <{dmips}>;\n\t\t\tenable-method"
+                );
+                out = replace_once(&out, &from, &to)?;
+            }
+            Ok(out)
+        })
+        .contains("boot: cpu0 mpidr=0x0 cluster=0 capacity=1024")
+        .contains("boot: cpu2 mpidr=0x2 cluster=1 capacity=578");
+    juno_like.smp_topology = ",clusters=2,cores=2";
+    cases.push(juno_like);
+    cases.push(
+        Case::new("dt-no-gic", "boot")
+            .dts(|dts| remove_node(dts, "\tintc@8000000 {"))
+            .expect(Expect::Failure)
+            .contains("node interrupt-controller (compatible arm,gic-v3 or arm,cortex-a15-gic) is missing"),
+    );
+    cases
+}
+
+/// Runs `cargo` with `args` in the workspace, failing with its output on error.
+fn cargo(args: &[&str]) -> Result<String, String> {
+    let output = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+        .args(args)
+        .current_dir(workspace_root())
+        .stdin(Stdio::null())
+        .stderr(Stdio::inherit())
+        .output()
+        .map_err(|e| format!("cannot run cargo: {e}"))?;
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    if !output.status.success() {
+        return Err(format!("cargo {} failed\n{stdout}", args.join(" ")));
+    }
+    Ok(stdout)
+}
+
+/// rustfmt and clippy with `-D warnings`, host and aarch64.
 pub fn lint() -> Result<(), String> {
-    Err("not yet".into())
+    eprintln!("xtask: cargo fmt --check");
+    cargo(&["fmt", "--all", "--", "--check"])?;
+    eprintln!("xtask: clippy (host)");
+    cargo(&[
+        "clippy",
+        "--quiet",
+        "--target",
+        "host-tuple",
+        "--package",
+        "fairway-sched",
+        "--package",
+        "fairway-sim",
+        "--all-targets",
+        "--",
+        "-D",
+        "warnings",
+    ])?;
+    cargo(&[
+        "clippy",
+        "--quiet",
+        "--target",
+        "host-tuple",
+        "--package",
+        "xtask",
+        "--all-targets",
+        "--target-dir",
+        "target/xtask-lint",
+        "--",
+        "-D",
+        "warnings",
+    ])?;
+    eprintln!("xtask: clippy (aarch64-unknown-none-softfloat)");
+    let deny = ["--", "-D", "warnings"];
+    cargo(
+        &[
+            &["clippy", "--quiet", "--package", "fairway", "--all-targets"],
+            &deny[..],
+        ]
+        .concat(),
+    )?;
+    cargo(
+        &[
+            &["clippy", "--quiet", "--package", "fairway-sched"],
+            &deny[..],
+        ]
+        .concat(),
+    )?;
+    Ok(())
+}
+
+/// Runs the host tests, returning (passed, failed) from libtest's summaries.
+fn host_tests() -> Result<(u64, u64), String> {
+    eprintln!("xtask: host tests (sched, sim, xtask)");
+    let output = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+        .args([
+            "test",
+            "--target",
+            "host-tuple",
+            "--package",
+            "fairway-sched",
+            "--package",
+            "fairway-sim",
+        ])
+        .current_dir(workspace_root())
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| format!("cannot run cargo test: {e}"))?;
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let (mut passed, mut failed) = (0, 0);
+    for line in stdout.lines() {
+        if let Some(rest) = line.strip_prefix("test result: ") {
+            let number = |word: &str| {
+                rest.split(';')
+                    .find_map(|part| {
+                        part.trim()
+                            .strip_suffix(word)?
+                            .trim()
+                            .rsplit(' ')
+                            .next()?
+                            .parse::<u64>()
+                            .ok()
+                    })
+                    .unwrap_or(0)
+            };
+            passed += number("passed");
+            failed += number("failed");
+        }
+        if line.contains("FAILED") || line.contains("panicked") {
+            eprintln!("{line}");
+        }
+    }
+    if !output.status.success() && failed == 0 {
+        eprintln!("{}", String::from_utf8_lossy(&output.stderr));
+        failed += 1;
+    }
+    eprintln!("xtask: host tests: {passed} passed, {failed} failed");
+    Ok((passed, failed))
+}
+
+/// Builds the kernel and its QEMU test images (release profile) and returns
+/// image name -> path.
+fn build_images() -> Result<BTreeMap<String, PathBuf>, String> {
+    eprintln!("xtask: building kernel images (release)");
+    let mut images = BTreeMap::new();
+    for args in [
+        &[
+            "build",
+            "--release",
+            "--package",
+            "fairway",
+            "--bins",
+            "--message-format=json",
+        ][..],
+        &[
+            "test",
+            "--release",
+            "--package",
+            "fairway",
+            "--no-run",
+            "--message-format=json",
+        ][..],
+    ] {
+        let stdout = cargo(args)?;
+        for line in stdout.lines() {
+            let Ok(message) = serde_json::from_str::<serde_json::Value>(line) else {
+                continue;
+            };
+            if message["reason"] != "compiler-artifact" {
+                continue;
+            }
+            if let (Some(name), Some(executable)) = (
+                message["target"]["name"].as_str(),
+                message["executable"].as_str(),
+            ) {
+                images.insert(name.to_string(), PathBuf::from(executable));
+            }
+        }
+    }
+    Ok(images)
+}
+
+fn prepare_dtb(case: &Case, config: &QemuConfig, edit: DtsEdit) -> Result<PathBuf, String> {
+    let folder = workspace_root().join("target").join("xtask-dtb");
+    std::fs::create_dir_all(&folder).map_err(|e| e.to_string())?;
+    let original = folder.join(format!("{}-qemu.dtb", case.name));
+    let _ = std::fs::remove_file(&original);
+    qemu::dump_dtb(config, &original)?;
+    let dts = run_dtc(&["-I", "dtb", "-O", "dts", "-q"], &original)?;
+    let edited = edit(&dts).map_err(|e| format!("{}: {e}", case.name))?;
+    let source = folder.join(format!("{}.dts", case.name));
+    std::fs::write(&source, edited).map_err(|e| e.to_string())?;
+    let target = folder.join(format!("{}.dtb", case.name));
+    let status = Command::new("dtc")
+        .args(["-I", "dts", "-O", "dtb", "-q", "-o"])
+        .arg(&target)
+        .arg(&source)
+        .status()
+        .map_err(|e| format!("dtc: {e}"))?;
+    if !status.success() {
+        return Err(format!("dtc could not compile {}", source.display()));
+    }
+    Ok(target)
+}
+
+fn run_dtc(args: &[&str], input: &Path) -> Result<String, String> {
+    let output = Command::new("dtc")
+        .args(args)
+        .arg(input)
+        .output()
+        .map_err(|e| format!("dtc: {e}"))?;
+    if !output.status.success() {
+        return Err(format!(
+            "dtc failed: {}",
+            String::from_utf8_lossy(&output.stderr)
+        ));
+    }
+    Ok(String::from_utf8_lossy(&output.stdout).into_owned())
+}
+
+fn run_case(case: &Case, image: &Path, expect: Expect) -> Result<Vec<String>, String> {
+    let mut config = QemuConfig::for_board(Board::load("qemu-virt")?);
+    config.cpus = case.cpus;
+    config.gic = case.gic;
+    config.el = case.el;
+    config.icount = case.icount;
+    config.append = case.append.to_string();
+    config.smp_topology = case.smp_topology.to_string();
+    config.timeout = Duration::from_secs(case.timeout_seconds);
+    config.echo = false;
+    if let Some(edit) = case.dts_edit {
+        config.dtb = Some(prepare_dtb(case, &config, edit)?);
+    }
+    if let Some(edit) = case.loaded_dts_edit {
+        let path = prepare_dtb(case, &config, edit)?;
+        let mut blob = std::fs::read(&path).map_err(|e| e.to_string())?;
+        if case.corrupt_magic {
+            blob[0] ^= 0xff;
+            std::fs::write(&path, &blob).map_err(|e| e.to_string())?;
+        }
+        config.extra_arguments = vec![
+            "-device".into(),
+            format!(
+                "loader,file={},addr={LOADED_BLOB_ADDRESS:#x},force-raw=on",
+                path.display()
+            ),
+        ];
+        config.append = format!("dtb={LOADED_BLOB_ADDRESS:#x} dtb_size={}", blob.len());
+    }
+    let outcome = qemu::run(image, &config)?;
+    let mut problems = Vec::new();
+    let got = match (outcome.timed_out, outcome.status) {
+        (true, _) => Expect::Timeout,
+        (false, Some(0)) => Expect::Success,
+        _ => Expect::Failure,
+    };
+    if got != expect {
+        problems.push(format!(
+            "expected {expect:?}, got {got:?} (status {:?})",
+            outcome.status
+        ));
+    }
+    for needle in &case.must_contain {
+        if outcome.find(needle).is_none() {
+            problems.push(format!("output lacks: {needle}"));
+        }
+    }
+    if problems.is_empty() {
+        Ok(outcome.lines)
+    } else {
+        let mut report = problems.join("\n    ");
+        report.push_str("\n    --- output ---\n");
+        for line in outcome.lines.iter().rev().take(40).rev() {
+            report.push_str("    | ");
+            report.push_str(line);
+            report.push('\n');
+        }
+        Err(report)
+    }
+}
+
+/// `cargo xtask test`.
+pub fn run(args: &[String]) -> Result<ExitCode, String> {
+    let mut only: Option<String> = None;
+    let mut sabotage = false;
+    let mut with_lint = true;
+    let mut with_host = true;
+    let mut i = 0;
+    while i < args.len() {
+        match args[i].as_str() {
+            "--only" => {
+                only = Some(args.get(i + 1).cloned().ok_or("--only needs a name")?);
+                i += 1;
+            }
+            "--sabotage" => sabotage = true,
+            "--no-lint" => with_lint = false,
+            "--qemu-only" => {
+                with_lint = false;
+                with_host = false;
+            }
+            other => return Err(format!("test: unknown option '{other}'")),
+        }
+        i += 1;
+    }
+    let start = Instant::now();
+    tools::ensure()?;
+    if only.is_some() {
+        with_lint = false;
+        with_host = false;
+    }
+    if with_lint {
+        lint()?;
+    }
+    let (mut passed, mut failed) = if with_host { host_tests()? } else { (0, 0) };
+    let images = build_images()?;
+    let selected: Vec<Case> = cases()
+        .into_iter()
+        .filter(|c| only.as_ref().is_none_or(|o| c.name.contains(o.as_str())))
+        .collect();
+    if selected.is_empty() {
+        return Err("no QEMU case matches --only".into());
+    }
+    let (mut qemu_passed, mut qemu_failed) = (0, 0);
+    for (index, case) in selected.iter().enumerate() {
+        let mut expect = case.expect;
+        if sabotage && index == 0 {
+            expect = if expect == Expect::Success {
+                Expect::Failure
+            } else {
+                Expect::Success
+            };
+            eprintln!("xtask: --sabotage: expecting {expect:?} from {}", case.name);
+        }
+        let image = images
+            .get(case.image)
+            .ok_or_else(|| format!("no kernel image '{}' was built", case.image))?;
+        let case_start = Instant::now();
+        match run_case(case, image, expect) {
+            Ok(lines) => {
+                qemu_passed += 1;
+                eprintln!(
+                    "qemu {:<32} ok ({:.2} s)",
+                    case.name,
+                    case_start.elapsed().as_secs_f64()
+                );
+                for line in lines.iter().filter(|l| {
+                    ["timer:", "pipe:", "preempt:", "per-CPU"]
+                        .iter()
+                        .any(|k| l.contains(k))
+                }) {
+                    eprintln!("    {line}");
+                }
+            }
+            Err(report) => {
+                qemu_failed += 1;
+                eprintln!("qemu {:<32} FAILED\n    {report}", case.name);
+            }
+        }
+    }
+    eprintln!("xtask: QEMU tests: {qemu_passed} passed, {qemu_failed} failed");
+    passed += qemu_passed;
+    failed += qemu_failed;
+    eprintln!(
+        "xtask: whole test command took {:.1} s",
+        start.elapsed().as_secs_f64()
+    );
+    println!("fairway: {passed} passed, {failed} failed");
+    Ok(if failed == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
 }

@@ -162,3 +162,11 @@ fn exception_class_name(exception_class: u64) -> &'static str {
         _ => "other",
     }
 }
+
+/// Executes a BRK instruction: an unexpected exception, for the test that shows
+/// how one is reported.
+pub fn trigger_breakpoint() {
+    // SAFETY: BRK only raises a synchronous exception, which the vector table
+    // reports before stopping the kernel; no memory is touched.
+    unsafe { core::arch::asm!("brk #0x42", options(nomem, nostack)) };
+}

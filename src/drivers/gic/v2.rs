@@ -14,6 +14,7 @@ const GICD_ICENABLER: usize = 0x180;
 const GICD_IPRIORITYR: usize = 0x400;
 const GICD_ITARGETSR: usize = 0x800;
 const GICD_SGIR: usize = 0xf00;
+const SGIR_FILTER_SELF: u32 = 0b10 << 24;
 const GICC_CTLR: usize = 0x00;
 const GICC_PMR: usize = 0x04;
 const GICC_IAR: usize = 0x0c;
@@ -75,10 +76,16 @@ impl GicV2 {
     }
 
     pub(super) fn send_sgi(&self, target: usize, sgi: u32) {
-        let mask = u32::from(self.targets[target].load(Ordering::Acquire));
+        // To itself a CPU uses the "requesting CPU only" filter: on a
+        // uniprocessor GIC the ITARGETSR registers read as zero, so there is no
+        // target bit to name.
+        let filter = if target == crate::arch::cpu::this_cpu() {
+            SGIR_FILTER_SELF
+        } else {
+            u32::from(self.targets[target].load(Ordering::Acquire)) << 16
+        };
         // Make the request's data visible before the interrupt.
         aarch64_cpu::asm::barrier::dsb(aarch64_cpu::asm::barrier::ISHST);
-        self.distributor
-            .write32(GICD_SGIR, (mask << 16) | (sgi & 0xf));
+        self.distributor.write32(GICD_SGIR, filter | (sgi & 0xf));
     }
 }
