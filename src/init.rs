@@ -137,6 +137,15 @@ pub extern "C" fn kernel_init_primary(dtb: usize, entry_el: u64) -> ! {
         board.gic,
         entry_el
     );
+    defmt::info!(
+        "device tree at {=u64:#x} ({=str})",
+        address as u64,
+        if dtb == 0 {
+            "RAM base: ELF boot"
+        } else {
+            "from x0: Image boot"
+        }
+    );
     for notice in &board.notices {
         defmt::warn!(
             "device tree: {=str}: {=str}; fallback: {=str}",

@@ -8,7 +8,7 @@
 //! cargo xtask ensure-tools              install QEMU and dtc if missing
 //! ```
 //! Runner options: `--board NAME` (default qemu-virt), `--cpus N`, `--gic 2|3`,
-//! `--el 1|2`, `--icount`, `--timeout SECONDS`, `--append "ARGS"`, `--dtb FILE`.
+//! `--el 1|2`, `--icount`, `--image` (boot a flat arm64 Image, device tree in x0), `--timeout SECONDS`, `--append "ARGS"`, `--dtb FILE`.
 
 mod board;
 mod qemu;
@@ -23,7 +23,7 @@ use board::Board;
 use qemu::QemuConfig;
 
 fn usage() -> String {
-    "usage: cargo xtask <runner KERNEL [--board NAME] [--cpus N] [--gic 2|3] [--el 1|2] [--icount] \
+    "usage: cargo xtask <runner KERNEL [--board NAME] [--cpus N] [--gic 2|3] [--el 1|2] [--icount] [--image] \
      [--timeout S] [--append ARGS] [--dtb FILE] | test [--only NAME] [--sabotage] [--no-lint] | lint | ensure-tools>"
         .into()
 }
@@ -65,6 +65,7 @@ fn parse_runner_options(args: &[String]) -> Result<QemuConfig, String> {
                 i += 1;
             }
             "--icount" => config.icount = true,
+            "--image" => config.as_image = true,
             "--timeout" => {
                 config.timeout = Duration::from_secs(u64::from(number(value(i, flag)?, flag)?));
                 i += 1;

@@ -28,6 +28,9 @@ pub struct QemuConfig {
     pub append: String,
     /// A device tree to pass instead of QEMU's own.
     pub dtb: Option<PathBuf>,
+    /// Boot a flat arm64 Image made from the ELF (device tree address in x0, as
+    /// on boards) instead of the ELF itself; the ELF still decodes the log.
+    pub as_image: bool,
     /// More QEMU arguments (e.g. `-device loader,...`).
     pub extra_arguments: Vec<String>,
     /// Extra `-smp` topology, e.g. `,clusters=2,cores=2`.
@@ -51,6 +54,7 @@ impl QemuConfig {
             dtb: None,
             smp_topology: String::new(),
             extra_arguments: Vec::new(),
+            as_image: false,
             timeout: Duration::from_secs(60),
             echo: true,
         }
@@ -170,8 +174,13 @@ impl Outcome {
 pub fn run(kernel: &Path, config: &QemuConfig) -> Result<Outcome, String> {
     config.validate()?;
     let elf = std::fs::read(kernel).map_err(|e| format!("{}: {e}", kernel.display()))?;
+    let image = if config.as_image {
+        make_image(kernel)?
+    } else {
+        kernel.to_path_buf()
+    };
     let mut child = Command::new("qemu-system-aarch64")
-        .args(config.arguments(Some(kernel), ""))
+        .args(config.arguments(Some(&image), ""))
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -274,6 +283,41 @@ pub fn run(kernel: &Path, config: &QemuConfig) -> Result<Outcome, String> {
         lines,
         wall,
     })
+}
+
+/// Makes a flat arm64 Image (`KERNEL.img`) from the ELF with the toolchain's
+/// llvm-objcopy (rustup component llvm-tools).
+pub fn make_image(kernel: &Path) -> Result<PathBuf, String> {
+    let sysroot = Command::new("rustc")
+        .args(["--print", "sysroot"])
+        .output()
+        .map_err(|e| format!("rustc: {e}"))?;
+    let sysroot = String::from_utf8_lossy(&sysroot.stdout).trim().to_string();
+    let host = Command::new("rustc")
+        .args(["--print", "host-tuple"])
+        .output()
+        .map_err(|e| format!("rustc: {e}"))?;
+    let host = String::from_utf8_lossy(&host.stdout).trim().to_string();
+    let objcopy = Path::new(&sysroot)
+        .join("lib/rustlib")
+        .join(host)
+        .join("bin/llvm-objcopy");
+    let image = kernel.with_extension("img");
+    let status = Command::new(&objcopy)
+        .args(["-O", "binary"])
+        .arg(kernel)
+        .arg(&image)
+        .status()
+        .map_err(|e| {
+            format!(
+                "{}: {e} (install it with: rustup component add llvm-tools)",
+                objcopy.display()
+            )
+        })?;
+    if !status.success() {
+        return Err(format!("llvm-objcopy failed on {}", kernel.display()));
+    }
+    Ok(image)
 }
 
 /// Dumps QEMU's own device tree for `config` into `path`.

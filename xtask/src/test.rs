@@ -42,6 +42,8 @@ struct Case {
     dts_edit: Option<DtsEdit>,
     /// An edited device tree loaded into RAM for the `device_tree` image to parse.
     loaded_dts_edit: Option<DtsEdit>,
+    /// Boot the flat Image instead of the ELF.
+    as_image: bool,
     /// Break the loaded blob's magic number.
     corrupt_magic: bool,
     timeout_seconds: u64,
@@ -63,6 +65,7 @@ impl Case {
             dts_edit: None,
             loaded_dts_edit: None,
             corrupt_magic: false,
+            as_image: false,
             timeout_seconds: 60,
             expect: Expect::Success,
             must_contain: Vec::new(),
@@ -146,6 +149,12 @@ fn cases() -> Vec<Case> {
             }
         }
     }
+    let mut image = Case::new("boot-image-dtb-in-x0", "boot")
+        .el(2)
+        .contains("(from x0: Image boot)")
+        .contains("boot: every CPU ran a task and answered an IPI");
+    image.as_image = true;
+    cases.push(image);
     cases.push(
         Case::new("demo-default", "fairway")
             .contains("demo: 4 CPUs, 16 tasks done, 1000 pipe round trips per pair, checked"),
@@ -503,6 +512,7 @@ fn run_case(case: &Case, image: &Path, expect: Expect) -> Result<Vec<String>, St
     config.smp_topology = case.smp_topology.to_string();
     config.timeout = Duration::from_secs(case.timeout_seconds);
     config.echo = false;
+    config.as_image = case.as_image;
     if let Some(edit) = case.dts_edit {
         config.dtb = Some(prepare_dtb(case, &config, edit)?);
     }

@@ -9,8 +9,21 @@
 
 .section .text.boot, "ax"
 
+// The arm64 Linux Image header (Documentation/arch/arm64/booting.rst), so that a
+// flat binary of the kernel boots like Linux: loaded 2 MiB above the RAM base,
+// with the device tree address in x0. An ELF boot simply branches over it.
 .global _start
 _start:
+    b       primary_entry           // code0
+    .word   0                       // code1
+    .quad   0x200000                // text_offset: 2 MiB above the RAM base
+    .quad   __kernel_image_size     // image_size, BSS included
+    .quad   0x2                     // flags: little-endian, 4 KiB pages, 2 MiB-aligned base
+    .quad   0, 0, 0                 // reserved
+    .ascii  "ARM\x64"              // magic
+    .word   0                       // reserved
+
+primary_entry:
     mov     x19, x0                 // device tree address (0: at RAM base)
     mov     x20, #0                 // logical CPU 0
     mrs     x21, CurrentEL          // the exception level we were entered at
