@@ -34,6 +34,10 @@ pub struct SystemInfo {
     pub bootargs: String<256>,
     /// Scheduler tick frequency.
     pub hz: u64,
+    /// The round-robin slice in ns.
+    pub slice_ns: u64,
+    /// Slices end on a high-resolution timer.
+    pub hrtick: bool,
 }
 
 static SYSTEM: Once<SystemInfo> = Once::new();
@@ -229,6 +233,29 @@ pub extern "C" fn kernel_init_primary(dtb: usize, entry_el: u64) -> ! {
         exit(ExitCode::Failure)
     }
     scheduler::set_hz(hz);
+    if let Some(slice) = bootargs
+        .split_ascii_whitespace()
+        .find_map(|a| a.strip_prefix("slice_us="))
+    {
+        match slice.parse::<u64>() {
+            Ok(us) if (100..=1_000_000).contains(&us) => scheduler::set_slice_ns(us * 1000),
+            _ => {
+                defmt::error!("bootargs: slice_us={=str} is not in 100..=1000000", slice);
+                exit(ExitCode::Failure)
+            }
+        }
+    }
+    match bootargs
+        .split_ascii_whitespace()
+        .find_map(|a| a.strip_prefix("hrtick="))
+    {
+        None | Some("1") => scheduler::set_hrtick(true),
+        Some("0") => scheduler::set_hrtick(false),
+        Some(other) => {
+            defmt::error!("bootargs: hrtick={=str} must be 0 or 1", other);
+            exit(ExitCode::Failure)
+        }
+    }
     hrtimer::init(nr_cpus);
     scheduler::init_cpu(0);
     percpu::of(0).online.store(true, Ordering::Release);
@@ -255,13 +282,17 @@ pub extern "C" fn kernel_init_primary(dtb: usize, entry_el: u64) -> ! {
         timer_frequency: frequency,
         bootargs,
         hz,
+        slice_ns: scheduler::slice_ns(),
+        hrtick: scheduler::hrtick_enabled(),
     });
     defmt::info!(
-        "{=usize}/{=usize} CPUs online, timer {=u64} Hz, HZ={=u64}, heap {=u64} KiB free",
+        "{=usize}/{=usize} CPUs online, timer {=u64} Hz, HZ={=u64}, slice {=u64} us, hrtick {=bool}, heap {=u64} KiB free",
         percpu::nr_online(),
         nr_cpus,
         frequency,
         hz,
+        scheduler::slice_ns() / 1000,
+        scheduler::hrtick_enabled(),
         heap::free_bytes() as u64 / 1024
     );
     if let Err(error) = spawn("main", run_main, 0, 0, TaskParams::default()) {

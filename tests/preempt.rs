@@ -36,7 +36,14 @@ fn main() -> ExitCode {
     let runtime_a = task(a).sum_exec_runtime.load(Ordering::Relaxed);
     let runtime_b = task(b).sum_exec_runtime.load(Ordering::Relaxed);
     let turns = TURNS.load(Ordering::Relaxed);
-    let slice = 1_000_000_000 / fairway::system().hz;
+    let system = fairway::system();
+    // With hrtick, slices end on time whatever HZ is; without it, at the next tick.
+    let tick = 1_000_000_000 / system.hz;
+    let slice = if system.hrtick {
+        system.slice_ns
+    } else {
+        system.slice_ns.div_ceil(tick) * tick
+    };
     defmt::println!(
         "preempt: runtime a {=u64} us, b {=u64} us, {=u64} turns in {=u64} ms (slice {=u64} us)",
         runtime_a / 1000,
@@ -45,8 +52,8 @@ fn main() -> ExitCode {
         RUN_NS / 1_000_000,
         slice / 1000
     );
-    // Round-robin with a one-tick slice: each task runs about half the time, and
-    // they alternate about once per slice (the main task also runs at the start).
+    // Round-robin: each task runs about half the time, and they alternate about
+    // once per slice (the main task also runs at the start).
     let total = runtime_a + runtime_b;
     assert!(
         runtime_a * 100 >= total * 40 && runtime_b * 100 >= total * 40,

@@ -97,4 +97,12 @@ pub trait SchedClass {
 
     /// How many tasks are queued, the running one included.
     fn nr_running(&self) -> usize;
+
+    /// How long the running `task` may still run before its slice ends, when
+    /// another task waits for the CPU: the mechanism arms a high-resolution timer
+    /// for then (Linux's `hrtick`), so slices hold without a fast tick. `None`
+    /// when nothing would preempt it.
+    fn slice_remaining(&self, _task: TaskId, _now: Nanoseconds) -> Option<Nanoseconds> {
+        None
+    }
 }

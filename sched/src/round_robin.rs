@@ -172,6 +172,12 @@ impl SchedClass for RoundRobin {
     fn nr_running(&self) -> usize {
         self.nr_running
     }
+
+    fn slice_remaining(&self, task: TaskId, now: Nanoseconds) -> Option<Nanoseconds> {
+        self.head?;
+        let ran = now.saturating_sub(self.slots[task.index()].slice_start);
+        Some(self.slice.saturating_sub(ran))
+    }
 }
 
 #[cfg(test)]
@@ -244,6 +250,17 @@ mod tests {
         let t = run_next(&mut rr, 0).unwrap();
         assert!(!rr.task_tick(t, 9).is_needed());
         assert!(rr.task_tick(t, 10).is_needed());
+    }
+
+    #[test]
+    fn slice_remaining_counts_down_only_with_competition() {
+        let mut rr = queue(1);
+        let t = run_next(&mut rr, 0).unwrap();
+        assert_eq!(rr.slice_remaining(t, 3), None, "alone: no slice end");
+        rr.task_new(TaskId(1), &TaskParams::default(), 3).unwrap();
+        rr.enqueue_task(TaskId(1), 3, EnqueueFlags::default());
+        assert_eq!(rr.slice_remaining(t, 3), Some(7));
+        assert_eq!(rr.slice_remaining(t, 12), Some(0));
     }
 
     #[test]

@@ -152,4 +152,7 @@ impl SchedClass for RunQueue {
     fn nr_running(&self) -> usize {
         self.policy.nr_running()
     }
+    fn slice_remaining(&self, task: TaskId, now: Nanoseconds) -> Option<Nanoseconds> {
+        self.policy.slice_remaining(task, now)
+    }
 }

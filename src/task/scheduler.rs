@@ -11,7 +11,7 @@
 //! `on_cpu` flag of the task switched away from, so a task is never resumed on
 //! one CPU before its registers are saved on another.
 
-use core::sync::atomic::{AtomicU64, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use fairway_sched::class::{DequeueFlags, EnqueueFlags, SchedClass};
 use fairway_sched::run_queue::{PolicyKind, RunQueue};
@@ -42,6 +42,63 @@ static RUN_QUEUES: [Once<IrqSpinLock<CpuRunQueue>>; MAX_CPUS] = [const { Once::n
 static WAKE_LISTS: [IrqSpinLock<Deque<TaskId, TASK_SLOTS>>; MAX_CPUS] =
     [const { IrqSpinLock::new(Deque::new()) }; MAX_CPUS];
 static TICK_PERIOD_NS: AtomicU64 = AtomicU64::new(1_000_000_000 / DEFAULT_HZ);
+static HRTICK: AtomicBool = AtomicBool::new(true);
+static SLICE_NS: AtomicU64 = AtomicU64::new(fairway_sched::round_robin::DEFAULT_SLICE_NS);
+
+/// Sets the round-robin time slice (boot core, before the run queues are built).
+pub fn set_slice_ns(slice: u64) {
+    SLICE_NS.store(slice, Ordering::Relaxed);
+}
+
+/// The round-robin time slice.
+pub fn slice_ns() -> u64 {
+    SLICE_NS.load(Ordering::Relaxed)
+}
+
+/// Turns the slice-end timer (`hrtick`) on or off (boot core, before the CPUs schedule).
+pub fn set_hrtick(enabled: bool) {
+    HRTICK.store(enabled, Ordering::Relaxed);
+}
+
+/// Whether slices end on a high-resolution timer.
+pub fn hrtick_enabled() -> bool {
+    HRTICK.load(Ordering::Relaxed)
+}
+
+/// Arms this CPU's slice-end timer for the running task, or stops it when the
+/// policy says nothing would preempt it (Linux's `hrtick_start_fair`).
+fn update_hrtick(rq: &CpuRunQueue, cpu: usize, now: u64) {
+    if !hrtick_enabled() {
+        return;
+    }
+    let timer = hrtimer::scheduler_timer(cpu);
+    match (rq.current != rq.idle)
+        .then(|| rq.queue.slice_remaining(rq.current, now))
+        .flatten()
+    {
+        Some(remaining) => hrtimer::start(timer, now + remaining, hrtick, cpu),
+        None => {
+            hrtimer::cancel(timer);
+        }
+    }
+}
+
+/// The slice-end timer: the running task's slice is over if the policy says so.
+fn hrtick(cpu: usize) {
+    let mut rq = run_queue(cpu).lock();
+    let now = now_ns();
+    let current = rq.current;
+    if current != rq.idle && rq.queue.task_tick(current, now).is_needed() {
+        percpu::of(cpu).need_resched.store(true, Ordering::Relaxed);
+    }
+}
+
+/// Re-evaluates this CPU's slice-end timer (sent through the call-function IPI
+/// when another CPU queued a task here).
+fn hrtick_update_here(cpu: usize) {
+    let rq = run_queue(cpu).lock();
+    update_hrtick(&rq, cpu, now_ns());
+}
 
 fn run_queue(cpu: usize) -> &'static IrqSpinLock<CpuRunQueue> {
     RUN_QUEUES[cpu]
@@ -64,7 +121,7 @@ pub fn set_hz(hz: u64) {
 pub fn init_cpu(cpu: usize) {
     let idle = idle_task_id(cpu);
     let policy = PolicyKind::RoundRobin {
-        slice: tick_period_ns(),
+        slice: SLICE_NS.load(Ordering::Relaxed),
     };
     RUN_QUEUES[cpu].call_once(|| {
         IrqSpinLock::new(CpuRunQueue {
@@ -144,6 +201,8 @@ pub fn schedule() {
     };
     let next_task = task(next);
     next_task.exec_start.store(now, Ordering::Relaxed);
+    rq.current = next;
+    update_hrtick(&rq, cpu, now);
     if next == previous {
         return;
     }
@@ -158,7 +217,6 @@ pub fn schedule() {
             .fetch_max(latency, Ordering::Relaxed);
     }
     next_task.switches_in.fetch_add(1, Ordering::Relaxed);
-    rq.current = next;
     next_task.on_cpu.store(true, Ordering::Relaxed);
     let this = percpu::of(cpu);
     this.current_task.store(next.0, Ordering::Relaxed);
@@ -221,6 +279,14 @@ fn check_preempt(rq: &mut CpuRunQueue, cpu: usize, woken: TaskId, now: u64) {
     if preempt {
         percpu::of(cpu).need_resched.store(true, Ordering::Relaxed);
         if cpu != this_cpu() {
+            send_ipi(cpu, Ipi::Reschedule);
+        }
+    } else if hrtick_enabled() {
+        // A new competitor: the running task's slice now has an end.
+        if cpu == this_cpu() {
+            update_hrtick(rq, cpu, now);
+        } else if crate::smp::call_function(cpu, hrtick_update_here, cpu).is_err() {
+            // The mailbox is full: a reschedule re-evaluates the slice too.
             send_ipi(cpu, Ipi::Reschedule);
         }
     }

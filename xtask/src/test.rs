@@ -178,6 +178,20 @@ fn cases() -> Vec<Case> {
             .contains("preempt: runtime a"),
     );
     cases.push(
+        Case::new("preempt-icount-hz10-hrtick", "preempt")
+            .icount()
+            .cpus(1)
+            .append("hz=10")
+            .contains("turns in 400 ms (slice 4000 us)"),
+    );
+    cases.push(
+        Case::new("preempt-icount-hz10-no-hrtick", "preempt")
+            .icount()
+            .cpus(1)
+            .append("hz=10 hrtick=0")
+            .contains("turns in 400 ms (slice 100000 us)"),
+    );
+    cases.push(
         Case::new("pipe-icount", "pipe")
             .icount()
             .cpus(2)
