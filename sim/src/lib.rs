@@ -6,7 +6,6 @@
 //!
 //! - [`parse`]: rt-app JSON into [`fairway_sched::scenario::Scenario`], errors naming
 //!   the JSON path.
-//! - [`program`]: where a task is in its phases and loops.
 //! - [`engine`]: the discrete-event driver of the run queues.
 //! - [`sampler`]: the CSV of scheduler signals.
 //! - [`results`]: per-task and per-CPU results, the context-switch trace, JSON output.
@@ -25,7 +24,6 @@ use fairway_sched::task::ParamError;
 pub mod cli;
 pub mod engine;
 pub mod parse;
-pub mod program;
 pub mod results;
 pub mod sampler;
 

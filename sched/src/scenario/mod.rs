@@ -16,6 +16,7 @@
 //! ```
 
 mod error;
+pub mod program;
 #[cfg(test)]
 mod tests;
 pub mod validate;

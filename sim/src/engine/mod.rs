@@ -29,9 +29,9 @@ use crate::SimError;
 
 mod cpu;
 mod workload;
-use crate::program::Cursor;
 use crate::results::{CpuResult, Results, Switch, TaskResult};
 use crate::sampler::Sampler;
+use fairway_sched::scenario::program::Cursor;
 
 /// How a simulation runs.
 #[derive(Clone, Debug)]

@@ -7,7 +7,7 @@ use fairway_sched::task::{CpuId, TaskId};
 
 use super::{Kind, Remaining, STEP_LIMIT, Simulation, TaskState, ns};
 use crate::SimError;
-use crate::program::Step;
+use fairway_sched::scenario::program::Step;
 
 impl Simulation<'_> {
     /// Runs `task`'s program from its cursor until a busy event, a block or the end.

@@ -1,6 +1,7 @@
 //! A task's place in its rt-app program: task loop, phase, phase loop and event (§8.3).
+//! Shared by the host simulator and the kernel, so both walk a program identically.
 
-use fairway_sched::scenario::{Event, TaskSpec};
+use crate::scenario::{Event, TaskSpec};
 
 /// Where a task instance is in its program.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -109,7 +110,9 @@ impl Cursor {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use fairway_sched::scenario::{Attributes, NamedEvent, Phase};
+    use crate::scenario::{Attributes, NamedEvent, Phase};
+    use alloc::vec;
+    use alloc::vec::Vec;
 
     fn phase(name: &str, loop_count: i64, runs: &[i64]) -> Phase {
         Phase {
