@@ -45,6 +45,7 @@ pub mod report;
 pub mod smp;
 pub mod sync;
 pub mod task;
+pub mod workload;
 
 pub use exit::ExitCode;
 pub use init::{boot_arg, system};

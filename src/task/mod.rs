@@ -86,6 +86,14 @@ pub struct Task {
     /// Longest wait from wake-up to running, in ns.
     pub wakeup_latency_max: AtomicU64,
     pub(crate) woken_at: AtomicU64,
+    /// The latency of its last wake-up (wake-up to running), in ns.
+    pub last_wakeup_latency: AtomicU64,
+    /// When it last started waiting on a run queue (runnable, not running).
+    pub(crate) wait_start: AtomicU64,
+    /// Total time runnable but not running, in ns (Linux's `run_delay`).
+    pub wait_total: AtomicU64,
+    /// Times it moved to another CPU.
+    pub migrations: AtomicU64,
 }
 
 fn no_entry(_: usize) {}
@@ -110,6 +118,10 @@ impl Task {
             wakeup_latency_total: AtomicU64::new(0),
             wakeup_latency_max: AtomicU64::new(0),
             woken_at: AtomicU64::new(0),
+            last_wakeup_latency: AtomicU64::new(0),
+            wait_start: AtomicU64::new(0),
+            wait_total: AtomicU64::new(0),
+            migrations: AtomicU64::new(0),
         }
     }
 
@@ -251,6 +263,9 @@ pub fn spawn(
         &slot.wakeups,
         &slot.wakeup_latency_total,
         &slot.wakeup_latency_max,
+        &slot.last_wakeup_latency,
+        &slot.wait_total,
+        &slot.migrations,
     ] {
         counter.store(0, Ordering::Relaxed);
     }
@@ -282,6 +297,17 @@ pub fn exit() -> ! {
         .store(TaskState::Dead as u8, Ordering::Release);
     schedule();
     unreachable!("a dead task was scheduled again")
+}
+
+/// The calling task's total runtime including the current stretch, in ns.
+pub fn current_runtime_ns() -> u64 {
+    let irq_state = crate::arch::cpu::irq_save();
+    let slot = task(current());
+    let now = crate::arch::timer::now_ns();
+    let runtime = slot.sum_exec_runtime.load(Ordering::Relaxed)
+        + now.saturating_sub(slot.exec_start.load(Ordering::Relaxed));
+    crate::arch::cpu::irq_restore(irq_state);
+    runtime
 }
 
 /// Visits every live task (not the idle tasks).

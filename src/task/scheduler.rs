@@ -191,6 +191,9 @@ pub fn schedule() {
             previous_task.on_rq.store(false, Ordering::Relaxed);
         }
         rq.queue.put_prev_task(previous, now);
+        if previous_task.on_rq.load(Ordering::Relaxed) {
+            previous_task.wait_start.store(now, Ordering::Relaxed);
+        }
     }
     let next = match rq.queue.pick_next_task(now) {
         Some(next) => {
@@ -206,9 +209,16 @@ pub fn schedule() {
     if next == previous {
         return;
     }
+    if next != rq.idle {
+        let waited = now.saturating_sub(next_task.wait_start.load(Ordering::Relaxed));
+        next_task.wait_total.fetch_add(waited, Ordering::Relaxed);
+    }
     let woken_at = next_task.woken_at.swap(0, Ordering::Relaxed);
     if woken_at != 0 {
         let latency = now.saturating_sub(woken_at);
+        next_task
+            .last_wakeup_latency
+            .store(latency, Ordering::Relaxed);
         next_task
             .wakeup_latency_total
             .fetch_add(latency, Ordering::Relaxed);
@@ -268,6 +278,7 @@ pub(super) fn activate_new(id: TaskId, cpu: usize, params: &TaskParams) -> Resul
         },
     );
     slot.on_rq.store(true, Ordering::Relaxed);
+    slot.wait_start.store(now, Ordering::Relaxed);
     check_preempt(&mut rq, cpu, id, now);
     Ok(())
 }
@@ -313,6 +324,7 @@ fn activate(id: TaskId) {
         },
     );
     slot.on_rq.store(true, Ordering::Relaxed);
+    slot.wait_start.store(now, Ordering::Relaxed);
     slot.woken_at.store(now.max(1), Ordering::Relaxed);
     check_preempt(&mut rq, cpu, id, now);
 }

@@ -1,0 +1,245 @@
+//! rt-app scenarios in the kernel, with the host simulator's semantics (§8.3 of
+//! linux-sched-facts.md; `sim/README.md`):
+//!
+//! - `run` is capacity-invariant work: W µs of work is done when the task has
+//!   accumulated W µs × 1024 of capacity-time, so it takes W × 1024 / capacity µs
+//!   of CPU time on a CPU of that capacity (capacities come from the device tree);
+//! - `runtime` is wall time spent running (busy-waiting);
+//! - `sleep` is relative; `timer` sleeps until the next point of a periodic grid
+//!   (shared by every task naming the same reference, or private with a name
+//!   starting with `unique`), counting missed periods;
+//! - each task instance starts on the least-loaded allowed CPU, in CPU order.
+//!
+//! Every instance walks its program with the same cursor as the simulator
+//! (`fairway_sched::scenario::program`).
+
+use alloc::collections::BTreeMap;
+use alloc::string::String;
+use alloc::vec::Vec;
+use core::sync::atomic::{AtomicU64, Ordering};
+
+use fairway_sched::scenario::program::{Cursor, Step};
+use fairway_sched::scenario::{Event, Scenario, TimerMode};
+use spin::Once;
+
+use crate::arch::cpu::this_cpu;
+use crate::arch::timer::now_ns;
+use crate::percpu;
+use crate::sync::IrqSpinLock;
+use crate::task::wait::Completion;
+use crate::task::{self, SpawnError, TaskId, current, current_runtime_ns, sleep_until, yield_now};
+
+/// One task instance's results.
+#[derive(Debug, Default)]
+pub struct InstanceResult {
+    /// Periods of `timer` events that had already passed.
+    pub missed_periods: AtomicU64,
+    /// Loops of its program completed.
+    pub events: AtomicU64,
+    /// When its program ended (0: still running).
+    pub finished_at: AtomicU64,
+}
+
+struct Instance {
+    spec: usize,
+    name: String,
+    task: Once<TaskId>,
+    result: InstanceResult,
+}
+
+struct Run {
+    scenario: Scenario,
+    instances: Vec<Instance>,
+    /// Timer grids: (instance for `unique*` references, reference) -> next expiry.
+    timers: IrqSpinLock<BTreeMap<(Option<usize>, String), u64>>,
+    start: u64,
+}
+
+static RUN: Once<Run> = Once::new();
+static FINISHED: Completion = Completion::new();
+
+fn ns(us: i64) -> u64 {
+    (us.max(0) as u64).saturating_mul(1000)
+}
+
+/// Busy-works until `us` µs of capacity-invariant work are done.
+fn run_work(us: i64) {
+    let target = u128::from(ns(us)) * 1024;
+    let mut done: u128 = 0;
+    let mut last = current_runtime_ns();
+    while done < target {
+        core::hint::spin_loop();
+        let runtime = current_runtime_ns();
+        let capacity = percpu::of(this_cpu()).capacity.load(Ordering::Relaxed);
+        done += u128::from(runtime.saturating_sub(last)) * u128::from(capacity);
+        last = last.max(runtime);
+    }
+}
+
+/// Busy-waits for `us` µs of wall time.
+fn run_wall(us: i64) {
+    let end = now_ns() + ns(us);
+    while now_ns() < end {
+        core::hint::spin_loop();
+    }
+}
+
+fn instance_main(index: usize) {
+    let run = RUN.get().expect("scenario set before its tasks");
+    let instance = &run.instances[index];
+    let spec = &run.scenario.tasks[instance.spec];
+    if spec.delay_us > 0 {
+        crate::task::sleep_for(ns(spec.delay_us));
+    }
+    let mut cursor = Cursor::default();
+    let mut iteration_start = now_ns();
+    loop {
+        let (event, iteration_begins) = match cursor.next(spec) {
+            Step::Finished => break,
+            Step::Event {
+                event,
+                iteration_start,
+                ..
+            } => (event, iteration_start),
+        };
+        let now = now_ns();
+        if iteration_begins {
+            iteration_start = now;
+        }
+        instance.result.events.fetch_add(1, Ordering::Relaxed);
+        match event {
+            Event::Run { us } => run_work(*us),
+            Event::Runtime { us } => run_wall(*us),
+            Event::Sleep { us } => {
+                if *us > 0 {
+                    sleep_until(now + ns(*us));
+                }
+            }
+            Event::Timer {
+                reference,
+                period_us,
+                mode,
+            } => {
+                let key = (
+                    reference.starts_with("unique").then_some(index),
+                    reference.clone(),
+                );
+                let mut timers = run.timers.lock();
+                let base = timers.get(&key).copied().unwrap_or(iteration_start);
+                let next = base + ns(period_us.unwrap_or(0));
+                if next > now {
+                    timers.insert(key, next);
+                    drop(timers);
+                    sleep_until(next);
+                } else {
+                    if next < now {
+                        instance
+                            .result
+                            .missed_periods
+                            .fetch_add(1, Ordering::Relaxed);
+                    }
+                    let restart = if *mode == TimerMode::Relative { now } else { next };
+                    timers.insert(key, restart);
+                }
+            }
+            Event::Yield => yield_now(),
+        }
+    }
+    instance.result.finished_at.store(now_ns(), Ordering::Relaxed);
+    FINISHED.complete();
+    // Stay (asleep) until the report has read this task's figures.
+    REPORTED.wait_for(1);
+}
+
+static REPORTED: Completion = Completion::new();
+
+/// The least-loaded allowed CPU, in CPU order.
+fn initial_cpu(affinity: fairway_sched::task::CpuMask, load: &[usize]) -> usize {
+    (0..load.len())
+        .filter(|&cpu| affinity.contains(fairway_sched::task::CpuId(cpu as u16)))
+        .min_by_key(|&cpu| load[cpu])
+        .unwrap_or(0)
+}
+
+/// Runs `scenario` to its end (every program finished, or its duration passed),
+/// prints the `report:` lines, and returns whether every instance started.
+pub fn run(scenario: Scenario) -> Result<(), SpawnError> {
+    let cpus = percpu::nr_online();
+    let mut instances = Vec::new();
+    for (spec_index, spec) in scenario.tasks.iter().enumerate() {
+        for instance in 0..spec.instances.max(0) {
+            let mut name = spec.name.clone();
+            if spec.instances > 1 {
+                name.push('-');
+                name.push_str(&alloc::format!("{instance}"));
+            }
+            instances.push(Instance {
+                spec: spec_index,
+                name,
+                task: Once::new(),
+                result: InstanceResult::default(),
+            });
+        }
+    }
+    let run = RUN.call_once(|| Run {
+        scenario,
+        instances,
+        timers: IrqSpinLock::new(BTreeMap::new()),
+        start: now_ns(),
+    });
+    let mut load = alloc::vec![0usize; cpus];
+    for (index, instance) in run.instances.iter().enumerate() {
+        let spec = &run.scenario.tasks[instance.spec];
+        let attributes = spec
+            .phases
+            .first()
+            .map(|phase| Scenario::effective_attributes(spec, phase))
+            .unwrap_or_else(|| spec.attributes.clone());
+        let params = run.scenario.task_params(&attributes);
+        let cpu = initial_cpu(params.affinity, &load);
+        load[cpu] += 1;
+        let id = task::spawn(&instance.name, instance_main, index, cpu, params)?;
+        instance.task.call_once(|| id);
+    }
+    let count = run.instances.len() as u64;
+    if run.scenario.global.duration_s > 0 {
+        let deadline = run.start + ns(run.scenario.global.duration_s * 1_000_000);
+        while FINISHED.count() < count && now_ns() < deadline {
+            sleep_until(deadline.min(now_ns() + 10_000_000));
+        }
+    } else {
+        FINISHED.wait_for(count);
+    }
+    let elapsed = now_ns() - run.start;
+    report(run, elapsed);
+    REPORTED.complete();
+    let _ = current();
+    Ok(())
+}
+
+fn report(run: &Run, elapsed: u64) {
+    defmt::println!(
+        "report: run name=rtapp tasks={=usize} cpus={=usize} wall_ns={=u64}",
+        run.instances.len(),
+        percpu::nr_online(),
+        elapsed
+    );
+    for instance in &run.instances {
+        let Some(&id) = instance.task.get() else { continue };
+        let slot = task::task(id);
+        defmt::println!(
+            "report: task id={=u16} name={=str} cpu={=usize} runtime_ns={=u64} wait_ns={=u64} wakeups={=u64} lat_max_ns={=u64} missed_periods={=u64} migrations={=u64} switches={=u64}",
+            id.0,
+            instance.name.as_str(),
+            slot.cpu(),
+            slot.sum_exec_runtime.load(Ordering::Relaxed),
+            slot.wait_total.load(Ordering::Relaxed),
+            slot.wakeups.load(Ordering::Relaxed),
+            slot.wakeup_latency_max.load(Ordering::Relaxed),
+            instance.result.missed_periods.load(Ordering::Relaxed),
+            slot.migrations.load(Ordering::Relaxed),
+            slot.switches_in.load(Ordering::Relaxed)
+        );
+    }
+    defmt::println!("report: end");
+}
