@@ -19,6 +19,7 @@ mod error;
 #[cfg(test)]
 mod tests;
 pub mod validate;
+pub mod wire;
 
 pub use error::{ErrorKind, ScenarioError};
 
