@@ -5,8 +5,12 @@ use alloc::string::{String, ToString};
 use alloc::vec;
 use alloc::vec::Vec;
 
+use super::writer::Writer;
 use super::*;
-use crate::scenario::ErrorKind;
+use crate::scenario::{
+    Attributes, Calibration, ErrorKind, Event, Global, NamedEvent, Phase, PolicyName,
+    ScenarioError, TaskGroup, TaskSpec, TimerMode,
+};
 
 /// SplitMix64 (Steele, Lea, Flood 2014): a tiny, well-known seeded generator.
 struct Rng(u64);
