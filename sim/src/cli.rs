@@ -5,7 +5,7 @@ use std::io::{self, BufWriter, Write};
 
 use fairway_sched::round_robin::DEFAULT_SLICE_NS;
 use fairway_sched::run_queue::CpuCapacity;
-use fairway_sched::scenario::Scenario;
+use fairway_sched::scenario::{Scenario, wire};
 
 use crate::{Config, Sampler, SimError, Simulation, parse, policy_kind};
 
@@ -25,6 +25,8 @@ usage: fairway-sim SCENARIO.json [options]
   --results-switches N       context switches listed in the results JSON (default 1000)
   --switches FILE            write every context switch as CSV
   --check                    only parse and validate the scenario
+  --encode FILE              only validate, then write the scenario (with the topology
+                             options applied) as the kernel's binary blob
   --quiet                    no summary on stdout
 times without a unit are seconds; units: ns, us, ms, s";
 
@@ -59,6 +61,8 @@ pub struct Options {
     pub switches: Option<String>,
     /// `--check`.
     pub check: bool,
+    /// `--encode`: the file for the binary scenario blob (`fairway_sched::scenario::wire`).
+    pub encode: Option<String>,
     /// `--quiet`.
     pub quiet: bool,
 }
@@ -80,6 +84,7 @@ impl Default for Options {
             results_switches: 1000,
             switches: None,
             check: false,
+            encode: None,
             quiet: false,
         }
     }
@@ -170,6 +175,7 @@ pub fn parse_args(args: &[String]) -> Result<Options, SimError> {
             "--results" => options.results = Some(value.clone()),
             "--results-switches" => options.results_switches = count(value)?,
             "--switches" => options.switches = Some(value.clone()),
+            "--encode" => options.encode = Some(value.clone()),
             _ => return Err(SimError::Config(format!("{arg}: unknown option\n{USAGE}"))),
         }
     }
@@ -182,13 +188,7 @@ pub fn parse_args(args: &[String]) -> Result<Options, SimError> {
 /// `global.capacities`, else `--cpus` (default 1) CPUs of capacity 1024; the same for the
 /// frequency scales. The scenario is validated against the CPU count.
 pub fn capacities(scenario: &Scenario, options: &Options) -> Result<Vec<CpuCapacity>, SimError> {
-    let mut scenario = scenario.clone();
-    if let Some(c) = &options.capacities {
-        scenario.global.capacities = c.clone();
-    }
-    if let Some(f) = &options.frequency_scales {
-        scenario.global.frequency_scales = f.clone();
-    }
+    let scenario = with_topology(scenario, options);
     let topology = [
         &scenario.global.capacities,
         &scenario.global.frequency_scales,
@@ -218,6 +218,33 @@ pub fn capacities(scenario: &Scenario, options: &Options) -> Result<Vec<CpuCapac
         .collect())
 }
 
+/// `scenario` with `--capacities` and `--frequency-scales` written into its `global`.
+pub fn with_topology(scenario: &Scenario, options: &Options) -> Scenario {
+    let mut scenario = scenario.clone();
+    if let Some(c) = &options.capacities {
+        scenario.global.capacities = c.clone();
+    }
+    if let Some(f) = &options.frequency_scales {
+        scenario.global.frequency_scales = f.clone();
+    }
+    scenario
+}
+
+/// Writes the validated `scenario` as a wire blob to `path` (`--encode`).
+fn write_blob(scenario: &Scenario, options: &Options, path: &str) -> Result<(), SimError> {
+    let blob = wire::encode(&with_topology(scenario, options))
+        .map_err(|e| SimError::Config(format!("{}: {e}", options.scenario)))?;
+    std::fs::write(path, &blob).map_err(|e| SimError::Config(format!("{path}: {e}")))?;
+    if !options.quiet {
+        println!(
+            "{path}: {} bytes, format version {}",
+            blob.len(),
+            wire::VERSION
+        );
+    }
+    Ok(())
+}
+
 fn create(path: &str) -> Result<Box<dyn Write>, SimError> {
     if path == "-" {
         return Ok(Box::new(io::stdout()));
@@ -232,6 +259,9 @@ pub fn run(options: &Options) -> Result<(), SimError> {
         .map_err(|e| SimError::Config(format!("{}: {e}", options.scenario)))?;
     let scenario = parse::parse(&text)?;
     let capacities = capacities(&scenario, options)?;
+    if let Some(path) = &options.encode {
+        return write_blob(&scenario, options, path);
+    }
     let policy = policy_kind(&options.policy, options.slice_ns)?;
     if options.check {
         println!(
@@ -341,6 +371,50 @@ mod tests {
         assert!(options.check);
         assert!(parse_args(&args(&["--cpus"])).is_err());
         assert!(parse_args(&args(&["s.json", "--bogus", "1"])).is_err());
+    }
+
+    #[test]
+    fn example_scenarios_round_trip_through_the_wire_format() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios");
+        let mut count = 0;
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            let scenario = parse::parse(&std::fs::read_to_string(&path).unwrap()).unwrap();
+            let nr_cpus = capacities(&scenario, &Options::default()).unwrap().len();
+            let blob = wire::encode(&scenario).unwrap();
+            assert_eq!(wire::decode(&blob).as_ref(), Ok(&scenario), "{path:?}");
+            assert_eq!(wire::decode_and_validate(&blob, nr_cpus), Ok(scenario));
+            count += 1;
+        }
+        assert!(count >= 3);
+    }
+
+    #[test]
+    fn encode_option_writes_the_blob_with_topology_overrides() {
+        let out = std::env::temp_dir().join(format!("fairway-wire-{}.bin", std::process::id()));
+        let scenario_path = concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios/taskgroups.json");
+        let options = parse_args(&args(&[
+            scenario_path,
+            "--capacities",
+            "512,1024,1024,512",
+            "--encode",
+            out.to_str().unwrap(),
+            "--quiet",
+        ]))
+        .unwrap();
+        run(&options).unwrap();
+        let blob = std::fs::read(&out).unwrap();
+        std::fs::remove_file(&out).unwrap();
+        let mut expected = parse::parse(&std::fs::read_to_string(scenario_path).unwrap()).unwrap();
+        expected.global.capacities = vec![512, 1024, 1024, 512];
+        assert_eq!(wire::decode_and_validate(&blob, 4), Ok(expected));
+        // An invalid scenario writes nothing.
+        let refused = Options {
+            cpus: Some(3),
+            ..options
+        };
+        assert!(run(&refused).is_err());
+        assert!(!out.exists());
     }
 
     #[test]

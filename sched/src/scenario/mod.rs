@@ -20,6 +20,7 @@ pub mod program;
 #[cfg(test)]
 mod tests;
 pub mod validate;
+pub mod wire;
 
 pub use error::{ErrorKind, ScenarioError};
 
