@@ -71,6 +71,17 @@ fn pong(pair: usize) {
 }
 
 fn main() -> ExitCode {
+    match fairway::boot_arg("workload").unwrap_or("demo") {
+        "demo" => demo(),
+        "rtapp" => fairway::workload::rtapp::run_from_boot_args(),
+        other => {
+            defmt::error!("bootargs: workload={=str} is not one of demo, rtapp", other);
+            ExitCode::Failure
+        }
+    }
+}
+
+fn demo() -> ExitCode {
     let cpus = system().nr_online;
     let start = now_ns();
     DEADLINE.store(start + HOG_RUNTIME_NS, Ordering::Relaxed);

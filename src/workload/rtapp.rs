@@ -138,14 +138,21 @@ fn instance_main(index: usize) {
                             .missed_periods
                             .fetch_add(1, Ordering::Relaxed);
                     }
-                    let restart = if *mode == TimerMode::Relative { now } else { next };
+                    let restart = if *mode == TimerMode::Relative {
+                        now
+                    } else {
+                        next
+                    };
                     timers.insert(key, restart);
                 }
             }
             Event::Yield => yield_now(),
         }
     }
-    instance.result.finished_at.store(now_ns(), Ordering::Relaxed);
+    instance
+        .result
+        .finished_at
+        .store(now_ns(), Ordering::Relaxed);
     FINISHED.complete();
     // Stay (asleep) until the report has read this task's figures.
     REPORTED.wait_for(1);
@@ -217,6 +224,36 @@ pub fn run(scenario: Scenario) -> Result<(), SpawnError> {
     Ok(())
 }
 
+/// Loads the scenario blob the host placed in RAM (`scenario=0xADDRESS
+/// scenario_size=BYTES` on the command line), decodes and validates it as the host
+/// does, and runs it.
+pub fn run_from_boot_args() -> crate::ExitCode {
+    let address = crate::boot_arg("scenario")
+        .and_then(|a| a.strip_prefix("0x"))
+        .and_then(|hex| usize::from_str_radix(hex, 16).ok());
+    let size = crate::boot_arg("scenario_size").and_then(|s| s.parse::<usize>().ok());
+    let (Some(address), Some(size)) = (address, size) else {
+        defmt::error!("rtapp: give scenario=0xADDRESS scenario_size=BYTES on the command line");
+        return crate::ExitCode::Failure;
+    };
+    let blob = crate::init::loaded_blob(address, size);
+    let scenario =
+        match fairway_sched::scenario::wire::decode_and_validate(blob, percpu::nr_online()) {
+            Ok(scenario) => scenario,
+            Err(error) => {
+                defmt::error!("rtapp: {}", defmt::Display2Format(&error));
+                return crate::ExitCode::Failure;
+            }
+        };
+    match run(scenario) {
+        Ok(()) => crate::ExitCode::Success,
+        Err(error) => {
+            defmt::error!("rtapp: {}", error);
+            crate::ExitCode::Failure
+        }
+    }
+}
+
 fn report(run: &Run, elapsed: u64) {
     defmt::println!(
         "report: run name=rtapp tasks={=usize} cpus={=usize} wall_ns={=u64}",
@@ -225,7 +262,9 @@ fn report(run: &Run, elapsed: u64) {
         elapsed
     );
     for instance in &run.instances {
-        let Some(&id) = instance.task.get() else { continue };
+        let Some(&id) = instance.task.get() else {
+            continue;
+        };
         let slot = task::task(id);
         defmt::println!(
             "report: task id={=u16} name={=str} cpu={=usize} runtime_ns={=u64} wait_ns={=u64} wakeups={=u64} lat_max_ns={=u64} missed_periods={=u64} migrations={=u64} switches={=u64}",

@@ -8,7 +8,7 @@
 //! cargo xtask ensure-tools              install QEMU and dtc if missing
 //! ```
 //! Runner options: `--board NAME` (default qemu-virt), `--cpus N`, `--gic 2|3`,
-//! `--el 1|2`, `--icount`, `--image` (boot a flat arm64 Image, device tree in x0), `--timeout SECONDS`, `--append "ARGS"`, `--dtb FILE`.
+//! `--scenario FILE.json` (run an rt-app scenario), `--el 1|2`, `--icount`, `--image` (boot a flat arm64 Image, device tree in x0), `--timeout SECONDS`, `--append "ARGS"`, `--dtb FILE`.
 
 mod board;
 mod qemu;
@@ -24,7 +24,7 @@ use qemu::QemuConfig;
 
 fn usage() -> String {
     "usage: cargo xtask <runner KERNEL [--board NAME] [--cpus N] [--gic 2|3] [--el 1|2] [--icount] [--image] \
-     [--timeout S] [--append ARGS] [--dtb FILE] | test [--only NAME] [--sabotage] [--no-lint] | lint | ensure-tools>"
+     [--timeout S] [--append ARGS] [--dtb FILE] [--scenario FILE.json] | test [--only NAME] [--sabotage] [--no-lint] | lint | ensure-tools>"
         .into()
 }
 
@@ -77,6 +77,10 @@ fn parse_runner_options(args: &[String]) -> Result<QemuConfig, String> {
                 config.append.push_str(&value(i, flag)?);
                 i += 1;
             }
+            "--scenario" => {
+                config.scenario = Some(PathBuf::from(value(i, flag)?));
+                i += 1;
+            }
             "--dtb" => {
                 config.dtb = Some(PathBuf::from(value(i, flag)?));
                 i += 1;
@@ -89,6 +93,7 @@ fn parse_runner_options(args: &[String]) -> Result<QemuConfig, String> {
     if config.dtb.is_none() {
         config.use_board_device_tree()?;
     }
+    config.load_scenario()?;
     Ok(config)
 }
 

@@ -11,6 +11,12 @@ use defmt_decoder::{DecodeError, Table};
 
 use crate::board::Board;
 
+/// Where blobs for the kernel (scenarios, test device trees) are loaded: the free
+/// MiB between QEMU's device tree (first MiB of RAM) and the kernel (at +2 MiB).
+pub const BLOB_ADDRESS: u64 = 0x4010_0000;
+const SCENARIO_ADDRESS: u64 = BLOB_ADDRESS;
+const SCENARIO_ROOM: usize = 1 << 20;
+
 /// How to boot one kernel image.
 #[derive(Debug, Clone)]
 pub struct QemuConfig {
@@ -28,6 +34,8 @@ pub struct QemuConfig {
     pub append: String,
     /// A device tree to pass instead of QEMU's own.
     pub dtb: Option<PathBuf>,
+    /// An rt-app scenario to run (parsed and validated here, loaded as a blob).
+    pub scenario: Option<PathBuf>,
     /// Boot a flat arm64 Image made from the ELF (device tree address in x0, as
     /// on boards) instead of the ELF itself; the ELF still decodes the log.
     pub as_image: bool,
@@ -55,6 +63,7 @@ impl QemuConfig {
             smp_topology: String::new(),
             extra_arguments: Vec::new(),
             as_image: false,
+            scenario: None,
             timeout: Duration::from_secs(60),
             echo: true,
         }
@@ -81,6 +90,50 @@ impl QemuConfig {
             return Err(format!("dtc could not compile {}", source.display()));
         }
         self.dtb = Some(target);
+        Ok(())
+    }
+
+    /// Parses and validates the scenario with the simulator's parser, encodes it
+    /// (`fairway_sched::scenario::wire`) and has QEMU load it below the kernel.
+    pub fn load_scenario(&mut self) -> Result<(), String> {
+        let Some(path) = &self.scenario else {
+            return Ok(());
+        };
+        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let scenario = fairway_sim::parse::parse_and_validate(&text, self.cpus as usize)
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+        let blob = fairway_sched::scenario::wire::encode(&scenario).map_err(|e| e.to_string())?;
+        if blob.len() > SCENARIO_ROOM {
+            return Err(format!(
+                "{}: encoded scenario is {} bytes, more than the {SCENARIO_ROOM} bytes below the kernel",
+                path.display(),
+                blob.len()
+            ));
+        }
+        let folder = crate::board::workspace_root()
+            .join("target")
+            .join("xtask-scenario");
+        std::fs::create_dir_all(&folder).map_err(|e| e.to_string())?;
+        let stem = path
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let file = folder.join(format!("{stem}.bin"));
+        std::fs::write(&file, &blob).map_err(|e| e.to_string())?;
+        self.extra_arguments.extend([
+            "-device".into(),
+            format!(
+                "loader,file={},addr={SCENARIO_ADDRESS:#x},force-raw=on",
+                file.display()
+            ),
+        ]);
+        if !self.append.is_empty() {
+            self.append.push(' ');
+        }
+        self.append.push_str(&format!(
+            "workload=rtapp scenario={SCENARIO_ADDRESS:#x} scenario_size={}",
+            blob.len()
+        ));
         Ok(())
     }
 

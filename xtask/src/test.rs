@@ -25,7 +25,7 @@ enum Expect {
 
 /// Where edited device trees are loaded for the `device_tree` image: free RAM
 /// between QEMU's own device tree (first MiB of RAM) and the kernel (at +2 MiB).
-const LOADED_BLOB_ADDRESS: u64 = 0x4010_0000;
+const LOADED_BLOB_ADDRESS: u64 = crate::qemu::BLOB_ADDRESS;
 
 /// A change to QEMU's own device tree before booting.
 type DtsEdit = fn(&str) -> Result<String, String>;
