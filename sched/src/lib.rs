@@ -23,12 +23,16 @@
 //! - [`class`]: the scheduling-class interface, shaped like Linux's `sched_class`.
 //! - [`run_queue`]: one CPU's run queue, the type the mechanism holds behind a lock.
 //! - [`round_robin`]: the simple round-robin policy the kernel first boots with.
+//! - [`weight`]: nice → weight tables and the fixed-point `__calc_delta`.
+//! - [`fair`]: the fair class (CFS or EEVDF pick) with task groups.
 #![no_std]
 #![forbid(unsafe_code)]
 
 extern crate alloc;
 
 pub mod class;
+pub mod fair;
 pub mod round_robin;
 pub mod run_queue;
 pub mod task;
+pub mod weight;

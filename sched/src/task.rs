@@ -30,6 +30,22 @@ impl CpuId {
     }
 }
 
+/// A task group (a cgroup with the `cpu` controller), by its index in every
+/// CPU's group arrays. [`GroupId::ROOT`] is the root group, which every task
+/// belongs to unless moved.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct GroupId(pub u16);
+
+impl GroupId {
+    /// The root task group (`root_task_group`).
+    pub const ROOT: GroupId = GroupId(0);
+
+    /// The index into per-group arrays.
+    pub const fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
 /// The most CPUs a Fairway system has (the size of a [`CpuMask`]).
 pub const MAX_CPUS: usize = 64;
 
@@ -92,6 +108,8 @@ pub struct TaskParams {
     pub policy: Policy,
     /// The CPUs the task may run on.
     pub affinity: CpuMask,
+    /// The task group the task starts in (the root group by default).
+    pub group: GroupId,
 }
 
 impl Default for TaskParams {
@@ -99,6 +117,7 @@ impl Default for TaskParams {
         TaskParams {
             policy: Policy::default(),
             affinity: CpuMask::ALL,
+            group: GroupId::ROOT,
         }
     }
 }
