@@ -320,6 +320,7 @@ fn eevdf_invariants_over_random_operations() {
             }
             let model = queued.iter().filter(|&&q| q).count();
             assert_eq!(fair.nr_running(), model);
+            fair.check_consistency();
             // Lag sum at every group queue.
             for &g in &groups {
                 let members: Vec<u32> = (0..fair.entities.len() as u32)
@@ -397,6 +398,7 @@ fn cfs_picks_leftmost_over_random_operations() {
             }
         }
         assert_eq!(fair.nr_running(), queued.iter().filter(|&&q| q).count());
+        fair.check_consistency();
     }
 }
 
@@ -592,4 +594,61 @@ fn group_errors_are_typed() {
     );
     fair.set_task_group(TaskId(0), GroupId::ROOT, 0).unwrap();
     assert_eq!(fair.remove_group(g), Ok(()));
+}
+
+impl FairRunQueue {
+    /// Brute-force recount of every group run queue against its members: tree
+    /// invariants, load, nr_queued, h_nr_running and the EEVDF sums. For tests.
+    pub(crate) fn check_consistency(&self) {
+        for (g, info) in self.groups.iter().enumerate() {
+            if !info.exists {
+                continue;
+            }
+            let group = GroupId(g as u16);
+            let queue = &self.queues[g];
+            let in_tree = self.nodes.check(&queue.timeline);
+            let (mut load, mut nr, mut waiting, mut avg_load, mut avg) =
+                (0u64, 0u32, 0usize, 0u64, 0i64);
+            for (e, entity) in self.entities.iter().enumerate() {
+                if !(entity.known && entity.on_rq && entity.queue == group) {
+                    continue;
+                }
+                load += entity.load.weight;
+                nr += 1;
+                if queue.curr != e as u32 {
+                    waiting += 1;
+                    avg_load += entity.weight();
+                    avg +=
+                        vtime_delta(entity.vruntime, queue.min_vruntime) * entity.weight() as i64;
+                }
+            }
+            assert_eq!(queue.load, load, "load of {group:?}");
+            assert_eq!(queue.nr_queued, nr, "nr_queued of {group:?}");
+            assert_eq!(in_tree, waiting, "tree size of {group:?}");
+            assert_eq!(queue.avg_load, avg_load, "avg_load of {group:?}");
+            assert_eq!(queue.avg_vruntime, avg, "avg_vruntime of {group:?}");
+            let tasks_below = (0..self.max_tasks)
+                .filter(|&t| {
+                    let entity = &self.entities[t];
+                    if !(entity.known && entity.on_rq) {
+                        return false;
+                    }
+                    let mut at = entity.queue;
+                    loop {
+                        if at == group {
+                            return true;
+                        }
+                        if at == GroupId::ROOT {
+                            return false;
+                        }
+                        at = self.groups[at.index()].parent;
+                    }
+                })
+                .count();
+            assert_eq!(
+                queue.h_nr_running as usize, tasks_below,
+                "h_nr_running of {group:?}"
+            );
+        }
+    }
 }
