@@ -163,9 +163,12 @@ impl FairRunQueue {
         {
             return Some(c);
         }
-        let best = self
-            .nodes
-            .first_eligible(&queue.timeline, |v| self.vruntime_eligible(q, v));
+        // The sums are fixed during the search: compute them once.
+        let (avg, load) = self.eevdf_sums(q);
+        let base = queue.min_vruntime;
+        let best = self.nodes.first_eligible(&queue.timeline, |v| {
+            i128::from(avg) >= i128::from(vtime_delta(v, base)) * i128::from(load)
+        });
         match (best, curr) {
             (None, None) => queue.timeline.first().or(queued_curr),
             (None, Some(c)) => Some(c),

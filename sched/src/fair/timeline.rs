@@ -12,8 +12,8 @@
 //!     [d=5 v=6 | min 6]      [d=12 v=1 | min 1]
 //! ```
 //!
-//! Nodes live in one arena indexed by entity number, shared by all the trees of
-//! a CPU (an entity is in at most one tree at a time), so nothing allocates after
+//! Nodes live in one arena indexed by entity number (plus one: slot 0 is a
+//! shared black sentinel, as in the textbook), shared by all the trees of a CPU (an entity is in at most one tree at a time), so nothing allocates after
 //! [`TimelineNodes::new`]. Keys are compared wrap-safe, `(s64)(a - b) < 0` (§1.3);
 //! equal keys go right, so ties keep insertion order.
 
@@ -22,8 +22,13 @@ use alloc::vec::Vec;
 
 use crate::weight::vtime_before;
 
-/// "No node".
+/// "No entity", for the entity fields that other modules keep (`curr`, `skip`).
 pub const NIL: u32 = u32::MAX;
+
+/// Index of the shared black sentinel node. Entity `id` lives at index `id + 1`,
+/// so that a child or parent link of 0 means "none" and the sentinel can be read
+/// (it is black) and written (its parent, during a removal) without a branch.
+const SENTINEL: u32 = 0;
 
 #[derive(Clone, Copy, Debug)]
 struct Node {
@@ -38,16 +43,16 @@ struct Node {
 }
 
 const EMPTY: Node = Node {
-    left: NIL,
-    right: NIL,
-    parent: NIL,
+    left: SENTINEL,
+    right: SENTINEL,
+    parent: SENTINEL,
     red: false,
     key: 0,
     vruntime: 0,
     min_vruntime: 0,
 };
 
-/// One tree: its root and its cached leftmost node.
+/// One tree: its root and its cached leftmost node (node indices).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Timeline {
     root: u32,
@@ -57,21 +62,22 @@ pub struct Timeline {
 impl Default for Timeline {
     fn default() -> Self {
         Timeline {
-            root: NIL,
-            leftmost: NIL,
+            root: SENTINEL,
+            leftmost: SENTINEL,
         }
     }
 }
 
 impl Timeline {
     /// The entity with the smallest key, if any (O(1)).
+    #[inline]
     pub fn first(&self) -> Option<u32> {
-        (self.leftmost != NIL).then_some(self.leftmost)
+        (self.leftmost != SENTINEL).then(|| self.leftmost - 1)
     }
 
     /// Whether the tree is empty.
     pub fn is_empty(&self) -> bool {
-        self.root == NIL
+        self.root == SENTINEL
     }
 }
 
@@ -87,93 +93,103 @@ impl TimelineNodes {
     /// subtree minimum vruntime (needed by EEVDF).
     pub fn new(capacity: usize, augmented: bool) -> Self {
         TimelineNodes {
-            nodes: vec![EMPTY; capacity],
+            nodes: vec![EMPTY; capacity + 1],
             augmented,
         }
     }
 
-    /// The key `id` was inserted with.
+    /// The key entity `id` was inserted with.
+    #[inline]
     pub fn key(&self, id: u32) -> u64 {
-        self.nodes[id as usize].key
+        self.nodes[id as usize + 1].key
     }
 
-    /// The vruntime `id` was inserted with.
+    /// The vruntime entity `id` was inserted with.
+    #[inline]
     pub fn vruntime(&self, id: u32) -> u64 {
-        self.nodes[id as usize].vruntime
+        self.nodes[id as usize + 1].vruntime
     }
 
     /// The smallest vruntime in the tree (augmented trees only), O(1).
+    #[inline]
     pub fn min_vruntime(&self, timeline: &Timeline) -> Option<u64> {
-        (timeline.root != NIL).then(|| self.nodes[timeline.root as usize].min_vruntime)
+        (timeline.root != SENTINEL).then(|| self.nodes[timeline.root as usize].min_vruntime)
     }
 
-    fn is_red(&self, id: u32) -> bool {
-        id != NIL && self.nodes[id as usize].red
+    #[inline(always)]
+    fn node(&self, at: u32) -> &Node {
+        &self.nodes[at as usize]
     }
 
-    /// Recomputes the augmented value of `id` from its children.
-    fn recompute(&mut self, id: u32) {
-        let node = self.nodes[id as usize];
+    #[inline(always)]
+    fn node_mut(&mut self, at: u32) -> &mut Node {
+        &mut self.nodes[at as usize]
+    }
+
+    /// Recomputes the augmented value of node `at` from its children (an empty
+    /// child is skipped).
+    #[inline(always)]
+    fn recompute(&mut self, at: u32) {
+        let node = *self.node(at);
         let mut min = node.vruntime;
-        if node.left != NIL {
-            let v = self.nodes[node.left as usize].min_vruntime;
+        if node.left != SENTINEL {
+            let v = self.node(node.left).min_vruntime;
             if vtime_before(v, min) {
                 min = v;
             }
         }
-        if node.right != NIL {
-            let v = self.nodes[node.right as usize].min_vruntime;
+        if node.right != SENTINEL {
+            let v = self.node(node.right).min_vruntime;
             if vtime_before(v, min) {
                 min = v;
             }
         }
-        self.nodes[id as usize].min_vruntime = min;
+        self.node_mut(at).min_vruntime = min;
     }
 
-    /// Replaces `old` by `new` as the child of `parent` (or as the root).
+    /// Makes `new` the child of `parent` in place of `old` (or the root).
+    #[inline(always)]
     fn replace_child(&mut self, timeline: &mut Timeline, parent: u32, old: u32, new: u32) {
-        if parent == NIL {
+        if parent == SENTINEL {
             timeline.root = new;
-        } else if self.nodes[parent as usize].left == old {
-            self.nodes[parent as usize].left = new;
+        } else if self.node(parent).left == old {
+            self.node_mut(parent).left = new;
         } else {
-            self.nodes[parent as usize].right = new;
+            self.node_mut(parent).right = new;
         }
     }
 
+    #[inline(always)]
     fn rotate_left(&mut self, timeline: &mut Timeline, x: u32) {
-        let y = self.nodes[x as usize].right;
-        let y_left = self.nodes[y as usize].left;
-        let parent = self.nodes[x as usize].parent;
-        self.nodes[x as usize].right = y_left;
-        if y_left != NIL {
-            self.nodes[y_left as usize].parent = x;
-        }
-        self.nodes[y as usize].parent = parent;
+        let y = self.node(x).right;
+        let y_left = self.node(y).left;
+        let parent = self.node(x).parent;
+        self.node_mut(x).right = y_left;
+        self.node_mut(y_left).parent = x;
+        self.node_mut(y).parent = parent;
         self.replace_child(timeline, parent, x, y);
-        self.nodes[y as usize].left = x;
-        self.nodes[x as usize].parent = y;
+        self.node_mut(y).left = x;
+        self.node_mut(x).parent = y;
         if self.augmented {
             // y now covers the subtree x covered; x lost y's right subtree.
-            self.nodes[y as usize].min_vruntime = self.nodes[x as usize].min_vruntime;
+            self.node_mut(y).min_vruntime = self.node(x).min_vruntime;
             self.recompute(x);
         }
     }
 
+    #[inline(always)]
     fn rotate_right(&mut self, timeline: &mut Timeline, x: u32) {
-        let y = self.nodes[x as usize].left;
-        let y_right = self.nodes[y as usize].right;
-        let parent = self.nodes[x as usize].parent;
-        self.nodes[x as usize].left = y_right;
-        if y_right != NIL {
-            self.nodes[y_right as usize].parent = x;
-        }
-        self.nodes[y as usize].parent = parent;
+        let y = self.node(x).left;
+        let y_right = self.node(y).right;
+        let parent = self.node(x).parent;
+        self.node_mut(x).left = y_right;
+        self.node_mut(y_right).parent = x;
+        self.node_mut(y).parent = parent;
         self.replace_child(timeline, parent, x, y);
-        self.nodes[y as usize].right = x;
-        self.nodes[x as usize].parent = y;
+        self.node_mut(y).right = x;
+        self.node_mut(x).parent = y;
         if self.augmented {
-            self.nodes[y as usize].min_vruntime = self.nodes[x as usize].min_vruntime;
+            self.node_mut(y).min_vruntime = self.node(x).min_vruntime;
             self.recompute(x);
         }
     }
@@ -181,246 +197,256 @@ impl TimelineNodes {
     /// Inserts entity `id` with `key` (vruntime for CFS, deadline for EEVDF).
     /// `id` must not be in any tree.
     pub fn insert(&mut self, timeline: &mut Timeline, id: u32, key: u64, vruntime: u64) {
-        let mut parent = NIL;
+        let z = id + 1;
+        let mut parent = SENTINEL;
         let mut cursor = timeline.root;
         let mut go_left = false;
-        let mut leftmost = true;
-        while cursor != NIL {
+        // Equal keys go right, so only a strictly smaller key is the new leftmost.
+        let leftmost =
+            timeline.leftmost == SENTINEL || vtime_before(key, self.node(timeline.leftmost).key);
+        while cursor != SENTINEL {
             parent = cursor;
-            let node = &self.nodes[cursor as usize];
+            let node = self.node(cursor);
             go_left = vtime_before(key, node.key);
-            if go_left {
-                cursor = node.left;
-            } else {
-                cursor = node.right;
-                leftmost = false;
-            }
+            cursor = if go_left { node.left } else { node.right };
         }
-        self.nodes[id as usize] = Node {
-            left: NIL,
-            right: NIL,
+        *self.node_mut(z) = Node {
+            left: SENTINEL,
+            right: SENTINEL,
             parent,
             red: true,
             key,
             vruntime,
             min_vruntime: vruntime,
         };
-        if parent == NIL {
-            timeline.root = id;
+        if parent == SENTINEL {
+            timeline.root = z;
         } else if go_left {
-            self.nodes[parent as usize].left = id;
+            self.node_mut(parent).left = z;
         } else {
-            self.nodes[parent as usize].right = id;
+            self.node_mut(parent).right = z;
         }
         if leftmost {
-            timeline.leftmost = id;
+            timeline.leftmost = z;
         }
         if self.augmented {
             // Adding a value can only lower minima: stop where it does not.
             let mut at = parent;
-            while at != NIL && vtime_before(vruntime, self.nodes[at as usize].min_vruntime) {
-                self.nodes[at as usize].min_vruntime = vruntime;
-                at = self.nodes[at as usize].parent;
+            while at != SENTINEL && vtime_before(vruntime, self.node(at).min_vruntime) {
+                self.node_mut(at).min_vruntime = vruntime;
+                at = self.node(at).parent;
             }
         }
-        self.insert_fixup(timeline, id);
+        self.insert_fixup(timeline, z);
     }
 
+    #[inline(always)]
     fn insert_fixup(&mut self, timeline: &mut Timeline, mut z: u32) {
         loop {
-            let mut parent = self.nodes[z as usize].parent;
-            if !self.is_red(parent) {
+            let mut parent = self.node(z).parent;
+            if !self.node(parent).red {
                 break;
             }
             // A red parent is never the root, so the grandparent exists.
-            let grand = self.nodes[parent as usize].parent;
-            if parent == self.nodes[grand as usize].left {
-                let uncle = self.nodes[grand as usize].right;
-                if self.is_red(uncle) {
-                    self.nodes[parent as usize].red = false;
-                    self.nodes[uncle as usize].red = false;
-                    self.nodes[grand as usize].red = true;
+            let grand = self.node(parent).parent;
+            let grand_node = *self.node(grand);
+            if parent == grand_node.left {
+                let uncle = grand_node.right;
+                if self.node(uncle).red {
+                    self.node_mut(parent).red = false;
+                    self.node_mut(uncle).red = false;
+                    self.node_mut(grand).red = true;
                     z = grand;
                     continue;
                 }
-                if z == self.nodes[parent as usize].right {
+                if z == self.node(parent).right {
                     self.rotate_left(timeline, parent);
                     z = parent;
-                    parent = self.nodes[z as usize].parent;
+                    parent = self.node(z).parent;
                 }
-                self.nodes[parent as usize].red = false;
-                self.nodes[grand as usize].red = true;
+                self.node_mut(parent).red = false;
+                self.node_mut(grand).red = true;
                 self.rotate_right(timeline, grand);
             } else {
-                let uncle = self.nodes[grand as usize].left;
-                if self.is_red(uncle) {
-                    self.nodes[parent as usize].red = false;
-                    self.nodes[uncle as usize].red = false;
-                    self.nodes[grand as usize].red = true;
+                let uncle = grand_node.left;
+                if self.node(uncle).red {
+                    self.node_mut(parent).red = false;
+                    self.node_mut(uncle).red = false;
+                    self.node_mut(grand).red = true;
                     z = grand;
                     continue;
                 }
-                if z == self.nodes[parent as usize].left {
+                if z == self.node(parent).left {
                     self.rotate_right(timeline, parent);
                     z = parent;
-                    parent = self.nodes[z as usize].parent;
+                    parent = self.node(z).parent;
                 }
-                self.nodes[parent as usize].red = false;
-                self.nodes[grand as usize].red = true;
+                self.node_mut(parent).red = false;
+                self.node_mut(grand).red = true;
                 self.rotate_left(timeline, grand);
             }
+            break;
         }
         let root = timeline.root;
-        self.nodes[root as usize].red = false;
+        self.node_mut(root).red = false;
     }
 
-    /// The next node in key order.
+    /// The entity after `id` in key order.
     pub fn next(&self, id: u32) -> Option<u32> {
-        let node = &self.nodes[id as usize];
-        if node.right != NIL {
+        let at = id + 1;
+        let node = self.node(at);
+        if node.right != SENTINEL {
             let mut at = node.right;
-            while self.nodes[at as usize].left != NIL {
-                at = self.nodes[at as usize].left;
+            while self.node(at).left != SENTINEL {
+                at = self.node(at).left;
             }
-            return Some(at);
+            return Some(at - 1);
         }
-        let mut child = id;
+        let mut child = at;
         let mut parent = node.parent;
-        while parent != NIL && self.nodes[parent as usize].right == child {
+        while parent != SENTINEL && self.node(parent).right == child {
             child = parent;
-            parent = self.nodes[parent as usize].parent;
+            parent = self.node(parent).parent;
         }
-        (parent != NIL).then_some(parent)
+        (parent != SENTINEL).then(|| parent - 1)
     }
 
     /// Removes entity `id`, which must be in `timeline`.
     pub fn remove(&mut self, timeline: &mut Timeline, id: u32) {
-        let z = self.nodes[id as usize];
-        if timeline.leftmost == id {
+        let z = id + 1;
+        let Node {
+            left: z_left,
+            right: z_right,
+            parent: z_parent,
+            red: z_red,
+            ..
+        } = *self.node(z);
+        if timeline.leftmost == z {
             // The leftmost has no left child: its successor is the leftmost of
             // its right subtree, or its parent.
-            timeline.leftmost = if z.right != NIL {
-                let mut at = z.right;
-                while self.nodes[at as usize].left != NIL {
-                    at = self.nodes[at as usize].left;
+            timeline.leftmost = if z_right != SENTINEL {
+                let mut at = z_right;
+                while self.node(at).left != SENTINEL {
+                    at = self.node(at).left;
                 }
                 at
             } else {
-                z.parent
+                z_parent
             };
         }
         let child;
-        let child_parent;
         let removed_red;
-        if z.left == NIL || z.right == NIL {
-            child = if z.left == NIL { z.right } else { z.left };
-            child_parent = z.parent;
-            removed_red = z.red;
-            self.replace_child(timeline, z.parent, id, child);
-            if child != NIL {
-                self.nodes[child as usize].parent = z.parent;
-            }
+        // The node that took z's place: the augmented minima must be recomputed
+        // up to it; above it they can stop as soon as one does not change.
+        let mut replacement = SENTINEL;
+        if z_left == SENTINEL || z_right == SENTINEL {
+            child = if z_left == SENTINEL { z_right } else { z_left };
+            removed_red = z_red;
+            self.replace_child(timeline, z_parent, z, child);
+            // Also sets the sentinel's parent, which the fix-up reads.
+            self.node_mut(child).parent = z_parent;
         } else {
             // Two children: the successor y takes z's place and colour.
-            let mut y = z.right;
-            while self.nodes[y as usize].left != NIL {
-                y = self.nodes[y as usize].left;
+            let mut y = z_right;
+            while self.node(y).left != SENTINEL {
+                y = self.node(y).left;
             }
-            removed_red = self.nodes[y as usize].red;
-            child = self.nodes[y as usize].right;
-            if self.nodes[y as usize].parent == id {
-                child_parent = y;
+            removed_red = self.node(y).red;
+            child = self.node(y).right;
+            if y == z_right {
+                self.node_mut(child).parent = y;
             } else {
-                child_parent = self.nodes[y as usize].parent;
-                self.nodes[child_parent as usize].left = child;
-                if child != NIL {
-                    self.nodes[child as usize].parent = child_parent;
-                }
-                self.nodes[y as usize].right = z.right;
-                self.nodes[z.right as usize].parent = y;
+                let y_parent = self.node(y).parent;
+                self.node_mut(y_parent).left = child;
+                self.node_mut(child).parent = y_parent;
+                self.node_mut(y).right = z_right;
+                self.node_mut(z_right).parent = y;
             }
-            self.replace_child(timeline, z.parent, id, y);
-            self.nodes[y as usize].parent = z.parent;
-            self.nodes[y as usize].left = z.left;
-            self.nodes[z.left as usize].parent = y;
-            self.nodes[y as usize].red = z.red;
+            self.replace_child(timeline, z_parent, z, y);
+            let y_node = self.node_mut(y);
+            y_node.parent = z_parent;
+            y_node.left = z_left;
+            y_node.red = z_red;
+            self.node_mut(z_left).parent = y;
+            replacement = y;
         }
         if self.augmented {
-            let mut at = child_parent;
-            while at != NIL {
+            let mut at = self.node(child).parent;
+            while at != SENTINEL {
+                let old = self.node(at).min_vruntime;
                 self.recompute(at);
-                at = self.nodes[at as usize].parent;
+                if at == replacement {
+                    replacement = SENTINEL;
+                } else if replacement == SENTINEL && self.node(at).min_vruntime == old {
+                    break;
+                }
+                at = self.node(at).parent;
             }
         }
         if !removed_red {
-            self.remove_fixup(timeline, child, child_parent);
+            self.remove_fixup(timeline, child);
         }
-        self.nodes[id as usize] = EMPTY;
     }
 
-    fn remove_fixup(&mut self, timeline: &mut Timeline, mut x: u32, mut parent: u32) {
-        while x != timeline.root && !self.is_red(x) {
-            if x == self.nodes[parent as usize].left {
-                let mut w = self.nodes[parent as usize].right;
-                if self.is_red(w) {
-                    self.nodes[w as usize].red = false;
-                    self.nodes[parent as usize].red = true;
+    #[inline(always)]
+    fn remove_fixup(&mut self, timeline: &mut Timeline, mut x: u32) {
+        while x != timeline.root && !self.node(x).red {
+            let parent = self.node(x).parent;
+            if x == self.node(parent).left {
+                let mut w = self.node(parent).right;
+                if self.node(w).red {
+                    self.node_mut(w).red = false;
+                    self.node_mut(parent).red = true;
                     self.rotate_left(timeline, parent);
-                    w = self.nodes[parent as usize].right;
+                    w = self.node(parent).right;
                 }
-                let (wl, wr) = (self.nodes[w as usize].left, self.nodes[w as usize].right);
-                if !self.is_red(wl) && !self.is_red(wr) {
-                    self.nodes[w as usize].red = true;
+                let (wl, wr) = (self.node(w).left, self.node(w).right);
+                if !self.node(wl).red && !self.node(wr).red {
+                    self.node_mut(w).red = true;
                     x = parent;
-                    parent = self.nodes[x as usize].parent;
                 } else {
-                    if !self.is_red(wr) {
-                        self.nodes[wl as usize].red = false;
-                        self.nodes[w as usize].red = true;
+                    if !self.node(wr).red {
+                        self.node_mut(wl).red = false;
+                        self.node_mut(w).red = true;
                         self.rotate_right(timeline, w);
-                        w = self.nodes[parent as usize].right;
+                        w = self.node(parent).right;
                     }
-                    self.nodes[w as usize].red = self.nodes[parent as usize].red;
-                    self.nodes[parent as usize].red = false;
-                    let wr = self.nodes[w as usize].right;
-                    self.nodes[wr as usize].red = false;
+                    self.node_mut(w).red = self.node(parent).red;
+                    self.node_mut(parent).red = false;
+                    let wr = self.node(w).right;
+                    self.node_mut(wr).red = false;
                     self.rotate_left(timeline, parent);
                     x = timeline.root;
-                    break;
                 }
             } else {
-                let mut w = self.nodes[parent as usize].left;
-                if self.is_red(w) {
-                    self.nodes[w as usize].red = false;
-                    self.nodes[parent as usize].red = true;
+                let mut w = self.node(parent).left;
+                if self.node(w).red {
+                    self.node_mut(w).red = false;
+                    self.node_mut(parent).red = true;
                     self.rotate_right(timeline, parent);
-                    w = self.nodes[parent as usize].left;
+                    w = self.node(parent).left;
                 }
-                let (wl, wr) = (self.nodes[w as usize].left, self.nodes[w as usize].right);
-                if !self.is_red(wl) && !self.is_red(wr) {
-                    self.nodes[w as usize].red = true;
+                let (wl, wr) = (self.node(w).left, self.node(w).right);
+                if !self.node(wl).red && !self.node(wr).red {
+                    self.node_mut(w).red = true;
                     x = parent;
-                    parent = self.nodes[x as usize].parent;
                 } else {
-                    if !self.is_red(wl) {
-                        self.nodes[wr as usize].red = false;
-                        self.nodes[w as usize].red = true;
+                    if !self.node(wl).red {
+                        self.node_mut(wr).red = false;
+                        self.node_mut(w).red = true;
                         self.rotate_left(timeline, w);
-                        w = self.nodes[parent as usize].left;
+                        w = self.node(parent).left;
                     }
-                    self.nodes[w as usize].red = self.nodes[parent as usize].red;
-                    self.nodes[parent as usize].red = false;
-                    let wl = self.nodes[w as usize].left;
-                    self.nodes[wl as usize].red = false;
+                    self.node_mut(w).red = self.node(parent).red;
+                    self.node_mut(parent).red = false;
+                    let wl = self.node(w).left;
+                    self.node_mut(wl).red = false;
                     self.rotate_right(timeline, parent);
                     x = timeline.root;
-                    break;
                 }
             }
         }
-        if x != NIL {
-            self.nodes[x as usize].red = false;
-        }
+        self.node_mut(x).red = false;
     }
 
     /// The entity with the earliest key among those whose vruntime satisfies
@@ -434,18 +460,18 @@ impl TimelineNodes {
     ) -> Option<u32> {
         debug_assert!(self.augmented);
         let leftmost = timeline.leftmost;
-        if leftmost != NIL && eligible(self.nodes[leftmost as usize].vruntime) {
-            return Some(leftmost);
+        if leftmost != SENTINEL && eligible(self.node(leftmost).vruntime) {
+            return Some(leftmost - 1);
         }
         let mut at = timeline.root;
-        while at != NIL {
-            let node = &self.nodes[at as usize];
-            if node.left != NIL && eligible(self.nodes[node.left as usize].min_vruntime) {
+        while at != SENTINEL {
+            let node = self.node(at);
+            if node.left != SENTINEL && eligible(self.node(node.left).min_vruntime) {
                 at = node.left;
                 continue;
             }
             if eligible(node.vruntime) {
-                return Some(at);
+                return Some(at - 1);
             }
             at = node.right;
         }
@@ -457,26 +483,23 @@ impl TimelineNodes {
     #[cfg(test)]
     pub fn check(&self, timeline: &Timeline) -> usize {
         fn walk(nodes: &TimelineNodes, at: u32, parent: u32, count: &mut usize) -> (usize, u64) {
-            if at == NIL {
+            if at == SENTINEL {
                 return (1, u64::MAX);
             }
             *count += 1;
-            let node = nodes.nodes[at as usize];
+            let node = *nodes.node(at);
             assert_eq!(node.parent, parent, "parent link of {at}");
             if node.red {
                 assert!(
-                    !nodes.is_red(node.left) && !nodes.is_red(node.right),
+                    !nodes.node(node.left).red && !nodes.node(node.right).red,
                     "red-red at {at}"
                 );
             }
-            if node.left != NIL {
-                assert!(!vtime_before(node.key, nodes.nodes[node.left as usize].key));
+            if node.left != SENTINEL {
+                assert!(!vtime_before(node.key, nodes.node(node.left).key));
             }
-            if node.right != NIL {
-                assert!(!vtime_before(
-                    nodes.nodes[node.right as usize].key,
-                    node.key
-                ));
+            if node.right != SENTINEL {
+                assert!(!vtime_before(nodes.node(node.right).key, node.key));
             }
             let (lh, lmin) = walk(nodes, node.left, at, count);
             let (rh, rmin) = walk(nodes, node.right, at, count);
@@ -493,11 +516,12 @@ impl TimelineNodes {
             (lh + usize::from(!node.red), min)
         }
         let mut count = 0;
-        assert!(!self.is_red(timeline.root));
-        walk(self, timeline.root, NIL, &mut count);
+        assert!(!self.node(SENTINEL).red, "sentinel stays black");
+        assert!(!self.node(timeline.root).red);
+        walk(self, timeline.root, SENTINEL, &mut count);
         let mut leftmost = timeline.root;
-        while leftmost != NIL && self.nodes[leftmost as usize].left != NIL {
-            leftmost = self.nodes[leftmost as usize].left;
+        while leftmost != SENTINEL && self.node(leftmost).left != SENTINEL {
+            leftmost = self.node(leftmost).left;
         }
         assert_eq!(timeline.leftmost, leftmost, "cached leftmost");
         count
