@@ -22,6 +22,7 @@
 //! - [`task`]: task ids, CPU ids, scheduling parameters and their validation.
 //! - [`class`]: the scheduling-class interface, shaped like Linux's `sched_class`.
 //! - [`run_queue`]: one CPU's run queue, the type the mechanism holds behind a lock.
+//! - [`pelt`]: Linux's integer PELT load tracking and util_est (§2).
 //! - [`round_robin`]: the simple round-robin policy the kernel first boots with.
 //! - [`weight`]: nice → weight tables and the fixed-point `__calc_delta`.
 //! - [`fair`]: the fair class (CFS or EEVDF pick) with task groups.
@@ -32,6 +33,7 @@ extern crate alloc;
 
 pub mod class;
 pub mod fair;
+pub mod pelt;
 pub mod round_robin;
 pub mod run_queue;
 pub mod task;
