@@ -293,6 +293,9 @@ impl RunQueue {
     /// the PELT clock (§2.3).
     pub fn set_cpu_capacity(&mut self, capacity: CpuCapacity) {
         self.capacity = capacity;
+        if let Policy::Fair(fair) = &mut self.policy {
+            fair.set_cpu_capacity(capacity);
+        }
     }
 
     /// The capacity last set.
@@ -307,8 +310,10 @@ impl RunQueue {
                 Some(entity) => TaskSignals {
                     vruntime: fair.task_vruntime(task),
                     sum_exec_runtime: entity.sum_exec_runtime,
-                    // PELT fields: filled once the pelt module is wired in.
-                    ..TaskSignals::default()
+                    util_avg: entity.avg.util_avg,
+                    load_avg: entity.avg.load_avg,
+                    runnable_avg: entity.avg.runnable_avg,
+                    util_est: entity.avg.util_est.ewma,
                 },
                 None => TaskSignals::default(),
             },
@@ -318,9 +323,19 @@ impl RunQueue {
 
     /// The run queue's aggregate signals.
     pub fn signals(&self) -> RunQueueSignals {
-        RunQueueSignals {
-            nr_running: self.class().nr_running(),
-            ..RunQueueSignals::default()
+        let nr_running = self.class().nr_running();
+        match self.fair().and_then(|fair| fair.group_queue(GroupId::ROOT)) {
+            Some(root) => RunQueueSignals {
+                nr_running,
+                util_avg: root.pelt.avg.util_avg,
+                load_avg: root.pelt.avg.load_avg,
+                runnable_avg: root.pelt.avg.runnable_avg,
+                util_est: root.pelt.avg.util_est.enqueued,
+            },
+            None => RunQueueSignals {
+                nr_running,
+                ..RunQueueSignals::default()
+            },
         }
     }
 }

@@ -1,6 +1,8 @@
 //! Scheduling entities (Linux's `struct sched_entity`): a task, or a task group's
 //! representative on its parent group's run queue, and the fair tunables.
 
+use crate::pelt::SchedAvg;
+use crate::pelt::attach::init_entity_runnable_average;
 use crate::task::{GroupId, Nanoseconds, Policy};
 use crate::weight::LoadWeight;
 
@@ -73,8 +75,12 @@ pub struct Entity {
     pub sum_exec_runtime: Nanoseconds,
     /// `sum_exec_runtime` when it was last picked (for the CFS tick, §1.4).
     pub prev_sum_exec_runtime: Nanoseconds,
-    /// CFS yield: skip this entity at the next pick if another is queued.
-    pub skip: bool,
+    /// PELT signals (§2.2); a new task starts fully loaded, a group entity
+    /// with no load (§2.5).
+    pub avg: SchedAvg,
+    /// Group entity: `h_nr_running` of its group as of its last PELT update
+    /// (`se->runnable_weight`, §2.2 table).
+    pub runnable_weight: u64,
 }
 
 impl Entity {
@@ -96,7 +102,11 @@ impl Entity {
             exec_start: 0,
             sum_exec_runtime: 0,
             prev_sum_exec_runtime: 0,
-            skip: false,
+            avg: init_entity_runnable_average(
+                load.scaled_down(),
+                matches!(kind, EntityKind::Task(_)),
+            ),
+            runnable_weight: 0,
         }
     }
 

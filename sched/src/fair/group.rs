@@ -30,6 +30,7 @@
 use core::fmt;
 
 use crate::fair::timeline::{NIL, Timeline};
+use crate::pelt::update::RunQueueLoad;
 use crate::task::{GroupId, Nanoseconds};
 use crate::weight::{scale_load, scale_load_down};
 
@@ -196,8 +197,9 @@ pub struct GroupQueue {
     pub curr: u32,
     /// CFS skip buddy set by yield (§1.4), or [`NIL`].
     pub skip: u32,
-    /// PELT `load_avg` of this run queue (0 until PELT is wired in, §2.2).
-    pub load_avg: u64,
+    /// PELT state of this run queue (`cfs_rq->avg`, removed load, pending
+    /// group propagation, §2.2, §2.6, §2.7).
+    pub pelt: RunQueueLoad,
     /// This run queue's part of the group-wide sum (`tg_load_avg_contrib`).
     pub tg_load_avg_contrib: u64,
     /// The last known group-wide sum `tg->load_avg` (see the module doc).
@@ -218,7 +220,7 @@ impl Default for GroupQueue {
             timeline: Timeline::default(),
             curr: NIL,
             skip: NIL,
-            load_avg: 0,
+            pelt: RunQueueLoad::default(),
             tg_load_avg_contrib: 0,
             tg_load_avg: 0,
             last_update_tg_load_avg: 0,
@@ -231,7 +233,7 @@ impl GroupQueue {
     /// represents this run queue in its parent, for a group of `tg_shares`
     /// (scaled).
     pub fn calc_group_shares(&self, tg_shares: u64) -> u64 {
-        let load = scale_load_down(self.load).max(self.load_avg);
+        let load = scale_load_down(self.load).max(self.pelt.avg.load_avg);
         let tg_weight = self.tg_load_avg as i64 - self.tg_load_avg_contrib as i64 + load as i64;
         let mut shares = tg_shares as u128 * load as u128;
         if tg_weight > 0 {
@@ -248,10 +250,11 @@ impl GroupQueue {
         {
             return;
         }
-        let delta = self.load_avg as i64 - self.tg_load_avg_contrib as i64;
+        let load_avg = self.pelt.avg.load_avg;
+        let delta = load_avg as i64 - self.tg_load_avg_contrib as i64;
         if delta.unsigned_abs() > self.tg_load_avg_contrib / 64 {
             self.tg_load_avg = (self.tg_load_avg as i64 + delta).max(0) as u64;
-            self.tg_load_avg_contrib = self.load_avg;
+            self.tg_load_avg_contrib = load_avg;
             self.last_update_tg_load_avg = now;
         }
     }
@@ -262,13 +265,14 @@ mod tests {
     use super::*;
 
     fn queue_with(load_down: u64, contrib: u64, sum: u64) -> GroupQueue {
-        GroupQueue {
+        let mut queue = GroupQueue {
             load: scale_load(load_down),
-            load_avg: load_down,
             tg_load_avg_contrib: contrib,
             tg_load_avg: sum,
             ..GroupQueue::default()
-        }
+        };
+        queue.pelt.avg.load_avg = load_down;
+        queue
     }
 
     /// §2.7 worked vectors: 512/512 for one task on each of two CPUs, 1024 when
@@ -321,16 +325,14 @@ mod tests {
     /// §2.7: the contribution moves only past 1/64 and at most once per ms.
     #[test]
     fn tg_load_avg_rate_limit() {
-        let mut queue = GroupQueue {
-            load_avg: 1000,
-            ..GroupQueue::default()
-        };
+        let mut queue = GroupQueue::default();
+        queue.pelt.avg.load_avg = 1000;
         queue.update_tg_load_avg(5_000_000);
         assert_eq!((queue.tg_load_avg_contrib, queue.tg_load_avg), (1000, 1000));
-        queue.load_avg = 1010; // |10| <= 1000/64 = 15: no update
+        queue.pelt.avg.load_avg = 1010; // |10| <= 1000/64 = 15: no update
         queue.update_tg_load_avg(7_000_000);
         assert_eq!(queue.tg_load_avg, 1000);
-        queue.load_avg = 1100; // within 1 ms of the last update: no update
+        queue.pelt.avg.load_avg = 1100; // within 1 ms of the last update: no update
         queue.update_tg_load_avg(5_500_000);
         assert_eq!(queue.tg_load_avg, 1000);
         queue.update_tg_load_avg(6_000_000);

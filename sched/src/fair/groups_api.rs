@@ -11,6 +11,7 @@ use super::entity::{Entity, EntityKind, FairPolicy};
 use super::group::{GroupError, GroupInfo, GroupQueue, validate_shares};
 use super::{FairRunQueue, PickPolicy};
 use crate::class::{DequeueFlags, EnqueueFlags, SchedClass};
+use crate::pelt::SchedAvg;
 use crate::task::{GroupId, Nanoseconds, ParamError, TaskId};
 use crate::weight::{LoadWeight, NICE_0_LOAD, scale_load, vtime_delta};
 
@@ -33,6 +34,8 @@ pub struct FairMigration {
     pub slice: Nanoseconds,
     /// Total run time so far.
     pub sum_exec_runtime: Nanoseconds,
+    /// PELT signals, detached (`last_update_time == 0`), to attach on arrival.
+    pub avg: SchedAvg,
 }
 
 impl FairRunQueue {
@@ -113,6 +116,7 @@ impl FairRunQueue {
             return Err(GroupError::RootGroup);
         }
         let shares = validate_shares(shares)?;
+        self.advance_clock(now);
         self.groups[group.index()].shares = scale_load(shares);
         let mut level = Some(self.group_entity(group));
         while let Some(se) = level {
@@ -153,6 +157,8 @@ impl FairRunQueue {
         if running {
             self.put_prev_task(task, now);
         }
+        // task_change_group_fair (§2.6): the signals leave with the task.
+        self.detach_task_load(e, now);
         if matches!(self.pick, PickPolicy::Cfs(_)) && !self.entities[e as usize].relative {
             // A sleeping task's absolute vruntime moves to the new base.
             let base = self.queues[old.index()].min_vruntime;
@@ -165,6 +171,8 @@ impl FairRunQueue {
         self.groups[group.index()].tasks += 1;
         if queued {
             self.enqueue_task(task, now, EnqueueFlags::default());
+        } else {
+            self.attach_task_load(e, now);
         }
         if running {
             self.set_next_task(task, now);
@@ -203,6 +211,8 @@ impl FairRunQueue {
         let EntityKind::Task(policy) = entity.kind else {
             return None;
         };
+        self.remove_task_load(task.0 as u32);
+        let avg = self.entities[task.index()].avg;
         self.task_dead(task);
         Some(FairMigration {
             policy,
@@ -213,6 +223,7 @@ impl FairRunQueue {
             relative_deadline: entity.rel_deadline.then_some(entity.deadline),
             slice: entity.slice,
             sum_exec_runtime: entity.sum_exec_runtime,
+            avg,
         })
     }
 
@@ -253,6 +264,8 @@ impl FairRunQueue {
         entity.rel_deadline = migration.relative_deadline.is_some();
         entity.deadline = migration.relative_deadline.unwrap_or(0);
         entity.sum_exec_runtime = migration.sum_exec_runtime;
+        entity.avg = migration.avg;
+        entity.avg.last_update_time = 0;
         self.entities[task.index()] = entity;
         self.groups[migration.group.index()].tasks += 1;
         Ok(())

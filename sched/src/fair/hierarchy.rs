@@ -16,6 +16,7 @@ use super::entity::{Entity, EntityKind, FairPolicy};
 use super::timeline::NIL;
 use super::{FairRunQueue, PickPolicy};
 use crate::class::{DequeueFlags, EnqueueFlags, Resched, SchedClass};
+use crate::pelt::update::UpdateFlags;
 use crate::task::{GroupId, Nanoseconds, ParamError, TaskId, TaskParams};
 use crate::weight::calc_delta_fair;
 
@@ -92,6 +93,7 @@ impl SchedClass for FairRunQueue {
         if self.known_task(task) {
             self.task_dead(task);
         }
+        self.advance_clock(now);
         let (policy, load) = FairPolicy::of(params.policy);
         let slice = match self.pick {
             PickPolicy::Cfs(_) => 0,
@@ -131,6 +133,11 @@ impl SchedClass for FairRunQueue {
 
     fn enqueue_task(&mut self, task: TaskId, now: Nanoseconds, flags: EnqueueFlags) {
         debug_assert!(self.known_task(task), "enqueue of unknown {task:?}");
+        self.advance_clock(now);
+        if flags.initial {
+            self.post_init_task_load(task.0 as u32);
+        }
+        self.util_est_enqueue_task(task.0 as u32);
         let mut flags = flags;
         let mut level = Some(task.0 as u32);
         while let Some(se) = level {
@@ -148,6 +155,7 @@ impl SchedClass for FairRunQueue {
         }
         while let Some(se) = level {
             let q = self.entities[se as usize].queue;
+            self.update_entity_load(q, se, UpdateFlags::UPDATE_TG, now);
             self.update_group_entity_weight(se, now);
             self.queues[q.index()].h_nr_running += 1;
             level = self.parent_entity(se);
@@ -156,6 +164,8 @@ impl SchedClass for FairRunQueue {
 
     fn dequeue_task(&mut self, task: TaskId, now: Nanoseconds, flags: DequeueFlags) {
         debug_assert!(self.entities[task.index()].on_rq, "dequeue of {task:?}");
+        self.advance_clock(now);
+        self.util_est_dequeue_task(task.0 as u32, flags.sleep);
         let mut sleep = flags.sleep;
         let mut level = Some(task.0 as u32);
         while let Some(se) = level {
@@ -170,6 +180,7 @@ impl SchedClass for FairRunQueue {
         }
         while let Some(se) = level {
             let q = self.entities[se as usize].queue;
+            self.update_entity_load(q, se, UpdateFlags::UPDATE_TG, now);
             self.update_group_entity_weight(se, now);
             self.queues[q.index()].h_nr_running -= 1;
             level = self.parent_entity(se);
@@ -177,12 +188,19 @@ impl SchedClass for FairRunQueue {
     }
 
     fn pick_next_task(&mut self, now: Nanoseconds) -> Option<TaskId> {
+        self.advance_clock(now);
         let mut q = GroupId::ROOT;
         loop {
             if self.queued_curr(q).is_some() {
                 self.update_curr(q, now);
             }
-            let se = self.pick_next_entity(q)?;
+            let Some(se) = self.pick_next_entity(q) else {
+                if q == GroupId::ROOT && self.queues[q.index()].curr == NIL {
+                    // Nothing to run: the CPU goes idle (§2.3 lost idle time).
+                    self.clock_enter_idle();
+                }
+                return None;
+            };
             match self.owned_queue(se) {
                 Some(group) => q = group,
                 None => return Some(TaskId(se as u16)),
@@ -191,6 +209,7 @@ impl SchedClass for FairRunQueue {
     }
 
     fn put_prev_task(&mut self, task: TaskId, now: Nanoseconds) {
+        self.advance_clock(now);
         let mut level = Some(task.0 as u32);
         while let Some(se) = level {
             let q = self.entities[se as usize].queue;
@@ -202,6 +221,7 @@ impl SchedClass for FairRunQueue {
     }
 
     fn set_next_task(&mut self, task: TaskId, now: Nanoseconds) {
+        self.advance_clock(now);
         self.need_resched = false;
         let mut level = Some(task.0 as u32);
         while let Some(se) = level {
@@ -219,13 +239,14 @@ impl SchedClass for FairRunQueue {
     }
 
     fn task_tick(&mut self, task: TaskId, now: Nanoseconds) -> Resched {
+        self.advance_clock(now);
         let mut resched = false;
         let mut level = Some(task.0 as u32);
         while let Some(se) = level {
             let q = self.entities[se as usize].queue;
             if self.queues[q.index()].curr == se {
                 self.update_curr(q, now);
-                // PELT hook: update_load_avg(q, se, UPDATE_TG).
+                self.update_entity_load(q, se, UpdateFlags::UPDATE_TG, now);
                 self.update_group_entity_weight(se, now);
                 if let PickPolicy::Cfs(tunables) = self.pick
                     && self.queues[q.index()].nr_queued > 1
@@ -247,6 +268,7 @@ impl SchedClass for FairRunQueue {
         if current == woken || !self.entities[woken.index()].on_rq {
             return Resched::Keep;
         }
+        self.advance_clock(now);
         if core::mem::take(&mut self.need_resched) {
             return Resched::Reschedule;
         }
@@ -282,6 +304,7 @@ impl SchedClass for FairRunQueue {
         if self.queues[GroupId::ROOT.index()].h_nr_running <= 1 {
             return;
         }
+        self.advance_clock(now);
         let e = task.0 as u32;
         let q = self.entities[e as usize].queue;
         self.update_curr(q, now);

@@ -13,6 +13,8 @@
 //! - `eevdf`: the EEVDF rules (§1.5): average vruntime, eligibility, deadlines,
 //!   lag, placement, `pick_eevdf`, slice protection.
 //! - `hierarchy`: the class operations walking the group hierarchy.
+//! - `load`: PELT wiring (clock, update_load_avg call sites, util_est,
+//!   propagation, blocked-load decay).
 //! - `groups_api`: creating groups, setting shares, moving tasks, migration.
 //!
 //! Entity numbering: task `t` is entity `t`; the group entity of group `g`
@@ -28,8 +30,11 @@ mod cfs;
 mod eevdf;
 mod groups_api;
 mod hierarchy;
+mod load;
 mod queue;
 
+#[cfg(test)]
+mod pelt_tests;
 #[cfg(test)]
 pub(crate) mod test_rng;
 #[cfg(test)]
@@ -42,6 +47,8 @@ pub use entity::{CfsTunables, EevdfTunables, Entity, EntityKind, FairPolicy};
 pub use group::{DEFAULT_SHARES, GroupError, MAX_SHARES, MIN_SHARES, shares_from_cpu_weight};
 pub use groups_api::FairMigration;
 
+use crate::pelt::clock::PeltClock;
+use crate::run_queue::CpuCapacity;
 use crate::task::{GroupId, TaskId};
 use group::{GroupInfo, GroupQueue};
 use timeline::TimelineNodes;
@@ -67,6 +74,12 @@ pub struct FairRunQueue {
     /// A reschedule found by `update_curr` outside the tick (§1.5: the deadline
     /// passed during an enqueue), reported at the next tick or wake-up check.
     pub(super) need_resched: bool,
+    /// The CPU's PELT clock (§2.3).
+    pub(super) clock: PeltClock,
+    /// The capacity and frequency scale the PELT clock runs at.
+    pub(super) capacity: CpuCapacity,
+    /// The root run queue's utilization changed (schedutil hook, §2.6).
+    pub(super) util_changed: bool,
 }
 
 impl FairRunQueue {
@@ -85,6 +98,9 @@ impl FairRunQueue {
             groups,
             nodes: TimelineNodes::new(entity_count, matches!(pick, PickPolicy::Eevdf(_))),
             need_resched: false,
+            clock: PeltClock::new(load::PELT_EPOCH),
+            capacity: CpuCapacity::default(),
+            util_changed: false,
         }
     }
 

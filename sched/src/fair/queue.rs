@@ -6,8 +6,9 @@
 use super::timeline::NIL;
 use super::{FairRunQueue, PickPolicy};
 use crate::class::EnqueueFlags;
+use crate::pelt::update::UpdateFlags;
 use crate::task::{GroupId, Nanoseconds};
-use crate::weight::{LoadWeight, calc_delta_fair, vtime_before, vtime_delta};
+use crate::weight::{LoadWeight, calc_delta_fair, scale_load_down, vtime_before, vtime_delta};
 
 impl FairRunQueue {
     /// The key `e` is ordered by: vruntime (CFS) or deadline (EEVDF).
@@ -129,6 +130,7 @@ impl FairRunQueue {
                 if !is_curr {
                     self.renormalise(q, e);
                 }
+                self.update_entity_load(q, e, UpdateFlags::ENQUEUE, now);
                 self.update_group_entity_weight(e, now);
                 self.account_enqueue(q, e);
                 if flags.wakeup {
@@ -140,6 +142,7 @@ impl FairRunQueue {
                     self.place_entity_eevdf(q, e, flags.initial);
                 }
                 self.update_curr(q, now);
+                self.update_entity_load(q, e, UpdateFlags::ENQUEUE, now);
                 self.update_group_entity_weight(e, now);
                 if !is_curr {
                     self.place_entity_eevdf(q, e, flags.initial);
@@ -147,7 +150,6 @@ impl FairRunQueue {
                 self.account_enqueue(q, e);
             }
         }
-        // PELT hook (issue 3 item 4): update_load_avg(q, e, UPDATE_TG | DO_ATTACH).
         if !is_curr {
             self.timeline_insert(q, e);
         }
@@ -173,7 +175,7 @@ impl FairRunQueue {
     /// `dequeue_entity` for one level; `sleep` is `DEQUEUE_SLEEP`.
     pub(super) fn dequeue_entity(&mut self, q: GroupId, e: u32, sleep: bool, now: Nanoseconds) {
         self.update_curr(q, now);
-        // PELT hook: update_load_avg(q, e, UPDATE_TG).
+        self.update_entity_load(q, e, UpdateFlags::UPDATE_TG, now);
         if let PickPolicy::Eevdf(tunables) = self.pick {
             self.update_entity_lag(q, e, tunables);
             if !sleep {
@@ -210,7 +212,7 @@ impl FairRunQueue {
     pub(super) fn set_next_entity(&mut self, q: GroupId, e: u32, now: Nanoseconds) {
         if self.entities[e as usize].on_rq {
             self.timeline_remove(q, e);
-            // PELT hook: update_load_avg(q, e, UPDATE_TG).
+            self.update_entity_load(q, e, UpdateFlags::UPDATE_TG, now);
         }
         let queue = &mut self.queues[q.index()];
         queue.curr = e;
@@ -232,7 +234,7 @@ impl FairRunQueue {
         if self.entities[e as usize].on_rq {
             self.update_curr(q, now);
             self.timeline_insert(q, e);
-            // PELT hook: update_load_avg(q, e, 0).
+            self.update_entity_load(q, e, UpdateFlags::NONE, now);
         }
         self.queues[q.index()].curr = NIL;
     }
@@ -261,6 +263,7 @@ impl FairRunQueue {
             queue.load -= self.entities[e as usize].load.weight;
             queue.nr_queued -= 1;
         }
+        self.reweight_entity_load(q, e, old_weight, scale_load_down(weight));
         let entity = &mut self.entities[e as usize];
         entity.load = LoadWeight::from_scaled(weight);
         let new_weight = entity.weight().max(1);
@@ -296,9 +299,8 @@ impl FairRunQueue {
         let Some(group) = self.owned_queue(e) else {
             return;
         };
-        let queue = &mut self.queues[group.index()];
-        queue.update_tg_load_avg(now);
-        let shares = queue.calc_group_shares(self.groups[group.index()].shares);
+        let shares =
+            self.queues[group.index()].calc_group_shares(self.groups[group.index()].shares);
         if shares != self.entities[e as usize].load.weight {
             let parent_queue = self.entities[e as usize].queue;
             self.reweight_entity(parent_queue, e, shares, now);
