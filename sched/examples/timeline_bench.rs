@@ -18,6 +18,31 @@
 //! The collected `Ir` (instructions) divided by the operation count (the last
 //! argument) is the cost of one pick + dequeue + enqueue, loop overhead included.
 //! Without valgrind the program prints ns per operation.
+//!
+//! `reference/rbtree_reference.c` runs the identical workload (same keys, same
+//! final leftmost) on a textbook intrusive pointer-based red-black tree in C
+//! with a cached leftmost, as the calibration point:
+//!
+//! ```text
+//! gcc -O2 -o /tmp/rbtree_reference sched/examples/reference/rbtree_reference.c
+//! for tree in cfs eevdf; do for n in 8 64 1024 10000; do
+//!   valgrind --tool=callgrind --callgrind-out-file=/tmp/cgc.out \
+//!     --toggle-collect='measured_loop*' /tmp/rbtree_reference $tree $n 100000 2>&1 \
+//!     | grep -E 'Collected'
+//! done; done
+//! ```
+//!
+//! Figures measured on the x86_64 host (Ir per operation, rustc 1.95 release
+//! with LTO, gcc -O2), N = 8 / 64 / 1024 / 10000:
+//!
+//! | tree                    | this crate            | C pointer tree        | ratio     |
+//! |-------------------------|-----------------------|-----------------------|-----------|
+//! | CFS (vruntime key)      | 290 / 352 / 406 / 450 | 179 / 220 / 258 / 288 | 1.56–1.62 |
+//! | EEVDF (deadline + min)  | 390 / 489 / 728 / 855 | 254 / 317 / 450 / 523 | 1.53–1.64 |
+//!
+//! The difference is the price of safe index-based nodes: every link is a
+//! bounds-checked index into the arena (compare + branch, and an index-to-
+//! address multiply) where C follows a pointer.
 
 use std::hint::black_box;
 use std::time::Instant;

@@ -130,16 +130,17 @@ impl TimelineNodes {
     /// child is skipped).
     #[inline(always)]
     fn recompute(&mut self, at: u32) {
-        let node = *self.node(at);
+        let node = self.node(at);
+        let (left, right) = (node.left, node.right);
         let mut min = node.vruntime;
-        if node.left != SENTINEL {
-            let v = self.node(node.left).min_vruntime;
+        if left != SENTINEL {
+            let v = self.node(left).min_vruntime;
             if vtime_before(v, min) {
                 min = v;
             }
         }
-        if node.right != SENTINEL {
-            let v = self.node(node.right).min_vruntime;
+        if right != SENTINEL {
+            let v = self.node(right).min_vruntime;
             if vtime_before(v, min) {
                 min = v;
             }
@@ -249,9 +250,9 @@ impl TimelineNodes {
             }
             // A red parent is never the root, so the grandparent exists.
             let grand = self.node(parent).parent;
-            let grand_node = *self.node(grand);
-            if parent == grand_node.left {
-                let uncle = grand_node.right;
+            let (grand_left, grand_right) = (self.node(grand).left, self.node(grand).right);
+            if parent == grand_left {
+                let uncle = grand_right;
                 if self.node(uncle).red {
                     self.node_mut(parent).red = false;
                     self.node_mut(uncle).red = false;
@@ -268,7 +269,7 @@ impl TimelineNodes {
                 self.node_mut(grand).red = true;
                 self.rotate_right(timeline, grand);
             } else {
-                let uncle = grand_node.left;
+                let uncle = grand_left;
                 if self.node(uncle).red {
                     self.node_mut(parent).red = false;
                     self.node_mut(uncle).red = false;
