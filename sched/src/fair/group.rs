@@ -31,6 +31,7 @@ use core::fmt;
 
 use crate::fair::timeline::{NIL, Timeline};
 use crate::pelt::update::RunQueueLoad;
+use crate::pelt::{add_positive, propagate};
 use crate::task::{GroupId, Nanoseconds};
 use crate::weight::{scale_load, scale_load_down};
 
@@ -233,27 +234,28 @@ impl GroupQueue {
     /// represents this run queue in its parent, for a group of `tg_shares`
     /// (scaled).
     pub fn calc_group_shares(&self, tg_shares: u64) -> u64 {
-        let load = scale_load_down(self.load).max(self.pelt.avg.load_avg);
-        let tg_weight = self.tg_load_avg as i64 - self.tg_load_avg_contrib as i64 + load as i64;
-        let mut shares = tg_shares as u128 * load as u128;
-        if tg_weight > 0 {
-            shares /= tg_weight as u128;
-        }
-        (shares.min(u128::from(u64::MAX)) as u64).clamp(MIN_SHARES, tg_shares.max(MIN_SHARES))
+        propagate::calc_group_shares(
+            tg_shares,
+            scale_load_down(self.load),
+            self.pelt.avg.load_avg,
+            self.tg_load_avg.min(i64::MAX as u64) as i64,
+            self.tg_load_avg_contrib,
+        )
     }
 
     /// `update_tg_load_avg()` (§2.7): publish this run queue's load when it moved
     /// by more than 1/64 of the last contribution, at most once per ms.
     pub fn update_tg_load_avg(&mut self, now: Nanoseconds) {
-        if now.wrapping_sub(self.last_update_tg_load_avg) < 1_000_000
-            && self.last_update_tg_load_avg != 0
-        {
-            return;
-        }
         let load_avg = self.pelt.avg.load_avg;
-        let delta = load_avg as i64 - self.tg_load_avg_contrib as i64;
-        if delta.unsigned_abs() > self.tg_load_avg_contrib / 64 {
-            self.tg_load_avg = (self.tg_load_avg as i64 + delta).max(0) as u64;
+        if let Some(delta) = propagate::tg_load_avg_delta(
+            load_avg,
+            self.tg_load_avg_contrib,
+            now,
+            self.last_update_tg_load_avg,
+        ) {
+            // This CPU's change is applied to the known sum at once (exact on
+            // one CPU); other CPUs' changes arrive with set_group_load_sum.
+            self.tg_load_avg = add_positive(self.tg_load_avg, delta);
             self.tg_load_avg_contrib = load_avg;
             self.last_update_tg_load_avg = now;
         }

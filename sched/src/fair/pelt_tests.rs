@@ -199,3 +199,103 @@ fn group_entity_mirrors_its_group() {
         }
     }
 }
+
+/// One 1 ms tick of a CPU whose tasks are all CPU-bound: tick the running
+/// task (or start one), switch when asked.
+fn tick_cpu(fair: &mut FairRunQueue, now: u64) {
+    let Some(task) = (0..fair.max_tasks as u16)
+        .map(TaskId)
+        .find(|&t| fair.entities[t.index()].known && is_running(fair, t))
+    else {
+        let next = fair.pick_next_task(now).expect("runnable");
+        fair.set_next_task(next, now);
+        return;
+    };
+    if fair.task_tick(task, now).is_needed() {
+        fair.put_prev_task(task, now);
+        let next = fair.pick_next_task(now).expect("runnable");
+        fair.set_next_task(next, now);
+    }
+}
+
+fn is_running(fair: &FairRunQueue, task: TaskId) -> bool {
+    let entity = &fair.entities[task.index()];
+    fair.queues[entity.queue.index()].curr == task.0 as u32
+}
+
+/// §2.7 worked vector: a group (shares 1024) with 3 busy tasks on CPU 0 and 1
+/// on CPU 1 gets group-entity weights 768 and 256 once the loads saturate,
+/// with the mechanism summing the CPUs' contributions every ms
+/// (`group_load_contribution` / `set_group_load_sum`). Contributions move only
+/// by more than 1/64 (§2.7), so the other CPU's part may be stale by < 1/64:
+/// 1024·3072/(3072 + 1024 ± 16) and 1024·1024/(1024 + 3072 ± 48) are within
+/// ±3 of 768 and 256.
+#[test]
+fn group_shares_across_two_cpus() {
+    for pick in picks() {
+        let mut cpus = [FairRunQueue::new(pick, 4, 2), FairRunQueue::new(pick, 4, 2)];
+        let mut group = GroupId::ROOT;
+        for cpu in &mut cpus {
+            group = cpu.create_group(GroupId::ROOT, 1024).unwrap();
+        }
+        let params = TaskParams {
+            group,
+            ..TaskParams::default()
+        };
+        for (cpu, tasks) in [(0usize, 0..3u16), (1, 3..4)] {
+            for t in tasks {
+                cpus[cpu].task_new(TaskId(t), &params, 0).unwrap();
+                cpus[cpu].enqueue_task(TaskId(t), 0, WAKEUP);
+            }
+        }
+        for t in 0..=3000u64 {
+            for cpu in &mut cpus {
+                tick_cpu(cpu, t * MS);
+            }
+            let sum: u64 = cpus.iter().map(|c| c.group_load_contribution(group)).sum();
+            for cpu in &mut cpus {
+                cpu.set_group_load_sum(group, sum);
+            }
+        }
+        let weight = |cpu: &FairRunQueue| {
+            let e = cpu.group_entity(group) as usize;
+            cpu.entities[e].load.scaled_down()
+        };
+        assert!(
+            weight(&cpus[0]).abs_diff(768) <= 3,
+            "CPU 0: {}",
+            weight(&cpus[0])
+        );
+        assert!(
+            weight(&cpus[1]).abs_diff(256) <= 3,
+            "CPU 1: {}",
+            weight(&cpus[1])
+        );
+    }
+}
+
+/// Single CPU: the group-wide sum is this CPU's own contribution, so a busy
+/// group's entity weighs exactly its shares at every tick (§2.7:
+/// tg_weight = load, shares = tg_shares).
+#[test]
+fn single_cpu_group_weight_is_exactly_its_shares() {
+    for pick in picks() {
+        let mut fair = FairRunQueue::new(pick, 3, 2);
+        let group = fair.create_group(GroupId::ROOT, 3000).unwrap();
+        let params = TaskParams {
+            group,
+            ..TaskParams::default()
+        };
+        for t in 0..2u16 {
+            fair.task_new(TaskId(t), &params, 0).unwrap();
+            fair.enqueue_task(TaskId(t), 0, WAKEUP);
+        }
+        fair.task_new(TaskId(2), &TaskParams::default(), 0).unwrap();
+        fair.enqueue_task(TaskId(2), 0, WAKEUP);
+        let e = fair.group_entity(group) as usize;
+        for t in 0..=1000u64 {
+            tick_cpu(&mut fair, t * MS);
+            assert_eq!(fair.entities[e].load.scaled_down(), 3000, "at {t} ms");
+        }
+    }
+}
