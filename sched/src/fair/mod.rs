@@ -36,7 +36,11 @@ mod queue;
 #[cfg(test)]
 mod pelt_tests;
 #[cfg(test)]
+mod share_tests;
+#[cfg(test)]
 pub(crate) mod test_rng;
+#[cfg(test)]
+mod test_support;
 #[cfg(test)]
 mod tests;
 
