@@ -299,3 +299,42 @@ fn single_cpu_group_weight_is_exactly_its_shares() {
         }
     }
 }
+
+/// Through the run queue's public signals: an always-running nice-0 task and
+/// its CPU both show Appendix A §1 column (b) (894 at 100 ms); after a sleep
+/// the task's util_est is the util it had when it went to sleep (§2.4 step 3,
+/// reset upward) and the CPU's util_est sum drops to 0 while it sleeps.
+#[test]
+fn run_queue_signals_report_pelt() {
+    use crate::run_queue::{PolicyKind, RunQueue};
+    for kind in [
+        PolicyKind::Cfs(CfsTunables::for_cpus(1)),
+        PolicyKind::Eevdf(EevdfTunables::for_cpus(1, MS)),
+    ] {
+        let mut rq = RunQueue::new(kind, 1);
+        let task = TaskId(0);
+        rq.task_new(task, &TaskParams::default(), 0).unwrap();
+        rq.enqueue_task(task, 0, WAKEUP);
+        let next = rq.pick_next_task(0).unwrap();
+        rq.set_next_task(next, 0);
+        for t in 1..=100u64 {
+            let _ = rq.task_tick(task, t * MS);
+        }
+        assert_eq!(rq.task_signals(task).util_avg, 894);
+        assert_eq!(rq.signals().util_avg, 894);
+        assert_eq!(rq.task_signals(task).sum_exec_runtime, 100 * MS);
+        let before_sleep = rq.task_signals(task).util_avg;
+        rq.dequeue_task(
+            task,
+            100 * MS,
+            DequeueFlags {
+                sleep: true,
+                migrating: false,
+            },
+        );
+        rq.put_prev_task(task, 100 * MS);
+        assert_eq!(rq.task_signals(task).util_est, before_sleep);
+        assert_eq!(rq.signals().util_est, 0);
+        assert_eq!(rq.signals().nr_running, 0);
+    }
+}
