@@ -37,8 +37,8 @@
 //!
 //! | tree                    | this crate            | C pointer tree        | ratio     |
 //! |-------------------------|-----------------------|-----------------------|-----------|
-//! | CFS (vruntime key)      | 290 / 352 / 406 / 450 | 179 / 220 / 258 / 288 | 1.56–1.62 |
-//! | EEVDF (deadline + min)  | 390 / 489 / 728 / 855 | 254 / 317 / 450 / 523 | 1.53–1.64 |
+//! | CFS (vruntime key)      | 274 / 336 / 391 / 434 | 179 / 220 / 258 / 288 | 1.51–1.53 |
+//! | EEVDF (deadline + min)  | 370 / 470 / 711 / 837 | 254 / 317 / 450 / 523 | 1.46–1.60 |
 //!
 //! The difference is the price of safe index-based nodes: every link is a
 //! bounds-checked index into the arena (compare + branch, and an index-to-
