@@ -21,6 +21,28 @@
 //! (`g ≥ 1`) is entity `max_tasks + g - 1`. All storage is allocated in
 //! [`FairRunQueue::new`]; the class operations allocate nothing and cost
 //! O(depth · log n).
+//!
+//! How the mechanism (kernel or simulator) drives it, per CPU (usually through
+//! [`RunQueue`](crate::run_queue::RunQueue)):
+//!
+//! ```text
+//!   boot:       new(pick, max_tasks, max_groups); set_cpu_capacity(..)
+//!   cgroups:    create_group / set_group_shares / remove_group, same order on
+//!               every CPU; set_task_group(task, group, now)
+//!   every ~ms:  sum group_load_contribution(g) over CPUs, set_group_load_sum(g, sum)
+//!               (only with several CPUs); update_blocked_averages(now)
+//!   migration:  dequeue_task(.., migrating) or a sleeping task,
+//!               migrate_task_out -> FairMigration -> migrate_task_in on the
+//!               target, then enqueue_task(.., migrated)
+//! ```
+//!
+//! Not implemented (Linux behaviour that differs): EEVDF `DELAY_DEQUEUE` /
+//! `DELAY_ZERO` (v6.12+; a task that sleeps with negative lag leaves at once,
+//! keeping its clamped lag, as in v6.6–v6.11), buddies (`NEXT_BUDDY`,
+//! `LAST_BUDDY`; the CFS pick is strictly leftmost, the EEVDF pick strictly
+//! `pick_eevdf`), custom slices (`sched_runtime`), `cpu.idle` groups, and the
+//! group entity slice as the minimum of its children's (all slices are the base
+//! slice).
 
 pub mod entity;
 pub mod group;
