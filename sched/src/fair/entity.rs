@@ -65,8 +65,11 @@ pub struct Entity {
     pub slice: Nanoseconds,
     /// RUN_TO_PARITY: the deadline the slice protection was granted for (§1.5).
     pub protected_deadline: Option<u64>,
-    /// Whether the entity is queued (running included).
+    /// Whether the entity is queued (running included), delayed ones too.
     pub on_rq: bool,
+    /// EEVDF `sched_delayed`: queued but asleep, waiting for its dequeue to
+    /// complete at its next pick (`DELAY_DEQUEUE`, §1.5).
+    pub delayed: bool,
     /// The group whose run queue this entity is queued on (`cfs_rq_of(se)`).
     pub queue: GroupId,
     /// When the entity last started running or was last charged.
@@ -98,6 +101,7 @@ impl Entity {
             slice,
             protected_deadline: None,
             on_rq: false,
+            delayed: false,
             queue,
             exec_start: 0,
             sum_exec_runtime: 0,
@@ -192,6 +196,12 @@ pub struct EevdfTunables {
     pub run_to_parity: bool,
     /// `PREEMPT_SHORT` (default on).
     pub preempt_short: bool,
+    /// `DELAY_DEQUEUE` (v6.12+, default on): an entity that sleeps while not
+    /// eligible stays queued, not runnable, until it is picked (§1.5).
+    pub delay_dequeue: bool,
+    /// `DELAY_ZERO` (default on): a delayed entity leaves or comes back with
+    /// its positive lag reset to 0 (§1.5).
+    pub delay_zero: bool,
 }
 
 impl EevdfTunables {
@@ -203,6 +213,8 @@ impl EevdfTunables {
             tick,
             run_to_parity: true,
             preempt_short: true,
+            delay_dequeue: true,
+            delay_zero: true,
         }
     }
 }

@@ -149,6 +149,10 @@ impl FairRunQueue {
             return Ok(());
         }
         let e = task.0 as u32;
+        self.advance_clock(now);
+        // A delayed task is asleep: finish its dequeue first.
+        self.complete_delayed_task(e);
+        let entity = &self.entities[e as usize];
         let queued = entity.on_rq;
         let running = self.queues[old.index()].curr == e;
         if queued {
@@ -198,6 +202,8 @@ impl FairRunQueue {
     /// Takes `task` (known, not queued) off this CPU, returning what the
     /// destination needs to keep its position (§1.4 step 5, §1.5 lag).
     pub fn migrate_task_out(&mut self, task: TaskId) -> Option<FairMigration> {
+        self.task_entity(task)?;
+        self.complete_delayed_task(task.0 as u32);
         let entity = *self.task_entity(task)?;
         if entity.on_rq {
             return None;

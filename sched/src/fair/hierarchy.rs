@@ -116,7 +116,6 @@ impl SchedClass for FairRunQueue {
             entity.vruntime = entity.vruntime.wrapping_sub(min);
             entity.relative = true;
         }
-        // PELT hook: init_entity_runnable_average (§2.5).
         Ok(())
     }
 
@@ -124,6 +123,7 @@ impl SchedClass for FairRunQueue {
         if !self.known_task(task) {
             return;
         }
+        self.complete_delayed_task(task.0 as u32);
         let entity = &mut self.entities[task.index()];
         debug_assert!(!entity.on_rq, "task_dead of a queued task");
         entity.known = false;
@@ -138,10 +138,19 @@ impl SchedClass for FairRunQueue {
             self.post_init_task_load(task.0 as u32);
         }
         self.util_est_enqueue_task(task.0 as u32);
+        let e = task.0 as u32;
+        if self.entities[e as usize].delayed {
+            // Woken before its delayed dequeue completed (§1.5).
+            self.requeue_delayed_entity(e, now);
+            return;
+        }
         let mut flags = flags;
-        let mut level = Some(task.0 as u32);
+        let mut level = Some(e);
         while let Some(se) = level {
             if self.entities[se as usize].on_rq {
+                if self.entities[se as usize].delayed {
+                    self.requeue_delayed_entity(se, now);
+                }
                 break;
             }
             let q = self.entities[se as usize].queue;
@@ -166,25 +175,7 @@ impl SchedClass for FairRunQueue {
         debug_assert!(self.entities[task.index()].on_rq, "dequeue of {task:?}");
         self.advance_clock(now);
         self.util_est_dequeue_task(task.0 as u32, flags.sleep);
-        let mut sleep = flags.sleep;
-        let mut level = Some(task.0 as u32);
-        while let Some(se) = level {
-            let q = self.entities[se as usize].queue;
-            self.dequeue_entity(q, se, sleep, now);
-            self.queues[q.index()].h_nr_running -= 1;
-            level = self.parent_entity(se);
-            if self.queues[q.index()].load != 0 {
-                break;
-            }
-            sleep = true;
-        }
-        while let Some(se) = level {
-            let q = self.entities[se as usize].queue;
-            self.update_entity_load(q, se, UpdateFlags::UPDATE_TG, now);
-            self.update_group_entity_weight(se, now);
-            self.queues[q.index()].h_nr_running -= 1;
-            level = self.parent_entity(se);
-        }
+        self.dequeue_entities(task.0 as u32, flags.sleep, false, now);
     }
 
     fn pick_next_task(&mut self, now: Nanoseconds) -> Option<TaskId> {
@@ -201,6 +192,12 @@ impl SchedClass for FairRunQueue {
                 }
                 return None;
             };
+            if self.entities[se as usize].delayed {
+                // A delayed entity reached at a pick leaves now; pick again.
+                self.dequeue_entities(se, true, true, now);
+                q = GroupId::ROOT;
+                continue;
+            }
             match self.owned_queue(se) {
                 Some(group) => q = group,
                 None => return Some(TaskId(se as u16)),

@@ -36,6 +36,7 @@ impl FairRunQueue {
     /// Moves the PELT clock to `now` (§2.3): scaled by capacity and frequency
     /// while a fair task ran, catching up while none did.
     pub(super) fn advance_clock(&mut self, now: Nanoseconds) {
+        self.last_now = now;
         let idle = self.queues[GroupId::ROOT.index()].curr == NIL;
         self.clock
             .update(now.wrapping_add(PELT_EPOCH), idle, self.capacity);
@@ -76,7 +77,7 @@ impl FairRunQueue {
             on_run_queue: entity.on_rq,
             runnable: match owned {
                 Some(_) => entity.runnable_weight,
-                None => u64::from(entity.on_rq),
+                None => u64::from(entity.on_rq && !entity.delayed),
             },
             running: queue.curr == e,
         };

@@ -16,6 +16,7 @@
 //! - `load`: PELT wiring (clock, update_load_avg call sites, util_est,
 //!   propagation, blocked-load decay).
 //! - `groups_api`: creating groups, setting shares, moving tasks, migration.
+//! - `delay`: EEVDF delayed dequeue and the hierarchical dequeue.
 //!
 //! Entity numbering: task `t` is entity `t`; the group entity of group `g`
 //! (`g ≥ 1`) is entity `max_tasks + g - 1`. All storage is allocated in
@@ -36,9 +37,7 @@
 //!               target, then enqueue_task(.., migrated)
 //! ```
 //!
-//! Not implemented (Linux behaviour that differs): EEVDF `DELAY_DEQUEUE` /
-//! `DELAY_ZERO` (v6.12+; a task that sleeps with negative lag leaves at once,
-//! keeping its clamped lag, as in v6.6–v6.11), buddies (`NEXT_BUDDY`,
+//! Not implemented (Linux behaviour that differs): buddies (`NEXT_BUDDY`,
 //! `LAST_BUDDY`; the CFS pick is strictly leftmost, the EEVDF pick strictly
 //! `pick_eevdf`), custom slices (`sched_runtime`), `cpu.idle` groups, and the
 //! group entity slice as the minimum of its children's (all slices are the base
@@ -49,12 +48,15 @@ pub mod group;
 pub mod timeline;
 
 mod cfs;
+mod delay;
 mod eevdf;
 mod groups_api;
 mod hierarchy;
 mod load;
 mod queue;
 
+#[cfg(test)]
+mod delay_tests;
 #[cfg(test)]
 mod pelt_tests;
 #[cfg(test)]
@@ -75,7 +77,7 @@ pub use groups_api::FairMigration;
 
 use crate::pelt::clock::PeltClock;
 use crate::run_queue::CpuCapacity;
-use crate::task::{GroupId, TaskId};
+use crate::task::{GroupId, Nanoseconds, TaskId};
 use group::{GroupInfo, GroupQueue};
 use timeline::TimelineNodes;
 
@@ -106,6 +108,9 @@ pub struct FairRunQueue {
     pub(super) capacity: CpuCapacity,
     /// The root run queue's utilization changed (schedutil hook, §2.6).
     pub(super) util_changed: bool,
+    /// The latest time an operation was given (to complete delayed dequeues
+    /// from calls that take no time).
+    pub(super) last_now: Nanoseconds,
 }
 
 impl FairRunQueue {
@@ -127,6 +132,7 @@ impl FairRunQueue {
             clock: PeltClock::new(load::PELT_EPOCH),
             capacity: CpuCapacity::default(),
             util_changed: false,
+            last_now: 0,
         }
     }
 

@@ -172,9 +172,28 @@ impl FairRunQueue {
         queue.nr_queued += 1;
     }
 
-    /// `dequeue_entity` for one level; `sleep` is `DEQUEUE_SLEEP`.
-    pub(super) fn dequeue_entity(&mut self, q: GroupId, e: u32, sleep: bool, now: Nanoseconds) {
+    /// `dequeue_entity` for one level; `sleep` is `DEQUEUE_SLEEP`, `delayed`
+    /// completes a delayed dequeue (`DEQUEUE_DELAYED`). Returns false when the
+    /// entity is kept queued as delayed instead (EEVDF `DELAY_DEQUEUE`, §1.5).
+    pub(super) fn dequeue_entity(
+        &mut self,
+        q: GroupId,
+        e: u32,
+        sleep: bool,
+        delayed: bool,
+        now: Nanoseconds,
+    ) -> bool {
         self.update_curr(q, now);
+        if let PickPolicy::Eevdf(tunables) = self.pick
+            && tunables.delay_dequeue
+            && sleep
+            && !delayed
+            && !self.entity_eligible(q, e)
+        {
+            self.update_entity_load(q, e, UpdateFlags::NONE, now);
+            self.set_delayed(e);
+            return false;
+        }
         self.update_entity_load(q, e, UpdateFlags::UPDATE_TG, now);
         if let PickPolicy::Eevdf(tunables) = self.pick {
             self.update_entity_lag(q, e, tunables);
@@ -206,6 +225,10 @@ impl FairRunQueue {
         }
         self.update_group_entity_weight(e, now);
         self.update_min_vruntime(q);
+        if delayed {
+            self.finish_delayed_dequeue(e);
+        }
+        true
     }
 
     /// `set_next_entity`: `e` (queued on `q`) starts running at this level.

@@ -66,6 +66,7 @@ fn weighted_lag_sum(fair: &FairRunQueue, q: GroupId, queued: &[u32]) -> (i128, i
 fn eevdf_invariants_over_random_operations() {
     let tick = 4 * MS;
     let tunables = EevdfTunables::for_cpus(1, tick);
+    let mut delayed_dequeues = 0;
     for seed in 1..6u64 {
         let mut rng = Rng::new(seed);
         let tasks = 24usize;
@@ -90,9 +91,11 @@ fn eevdf_invariants_over_random_operations() {
                     let initial = rng.below(4) == 0;
                     let flags = if initial { INITIAL } else { WAKEUP };
                     let had_rel = fair.entities[t.index()].rel_deadline;
+                    // A delayed task wakes where it is, without a new placement.
+                    let was_delayed = fair.entities[t.index()].delayed;
                     fair.enqueue_task(t, now, flags);
                     queued[t.index()] = true;
-                    if !had_rel {
+                    if !had_rel && !was_delayed {
                         let entity = &fair.entities[t.index()];
                         let mut vslice = calc_delta_fair(entity.slice, entity.load);
                         if initial {
@@ -108,6 +111,7 @@ fn eevdf_invariants_over_random_operations() {
                 1 if queued[t.index()] => {
                     fair.dequeue_task(t, now, SLEEP);
                     queued[t.index()] = false;
+                    delayed_dequeues += u32::from(fair.entities[t.index()].delayed);
                     let entity = &fair.entities[t.index()];
                     let limit = calc_delta_fair((2 * entity.slice).max(tick), entity.load) as i64;
                     assert!(entity.vlag.abs() <= limit, "lag clamp");
@@ -159,6 +163,8 @@ fn eevdf_invariants_over_random_operations() {
             }
         }
     }
+    // The sequences exercised the delayed dequeue (§1.5) too.
+    assert!(delayed_dequeues > 0);
 }
 
 /// CFS over random operations: the picked task is the one with the smallest
@@ -299,7 +305,11 @@ fn cfs_sleeper_credit() {
 #[test]
 fn eevdf_lag_is_kept_across_sleep_and_migration() {
     let tick = 4 * MS;
-    let pick = eevdf(tick);
+    // v6.6–v6.11 behaviour: no delayed dequeue, so every sleeper leaves at once.
+    let pick = PickPolicy::Eevdf(EevdfTunables {
+        delay_dequeue: false,
+        ..EevdfTunables::for_cpus(1, tick)
+    });
     let mut cpu0 = FairRunQueue::new(pick, 4, 1);
     let mut cpu1 = FairRunQueue::new(pick, 4, 1);
     for t in 0..3 {
@@ -452,7 +462,7 @@ impl FairRunQueue {
             let tasks_below = (0..self.max_tasks)
                 .filter(|&t| {
                     let entity = &self.entities[t];
-                    if !(entity.known && entity.on_rq) {
+                    if !(entity.known && entity.on_rq && !entity.delayed) {
                         return false;
                     }
                     let mut at = entity.queue;
