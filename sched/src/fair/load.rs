@@ -81,41 +81,41 @@ impl FairRunQueue {
             },
             running: queue.curr == e,
         };
-        let mut run_queue_load = queue.pelt;
-        let mut avg = entity.avg;
+        // Borrow in place (no copies): the entity, its run queue and, for a
+        // group entity, the run queue it owns (always a different one).
+        let avg = &mut self.entities[e as usize].avg;
         let result = match owned {
             Some(group) => {
-                let group_queue = &self.queues[group.index()];
+                let Ok([queue, group_queue]) =
+                    self.queues.get_disjoint_mut([q.index(), group.index()])
+                else {
+                    return;
+                };
                 let load_weight = scale_load_down(group_queue.load);
-                let mut group_load = group_queue.pelt;
-                let result = update_load_avg(
-                    &mut run_queue_load,
+                update_load_avg(
+                    &mut queue.pelt,
                     run_queue_state,
-                    &mut avg,
+                    avg,
                     entity_state,
                     Some(GroupRunQueue {
-                        avg: &group_load.avg,
+                        avg: &group_queue.pelt.avg,
                         load_weight,
-                        propagation: &mut group_load.propagation,
+                        propagation: &mut group_queue.pelt.propagation,
                     }),
                     pelt_now,
                     flags,
-                );
-                self.queues[group.index()].pelt.propagation = group_load.propagation;
-                result
+                )
             }
             None => update_load_avg(
-                &mut run_queue_load,
+                &mut self.queues[q.index()].pelt,
                 run_queue_state,
-                &mut avg,
+                avg,
                 entity_state,
                 None,
                 pelt_now,
                 flags,
             ),
         };
-        self.queues[q.index()].pelt = run_queue_load;
-        self.entities[e as usize].avg = avg;
         if let Some(group) = owned {
             // se_update_runnable.
             self.entities[e as usize].runnable_weight =
