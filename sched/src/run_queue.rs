@@ -244,6 +244,24 @@ impl RunQueue {
         }
     }
 
+    /// Decays the PELT signals of group run queues nothing else updates
+    /// (`update_blocked_averages`, §2.7); call it periodically, e.g. every tick
+    /// or at load balance.
+    pub fn update_blocked_averages(&mut self, now: Nanoseconds) {
+        if let Policy::Fair(fair) = &mut self.policy {
+            fair.update_blocked_averages(now);
+        }
+    }
+
+    /// Whether this CPU's fair utilization changed since the last call (the
+    /// frequency governor's hook, §2.6).
+    pub fn take_util_changed(&mut self) -> bool {
+        match &mut self.policy {
+            Policy::Fair(fair) => fair.take_util_changed(),
+            Policy::RoundRobin { .. } => false,
+        }
+    }
+
     /// Takes a known task that is not queued off this CPU; `None` if it is
     /// unknown or still queued.
     pub fn migrate_task_out(&mut self, task: TaskId) -> Option<TaskMigration> {

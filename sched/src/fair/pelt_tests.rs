@@ -338,3 +338,65 @@ fn run_queue_signals_report_pelt() {
         assert_eq!(rq.signals().nr_running, 0);
     }
 }
+
+/// Appendix A §2 (decay while sleeping, from 1000 ms of running with 1 ms
+/// ticks): a task in a group blocks; `update_blocked_averages` alone then
+/// decays its group run queue, whose util the group entity takes (§2.7).
+/// One blocked update per duration, as the appendix computes each row.
+#[test]
+fn blocked_group_decays_as_appendix_a_2() {
+    let rows = [
+        (1, 1003),
+        (2, 983),
+        (4, 943),
+        (8, 868),
+        (16, 736),
+        (32, 528),
+        (64, 273),
+        (100, 129),
+        (200, 16),
+        (300, 2),
+        (500, 0),
+    ];
+    for pick in picks() {
+        for (slept, expected) in rows {
+            let mut fair = FairRunQueue::new(pick, 1, 2);
+            let group = fair.create_group(GroupId::ROOT, 1024).unwrap();
+            let params = TaskParams {
+                group,
+                ..TaskParams::default()
+            };
+            let task = TaskId(0);
+            fair.task_new(task, &params, 0).unwrap();
+            fair.enqueue_task(task, 0, WAKEUP);
+            assert_eq!(fair.pick_next_task(0), Some(task));
+            fair.set_next_task(task, 0);
+            for t in 1..1000u64 {
+                let _ = fair.task_tick(task, t * MS);
+            }
+            let sleep = 1000 * MS;
+            fair.dequeue_task(
+                task,
+                sleep,
+                DequeueFlags {
+                    sleep: true,
+                    migrating: false,
+                },
+            );
+            fair.put_prev_task(task, sleep);
+            assert_eq!(fair.pick_next_task(sleep), None);
+            assert_eq!(fair.queues[group.index()].pelt.avg.util_avg, 1024);
+            fair.update_blocked_averages(sleep + slept * MS);
+            let entity = fair.group_entity(group) as usize;
+            assert_eq!(
+                fair.queues[group.index()].pelt.avg.util_avg,
+                expected,
+                "group run queue after {slept} ms"
+            );
+            assert_eq!(
+                fair.entities[entity].avg.util_avg, expected,
+                "group entity after {slept} ms"
+            );
+        }
+    }
+}
