@@ -29,6 +29,8 @@
 //! - [`rt`]: the real-time class (SCHED_FIFO, SCHED_RR) above fair.
 //! - [`uclamp`]: utilization clamping: requests, effective values, run-queue buckets.
 //! - [`scenario`]: the rt-app workload model and its validation (§8.3).
+//! - [`weight`]: nice → weight tables and the fixed-point `__calc_delta`.
+//! - [`fair`]: the fair class (CFS or EEVDF pick) with task groups.
 #![no_std]
 #![forbid(unsafe_code)]
 
@@ -36,6 +38,7 @@ extern crate alloc;
 
 pub mod class;
 pub mod class_stack;
+pub mod fair;
 pub mod idle_class;
 pub mod pelt;
 pub mod round_robin;
@@ -44,3 +47,4 @@ pub mod run_queue;
 pub mod scenario;
 pub mod task;
 pub mod uclamp;
+pub mod weight;

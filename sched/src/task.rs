@@ -30,6 +30,22 @@ impl CpuId {
     }
 }
 
+/// A task group (a cgroup with the `cpu` controller), by its index in every
+/// CPU's group arrays. [`GroupId::ROOT`] is the root group, which every task
+/// belongs to unless moved.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct GroupId(pub u16);
+
+impl GroupId {
+    /// The root task group (`root_task_group`).
+    pub const ROOT: GroupId = GroupId(0);
+
+    /// The index into per-group arrays.
+    pub const fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
 /// The most CPUs a Fairway system has (the size of a [`CpuMask`]).
 pub const MAX_CPUS: usize = 64;
 
@@ -98,6 +114,8 @@ pub struct TaskParams {
     /// Requested `uclamp_max` (`sched_attr.sched_util_max`), 0..=1024; `None`
     /// keeps the default 1024 (§3.1).
     pub uclamp_max: Option<u16>,
+    /// The task group the task starts in (the root group by default).
+    pub group: GroupId,
 }
 
 impl Default for TaskParams {
@@ -107,6 +125,7 @@ impl Default for TaskParams {
             affinity: CpuMask::ALL,
             uclamp_min: None,
             uclamp_max: None,
+            group: GroupId::ROOT,
         }
     }
 }

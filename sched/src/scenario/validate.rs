@@ -283,6 +283,7 @@ impl Scenario {
             affinity,
             uclamp_min: attributes.util_min.map(|v| v.clamp(0, 1024) as u16),
             uclamp_max: attributes.util_max.map(|v| v.clamp(0, 1024) as u16),
+            group: crate::task::GroupId::ROOT,
         }
     }
 }

@@ -1,0 +1,185 @@
+//! The EEVDF rules (Linux ≥ v6.6, §1.5): the weighted average vruntime V, the
+//! eligibility test, virtual deadlines, lag kept across sleep and migration,
+//! placement, `pick_eevdf` with slice protection, and the short-slice rule.
+//!
+//! ```text
+//!   key(se) = vruntime - min_vruntime          V = min_vruntime + Σkey·w / Σw
+//!   eligible(se)  ⇔  Σkey·w ≥ key(se)·Σw      (lag = V - vruntime ≥ 0)
+//!   deadline      = vruntime + slice·NICE_0_LOAD / weight
+//!   place:          vruntime = V - vlag·(W + w)/W   (lag survives joining)
+//! ```
+
+use super::FairRunQueue;
+use super::entity::EevdfTunables;
+use super::timeline::NIL;
+use crate::task::GroupId;
+use crate::weight::{calc_delta_fair, vtime_before, vtime_delta};
+
+impl FairRunQueue {
+    /// Σkey·w and Σw over the queue, the running entity included (§1.5).
+    fn eevdf_sums(&self, q: GroupId) -> (i64, i64) {
+        let queue = &self.queues[q.index()];
+        let mut avg = queue.avg_vruntime;
+        let mut load = queue.avg_load as i64;
+        if let Some(curr) = self.queued_curr(q) {
+            let entity = &self.entities[curr as usize];
+            let weight = entity.weight() as i64;
+            avg = avg.wrapping_add(
+                vtime_delta(entity.vruntime, queue.min_vruntime).wrapping_mul(weight),
+            );
+            load += weight;
+        }
+        (avg, load)
+    }
+
+    /// `avg_vruntime()`: V, the zero-lag point, rounded toward −∞ (§1.5).
+    pub fn avg_vruntime(&self, q: GroupId) -> u64 {
+        let (mut avg, load) = self.eevdf_sums(q);
+        if load > 0 {
+            if avg < 0 {
+                avg -= load - 1;
+            }
+            avg /= load;
+        }
+        self.queues[q.index()].min_vruntime.wrapping_add(avg as u64)
+    }
+
+    /// `vruntime_eligible()`: whether an entity at `vruntime` has lag ≥ 0, in
+    /// the division-free form `Σkey·w ≥ (v - v0)·Σw` (§1.5).
+    pub(super) fn vruntime_eligible(&self, q: GroupId, vruntime: u64) -> bool {
+        let (avg, load) = self.eevdf_sums(q);
+        let key = vtime_delta(vruntime, self.queues[q.index()].min_vruntime);
+        i128::from(avg) >= i128::from(key) * i128::from(load)
+    }
+
+    /// Whether entity `e` (queued on `q`) is eligible.
+    pub(super) fn entity_eligible(&self, q: GroupId, e: u32) -> bool {
+        self.vruntime_eligible(q, self.entities[e as usize].vruntime)
+    }
+
+    /// `update_deadline()` (§1.5): once vruntime reaches the deadline, a new
+    /// request of one slice starts; true when that happened.
+    pub(super) fn update_deadline(&mut self, e: u32, tunables: EevdfTunables) -> bool {
+        let entity = &mut self.entities[e as usize];
+        if vtime_before(entity.vruntime, entity.deadline) {
+            return false;
+        }
+        entity.slice = tunables.base_slice;
+        entity.deadline = entity
+            .vruntime
+            .wrapping_add(calc_delta_fair(entity.slice, entity.load));
+        true
+    }
+
+    /// Whether `e`'s slice is protected (RUN_TO_PARITY, §1.5).
+    fn slice_protected(&self, e: u32) -> bool {
+        let entity = &self.entities[e as usize];
+        entity.protected_deadline == Some(entity.deadline)
+    }
+
+    /// `cancel_protect_slice()`.
+    pub(super) fn cancel_protect_slice(&mut self, e: u32) {
+        self.entities[e as usize].protected_deadline = None;
+    }
+
+    /// `did_preempt_short()` (§1.5): the protection was cancelled and the
+    /// running entity is no longer eligible.
+    pub(super) fn did_preempt_short(&self, q: GroupId, curr: u32, tunables: EevdfTunables) -> bool {
+        tunables.preempt_short && !self.slice_protected(curr) && !self.entity_eligible(q, curr)
+    }
+
+    /// `do_preempt_short()` (§1.5): a woken entity with a shorter slice that is
+    /// eligible and either due earlier or facing an ineligible `curr`.
+    pub(super) fn do_preempt_short(
+        &self,
+        q: GroupId,
+        woken: u32,
+        curr: u32,
+        tunables: EevdfTunables,
+    ) -> bool {
+        let (w, c) = (
+            &self.entities[woken as usize],
+            &self.entities[curr as usize],
+        );
+        tunables.preempt_short
+            && w.slice < c.slice
+            && self.entity_eligible(q, woken)
+            && (vtime_before(w.deadline, c.deadline) || !self.entity_eligible(q, curr))
+    }
+
+    /// `update_entity_lag()` (§1.5): `vlag = V - vruntime`, clamped to
+    /// `±calc_delta_fair(max(2·slice, TICK_NSEC))`.
+    pub(super) fn update_entity_lag(&mut self, q: GroupId, e: u32, tunables: EevdfTunables) {
+        let avg = self.avg_vruntime(q);
+        let entity = &mut self.entities[e as usize];
+        let lag = vtime_delta(avg, entity.vruntime);
+        let limit = calc_delta_fair((2 * entity.slice).max(tunables.tick), entity.load) as i64;
+        entity.vlag = lag.clamp(-limit, limit);
+    }
+
+    /// `place_entity()` for EEVDF (§1.5): restore the saved lag, inflated so it
+    /// survives joining the queue, and set the deadline (half a slice at fork).
+    pub(super) fn place_entity_eevdf(&mut self, q: GroupId, e: u32, initial: bool) {
+        let avg = self.avg_vruntime(q);
+        let entity = &self.entities[e as usize];
+        let mut vslice = calc_delta_fair(entity.slice, entity.load);
+        let mut lag = 0i64;
+        let queue = &self.queues[q.index()];
+        if queue.nr_queued > 0 && entity.vlag != 0 {
+            let mut load = queue.avg_load as i64;
+            let curr = queue.curr;
+            if curr != NIL && curr != e && self.entities[curr as usize].on_rq {
+                load += self.entities[curr as usize].weight() as i64;
+            }
+            let joined = i128::from(load) + i128::from(entity.weight());
+            let divisor = i128::from(load.max(1));
+            lag = (i128::from(entity.vlag) * joined / divisor) as i64;
+        }
+        let entity = &mut self.entities[e as usize];
+        entity.vruntime = avg.wrapping_sub(lag as u64);
+        if entity.rel_deadline {
+            entity.deadline = entity.deadline.wrapping_add(entity.vruntime);
+            entity.rel_deadline = false;
+            return;
+        }
+        if initial {
+            vslice /= 2;
+        }
+        entity.deadline = entity.vruntime.wrapping_add(vslice);
+    }
+
+    /// `pick_eevdf()` (§1.5): the eligible entity with the earliest deadline,
+    /// keeping a protected running entity (RUN_TO_PARITY).
+    pub(super) fn pick_eevdf(&self, q: GroupId, tunables: EevdfTunables) -> Option<u32> {
+        let queue = &self.queues[q.index()];
+        let queued_curr = self.queued_curr(q);
+        if queue.nr_queued == 1 {
+            return queued_curr.or_else(|| queue.timeline.first());
+        }
+        let curr = queued_curr.filter(|&c| self.entity_eligible(q, c));
+        if let Some(c) = curr
+            && tunables.run_to_parity
+            && self.slice_protected(c)
+        {
+            return Some(c);
+        }
+        // The sums are fixed during the search: compute them once.
+        let (avg, load) = self.eevdf_sums(q);
+        let base = queue.min_vruntime;
+        let best = self.nodes.first_eligible(&queue.timeline, |v| {
+            i128::from(avg) >= i128::from(vtime_delta(v, base)) * i128::from(load)
+        });
+        match (best, curr) {
+            (None, None) => queue.timeline.first().or(queued_curr),
+            (None, Some(c)) => Some(c),
+            (Some(b), None) => Some(b),
+            (Some(b), Some(c)) => {
+                if vtime_before(self.entities[c as usize].deadline, self.nodes.key(b)) {
+                    Some(c)
+                } else {
+                    Some(b)
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,331 @@
+//! The class operations of the fair run queue, walking the group hierarchy as
+//! Linux's `enqueue_task_fair`, `dequeue_task_fair`, `pick_next_task_fair`,
+//! `put_prev_task_fair`, `set_next_task_fair`, `task_tick_fair`,
+//! `check_preempt_wakeup_fair` and `yield_task_fair` do.
+//!
+//! ```text
+//!   enqueue: task ─► its group's run queue; while the group entity is not
+//!            queued, enqueue it in the parent's run queue; above that, only
+//!            refresh the group entities' weights and h_nr_running.
+//!   dequeue: the mirror image, stopping where a run queue keeps other entities.
+//!   pick:    from the root, pick an entity; a group entity leads into its run
+//!            queue; the first task reached runs.
+//! ```
+
+use super::entity::{Entity, EntityKind, FairPolicy};
+use super::timeline::NIL;
+use super::{FairRunQueue, PickPolicy};
+use crate::class::{DequeueFlags, EnqueueFlags, Resched, SchedClass};
+use crate::pelt::update::UpdateFlags;
+use crate::task::{GroupId, Nanoseconds, ParamError, TaskId, TaskParams};
+use crate::weight::calc_delta_fair;
+
+impl FairRunQueue {
+    fn depth(&self, e: u32) -> u32 {
+        self.groups[self.entities[e as usize].queue.index()].depth
+    }
+
+    /// `find_matching_se()`: lift both entities to the run queue they share.
+    fn find_matching_entities(&self, mut se: u32, mut pse: u32) -> (u32, u32) {
+        while self.depth(se) > self.depth(pse) {
+            se = self.parent_entity(se).unwrap_or(se);
+        }
+        while self.depth(pse) > self.depth(se) {
+            pse = self.parent_entity(pse).unwrap_or(pse);
+        }
+        while self.entities[se as usize].queue != self.entities[pse as usize].queue {
+            match (self.parent_entity(se), self.parent_entity(pse)) {
+                (Some(a), Some(b)) => (se, pse) = (a, b),
+                _ => break,
+            }
+        }
+        (se, pse)
+    }
+
+    /// The entity to run next on `q` under the configured pick.
+    fn pick_next_entity(&self, q: GroupId) -> Option<u32> {
+        match self.pick {
+            PickPolicy::Cfs(tunables) => self.pick_cfs(q, &tunables),
+            PickPolicy::Eevdf(tunables) => self.pick_eevdf(q, tunables),
+        }
+    }
+
+    fn task_policy(&self, e: u32) -> Option<FairPolicy> {
+        match self.entities[e as usize].kind {
+            EntityKind::Task(policy) => Some(policy),
+            EntityKind::Group(_) => None,
+        }
+    }
+
+    fn known_task(&self, task: TaskId) -> bool {
+        task.index() < self.max_tasks && self.entities[task.index()].known
+    }
+}
+
+impl SchedClass for FairRunQueue {
+    fn task_new(
+        &mut self,
+        task: TaskId,
+        params: &TaskParams,
+        now: Nanoseconds,
+    ) -> Result<(), ParamError> {
+        params.validate()?;
+        if task.index() >= self.max_tasks {
+            return Err(ParamError::TooManyTasks {
+                task: task.0,
+                capacity: self.max_tasks,
+            });
+        }
+        let group = params.group;
+        if !self.groups.get(group.index()).is_some_and(|g| g.exists) {
+            return Err(ParamError::OutOfRange {
+                field: "group",
+                value: i64::from(group.0),
+                min: 0,
+                max: self.groups.len() as i64 - 1,
+            });
+        }
+        let e = task.0 as u32;
+        debug_assert!(
+            !self.entities[e as usize].on_rq,
+            "task_new of a queued task"
+        );
+        if self.known_task(task) {
+            self.task_dead(task);
+        }
+        self.advance_clock(now);
+        let (policy, load) = FairPolicy::of(params.policy);
+        let slice = match self.pick {
+            PickPolicy::Cfs(_) => 0,
+            PickPolicy::Eevdf(tunables) => tunables.base_slice,
+        };
+        self.entities[e as usize] = Entity::new(EntityKind::Task(policy), load, group, slice);
+        self.groups[group.index()].tasks += 1;
+        if let PickPolicy::Cfs(tunables) = self.pick {
+            // task_fork_fair (§1.4): start from the running entity (or the
+            // queue's base), add the start debit, keep it relative until enqueue.
+            self.update_curr(group, now);
+            let base = match self.queued_curr(group) {
+                Some(curr) => self.entities[curr as usize].vruntime,
+                None => self.queues[group.index()].min_vruntime,
+            };
+            self.entities[e as usize].vruntime = base;
+            self.place_entity_cfs(group, e, true, now, tunables);
+            let min = self.queues[group.index()].min_vruntime;
+            let entity = &mut self.entities[e as usize];
+            entity.vruntime = entity.vruntime.wrapping_sub(min);
+            entity.relative = true;
+        }
+        Ok(())
+    }
+
+    fn task_dead(&mut self, task: TaskId) {
+        if !self.known_task(task) {
+            return;
+        }
+        self.complete_delayed_task(task.0 as u32);
+        let entity = &mut self.entities[task.index()];
+        debug_assert!(!entity.on_rq, "task_dead of a queued task");
+        entity.known = false;
+        let group = entity.queue;
+        self.groups[group.index()].tasks -= 1;
+    }
+
+    fn enqueue_task(&mut self, task: TaskId, now: Nanoseconds, flags: EnqueueFlags) {
+        debug_assert!(self.known_task(task), "enqueue of unknown {task:?}");
+        self.advance_clock(now);
+        if flags.initial {
+            self.post_init_task_load(task.0 as u32);
+        }
+        self.util_est_enqueue_task(task.0 as u32);
+        let e = task.0 as u32;
+        if self.entities[e as usize].delayed {
+            // Woken before its delayed dequeue completed (§1.5).
+            self.requeue_delayed_entity(e, now);
+            return;
+        }
+        let mut flags = flags;
+        let mut level = Some(e);
+        while let Some(se) = level {
+            if self.entities[se as usize].on_rq {
+                if self.entities[se as usize].delayed {
+                    self.requeue_delayed_entity(se, now);
+                }
+                break;
+            }
+            let q = self.entities[se as usize].queue;
+            self.enqueue_entity(q, se, flags, now);
+            self.queues[q.index()].h_nr_running += 1;
+            flags = EnqueueFlags {
+                wakeup: true,
+                ..EnqueueFlags::default()
+            };
+            level = self.parent_entity(se);
+        }
+        while let Some(se) = level {
+            let q = self.entities[se as usize].queue;
+            self.update_entity_load(q, se, UpdateFlags::UPDATE_TG, now);
+            self.update_group_entity_weight(se, now);
+            self.queues[q.index()].h_nr_running += 1;
+            level = self.parent_entity(se);
+        }
+    }
+
+    fn dequeue_task(&mut self, task: TaskId, now: Nanoseconds, flags: DequeueFlags) {
+        debug_assert!(self.entities[task.index()].on_rq, "dequeue of {task:?}");
+        self.advance_clock(now);
+        self.util_est_dequeue_task(task.0 as u32, flags.sleep);
+        self.dequeue_entities(task.0 as u32, flags.sleep, false, now);
+    }
+
+    fn pick_next_task(&mut self, now: Nanoseconds) -> Option<TaskId> {
+        self.advance_clock(now);
+        let mut q = GroupId::ROOT;
+        loop {
+            if self.queued_curr(q).is_some() {
+                self.update_curr(q, now);
+            }
+            let Some(se) = self.pick_next_entity(q) else {
+                if q == GroupId::ROOT && self.queues[q.index()].curr == NIL {
+                    // Nothing to run: the CPU goes idle (§2.3 lost idle time).
+                    self.clock_enter_idle();
+                }
+                return None;
+            };
+            if self.entities[se as usize].delayed {
+                // A delayed entity reached at a pick leaves now; pick again.
+                self.dequeue_entities(se, true, true, now);
+                q = GroupId::ROOT;
+                continue;
+            }
+            match self.owned_queue(se) {
+                Some(group) => q = group,
+                None => return Some(TaskId(se as u16)),
+            }
+        }
+    }
+
+    fn put_prev_task(&mut self, task: TaskId, now: Nanoseconds) {
+        self.advance_clock(now);
+        let mut level = Some(task.0 as u32);
+        while let Some(se) = level {
+            let q = self.entities[se as usize].queue;
+            if self.queues[q.index()].curr == se {
+                self.put_prev_entity(q, se, now);
+            }
+            level = self.parent_entity(se);
+        }
+    }
+
+    fn set_next_task(&mut self, task: TaskId, now: Nanoseconds) {
+        self.advance_clock(now);
+        self.need_resched = false;
+        let mut level = Some(task.0 as u32);
+        while let Some(se) = level {
+            let q = self.entities[se as usize].queue;
+            let curr = self.queues[q.index()].curr;
+            if curr != se {
+                if curr != NIL {
+                    // Not handed back by the mechanism: do it here.
+                    self.put_prev_entity(q, curr, now);
+                }
+                self.set_next_entity(q, se, now);
+            }
+            level = self.parent_entity(se);
+        }
+    }
+
+    fn task_tick(&mut self, task: TaskId, now: Nanoseconds) -> Resched {
+        self.advance_clock(now);
+        let mut resched = false;
+        let mut level = Some(task.0 as u32);
+        while let Some(se) = level {
+            let q = self.entities[se as usize].queue;
+            if self.queues[q.index()].curr == se {
+                self.update_curr(q, now);
+                self.update_entity_load(q, se, UpdateFlags::UPDATE_TG, now);
+                self.update_group_entity_weight(se, now);
+                if let PickPolicy::Cfs(tunables) = self.pick
+                    && self.queues[q.index()].nr_queued > 1
+                {
+                    resched |= self.check_preempt_tick(q, se, &tunables);
+                }
+            }
+            level = self.parent_entity(se);
+        }
+        resched |= core::mem::take(&mut self.need_resched);
+        if resched {
+            Resched::Reschedule
+        } else {
+            Resched::Keep
+        }
+    }
+
+    fn wakeup_preempt(&mut self, current: TaskId, woken: TaskId, now: Nanoseconds) -> Resched {
+        if current == woken || !self.entities[woken.index()].on_rq {
+            return Resched::Keep;
+        }
+        self.advance_clock(now);
+        if core::mem::take(&mut self.need_resched) {
+            return Resched::Reschedule;
+        }
+        let (se, pse) = self.find_matching_entities(current.0 as u32, woken.0 as u32);
+        let idle = |fair: &Self, e: u32| fair.task_policy(e) == Some(FairPolicy::Idle);
+        let (curr_idle, woken_idle) = (idle(self, se), idle(self, pse));
+        if curr_idle && !woken_idle {
+            self.cancel_protect_slice(se);
+            return Resched::Reschedule;
+        }
+        if curr_idle != woken_idle || self.task_policy(woken.0 as u32) != Some(FairPolicy::Normal) {
+            return Resched::Keep;
+        }
+        let q = self.entities[se as usize].queue;
+        self.update_curr(q, now);
+        let preempt = match self.pick {
+            PickPolicy::Cfs(tunables) => self.wakeup_preempt_entity(se, pse, &tunables) == 1,
+            PickPolicy::Eevdf(tunables) => {
+                if self.do_preempt_short(q, pse, se, tunables) {
+                    self.cancel_protect_slice(se);
+                }
+                self.pick_eevdf(q, tunables) == Some(pse)
+            }
+        };
+        if preempt || core::mem::take(&mut self.need_resched) {
+            Resched::Reschedule
+        } else {
+            Resched::Keep
+        }
+    }
+
+    fn yield_task(&mut self, task: TaskId, now: Nanoseconds) {
+        if self.queues[GroupId::ROOT.index()].h_nr_running <= 1 {
+            return;
+        }
+        self.advance_clock(now);
+        let e = task.0 as u32;
+        let q = self.entities[e as usize].queue;
+        self.update_curr(q, now);
+        match self.pick {
+            PickPolicy::Cfs(_) => {
+                // set_skip_buddy at every level (§1.4 buddies).
+                let mut level = Some(e);
+                while let Some(se) = level {
+                    let q = self.entities[se as usize].queue;
+                    self.queues[q.index()].skip = se;
+                    level = self.parent_entity(se);
+                }
+            }
+            PickPolicy::Eevdf(_) => {
+                // §1.5 "Yield": push the deadline out by one slice.
+                let entity = &mut self.entities[e as usize];
+                entity.deadline = entity
+                    .deadline
+                    .wrapping_add(calc_delta_fair(entity.slice, entity.load));
+            }
+        }
+    }
+
+    fn nr_running(&self) -> usize {
+        self.queues[GroupId::ROOT.index()].h_nr_running as usize
+    }
+}

@@ -1,0 +1,271 @@
+//! PELT wiring of the fair run queue: the CPU's PELT clock, `update_load_avg`
+//! for entities and group run queues at the points Linux calls it, util_est,
+//! group propagation and blocked-load decay (§2.2–§2.7; the maths is in
+//! [`crate::pelt`]).
+//!
+//! ```text
+//!   every operation at `now`:  clock.update(now + EPOCH, idle, capacity)
+//!   enqueue_entity             update_load_avg(q, se, UPDATE_TG | DO_ATTACH)
+//!   dequeue_entity, tick,      update_load_avg(q, se, UPDATE_TG)
+//!   set_next, ancestors
+//!   put_prev                   update_load_avg(q, se, 0)
+//!   group entity               + propagate its group run queue's change
+//! ```
+//!
+//! The PELT clock starts one PELT period (2^20 ns) after time 0, so that period
+//! boundaries stay where they are and no attached signal has the PELT time 0,
+//! which means "not attached" (§2.6).
+
+use super::timeline::NIL;
+use super::{FairRunQueue, GroupId};
+use crate::pelt::attach::{post_init_entity_util_avg, reweight_entity_load_avg};
+use crate::pelt::propagate::GroupRunQueue;
+use crate::pelt::update::{
+    EntityState, RunQueueState, UpdateFlags, remove_entity_load_avg, update_cfs_rq_load_avg,
+    update_load_avg,
+};
+use crate::pelt::util_est::{util_est_dequeue, util_est_enqueue, util_est_update};
+use crate::run_queue::CpuCapacity;
+use crate::task::Nanoseconds;
+use crate::weight::scale_load_down;
+
+/// Offset of the PELT clock from the run-queue clock: one PELT period.
+pub const PELT_EPOCH: u64 = 1 << 20;
+
+impl FairRunQueue {
+    /// Moves the PELT clock to `now` (§2.3): scaled by capacity and frequency
+    /// while a fair task ran, catching up while none did.
+    pub(super) fn advance_clock(&mut self, now: Nanoseconds) {
+        self.last_now = now;
+        let idle = self.queues[GroupId::ROOT.index()].curr == NIL;
+        self.clock
+            .update(now.wrapping_add(PELT_EPOCH), idle, self.capacity);
+    }
+
+    /// The CPU goes idle (`update_idle_rq_clock_pelt`, §2.3).
+    pub(super) fn clock_enter_idle(&mut self) {
+        let util_sum = self.queues[GroupId::ROOT.index()].pelt.avg.util_sum;
+        self.clock.enter_idle(util_sum);
+    }
+
+    /// Sets the capacity and frequency scale the PELT clock runs at from now on.
+    pub fn set_cpu_capacity(&mut self, capacity: CpuCapacity) {
+        self.capacity = capacity;
+    }
+
+    /// `update_load_avg(cfs_rq, se, flags)` (§2.6) for entity `e` on `q`, with
+    /// the states that held since the last update; a group entity also takes
+    /// its group run queue's pending change (§2.7).
+    pub(super) fn update_entity_load(
+        &mut self,
+        q: GroupId,
+        e: u32,
+        flags: UpdateFlags,
+        now: Nanoseconds,
+    ) {
+        let pelt_now = self.clock.now();
+        let queue = &self.queues[q.index()];
+        let run_queue_state = RunQueueState {
+            load_weight: scale_load_down(queue.load),
+            nr_runnable: u64::from(queue.h_nr_running),
+            current_running: queue.curr != NIL,
+        };
+        let entity = &self.entities[e as usize];
+        let owned = self.owned_queue(e);
+        let entity_state = EntityState {
+            weight: entity.weight(),
+            on_run_queue: entity.on_rq,
+            runnable: match owned {
+                Some(_) => entity.runnable_weight,
+                None => u64::from(entity.on_rq && !entity.delayed),
+            },
+            running: queue.curr == e,
+        };
+        // Borrow in place (no copies): the entity, its run queue and, for a
+        // group entity, the run queue it owns (always a different one).
+        let avg = &mut self.entities[e as usize].avg;
+        let result = match owned {
+            Some(group) => {
+                let Ok([queue, group_queue]) =
+                    self.queues.get_disjoint_mut([q.index(), group.index()])
+                else {
+                    return;
+                };
+                let load_weight = scale_load_down(group_queue.load);
+                update_load_avg(
+                    &mut queue.pelt,
+                    run_queue_state,
+                    avg,
+                    entity_state,
+                    Some(GroupRunQueue {
+                        avg: &group_queue.pelt.avg,
+                        load_weight,
+                        propagation: &mut group_queue.pelt.propagation,
+                    }),
+                    pelt_now,
+                    flags,
+                )
+            }
+            None => update_load_avg(
+                &mut self.queues[q.index()].pelt,
+                run_queue_state,
+                avg,
+                entity_state,
+                None,
+                pelt_now,
+                flags,
+            ),
+        };
+        if let Some(group) = owned {
+            // se_update_runnable.
+            self.entities[e as usize].runnable_weight =
+                u64::from(self.queues[group.index()].h_nr_running);
+        }
+        if result.update_tg_load_avg && q != GroupId::ROOT {
+            self.queues[q.index()].update_tg_load_avg(now);
+        }
+        if result.util_changed && q == GroupId::ROOT {
+            self.util_changed = true;
+        }
+    }
+
+    /// The PELT part of `reweight_entity`: `load_avg` follows the new weight.
+    pub(super) fn reweight_entity_load(&mut self, q: GroupId, e: u32, old: u64, new: u64) {
+        let attached = self.entities[e as usize].avg.last_update_time != 0;
+        let mut avg = self.entities[e as usize].avg;
+        reweight_entity_load_avg(
+            &mut self.queues[q.index()].pelt.avg,
+            &mut avg,
+            old,
+            new,
+            attached,
+        );
+        self.entities[e as usize].avg = avg;
+    }
+
+    /// `post_init_entity_util_avg` (§2.5) for a new task's first enqueue.
+    pub(super) fn post_init_task_load(&mut self, e: u32) {
+        let entity = &self.entities[e as usize];
+        if entity.avg.last_update_time != 0 {
+            return;
+        }
+        let weight = entity.weight();
+        let queue_avg = self.queues[entity.queue.index()].pelt.avg;
+        let capacity = u64::from(self.capacity.capacity_orig);
+        let pelt_now = self.clock.now();
+        post_init_entity_util_avg(
+            &mut self.entities[e as usize].avg,
+            &queue_avg,
+            capacity,
+            weight,
+            true,
+            pelt_now,
+        );
+    }
+
+    /// `util_est_enqueue` of a task on the CPU's root run queue (§2.4).
+    pub(super) fn util_est_enqueue_task(&mut self, e: u32) {
+        let estimate = self.entities[e as usize].avg.util_est;
+        util_est_enqueue(
+            &mut self.queues[GroupId::ROOT.index()].pelt.avg.util_est,
+            &estimate,
+        );
+    }
+
+    /// `util_est_dequeue` then `util_est_update` for a task leaving (§2.4), with
+    /// its signals from before this dequeue's PELT update.
+    pub(super) fn util_est_dequeue_task(&mut self, e: u32, sleep: bool) {
+        let mut avg = self.entities[e as usize].avg;
+        util_est_dequeue(
+            &mut self.queues[GroupId::ROOT.index()].pelt.avg.util_est,
+            &avg.util_est,
+        );
+        let capacity = u64::from(self.capacity.capacity_orig);
+        let _ = util_est_update(
+            &mut avg.util_est,
+            avg.util_avg,
+            avg.runnable_avg,
+            capacity,
+            sleep,
+        );
+        self.entities[e as usize].avg = avg;
+    }
+
+    /// Detaches a task's signals from its run queue (group change, §2.6) and
+    /// marks it to be attached again where it goes.
+    pub(super) fn detach_task_load(&mut self, e: u32, now: Nanoseconds) {
+        let q = self.entities[e as usize].queue;
+        if self.entities[e as usize].avg.last_update_time != 0 {
+            self.update_entity_load(q, e, UpdateFlags::DETACH, now);
+        }
+        self.entities[e as usize].avg.last_update_time = 0;
+    }
+
+    /// Attaches a task that is not queued to its run queue (group change).
+    pub(super) fn attach_task_load(&mut self, e: u32, now: Nanoseconds) {
+        let q = self.entities[e as usize].queue;
+        self.update_entity_load(q, e, UpdateFlags::ENQUEUE, now);
+    }
+
+    /// `remove_entity_load_avg` (§2.6) for a task leaving this CPU.
+    pub(super) fn remove_task_load(&mut self, e: u32) {
+        let q = self.entities[e as usize].queue;
+        let weight = self.entities[e as usize].weight();
+        let mut avg = self.entities[e as usize].avg;
+        if avg.last_update_time != 0 {
+            remove_entity_load_avg(&mut avg, &mut self.queues[q.index()].pelt, weight);
+        }
+        avg.last_update_time = 0;
+        self.entities[e as usize].avg = avg;
+    }
+
+    /// `update_blocked_averages` (§2.7 "Blocked averages"): decays the signals of
+    /// group run queues that nothing updates, children before parents, and
+    /// passes the change up through the group entities. The mechanism calls it
+    /// periodically (Linux: at load balance, NOHZ idle: every 32 ms).
+    pub fn update_blocked_averages(&mut self, now: Nanoseconds) {
+        self.advance_clock(now);
+        let pelt_now = self.clock.now();
+        let max_depth = self
+            .groups
+            .iter()
+            .filter(|g| g.exists)
+            .map(|g| g.depth)
+            .max();
+        for depth in (1..=max_depth.unwrap_or(0)).rev() {
+            for g in 1..self.groups.len() {
+                let info = self.groups[g];
+                if !info.exists || info.depth != depth {
+                    continue;
+                }
+                let queue = &mut self.queues[g];
+                let state = RunQueueState {
+                    load_weight: scale_load_down(queue.load),
+                    nr_runnable: u64::from(queue.h_nr_running),
+                    current_running: queue.curr != NIL,
+                };
+                if update_cfs_rq_load_avg(&mut queue.pelt, pelt_now, state) {
+                    queue.update_tg_load_avg(now);
+                }
+                let group = GroupId(g as u16);
+                let entity = self.group_entity(group);
+                self.update_entity_load(info.parent, entity, UpdateFlags::UPDATE_TG, now);
+            }
+        }
+        let root = &mut self.queues[GroupId::ROOT.index()];
+        let state = RunQueueState {
+            load_weight: scale_load_down(root.load),
+            nr_runnable: u64::from(root.h_nr_running),
+            current_running: root.curr != NIL,
+        };
+        if update_cfs_rq_load_avg(&mut root.pelt, pelt_now, state) {
+            self.util_changed = true;
+        }
+    }
+
+    /// Whether the CPU's fair utilization changed since the last call (the
+    /// `cfs_rq_util_change` hook for the frequency governor, §2.6).
+    pub fn take_util_changed(&mut self) -> bool {
+        core::mem::take(&mut self.util_changed)
+    }
+}

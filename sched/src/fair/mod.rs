@@ -1,0 +1,190 @@
+//! The fair scheduling class: one CPU's fair run queue, with the CFS or the
+//! EEVDF pick chosen at construction, and task groups.
+//!
+//! Submodules, one concept each:
+//! - [`timeline`]: the index-based red-black tree (cached leftmost, optional
+//!   subtree-minimum-vruntime augmentation).
+//! - [`entity`]: scheduling entities and the tunables.
+//! - [`group`]: task groups, shares, per-group run queues, `calc_group_shares`.
+//! - `queue`: the per-level operations common to both picks (update_curr,
+//!   min_vruntime, enqueue/dequeue of one entity, set_next/put_prev, reweight).
+//! - `cfs`: the CFS rules (§1.4): placement with sleeper credit, slice, tick and
+//!   wake-up preemption, leftmost pick.
+//! - `eevdf`: the EEVDF rules (§1.5): average vruntime, eligibility, deadlines,
+//!   lag, placement, `pick_eevdf`, slice protection.
+//! - `hierarchy`: the class operations walking the group hierarchy.
+//! - `load`: PELT wiring (clock, update_load_avg call sites, util_est,
+//!   propagation, blocked-load decay).
+//! - `groups_api`: creating groups, setting shares, moving tasks, migration.
+//! - `delay`: EEVDF delayed dequeue and the hierarchical dequeue.
+//!
+//! Entity numbering: task `t` is entity `t`; the group entity of group `g`
+//! (`g ≥ 1`) is entity `max_tasks + g - 1`. All storage is allocated in
+//! [`FairRunQueue::new`]; the class operations allocate nothing and cost
+//! O(depth · log n).
+//!
+//! How the mechanism (kernel or simulator) drives it, per CPU (usually through
+//! [`RunQueue`](crate::run_queue::RunQueue)):
+//!
+//! ```text
+//!   boot:       new(pick, max_tasks, max_groups); set_cpu_capacity(..)
+//!   cgroups:    create_group / set_group_shares / remove_group, same order on
+//!               every CPU; set_task_group(task, group, now)
+//!   every ~ms:  sum group_load_contribution(g) over CPUs, set_group_load_sum(g, sum)
+//!               (only with several CPUs); update_blocked_averages(now)
+//!   migration:  dequeue_task(.., migrating) or a sleeping task,
+//!               migrate_task_out -> FairMigration -> migrate_task_in on the
+//!               target, then enqueue_task(.., migrated)
+//! ```
+//!
+//! Not implemented (Linux behaviour that differs): buddies (`NEXT_BUDDY`,
+//! `LAST_BUDDY`; the CFS pick is strictly leftmost, the EEVDF pick strictly
+//! `pick_eevdf`), custom slices (`sched_runtime`), `cpu.idle` groups, and the
+//! group entity slice as the minimum of its children's (all slices are the base
+//! slice).
+
+pub mod entity;
+pub mod group;
+pub mod timeline;
+
+mod cfs;
+mod delay;
+mod eevdf;
+mod groups_api;
+mod hierarchy;
+mod load;
+mod queue;
+
+#[cfg(test)]
+mod delay_tests;
+#[cfg(test)]
+mod pelt_tests;
+#[cfg(test)]
+mod share_tests;
+#[cfg(test)]
+pub(crate) mod test_rng;
+#[cfg(test)]
+mod test_support;
+#[cfg(test)]
+mod tests;
+
+use alloc::vec;
+use alloc::vec::Vec;
+
+pub use entity::{CfsTunables, EevdfTunables, Entity, EntityKind, FairPolicy};
+pub use group::{DEFAULT_SHARES, GroupError, MAX_SHARES, MIN_SHARES, shares_from_cpu_weight};
+pub use groups_api::FairMigration;
+
+use crate::pelt::clock::PeltClock;
+use crate::run_queue::CpuCapacity;
+use crate::task::{GroupId, Nanoseconds, TaskId};
+use group::{GroupInfo, GroupQueue};
+use timeline::TimelineNodes;
+
+/// Which pick the run queue uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PickPolicy {
+    /// CFS, leftmost vruntime (Linux ≤ v6.5, §1.4).
+    Cfs(CfsTunables),
+    /// EEVDF, earliest eligible virtual deadline (Linux ≥ v6.6, §1.5).
+    Eevdf(EevdfTunables),
+}
+
+/// One CPU's fair run queue with all its group run queues and entities.
+#[derive(Debug)]
+pub struct FairRunQueue {
+    pub(super) pick: PickPolicy,
+    pub(super) max_tasks: usize,
+    pub(super) entities: Vec<entity::Entity>,
+    pub(super) queues: Vec<GroupQueue>,
+    pub(super) groups: Vec<GroupInfo>,
+    pub(super) nodes: TimelineNodes,
+    /// A reschedule found by `update_curr` outside the tick (§1.5: the deadline
+    /// passed during an enqueue), reported at the next tick or wake-up check.
+    pub(super) need_resched: bool,
+    /// The CPU's PELT clock (§2.3).
+    pub(super) clock: PeltClock,
+    /// The capacity and frequency scale the PELT clock runs at.
+    pub(super) capacity: CpuCapacity,
+    /// The root run queue's utilization changed (schedutil hook, §2.6).
+    pub(super) util_changed: bool,
+    /// The latest time an operation was given (to complete delayed dequeues
+    /// from calls that take no time).
+    pub(super) last_now: Nanoseconds,
+}
+
+impl FairRunQueue {
+    /// A run queue for task ids below `max_tasks` and up to `max_groups` groups
+    /// (the root group included, so at least 1).
+    pub fn new(pick: PickPolicy, max_tasks: usize, max_groups: usize) -> Self {
+        let max_groups = max_groups.max(1);
+        let entity_count = max_tasks + max_groups - 1;
+        let mut groups = vec![GroupInfo::unused(); max_groups];
+        groups[0] = GroupInfo::root();
+        FairRunQueue {
+            pick,
+            max_tasks,
+            entities: vec![entity::Entity::unused(); entity_count],
+            queues: vec![GroupQueue::default(); max_groups],
+            groups,
+            nodes: TimelineNodes::new(entity_count, matches!(pick, PickPolicy::Eevdf(_))),
+            need_resched: false,
+            clock: PeltClock::new(load::PELT_EPOCH),
+            capacity: CpuCapacity::default(),
+            util_changed: false,
+            last_now: 0,
+        }
+    }
+
+    /// The pick policy the run queue was built with.
+    pub fn pick_policy(&self) -> PickPolicy {
+        self.pick
+    }
+
+    /// The entity number of `group`'s group entity (`group` ≠ root).
+    pub(super) fn group_entity(&self, group: GroupId) -> u32 {
+        debug_assert_ne!(group, GroupId::ROOT);
+        (self.max_tasks + group.index() - 1) as u32
+    }
+
+    /// The entity one level up (the group entity of the queue `e` is on).
+    pub(super) fn parent_entity(&self, e: u32) -> Option<u32> {
+        let queue = self.entities[e as usize].queue;
+        (queue != GroupId::ROOT).then(|| self.group_entity(queue))
+    }
+
+    /// The run queue a group entity owns (`group_cfs_rq(se)`).
+    pub(super) fn owned_queue(&self, e: u32) -> Option<GroupId> {
+        match self.entities[e as usize].kind {
+            EntityKind::Group(group) => Some(group),
+            EntityKind::Task(_) => None,
+        }
+    }
+
+    /// The entity of `task`, if known here.
+    pub fn task_entity(&self, task: TaskId) -> Option<&entity::Entity> {
+        self.entities
+            .get(task.index())
+            .filter(|e| e.known && task.index() < self.max_tasks)
+    }
+
+    /// The absolute vruntime of `task` (relative values made absolute).
+    pub fn task_vruntime(&self, task: TaskId) -> u64 {
+        let entity = &self.entities[task.index()];
+        if entity.relative {
+            entity
+                .vruntime
+                .wrapping_add(self.queues[entity.queue.index()].min_vruntime)
+        } else {
+            entity.vruntime
+        }
+    }
+
+    /// The group's run queue on this CPU, for reports and tests.
+    pub fn group_queue(&self, group: GroupId) -> Option<&GroupQueue> {
+        self.groups
+            .get(group.index())
+            .filter(|g| g.exists)
+            .map(|_| &self.queues[group.index()])
+    }
+}
