@@ -138,6 +138,21 @@ fn eevdf_invariants_over_random_operations() {
                         while let Some(se) = level {
                             let q = fair.entities[se as usize].queue;
                             assert!(fair.entity_eligible(q, se), "picked entity not eligible");
+                            // Brute force: no eligible entity of that queue has
+                            // an earlier deadline.
+                            let deadline = fair.entities[se as usize].deadline;
+                            for (other, entity) in fair.entities.iter().enumerate() {
+                                if entity.known
+                                    && entity.on_rq
+                                    && entity.queue == q
+                                    && fair.entity_eligible(q, other as u32)
+                                {
+                                    assert!(
+                                        vtime_delta(entity.deadline, deadline) >= 0,
+                                        "entity {other} is eligible with an earlier deadline"
+                                    );
+                                }
+                            }
                             level = fair.parent_entity(se);
                         }
                         fair.set_next_task(next, now);
