@@ -269,8 +269,13 @@ impl SchedClass for FairRunQueue {
         if core::mem::take(&mut self.need_resched) {
             return Resched::Reschedule;
         }
-        let (se, pse) = self.find_matching_entities(current.0 as u32, woken.0 as u32);
         let idle = |fair: &Self, e: u32| fair.task_policy(e) == Some(FairPolicy::Idle);
+        // An idle-policy task is preempted by any non-idle task (§1.4, §1.5).
+        if idle(self, current.0 as u32) && !idle(self, woken.0 as u32) {
+            self.cancel_protect_slice(current.0 as u32);
+            return Resched::Reschedule;
+        }
+        let (se, pse) = self.find_matching_entities(current.0 as u32, woken.0 as u32);
         let (curr_idle, woken_idle) = (idle(self, se), idle(self, pse));
         if curr_idle && !woken_idle {
             self.cancel_protect_slice(se);

@@ -138,6 +138,21 @@ fn eevdf_invariants_over_random_operations() {
                         while let Some(se) = level {
                             let q = fair.entities[se as usize].queue;
                             assert!(fair.entity_eligible(q, se), "picked entity not eligible");
+                            // Brute force: no eligible entity of that queue has
+                            // an earlier deadline.
+                            let deadline = fair.entities[se as usize].deadline;
+                            for (other, entity) in fair.entities.iter().enumerate() {
+                                if entity.known
+                                    && entity.on_rq
+                                    && entity.queue == q
+                                    && fair.entity_eligible(q, other as u32)
+                                {
+                                    assert!(
+                                        vtime_delta(entity.deadline, deadline) >= 0,
+                                        "entity {other} is eligible with an earlier deadline"
+                                    );
+                                }
+                            }
                             level = fair.parent_entity(se);
                         }
                         fair.set_next_task(next, now);
@@ -482,5 +497,50 @@ impl FairRunQueue {
                 "h_nr_running of {group:?}"
             );
         }
+    }
+}
+
+/// §1.4/§1.5: a SCHED_IDLE task is preempted by any non-idle wakee, even a
+/// nice-19 one from another group; a SCHED_BATCH wakee never preempts a normal
+/// task, even at nice -20.
+#[test]
+fn idle_and_batch_wakeup_rules() {
+    use crate::task::{Policy, TaskParams};
+    for pick in [cfs(), eevdf(MS)] {
+        let mut fair = FairRunQueue::new(pick, 3, 3);
+        let a = fair.create_group(GroupId::ROOT, 1024).unwrap();
+        let b = fair.create_group(GroupId::ROOT, 1024).unwrap();
+        let idle = TaskParams {
+            policy: Policy::Idle,
+            group: a,
+            ..TaskParams::default()
+        };
+        let batch = TaskParams {
+            policy: Policy::Batch { nice: -20 },
+            ..TaskParams::default()
+        };
+        fair.task_new(TaskId(0), &idle, 0).unwrap();
+        fair.task_new(TaskId(1), &in_group(19, b), 0).unwrap();
+        fair.task_new(TaskId(2), &batch, 0).unwrap();
+        fair.enqueue_task(TaskId(0), 0, INITIAL);
+        assert_eq!(fair.pick_next_task(0), Some(TaskId(0)));
+        fair.set_next_task(TaskId(0), 0);
+        fair.enqueue_task(TaskId(1), MS, WAKEUP);
+        assert!(
+            fair.wakeup_preempt(TaskId(0), TaskId(1), MS).is_needed(),
+            "idle curr"
+        );
+        fair.put_prev_task(TaskId(0), MS);
+        fair.dequeue_task(TaskId(0), MS, SLEEP);
+        assert_eq!(fair.pick_next_task(MS), Some(TaskId(1)));
+        fair.set_next_task(TaskId(1), MS);
+        let _ = fair.task_tick(TaskId(1), 10 * MS);
+        fair.enqueue_task(TaskId(2), 10 * MS, WAKEUP);
+        assert!(
+            !fair
+                .wakeup_preempt(TaskId(1), TaskId(2), 10 * MS)
+                .is_needed(),
+            "batch"
+        );
     }
 }
