@@ -38,6 +38,8 @@ pub struct SystemInfo {
     pub slice_ns: u64,
     /// Slices end on a high-resolution timer.
     pub hrtick: bool,
+    /// The scheduling policy.
+    pub policy: scheduler::PolicyChoice,
 }
 
 static SYSTEM: Once<SystemInfo> = Once::new();
@@ -256,6 +258,20 @@ pub extern "C" fn kernel_init_primary(dtb: usize, entry_el: u64) -> ! {
             exit(ExitCode::Failure)
         }
     }
+    let policy = match bootargs
+        .split_ascii_whitespace()
+        .find_map(|a| a.strip_prefix("sched="))
+    {
+        None => scheduler::PolicyChoice::Eevdf,
+        Some(name) => match scheduler::PolicyChoice::parse(name) {
+            Some(choice) => choice,
+            None => {
+                defmt::error!("bootargs: sched={=str} is not one of eevdf, cfs, rr", name);
+                exit(ExitCode::Failure)
+            }
+        },
+    };
+    scheduler::set_policy(policy, nr_cpus);
     hrtimer::init(nr_cpus);
     scheduler::init_cpu(0);
     percpu::of(0).online.store(true, Ordering::Release);
@@ -284,11 +300,13 @@ pub extern "C" fn kernel_init_primary(dtb: usize, entry_el: u64) -> ! {
         hz,
         slice_ns: scheduler::slice_ns(),
         hrtick: scheduler::hrtick_enabled(),
+        policy,
     });
     defmt::info!(
-        "{=usize}/{=usize} CPUs online, timer {=u64} Hz, HZ={=u64}, slice {=u64} us, hrtick {=bool}, heap {=u64} KiB free",
+        "{=usize}/{=usize} CPUs online, scheduler {=str}, timer {=u64} Hz, HZ={=u64}, slice {=u64} us, hrtick {=bool}, heap {=u64} KiB free",
         percpu::nr_online(),
         nr_cpus,
+        policy.name(),
         frequency,
         hz,
         scheduler::slice_ns() / 1000,

@@ -74,8 +74,12 @@ fn main() -> ExitCode {
     match fairway::boot_arg("workload").unwrap_or("demo") {
         "demo" => demo(),
         "rtapp" => fairway::workload::rtapp::run_from_boot_args(),
+        "sched-pipe" => fairway::workload::sched_pipe::run(),
         other => {
-            defmt::error!("bootargs: workload={=str} is not one of demo, rtapp", other);
+            defmt::error!(
+                "bootargs: workload={=str} is not one of demo, rtapp, sched-pipe",
+                other
+            );
             ExitCode::Failure
         }
     }

@@ -1,5 +1,7 @@
 //! Preemption: two CPU-bound tasks that never yield share one CPU, both progress
-//! and take turns (the tick ends each one's slice).
+//! and take turns (the tick, or the slice-end timer, ends each one's slice).
+//! The turn count is checked against the round-robin slice (`sched=rr`); with the
+//! fair classes only progress and alternation are checked.
 #![no_std]
 #![no_main]
 

@@ -6,6 +6,7 @@
 //! `MAX_CPUS` are the CPUs' idle tasks. A slot's stack is allocated the first time
 //! the slot is used and kept for its next tenants.
 
+pub mod groups;
 pub mod pipe;
 pub mod scheduler;
 pub mod wait;

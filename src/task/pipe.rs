@@ -73,16 +73,20 @@ impl Pipe {
         }
     }
 
-    /// Writes all of `bytes`, sleeping whenever the pipe is full.
+    /// Writes all of `bytes`, sleeping whenever the pipe is full. A write of at
+    /// most [`PIPE_CAPACITY`] bytes is atomic, as POSIX requires up to `PIPE_BUF`:
+    /// it waits for room for all of it, so writers never interleave inside it.
     pub fn write(&self, bytes: &[u8]) {
+        let atomic = bytes.len() <= PIPE_CAPACITY;
         let mut written = 0;
         while written < bytes.len() {
             let guard = self.ring.lock();
+            let needed = if atomic { bytes.len() } else { 1 };
             let mut ring = wait_until(
                 &self.ring,
                 guard,
                 |r| &mut r.writers,
-                |r| r.length < PIPE_CAPACITY,
+                |r| PIPE_CAPACITY - r.length >= needed,
             );
             let count = (bytes.len() - written).min(PIPE_CAPACITY - ring.length);
             let tail = ring.head + ring.length;

@@ -14,7 +14,8 @@
 use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use fairway_sched::class::{DequeueFlags, EnqueueFlags, SchedClass};
-use fairway_sched::run_queue::{PolicyKind, RunQueue};
+use fairway_sched::fair::{CfsTunables, EevdfTunables};
+use fairway_sched::run_queue::{CpuCapacity, PolicyKind, RunQueue};
 use fairway_sched::task::ParamError;
 use heapless::Deque;
 use spin::Once;
@@ -44,6 +45,56 @@ static WAKE_LISTS: [IrqSpinLock<Deque<TaskId, TASK_SLOTS>>; MAX_CPUS] =
 static TICK_PERIOD_NS: AtomicU64 = AtomicU64::new(1_000_000_000 / DEFAULT_HZ);
 static HRTICK: AtomicBool = AtomicBool::new(true);
 static SLICE_NS: AtomicU64 = AtomicU64::new(fairway_sched::round_robin::DEFAULT_SLICE_NS);
+static POLICY: Once<PolicyKind> = Once::new();
+
+/// The scheduling policy of every run queue, chosen at boot (`sched=` on the
+/// command line: `eevdf`, the default as in Linux >= 6.6, `cfs`, or `rr`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, defmt::Format)]
+pub enum PolicyChoice {
+    /// Round-robin.
+    RoundRobin,
+    /// The fair class with the CFS pick.
+    Cfs,
+    /// The fair class with the EEVDF pick.
+    Eevdf,
+}
+
+impl PolicyChoice {
+    /// Parses the `sched=` value.
+    pub fn parse(name: &str) -> Option<Self> {
+        match name {
+            "rr" => Some(PolicyChoice::RoundRobin),
+            "cfs" => Some(PolicyChoice::Cfs),
+            "eevdf" => Some(PolicyChoice::Eevdf),
+            _ => None,
+        }
+    }
+
+    /// The name `sched=` takes.
+    pub fn name(self) -> &'static str {
+        match self {
+            PolicyChoice::RoundRobin => "rr",
+            PolicyChoice::Cfs => "cfs",
+            PolicyChoice::Eevdf => "eevdf",
+        }
+    }
+}
+
+/// Fixes the policy for every run queue (boot core, once, after the tick rate
+/// and the CPU count are known).
+pub fn set_policy(choice: PolicyChoice, nr_cpus: usize) {
+    let cpus = nr_cpus as u32;
+    POLICY.call_once(|| match choice {
+        PolicyChoice::RoundRobin => PolicyKind::RoundRobin {
+            slice: SLICE_NS.load(Ordering::Relaxed),
+        },
+        PolicyChoice::Cfs => PolicyKind::Cfs(CfsTunables::for_cpus(cpus)),
+        PolicyChoice::Eevdf => PolicyKind::Eevdf(EevdfTunables::for_cpus(cpus, tick_period_ns())),
+    });
+}
+
+/// The most task groups (root included) the run queues are built for.
+pub const MAX_GROUPS: usize = 64;
 
 /// Sets the round-robin time slice (boot core, before the run queues are built).
 pub fn set_slice_ns(slice: u64) {
@@ -106,6 +157,11 @@ fn run_queue(cpu: usize) -> &'static IrqSpinLock<CpuRunQueue> {
         .expect("run queue used before scheduler::init_cpu")
 }
 
+/// Runs `f` on CPU `cpu`'s run queue, under its lock.
+pub fn with_run_queue<R>(cpu: usize, f: impl FnOnce(&mut CpuRunQueue) -> R) -> R {
+    f(&mut run_queue(cpu).lock())
+}
+
 /// The scheduler tick period in ns.
 pub fn tick_period_ns() -> u64 {
     TICK_PERIOD_NS.load(Ordering::Relaxed)
@@ -120,12 +176,17 @@ pub fn set_hz(hz: u64) {
 /// (each CPU calls this for itself while booting, IRQs masked).
 pub fn init_cpu(cpu: usize) {
     let idle = idle_task_id(cpu);
-    let policy = PolicyKind::RoundRobin {
-        slice: SLICE_NS.load(Ordering::Relaxed),
-    };
+    let policy = *POLICY
+        .get()
+        .expect("policy chosen before the run queues are built");
     RUN_QUEUES[cpu].call_once(|| {
+        let mut queue = RunQueue::with_groups(policy, TASK_SLOTS, MAX_GROUPS);
+        queue.set_cpu_capacity(CpuCapacity {
+            capacity_orig: percpu::of(cpu).capacity.load(Ordering::Relaxed),
+            frequency_scale: 1024,
+        });
         IrqSpinLock::new(CpuRunQueue {
-            queue: RunQueue::new(policy, TASK_SLOTS),
+            queue,
             current: idle,
             idle,
         })
@@ -452,6 +513,8 @@ fn scheduler_tick(cpu: usize) {
     if current != rq.idle && rq.queue.task_tick(current, now).is_needed() {
         percpu::of(cpu).need_resched.store(true, Ordering::Relaxed);
     }
+    rq.queue.update_blocked_averages(now);
+    super::groups::exchange_group_load(cpu, &mut rq.queue);
 }
 
 /// This CPU's idle loop: wait for interrupts, schedule when asked.

@@ -4,3 +4,4 @@
 //! which the host runner turns into a summary and a JSON report.
 
 pub mod rtapp;
+pub mod sched_pipe;

@@ -172,25 +172,39 @@ fn cases() -> Vec<Case> {
             .contains("at HZ=1000"),
     );
     cases.push(
-        Case::new("preempt-icount", "preempt")
+        Case::new("preempt-icount-rr", "preempt")
             .icount()
             .cpus(1)
+            .append("sched=rr")
             .contains("preempt: runtime a"),
     );
     cases.push(
         Case::new("preempt-icount-hz10-hrtick", "preempt")
             .icount()
             .cpus(1)
-            .append("hz=10")
+            .append("sched=rr hz=10")
             .contains("turns in 400 ms (slice 4000 us)"),
     );
     cases.push(
         Case::new("preempt-icount-hz10-no-hrtick", "preempt")
             .icount()
             .cpus(1)
-            .append("hz=10 hrtick=0")
+            .append("sched=rr hz=10 hrtick=0")
             .contains("turns in 400 ms (slice 100000 us)"),
     );
+    for policy in ["cfs", "eevdf"] {
+        cases.push(
+            Case::new(format!("preempt-icount-{policy}"), "preempt")
+                .icount()
+                .cpus(1)
+                .append(if policy == "cfs" {
+                    "sched=cfs"
+                } else {
+                    "sched=eevdf"
+                })
+                .contains("preempt: runtime a"),
+        );
+    }
     cases.push(
         Case::new("pipe-icount", "pipe")
             .icount()

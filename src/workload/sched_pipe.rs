@@ -1,0 +1,137 @@
+//! sched-pipe (Linux's `perf bench sched pipe`): two tasks pass a counter back
+//! and forth through two pipes; every value is checked. The figure is round trips
+//! per second, which under QEMU icount is per second of instructions (1 ns each).
+//!
+//! Options (command line): `loops=N` (round trips, default 100000), `pinned=1`
+//! (both tasks on CPU 0; default: CPU 0 and CPU 1), `depth=D` (both tasks in a
+//! chain of D nested task groups, 0..=3).
+
+use core::sync::atomic::{AtomicU64, Ordering};
+
+use spin::Once;
+
+use crate::arch::timer::now_ns;
+use crate::task::groups::{create_group_chain, set_task_group};
+use crate::task::pipe::Pipe;
+use crate::task::wait::Completion;
+use crate::task::{TaskParams, spawn};
+use crate::{ExitCode, boot_arg, percpu};
+
+static PIPES: Once<(Pipe, Pipe)> = Once::new();
+static LOOPS: AtomicU64 = AtomicU64::new(0);
+static ELAPSED: AtomicU64 = AtomicU64::new(0);
+static DONE: Completion = Completion::new();
+
+fn ping(_: usize) {
+    let (there, back) = PIPES.get().expect("pipes");
+    let loops = LOOPS.load(Ordering::Relaxed);
+    let start = now_ns();
+    for value in 0..loops {
+        there.write(&value.to_le_bytes());
+        let mut reply = [0u8; 8];
+        back.read_exact(&mut reply);
+        assert_eq!(
+            u64::from_le_bytes(reply),
+            value ^ u64::MAX,
+            "sched-pipe reply"
+        );
+    }
+    ELAPSED.store(now_ns() - start, Ordering::Relaxed);
+    DONE.complete();
+}
+
+fn pong(_: usize) {
+    let (there, back) = PIPES.get().expect("pipes");
+    let loops = LOOPS.load(Ordering::Relaxed);
+    for expected in 0..loops {
+        let mut message = [0u8; 8];
+        there.read_exact(&mut message);
+        let value = u64::from_le_bytes(message);
+        assert_eq!(value, expected, "sched-pipe message");
+        back.write(&(value ^ u64::MAX).to_le_bytes());
+    }
+    DONE.complete();
+}
+
+fn number(key: &str, default: u64) -> Result<u64, ExitCode> {
+    match boot_arg(key) {
+        None => Ok(default),
+        Some(text) => text.parse().map_err(|_| {
+            defmt::error!("sched-pipe: {=str}={=str} is not a number", key, text);
+            ExitCode::Failure
+        }),
+    }
+}
+
+/// Runs sched-pipe with the command line's options and prints its report lines.
+pub fn run() -> ExitCode {
+    match run_inner() {
+        Ok(()) => ExitCode::Success,
+        Err(code) => code,
+    }
+}
+
+fn run_inner() -> Result<(), ExitCode> {
+    let loops = number("loops", 100_000)?;
+    let pinned = number("pinned", 0)? != 0;
+    let depth = number("depth", 0)?;
+    if depth > 3 {
+        defmt::error!("sched-pipe: depth={=u64} is outside 0..=3", depth);
+        return Err(ExitCode::Failure);
+    }
+    let second_cpu = if pinned || percpu::nr_online() < 2 {
+        0
+    } else {
+        1
+    };
+    LOOPS.store(loops, Ordering::Relaxed);
+    PIPES.call_once(|| (Pipe::new(), Pipe::new()));
+    let group = create_group_chain(depth as usize).map_err(|error| {
+        defmt::error!(
+            "sched-pipe: cannot create the groups: {}",
+            defmt::Debug2Format(&error)
+        );
+        ExitCode::Failure
+    })?;
+    let spawn_in_group = |name: &str, entry: fn(usize), cpu: usize| {
+        let params = TaskParams {
+            group,
+            ..TaskParams::default()
+        };
+        spawn(name, entry, 0, cpu, params).map_err(|error| {
+            defmt::error!("sched-pipe: {}", error);
+            ExitCode::Failure
+        })
+    };
+    let a = spawn_in_group("pipe-a", ping, 0)?;
+    let b = spawn_in_group("pipe-b", pong, second_cpu)?;
+    let _ = (set_task_group, a, b);
+    DONE.wait_for(2);
+    let elapsed = ELAPSED.load(Ordering::Relaxed).max(1);
+    let ops_per_second = loops * 1_000_000_000 / elapsed;
+    defmt::println!(
+        "sched-pipe: {=u64} round trips, every value checked, {=u64} ns each, {=u64} ops/s (depth {=u64}, {=str})",
+        loops,
+        elapsed / loops.max(1),
+        ops_per_second,
+        depth,
+        if pinned {
+            "pinned to CPU 0"
+        } else {
+            "CPU 0 <-> CPU 1"
+        }
+    );
+    defmt::println!(
+        "report: run name=sched-pipe depth={=u64} pinned={=u64} loops={=u64} wall_ns={=u64}",
+        depth,
+        u64::from(pinned),
+        loops,
+        elapsed
+    );
+    defmt::println!(
+        "report: metric name=ops_per_second value={=u64}",
+        ops_per_second
+    );
+    defmt::println!("report: end");
+    Ok(())
+}
