@@ -84,7 +84,10 @@ pub fn normalize_capacities(
     out: &mut [u32],
 ) -> Result<(), TopologyError> {
     let n = dmips_mhz.len();
-    for (field, len) in [("max_frequency_khz", max_frequency_khz.len()), ("out", out.len())] {
+    for (field, len) in [
+        ("max_frequency_khz", max_frequency_khz.len()),
+        ("out", out.len()),
+    ] {
         if len != n {
             return Err(TopologyError::LengthMismatch {
                 field,
@@ -336,7 +339,9 @@ impl Topology {
     /// the system level. Calls `each` with each group's mask.
     pub fn for_each_group(&self, domain: &SchedDomain, mut each: impl FnMut(CpuMask)) {
         match domain.level {
-            DomainLevel::Cluster => self.cpus_in(domain.span).for_each(|c| each(CpuMask::only(c))),
+            DomainLevel::Cluster => self
+                .cpus_in(domain.span)
+                .for_each(|c| each(CpuMask::only(c))),
             DomainLevel::System => self.clusters().for_each(each),
         }
     }
@@ -440,12 +445,19 @@ mod tests {
         let system = juno.domain(CpuId(0), DomainLevel::System).unwrap();
         assert!(system.asym_capacity && !system.prefer_sibling);
         assert_eq!((system.min_interval_ms, system.max_interval_ms), (6, 12));
-        assert_eq!(juno.asym_capacity_domain(CpuId(3)).unwrap().level, DomainLevel::System);
+        assert_eq!(
+            juno.asym_capacity_domain(CpuId(3)).unwrap().level,
+            DomainLevel::System
+        );
         assert_eq!(juno.max_capacity_in(CpuMask(0b111001)), 446);
 
         let smp = Topology::symmetric(8, 4).unwrap();
         assert!(!smp.is_asymmetric());
-        assert!(smp.domain(CpuId(5), DomainLevel::System).unwrap().prefer_sibling);
+        assert!(
+            smp.domain(CpuId(5), DomainLevel::System)
+                .unwrap()
+                .prefer_sibling
+        );
         assert_eq!(smp.cluster_mask(CpuId(5)), CpuMask(0xf0));
         // One cluster: no system level; one CPU: no level at all.
         let one = Topology::symmetric(4, 4).unwrap();

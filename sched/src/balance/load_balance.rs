@@ -151,7 +151,10 @@ fn sibling_imbalance(idle: IdleType, busiest: &GroupStats, local: &GroupStats) -
     if idle == IdleType::NotIdle || busiest.sum_nr_running == 0 {
         return 0;
     }
-    let (b_cpus, l_cpus) = (u64::from(busiest.group_weight), u64::from(local.group_weight));
+    let (b_cpus, l_cpus) = (
+        u64::from(busiest.group_weight),
+        u64::from(local.group_weight),
+    );
     let (b_nr, l_nr) = (
         u64::from(busiest.sum_nr_running),
         u64::from(local.sum_nr_running),
@@ -205,8 +208,13 @@ pub fn find_busiest(
         let group = group_stats(topology, domain, usable, snapshots, false);
         stats.total_load += group.group_load;
         stats.total_capacity += group.group_capacity;
-        if pick_busiest(domain, destination_capacity, &stats.local, &group, stats.busiest.as_ref())
-        {
+        if pick_busiest(
+            domain,
+            destination_capacity,
+            &stats.local,
+            &group,
+            stats.busiest.as_ref(),
+        ) {
             stats.busiest = Some(group);
         }
     });
@@ -465,7 +473,10 @@ pub fn detach_tasks(
     let mut left = source.nr_running;
     let shift = nr_balance_failed.min(63);
     let capacity_orig = topology.capacity_orig(plan.source);
-    for task in candidates.iter().take(NR_MIGRATE.min(source.nr_running as usize)) {
+    for task in candidates
+        .iter()
+        .take(NR_MIGRATE.min(source.nr_running as usize))
+    {
         if idle != IdleType::NotIdle && left <= 1 {
             break;
         }
