@@ -3,9 +3,9 @@
 //! (`sched_balance_domains`, sched-domains.rst); a CPU about to go idle pulls
 //! at once (`sched_balance_newidle`). The result is a [`BalanceDecision`].
 
+use super::detach::{MovedTasks, detach_tasks, need_active_balance};
 use super::load_balance::{
-    BalancePlan, BusiestOutcome, IdleType, MigrationType, MovedTasks, NR_MIGRATE, detach_tasks,
-    find_busiest, need_active_balance,
+    BalancePlan, BusiestOutcome, IdleType, MigrationType, NR_MIGRATE, find_busiest,
 };
 use super::stats::{BalanceError, CpuSnapshot, TaskCandidate, check_cpu, check_snapshots};
 use crate::task::{CpuId, CpuMask, Nanoseconds, TaskId};
@@ -189,7 +189,7 @@ pub fn rebalance_domains(
 }
 
 /// Newly-idle balancing (`sched_balance_newidle`): `cpu` has nothing to run;
-/// unless no CPU has a waiting task, walk the domains bottom-up and pull
+/// unless no CPU has a waiting or misfit task (`rd->overloaded` clear), walk the domains bottom-up and pull
 /// (one task, the newly-idle rule) from the first imbalance found. Balance
 /// intervals are ignored and not changed.
 pub fn newidle_balance(
@@ -202,7 +202,9 @@ pub fn newidle_balance(
     check_snapshots(topology, snapshots)?;
     check_cpu(topology, "cpu", cpu)?;
     let mut migration = None;
-    let overloaded = snapshots.iter().any(|s| s.nr_running > 1);
+    let overloaded = snapshots
+        .iter()
+        .any(|s| s.nr_running > 1 || s.misfit_task_load > 0);
     if snapshots[cpu.index()].nr_running == 0 && overloaded {
         for level in DomainLevel::ALL {
             let Some(domain) = topology.domain(cpu, level) else {
@@ -292,6 +294,7 @@ fn load_balance(
         }
         let destination_snapshot = &snapshots[destination.index()];
         let active = need_active_balance(
+            topology,
             domain,
             &plan,
             idle,

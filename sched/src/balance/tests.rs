@@ -218,6 +218,15 @@ fn wake_affine_moves_the_wakee_to_the_wakers_cluster() {
 }
 
 #[test]
+fn wake_wide_compares_flips_with_the_cluster_size() {
+    // slave >= factor && master >= slave * factor, factor = 4.
+    assert!(!wake_wide(8, 2, 4)); // slave 2 < 4
+    assert!(wake_wide(16, 4, 4)); // 16 >= 4 * 4
+    assert!(!wake_wide(15, 4, 4)); // 15 < 16
+    assert!(wake_wide(4, 16, 4)); // symmetric in waker/wakee
+}
+
+#[test]
 fn asymmetric_wake_up_picks_an_idle_cpu_that_fits() {
     let juno = juno_r0();
     let s = idle_snapshots(&juno);
@@ -542,6 +551,83 @@ fn misfit_task_moves_from_little_to_big_on_juno_r0() {
     let smp = Topology::symmetric(4, 4).unwrap();
     task.util_avg = 1024;
     assert_eq!(misfit_task_load(&smp, CpuId(3), 1024, &task), 0);
+}
+
+/// One `rebalance_domains` call for `cpu` at `now_ms` on `model`.
+fn balance_at(model: &mut Model, cpu: u16, now_ms: u64) -> Option<Migration> {
+    let snapshots = model.snapshots();
+    let mut state = model.states[usize::from(cpu)];
+    let decision = rebalance_domains(
+        &model.topology,
+        &mut state,
+        CpuId(cpu),
+        now_ms * 1_000_000,
+        &snapshots,
+        |c, out| model.fill(c, out),
+    )
+    .unwrap();
+    model.states[usize::from(cpu)] = state;
+    decision.migration
+}
+
+#[test]
+fn overloaded_cpu_sheds_load_after_a_failed_attempt() {
+    // 4 CPUs, one cluster; CPU 0 runs 3 tasks of load 1024, CPUs 1-3 one each.
+    let mut model = Model::new(Topology::symmetric(4, 4).unwrap());
+    for (id, cpu) in [(0, 0), (1, 0), (2, 0), (3, 1), (4, 2), (5, 3)] {
+        model.add(cpu, id, 1024, 341, CpuMask::ALL);
+    }
+    // Busy CPU 1 at 100 ms (busy interval 4 * 16 - 1 = 63 ms has elapsed):
+    // CPU 0 overloaded (avg_load 3072), CPU 1 fully busy (1024), domain
+    // average 6144 * 1024 / 4096 = 1536 -> migrate_load,
+    // imbalance = min(3072 - 1536, 1536 - 1024) * 1024 / 1024 = 512.
+    // A task's load 1024 > 512: nothing moves, nr_balance_failed = 1.
+    assert_eq!(balance_at(&mut model, 1, 100), None);
+    assert_eq!(model.states[1].levels[0].nr_balance_failed, 1);
+    // Next attempt: 1024 >> 1 = 512 <= 512 -> task 1 (task 0 runs) moves.
+    let migration = balance_at(&mut model, 1, 200).unwrap();
+    assert_eq!(
+        (migration.migration_type, migration.imbalance),
+        (MigrationType::Load, 512)
+    );
+    assert_eq!(
+        (migration.source, migration.destination),
+        (CpuId(0), CpuId(1))
+    );
+    assert_eq!(migration.tasks.as_slice(), &[TaskId(1)]);
+    assert_eq!(model.states[1].levels[0].nr_balance_failed, 0);
+}
+
+#[test]
+fn idle_cluster_pulls_utilization_from_an_overloaded_cluster() {
+    // 8 CPUs in 2 clusters. Cluster 0: CPU 0 runs 3 tasks, CPUs 1-3 one each
+    // (6 tasks on 4 CPUs, util 4096 * 117 > 4096 * 100: overloaded).
+    // Cluster 1: CPU 4 runs one task, 5-7 idle (has spare).
+    let mut model = Model::new(Topology::symmetric(8, 4).unwrap());
+    for (id, cpu) in [(0, 0), (1, 0), (2, 0), (3, 1), (4, 2), (5, 3), (6, 4)] {
+        model.add(cpu, id, 1024, 300, CpuMask::ALL);
+    }
+    // CPU 5 (first idle CPU of cluster 1) at 20 ms. Cluster level: CPU 4 runs
+    // a lone task -> balanced. System level: local has spare, busiest
+    // overloaded, not a shared cache -> migrate_util with the local spare
+    // capacity max(4096, 1024) - 1024 = 3072; the only CPU with > 1 task is
+    // CPU 0; tasks 1 and 2 (util 300 each) move, the running task 0 stays.
+    let migration = balance_at(&mut model, 5, 20).unwrap();
+    assert_eq!(migration.level, DomainLevel::System);
+    assert_eq!(
+        (migration.migration_type, migration.imbalance),
+        (MigrationType::Util, 3072)
+    );
+    assert_eq!(
+        (migration.source, migration.destination),
+        (CpuId(0), CpuId(5))
+    );
+    assert_eq!(migration.tasks.as_slice(), &[TaskId(1), TaskId(2)]);
+    // CPU 6 is not the first idle CPU of its group: it leaves system-level
+    // balancing to CPU 5 (should_we_balance).
+    let mut model2 = model.clone();
+    model2.states[6].levels[0].balance_interval_ms = 1000;
+    assert_eq!(balance_at(&mut model2, 6, 20), None);
 }
 
 #[test]

@@ -26,8 +26,8 @@ pub struct WakeRequest {
     pub affinity: CpuMask,
     /// `WF_SYNC`: the waker will sleep right after (pipe hand-off).
     pub sync: bool,
-    /// `wake_wide(p)`: the waker wakes many different tasks (its wakee flips
-    /// exceed the LLC size), so wake-affine is not tried.
+    /// [`wake_wide`]: the waker wakes many different tasks, so wake-affine
+    /// is not tried.
     pub wake_wide: bool,
     /// The wakee's `task_h_load` (its load_avg).
     pub task_load: u64,
@@ -65,6 +65,21 @@ pub struct WakeTarget {
     pub cpu: CpuId,
     /// Why.
     pub reason: WakeReason,
+}
+
+/// `wake_wide(p)`: whether the waker/wakee pair looks like one-to-many
+/// (Michael Wang, "sched: Use wakee flips to decide wake_affine", 2013).
+/// `wakee_flips` count how often a task switched whom it wakes (the
+/// mechanism adds 1 on each change and halves them once a second). With
+/// `factor` the cluster (LLC) size, the bigger count `master` and the smaller
+/// `slave`: wide iff `slave >= factor && master >= slave * factor`.
+pub fn wake_wide(waker_flips: u32, wakee_flips: u32, cluster_size: u32) -> bool {
+    let (master, slave) = if waker_flips >= wakee_flips {
+        (waker_flips, wakee_flips)
+    } else {
+        (wakee_flips, waker_flips)
+    };
+    slave >= cluster_size && u64::from(master) >= u64::from(slave) * u64::from(cluster_size)
 }
 
 /// `select_task_rq_fair` for a `WF_TTWU` wake-up, without EAS (§5.4 runs
