@@ -288,12 +288,18 @@ impl Topology {
             .unwrap_or(0)
     }
 
-    /// The existing CPUs of `mask`, in increasing order.
-    pub fn cpus_in(&self, mask: CpuMask) -> impl Iterator<Item = CpuId> + '_ {
-        let mask = mask.0 & self.all_cpus().0;
-        (0..self.nr_cpus)
-            .filter(move |i| mask & (1 << i) != 0)
-            .map(CpuId)
+    /// The existing CPUs of `mask`, in increasing order (one step per CPU in
+    /// the mask, not per CPU of the system).
+    pub fn cpus_in(&self, mask: CpuMask) -> impl Iterator<Item = CpuId> + use<> {
+        let mut bits = mask.0 & self.all_cpus().0;
+        core::iter::from_fn(move || {
+            if bits == 0 {
+                return None;
+            }
+            let cpu = bits.trailing_zeros() as u16;
+            bits &= bits - 1;
+            Some(CpuId(cpu))
+        })
     }
 
     /// The cluster masks (the groups of the system level), each once.

@@ -125,6 +125,7 @@ fn pick_busiest(
             return candidate.group_type > busiest.group_type;
         }
         let busier = match candidate.group_type {
+            // Fully busy groups read avg_load 0: the first one stays.
             GroupType::Overloaded | GroupType::FullyBusy => candidate.avg_load > busiest.avg_load,
             GroupType::MisfitTask => {
                 candidate.group_misfit_task_load >= busiest.group_misfit_task_load

@@ -31,7 +31,8 @@
 //!   levels, so no `group_smt_balance`, `group_asym_packing`, and no
 //!   `group_imbalanced` (the affinity-failure flag passed to the parent);
 //! - `task_h_load` is the task's own load_avg (no task groups);
-//! - no `recent_used_cpu`, per-CPU-kthread stacking, `SIS_UTIL` scan limit
+//! - no `sched_idle_cpu` (a CPU running only SCHED_IDLE tasks counts as
+//!   busy), no `recent_used_cpu`, per-CPU-kthread stacking, `SIS_UTIL` scan limit
 //!   or `wake_wide` bookkeeping (the caller passes [`wake_wide`]'s answer);
 //! - no `max_newidle_lb_cost`/`avg_idle` gate on newly-idle balancing;
 //! - `rebalance_domains` returns at the first pass that moves tasks; the
@@ -65,5 +66,5 @@ pub use rebalance::{
     BalanceDecision, CpuBalanceState, DomainBalanceState, Migration, newidle_balance,
     rebalance_domains,
 };
-pub use stats::{BalanceError, CpuSnapshot, TaskCandidate, misfit_task_load};
+pub use stats::{BalanceError, CpuSnapshot, MIGRATION_COST_NS, TaskCandidate, misfit_task_load};
 pub use wake::{WakeReason, WakeRequest, WakeTarget, select_task_rq, wake_wide};

@@ -2,8 +2,8 @@
 //! candidates (filled by the mechanism), and the per-group statistics and
 //! classification computed from them (`sg_lb_stats`, `group_classify`).
 
-use crate::run_queue::RunQueueSignals;
-use crate::task::{CpuId, CpuMask, TaskId};
+use crate::run_queue::{RunQueueSignals, TaskSignals};
+use crate::task::{CpuId, CpuMask, Nanoseconds, TaskId};
 use crate::topology::{SchedDomain, Topology};
 use crate::uclamp::{CpuFit, util_fits_cpu};
 
@@ -79,7 +79,34 @@ pub struct TaskCandidate {
     pub uclamp: [u16; 2],
 }
 
+/// `sysctl_sched_migration_cost` (§9): a task that ran within this long is
+/// cache hot.
+pub const MIGRATION_COST_NS: u64 = 500_000;
+
 impl TaskCandidate {
+    /// A candidate from the run queue's view of the task (`signals`), with
+    /// `task_hot` judged from when it last started running (`exec_start`).
+    pub fn from_signals(
+        task: TaskId,
+        signals: &TaskSignals,
+        affinity: CpuMask,
+        running: bool,
+        now: Nanoseconds,
+        exec_start: Nanoseconds,
+        uclamp: [u16; 2],
+    ) -> Self {
+        TaskCandidate {
+            task,
+            load_avg: signals.load_avg,
+            util_avg: signals.util_avg,
+            util_est: signals.util_est,
+            affinity,
+            running,
+            cache_hot: now.saturating_sub(exec_start) < MIGRATION_COST_NS,
+            uclamp,
+        }
+    }
+
     /// `task_util_est(p)`: `max(util_avg, util_est)` (§2.4).
     pub fn task_util_est(&self) -> u64 {
         self.util_avg.max(self.util_est)
@@ -205,7 +232,7 @@ pub struct GroupStats {
     pub min_capacity: u64,
     /// See `min_capacity`.
     pub max_capacity: u64,
-    /// `group_load * 1024 / group_capacity`, for fully busy or overloaded groups.
+    /// `group_load * 1024 / group_capacity`, for overloaded groups (else 0).
     pub avg_load: u64,
     /// The classification.
     pub group_type: GroupType,
@@ -282,7 +309,9 @@ pub fn group_stats(
     } else {
         GroupType::HasSpare
     };
-    if matches!(kind, GroupType::FullyBusy | GroupType::Overloaded) && s.group_capacity > 0 {
+    // Only an overloaded group's avg_load is computed here (a fully busy one
+    // reads 0, so the first such group stays the busiest, as in Linux).
+    if kind == GroupType::Overloaded && s.group_capacity > 0 {
         s.avg_load = s.group_load * 1024 / s.group_capacity;
     }
     s.group_type = kind;

@@ -631,6 +631,47 @@ fn idle_cluster_pulls_utilization_from_an_overloaded_cluster() {
 }
 
 #[test]
+fn cache_hot_tasks_wait_for_failed_attempts() {
+    use super::detach::detach_tasks;
+    use super::load_balance::{BalancePlan, IdleType};
+    let smp = Topology::symmetric(4, 4).unwrap();
+    let domain = smp.domain(CpuId(1), DomainLevel::Cluster).unwrap();
+    let plan = BalancePlan {
+        source: CpuId(0),
+        destination: CpuId(1),
+        migration_type: MigrationType::Task,
+        imbalance: 2,
+    };
+    let mut s = idle_snapshots(&smp);
+    busy(&mut s, 0, 3, 3072);
+    let signals = crate::run_queue::TaskSignals::default();
+    // exec_start 400 us ago: hot (< 500 us, §9); 500 us ago: cold.
+    let now = 10_000_000;
+    let task = |id, running, exec_start| {
+        TaskCandidate::from_signals(
+            TaskId(id),
+            &signals,
+            CpuMask::ALL,
+            running,
+            now,
+            exec_start,
+            [0, 1024],
+        )
+    };
+    let tasks = [
+        task(0, true, 0),
+        task(1, false, now - 400_000),
+        task(2, false, now - 500_000),
+    ];
+    assert!(tasks[1].cache_hot && !tasks[2].cache_hot);
+    // cache_nice_tries = 1: the hot task stays while nr_balance_failed <= 1.
+    let out = detach_tasks(&smp, &domain, &plan, IdleType::Idle, &s[0], &tasks, 1);
+    assert_eq!(out.moved.as_slice(), &[TaskId(2)]);
+    let out = detach_tasks(&smp, &domain, &plan, IdleType::Idle, &s[0], &tasks, 2);
+    assert_eq!(out.moved.as_slice(), &[TaskId(1), TaskId(2)]);
+}
+
+#[test]
 fn balance_intervals_follow_sd_init() {
     let smp = Topology::symmetric(8, 4).unwrap();
     let cluster = smp.domain(CpuId(0), DomainLevel::Cluster).unwrap();
