@@ -671,6 +671,37 @@ fn cache_hot_tasks_wait_for_failed_attempts() {
     assert_eq!(out.moved.as_slice(), &[TaskId(1), TaskId(2)]);
 }
 
+/// Brute force on Juno r0: 1-3 tasks of util 600 (misfit on a 446 CPU, §5.5)
+/// start on random little CPUs. The big CPUs (2) end up running one each;
+/// a third stays on a little CPU (no big CPU has spare capacity), and
+/// nothing is pulled back down (a bigger group is not robbed, sched-capacity.rst).
+#[test]
+fn misfit_tasks_end_on_big_cpus() {
+    let mut rng = Rng(0xb16_11771e);
+    let littles = [0usize, 3, 4, 5];
+    for case in 0..30 {
+        let mut model = Model::new(juno_r0());
+        let tasks = 1 + rng.below(3) as u16;
+        for id in 0..tasks {
+            let cpu = littles[rng.below(4) as usize];
+            model.add(cpu, id, 600, 600, CpuMask::ALL);
+        }
+        let last_move = model.run(3000);
+        let on_big: usize = model.nr_running()[1] + model.nr_running()[2];
+        assert_eq!(
+            on_big,
+            usize::from(tasks.min(2)),
+            "case {case}: {:?}",
+            model.nr_running()
+        );
+        assert!(model.nr_running()[1] <= 1 && model.nr_running()[2] <= 1);
+        assert!(
+            last_move < 2000,
+            "case {case}: still moving at {last_move} ms"
+        );
+    }
+}
+
 #[test]
 fn balance_intervals_follow_sd_init() {
     let smp = Topology::symmetric(8, 4).unwrap();
