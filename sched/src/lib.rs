@@ -28,6 +28,8 @@
 //! - [`round_robin`]: the simple round-robin policy the kernel first boots with.
 //! - [`rt`]: the real-time class (SCHED_FIFO, SCHED_RR) above fair.
 //! - [`uclamp`]: utilization clamping: requests, effective values, run-queue buckets.
+//! - [`topology`]: CPU capacities, clusters and the scheduling-domain levels (§7).
+//! - [`balance`]: wake-up CPU selection and load balancing between CPUs (§5.5).
 //! - [`scenario`]: the rt-app workload model and its validation (§8.3).
 //! - [`weight`]: nice → weight tables and the fixed-point `__calc_delta`.
 //! - [`fair`]: the fair class (CFS or EEVDF pick) with task groups.
@@ -36,6 +38,7 @@
 
 extern crate alloc;
 
+pub mod balance;
 pub mod class;
 pub mod class_stack;
 pub mod fair;
@@ -46,5 +49,6 @@ pub mod rt;
 pub mod run_queue;
 pub mod scenario;
 pub mod task;
+pub mod topology;
 pub mod uclamp;
 pub mod weight;
