@@ -272,6 +272,15 @@ pub extern "C" fn kernel_init_primary(dtb: usize, entry_el: u64) -> ! {
         },
     };
     scheduler::set_policy(policy, nr_cpus);
+    let balance = !matches!(
+        bootargs
+            .split_ascii_whitespace()
+            .find_map(|a| a.strip_prefix("balance=")),
+        Some("0")
+    );
+    if let Err(reason) = crate::task::balance::init(nr_cpus, balance) {
+        defmt::warn!("load balancing off: {=str}", reason);
+    }
     hrtimer::init(nr_cpus);
     scheduler::init_cpu(0);
     percpu::of(0).online.store(true, Ordering::Release);

@@ -43,7 +43,7 @@ unsafe impl defmt::Logger for Logger {
                 .compare_exchange_weak(NO_OWNER, cpu, Ordering::Acquire, Ordering::Relaxed)
                 .is_err()
             {
-                core::hint::spin_loop();
+                crate::arch::cpu::relax();
             }
         }
         // SAFETY: this core owns the logger now.

@@ -104,8 +104,8 @@ fn demo() -> ExitCode {
             to_ping: Pipe::new(),
         });
         let other = (pair + 1) % cpus;
-        spawn("ping", ping, pair, pair, TaskParams::default()).expect("spawn ping");
-        spawn("pong", pong, pair, other, TaskParams::default()).expect("spawn pong");
+        spawn("ping", ping, pair, pair, TaskParams::pinned(pair)).expect("spawn ping");
+        spawn("pong", pong, pair, other, TaskParams::pinned(other)).expect("spawn pong");
         tasks += 2;
     }
     FINISHED.wait_for(tasks);

@@ -11,8 +11,12 @@ pub struct PerCpu {
     pub online: AtomicBool,
     /// The running task should call `schedule()` at the next opportunity.
     pub need_resched: AtomicBool,
+    /// The CPU switched to its idle task and has not balanced since.
+    pub entered_idle: AtomicBool,
     /// Interrupt-handler nesting depth (0 in task context).
     pub irq_depth: AtomicU32,
+    /// Times the idle loop came back from WFI.
+    pub idle_wakeups: AtomicU64,
     /// Interrupts taken.
     pub interrupts: AtomicU64,
     /// Context switches made.
@@ -36,7 +40,9 @@ impl PerCpu {
         PerCpu {
             online: AtomicBool::new(false),
             need_resched: AtomicBool::new(false),
+            entered_idle: AtomicBool::new(false),
             irq_depth: AtomicU32::new(0),
+            idle_wakeups: AtomicU64::new(0),
             interrupts: AtomicU64::new(0),
             context_switches: AtomicU64::new(0),
             ticks: AtomicU64::new(0),

@@ -64,7 +64,7 @@ pub fn start_cpu(cpu: usize, mpidr: u64) -> Result<(), i64> {
         if timer::now_ns() > deadline {
             return Err(-9999);
         }
-        core::hint::spin_loop();
+        crate::arch::cpu::relax();
     }
     Ok(())
 }

@@ -5,7 +5,8 @@
 //! Lock order, outermost first (a lock may only be taken while holding locks
 //! above it in this list):
 //! 1. a pipe's or wait queue's lock;
-//! 2. a CPU's run-queue lock (never two at once in this version);
+//! 2. a CPU's run-queue lock; two at once only in CPU-number order (load
+//!    balancing moving tasks between them, `task::balance`);
 //! 3. a CPU's wake list, call-function mailbox, or high-resolution timer queue.
 //!
 //! High-resolution timer callbacks run with no timer-queue lock held, so they may
@@ -13,18 +14,25 @@
 
 use core::cell::UnsafeCell;
 use core::ops::{Deref, DerefMut};
-use core::sync::atomic::{AtomicBool, Ordering};
+use core::sync::atomic::{AtomicU32, Ordering};
 
 use crate::arch::cpu::{IrqState, irq_restore, irq_save};
 
 /// A spin lock that masks IRQs on this core while held.
+///
+/// It is a ticket lock: CPUs get the lock in the order they asked for it. An
+/// unfair test-and-set lock lets a CPU that takes and releases a lock in a loop
+/// (a run queue's owner, scheduling) starve another CPU waiting for it (a load
+/// balancer), which under QEMU icount also inflates every instruction count.
 pub struct IrqSpinLock<T> {
-    locked: AtomicBool,
+    next_ticket: AtomicU32,
+    now_serving: AtomicU32,
     value: UnsafeCell<T>,
 }
 
 // SAFETY: the value is only reached through a guard, and at most one guard exists
-// at a time (the `locked` flag, acquired with Acquire and released with Release).
+// at a time: a guard exists from the moment `now_serving` equals its ticket
+// (read with Acquire) until it advances `now_serving` (with Release).
 unsafe impl<T: Send> Sync for IrqSpinLock<T> {}
 // SAFETY: moving the lock moves the value; no guard can exist during a move.
 unsafe impl<T: Send> Send for IrqSpinLock<T> {}
@@ -39,7 +47,8 @@ impl<T> IrqSpinLock<T> {
     /// A new, unlocked lock.
     pub const fn new(value: T) -> Self {
         IrqSpinLock {
-            locked: AtomicBool::new(false),
+            next_ticket: AtomicU32::new(0),
+            now_serving: AtomicU32::new(0),
             value: UnsafeCell::new(value),
         }
     }
@@ -48,14 +57,9 @@ impl<T> IrqSpinLock<T> {
     #[inline]
     pub fn lock(&self) -> IrqSpinLockGuard<'_, T> {
         let irq_state = irq_save();
-        while self
-            .locked
-            .compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed)
-            .is_err()
-        {
-            while self.locked.load(Ordering::Relaxed) {
-                core::hint::spin_loop();
-            }
+        let ticket = self.next_ticket.fetch_add(1, Ordering::Relaxed);
+        while self.now_serving.load(Ordering::Acquire) != ticket {
+            crate::arch::cpu::relax();
         }
         IrqSpinLockGuard {
             lock: self,
@@ -71,7 +75,10 @@ impl<T> IrqSpinLock<T> {
     /// The lock must be held by this core, with IRQs masked, and no guard for it
     /// may exist.
     pub unsafe fn adopt(&self, irq_state: IrqState) -> IrqSpinLockGuard<'_, T> {
-        debug_assert!(self.locked.load(Ordering::Relaxed));
+        debug_assert_ne!(
+            self.next_ticket.load(Ordering::Relaxed),
+            self.now_serving.load(Ordering::Relaxed)
+        );
         IrqSpinLockGuard {
             lock: self,
             irq_state,
@@ -103,7 +110,11 @@ impl<T> DerefMut for IrqSpinLockGuard<'_, T> {
 
 impl<T> Drop for IrqSpinLockGuard<'_, T> {
     fn drop(&mut self) {
-        self.lock.locked.store(false, Ordering::Release);
+        // Only the holder writes `now_serving`, so a plain increment is enough.
+        let serving = self.lock.now_serving.load(Ordering::Relaxed);
+        self.lock
+            .now_serving
+            .store(serving.wrapping_add(1), Ordering::Release);
         irq_restore(self.irq_state);
     }
 }

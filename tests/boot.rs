@@ -45,7 +45,7 @@ fn main() -> ExitCode {
             slot.cluster.load(Ordering::Relaxed),
             slot.capacity.load(Ordering::Relaxed)
         );
-        spawn("record", record, cpu, cpu, TaskParams::default()).expect("spawn");
+        spawn("record", record, cpu, cpu, TaskParams::pinned(cpu)).expect("spawn");
     }
     DONE.wait_for(info.nr_cpus as u64);
     for (cpu, ran_on) in RAN_ON.iter().enumerate().take(info.nr_cpus) {

@@ -64,8 +64,8 @@ fn main() -> ExitCode {
     let cpus = system().nr_online;
     assert!(cpus >= 2, "the pipe test needs two CPUs");
     PIPES.call_once(|| (Pipe::new(), Pipe::new()));
-    spawn("ping", ping, 0, 0, TaskParams::default()).expect("spawn");
-    spawn("pong", pong, 0, 1, TaskParams::default()).expect("spawn");
+    spawn("ping", ping, 0, 0, TaskParams::pinned(0)).expect("spawn");
+    spawn("pong", pong, 0, 1, TaskParams::pinned(1)).expect("spawn");
     DONE.wait_for(2);
     let per_round_trip = ROUND_TRIP_CYCLES.load(Ordering::Relaxed) / ROUND_TRIPS;
     defmt::println!(
@@ -73,12 +73,23 @@ fn main() -> ExitCode {
         ROUND_TRIPS,
         per_round_trip
     );
+    let cpu0 = fairway::percpu::of(0);
+
+    let before = (
+        cpu0.interrupts.load(Ordering::Relaxed),
+        cpu0.idle_wakeups.load(Ordering::Relaxed),
+    );
     // Context switches: two tasks alone on CPU 1, each yield switches to the other.
-    spawn("yield-a", yielder, 1, 1, TaskParams::default()).expect("spawn");
-    spawn("yield-b", yielder, 0, 1, TaskParams::default()).expect("spawn");
+    spawn("yield-a", yielder, 1, 1, TaskParams::pinned(1)).expect("spawn");
+    spawn("yield-b", yielder, 0, 1, TaskParams::pinned(1)).expect("spawn");
     DONE.wait_for(4);
     // Each of the 2 * YIELDS yields is one switch; the first task's span covers
     // its own and the other's yields.
+    defmt::println!(
+        "pipe: meanwhile CPU 0 (idle) took {=u64} interrupts and woke from WFI {=u64} times",
+        cpu0.interrupts.load(Ordering::Relaxed) - before.0,
+        cpu0.idle_wakeups.load(Ordering::Relaxed) - before.1
+    );
     let per_switch = YIELD_CYCLES.load(Ordering::Relaxed) / (2 * YIELDS);
     defmt::println!(
         "pipe: context switch (yield to the other task on one CPU): {=u64} instructions (cycles)",

@@ -32,8 +32,8 @@ fn spinner(me: usize) {
 
 fn main() -> ExitCode {
     DEADLINE.store(now_ns() + RUN_NS, Ordering::Relaxed);
-    let a = spawn("spin-a", spinner, 0, CPU, TaskParams::default()).expect("spawn");
-    let b = spawn("spin-b", spinner, 1, CPU, TaskParams::default()).expect("spawn");
+    let a = spawn("spin-a", spinner, 0, CPU, TaskParams::pinned(CPU)).expect("spawn");
+    let b = spawn("spin-b", spinner, 1, CPU, TaskParams::pinned(CPU)).expect("spawn");
     DONE.wait_for(2);
     let runtime_a = task(a).sum_exec_runtime.load(Ordering::Relaxed);
     let runtime_b = task(b).sum_exec_runtime.load(Ordering::Relaxed);

@@ -50,7 +50,14 @@ fn main() -> ExitCode {
     let start = now_ns();
     for cpu in 0..cpus {
         for k in 0..2 {
-            spawn("sleeper", sleeper, cpu * 2 + k, cpu, TaskParams::default()).expect("spawn");
+            spawn(
+                "sleeper",
+                sleeper,
+                cpu * 2 + k,
+                cpu,
+                TaskParams::pinned(cpu),
+            )
+            .expect("spawn");
         }
     }
     DONE.wait_for(2 * cpus as u64);

@@ -131,6 +131,14 @@ impl Default for TaskParams {
 }
 
 impl TaskParams {
+    /// Default parameters, allowed on `cpu` only.
+    pub fn pinned(cpu: usize) -> Self {
+        TaskParams {
+            affinity: CpuMask::only(CpuId(cpu as u16)),
+            ..TaskParams::default()
+        }
+    }
+
     /// Checks the parameters the way `sched_setattr` does, naming the bad field
     /// (the clamps as `uclamp_validate` does, §3.1).
     pub fn validate(&self) -> Result<(), ParamError> {

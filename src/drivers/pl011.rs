@@ -36,7 +36,7 @@ pub fn write_bytes(bytes: &[u8]) {
     let uart = unsafe { Mmio::new(base, 0x1000) };
     for &byte in bytes {
         while uart.read32(FLAGS) & FLAG_TRANSMIT_FULL != 0 {
-            core::hint::spin_loop();
+            crate::arch::cpu::relax();
         }
         uart.write32(DATA, u32::from(byte));
     }

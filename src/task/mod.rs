@@ -6,6 +6,7 @@
 //! `MAX_CPUS` are the CPUs' idle tasks. A slot's stack is allocated the first time
 //! the slot is used and kept for its next tenants.
 
+pub mod balance;
 pub mod groups;
 pub mod pipe;
 pub mod scheduler;
@@ -95,6 +96,12 @@ pub struct Task {
     pub wait_total: AtomicU64,
     /// Times it moved to another CPU.
     pub migrations: AtomicU64,
+    /// The CPUs it may run on.
+    pub affinity: AtomicU64,
+    /// Its place in its run queue's member list.
+    pub(crate) member_index: core::sync::atomic::AtomicU32,
+    /// Its scheduling state in transit during a wake-up on another CPU.
+    pub(crate) pending_migration: IrqSpinLock<Option<fairway_sched::run_queue::TaskMigration>>,
 }
 
 fn no_entry(_: usize) {}
@@ -123,6 +130,9 @@ impl Task {
             wait_start: AtomicU64::new(0),
             wait_total: AtomicU64::new(0),
             migrations: AtomicU64::new(0),
+            affinity: AtomicU64::new(u64::MAX),
+            member_index: core::sync::atomic::AtomicU32::new(0),
+            pending_migration: IrqSpinLock::new(None),
         }
     }
 
@@ -271,6 +281,14 @@ pub fn spawn(
         counter.store(0, Ordering::Relaxed);
     }
     slot.wait_next.store(NO_TASK, Ordering::Relaxed);
+    slot.affinity.store(params.affinity.0, Ordering::Relaxed);
+    if !params
+        .affinity
+        .contains(fairway_sched::task::CpuId(cpu as u16))
+    {
+        slot.state.store(TaskState::Free as u8, Ordering::Release);
+        return Err(SpawnError::InvalidParameters(ParamError::EmptyAffinity));
+    }
     let stack_top = (slot.stack_base.load(Ordering::Relaxed) + TASK_STACK_SIZE) as u64;
     slot.context.prepare_new_task(stack_top, u64::from(id.0), 0);
     slot.cpu.store(cpu as u16, Ordering::Release);

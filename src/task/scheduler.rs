@@ -37,6 +37,38 @@ pub struct CpuRunQueue {
     pub current: TaskId,
     /// The CPU's idle task.
     pub idle: TaskId,
+    /// Every task this run queue owns (queued or asleep), so that load
+    /// balancing scans this CPU's tasks, not the whole task table. Its capacity
+    /// is reserved at boot; it never grows.
+    members: alloc::vec::Vec<TaskId>,
+}
+
+impl CpuRunQueue {
+    /// Records that this run queue owns `id`.
+    pub(super) fn add_member(&mut self, id: TaskId) {
+        task(id)
+            .member_index
+            .store(self.members.len() as u32, Ordering::Relaxed);
+        debug_assert!(self.members.len() < self.members.capacity());
+        self.members.push(id);
+    }
+
+    /// Records that this run queue no longer owns `id`.
+    pub(super) fn remove_member(&mut self, id: TaskId) {
+        let index = task(id).member_index.load(Ordering::Relaxed) as usize;
+        debug_assert_eq!(self.members.get(index), Some(&id));
+        self.members.swap_remove(index);
+        if let Some(&moved) = self.members.get(index) {
+            task(moved)
+                .member_index
+                .store(index as u32, Ordering::Relaxed);
+        }
+    }
+
+    /// The tasks this run queue owns.
+    pub fn members(&self) -> &[TaskId] {
+        &self.members
+    }
 }
 
 static RUN_QUEUES: [Once<IrqSpinLock<CpuRunQueue>>; MAX_CPUS] = [const { Once::new() }; MAX_CPUS];
@@ -151,7 +183,7 @@ fn hrtick_update_here(cpu: usize) {
     update_hrtick(&rq, cpu, now_ns());
 }
 
-fn run_queue(cpu: usize) -> &'static IrqSpinLock<CpuRunQueue> {
+pub(super) fn run_queue(cpu: usize) -> &'static IrqSpinLock<CpuRunQueue> {
     RUN_QUEUES[cpu]
         .get()
         .expect("run queue used before scheduler::init_cpu")
@@ -189,6 +221,7 @@ pub fn init_cpu(cpu: usize) {
             queue,
             current: idle,
             idle,
+            members: alloc::vec::Vec::with_capacity(TASK_SLOTS),
         })
     });
     let idle_task = task(idle);
@@ -267,6 +300,7 @@ pub fn schedule() {
     next_task.exec_start.store(now, Ordering::Relaxed);
     rq.current = next;
     update_hrtick(&rq, cpu, now);
+    super::balance::publish(cpu, &rq);
     if next == previous {
         return;
     }
@@ -291,6 +325,9 @@ pub fn schedule() {
     next_task.on_cpu.store(true, Ordering::Relaxed);
     let this = percpu::of(cpu);
     this.current_task.store(next.0, Ordering::Relaxed);
+    if next == rq.idle {
+        this.entered_idle.store(true, Ordering::Relaxed);
+    }
     this.previous_task.store(previous.0, Ordering::Relaxed);
     this.context_switches.fetch_add(1, Ordering::Relaxed);
     // The lock stays held across the switch; `finish_task_switch` releases it.
@@ -316,6 +353,7 @@ pub fn finish_task_switch(irq_state: IrqState) {
     previous_task.on_cpu.store(false, Ordering::Release);
     if previous_task.state() == TaskState::Dead {
         rq.queue.task_dead(previous);
+        rq.remove_member(previous);
         previous_task
             .state
             .store(TaskState::Free as u8, Ordering::Release);
@@ -327,6 +365,7 @@ pub(super) fn activate_new(id: TaskId, cpu: usize, params: &TaskParams) -> Resul
     let mut rq = run_queue(cpu).lock();
     let now = now_ns();
     rq.queue.task_new(id, params, now)?;
+    rq.add_member(id);
     let slot = task(id);
     slot.state
         .store(TaskState::Running as u8, Ordering::Release);
@@ -340,12 +379,14 @@ pub(super) fn activate_new(id: TaskId, cpu: usize, params: &TaskParams) -> Resul
     );
     slot.on_rq.store(true, Ordering::Relaxed);
     slot.wait_start.store(now, Ordering::Relaxed);
-    check_preempt(&mut rq, cpu, id, now);
+    check_preempt_locked(&mut rq, cpu, id, now);
+    super::balance::publish(cpu, &rq);
     Ok(())
 }
 
-/// Asks `cpu` to reschedule if the newly queued `woken` should preempt its current task.
-fn check_preempt(rq: &mut CpuRunQueue, cpu: usize, woken: TaskId, now: u64) {
+/// Asks `cpu` (its run queue `rq` locked) to reschedule if the newly queued
+/// `woken` should preempt its current task.
+pub(super) fn check_preempt_locked(rq: &mut CpuRunQueue, cpu: usize, woken: TaskId, now: u64) {
     let current = rq.current;
     let preempt = current == rq.idle || rq.queue.wakeup_preempt(current, woken, now).is_needed();
     if preempt {
@@ -376,18 +417,21 @@ fn activate(id: TaskId) {
         return;
     }
     let now = now_ns();
+    let migrated = super::balance::attach_pending(&mut rq, id, now);
     rq.queue.enqueue_task(
         id,
         now,
         EnqueueFlags {
             wakeup: true,
+            migrated,
             ..EnqueueFlags::default()
         },
     );
     slot.on_rq.store(true, Ordering::Relaxed);
     slot.wait_start.store(now, Ordering::Relaxed);
     slot.woken_at.store(now.max(1), Ordering::Relaxed);
-    check_preempt(&mut rq, cpu, id, now);
+    check_preempt_locked(&mut rq, cpu, id, now);
+    super::balance::publish(cpu, &rq);
 }
 
 /// Wakes `id` if it sleeps; returns whether it did. A task owned by another CPU
@@ -409,7 +453,7 @@ pub fn wake_up(id: TaskId) -> bool {
         return false;
     }
     slot.wakeups.fetch_add(1, Ordering::Relaxed);
-    let cpu = slot.cpu();
+    let cpu = place_wakeup(id);
     if cpu == this_cpu() {
         activate(id);
     } else if !slot.wake_pending.swap(true, Ordering::AcqRel) {
@@ -418,6 +462,29 @@ pub fn wake_up(id: TaskId) -> bool {
         send_ipi(cpu, Ipi::WakeUp);
     }
     true
+}
+
+/// Chooses the CPU a waking task runs on (Linux's `select_task_rq` at
+/// `try_to_wake_up`) and detaches it from its old run queue when it moves.
+/// A task that never left its run queue stays where it is.
+fn place_wakeup(id: TaskId) -> usize {
+    let prev = task(id).cpu();
+    if !super::balance::enabled() {
+        return prev;
+    }
+    let mut rq = run_queue(prev).lock();
+    // Holding `prev`'s lock: no switch is in progress there, so a task that is
+    // not queued has finished switching out (`on_cpu` is clear).
+    if task(id).on_rq.load(Ordering::Relaxed) || task(id).cpu() != prev {
+        return task(id).cpu();
+    }
+    let target = super::balance::select_wake_cpu(id, prev, &rq);
+    if target != prev && super::balance::detach_for_wakeup(id, &mut rq, target) {
+        super::balance::publish(prev, &rq);
+        target
+    } else {
+        prev
+    }
 }
 
 /// Handles the wake-up IPI: enqueues the tasks other CPUs woke for this one.
@@ -515,14 +582,25 @@ fn scheduler_tick(cpu: usize) {
     }
     rq.queue.update_blocked_averages(now);
     super::groups::exchange_group_load(cpu, &mut rq.queue);
+    super::balance::publish(cpu, &rq);
+    drop(rq);
+    super::balance::periodic(cpu);
 }
 
 /// This CPU's idle loop: wait for interrupts, schedule when asked.
 pub fn idle_loop() -> ! {
     loop {
+        // Newly-idle balancing once per entry into idle, as Linux does when
+        // `schedule()` finds nothing to run (WFI may also return spuriously).
+        if percpu::this().entered_idle.swap(false, Ordering::Relaxed)
+            && !percpu::this().need_resched.load(Ordering::Relaxed)
+        {
+            super::balance::newly_idle(this_cpu());
+        }
         irq_disable();
         if !percpu::this().need_resched.load(Ordering::Relaxed) {
             wait_for_interrupt();
+            percpu::this().idle_wakeups.fetch_add(1, Ordering::Relaxed);
         }
         irq_enable();
         if percpu::this().need_resched.load(Ordering::Relaxed) {

@@ -96,6 +96,11 @@ fn run_inner() -> Result<(), ExitCode> {
     let spawn_in_group = |name: &str, entry: fn(usize), cpu: usize| {
         let params = TaskParams {
             group,
+            affinity: if pinned {
+                fairway_sched::task::CpuMask::only(fairway_sched::task::CpuId(0))
+            } else {
+                fairway_sched::task::CpuMask::ALL
+            },
             ..TaskParams::default()
         };
         spawn(name, entry, 0, cpu, params).map_err(|error| {

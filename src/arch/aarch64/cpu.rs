@@ -70,6 +70,17 @@ pub fn irqs_masked() -> bool {
     DAIF.get() & (1 << 7) != 0
 }
 
+/// The pause inside a spin loop: the `YIELD` hint. On hardware it is a hint
+/// for SMT siblings; under QEMU's single-threaded round-robin (icount) it ends
+/// the spinning vCPU's turn, so the CPU holding the lock gets to run and release
+/// it instead of the spinner burning its whole time budget (`isb`, which
+/// `core::hint::spin_loop` emits, does not).
+#[inline(always)]
+pub fn relax() {
+    // SAFETY: YIELD is a hint with no architectural effect on state or memory.
+    unsafe { core::arch::asm!("yield", options(nomem, nostack, preserves_flags)) };
+}
+
 /// Waits for an interrupt (returns at once if one is pending, even masked).
 #[inline(always)]
 pub fn wait_for_interrupt() {

@@ -52,7 +52,7 @@ impl GicV3 {
 
     fn wait_for_distributor(&self) {
         while self.distributor.read32(GICD_CTLR) & GICD_CTLR_RWP != 0 {
-            core::hint::spin_loop();
+            crate::arch::cpu::relax();
         }
     }
 
@@ -96,7 +96,7 @@ impl GicV3 {
         self.redistributors
             .write32(frame + GICR_WAKER, waker & !(1 << 1));
         while self.redistributors.read32(frame + GICR_WAKER) & (1 << 2) != 0 {
-            core::hint::spin_loop();
+            crate::arch::cpu::relax();
         }
         self.redistributors.write32(frame + GICR_IGROUPR0, u32::MAX);
         for intid in 0..32 {

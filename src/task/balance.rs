@@ -1,0 +1,360 @@
+//! Spreading tasks over CPUs, the mechanism half: per-CPU load snapshots that
+//! any CPU can read without locks, wake-up CPU selection, and periodic and
+//! newly-idle load balancing that moves tasks between run queues (with their
+//! PELT state and lag, through `migrate_task_out` / `migrate_task_in`).
+//! The decisions themselves come from `fairway_sched::balance`.
+//!
+//! Two run-queue locks are only ever held together here, taken in CPU-number
+//! order (see `sync`).
+
+use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+
+use fairway_sched::balance::{
+    BalanceDecision, CpuBalanceState, CpuSnapshot, Migration, TaskCandidate, WakeRequest,
+    newidle_balance, rebalance_domains, select_task_rq,
+};
+use fairway_sched::class::{DequeueFlags, EnqueueFlags, SchedClass};
+use fairway_sched::run_queue::TaskMigration;
+use fairway_sched::task::{CpuId, CpuMask};
+use fairway_sched::topology::{CpuDescription, Topology};
+use heapless::Vec;
+use spin::Once;
+
+use super::scheduler::{CpuRunQueue, check_preempt_locked, run_queue};
+use super::{TaskId, TaskState, task};
+use crate::arch::timer::now_ns;
+use crate::config::MAX_CPUS;
+use crate::percpu;
+use crate::sync::IrqSpinLock;
+
+/// A CPU's load, published under its run-queue lock, read by anyone.
+struct Snapshot {
+    nr_running: AtomicU32,
+    idle: AtomicBool,
+    load_avg: AtomicU64,
+    util_avg: AtomicU64,
+    runnable_avg: AtomicU64,
+    util_est: AtomicU64,
+}
+
+static SNAPSHOTS: [Snapshot; MAX_CPUS] = [const {
+    Snapshot {
+        nr_running: AtomicU32::new(0),
+        idle: AtomicBool::new(true),
+        load_avg: AtomicU64::new(0),
+        util_avg: AtomicU64::new(0),
+        runnable_avg: AtomicU64::new(0),
+        util_est: AtomicU64::new(0),
+    }
+}; MAX_CPUS];
+
+static TOPOLOGY: Once<Topology> = Once::new();
+static STATES: [IrqSpinLock<Option<CpuBalanceState>>; MAX_CPUS] =
+    [const { IrqSpinLock::new(None) }; MAX_CPUS];
+static ENABLED: AtomicBool = AtomicBool::new(true);
+
+/// Builds the topology from the device tree's capacities and clusters (boot
+/// core, once, before the other CPUs start). `enabled` is `balance=` on the
+/// command line.
+pub fn init(nr_cpus: usize, enabled: bool) -> Result<(), &'static str> {
+    ENABLED.store(enabled, Ordering::Relaxed);
+    let mut cpus: Vec<CpuDescription, MAX_CPUS> = Vec::new();
+    for cpu in 0..nr_cpus {
+        let slot = percpu::of(cpu);
+        let _ = cpus.push(CpuDescription {
+            capacity: slot.capacity.load(Ordering::Relaxed),
+            cluster: slot.cluster.load(Ordering::Relaxed) as u8,
+        });
+    }
+    let topology = Topology::new(&cpus).map_err(|_| "the CPU topology is inconsistent")?;
+    let now = now_ns();
+    for (cpu, state) in STATES.iter().enumerate().take(nr_cpus) {
+        *state.lock() = Some(CpuBalanceState::new(&topology, CpuId(cpu as u16), now));
+    }
+    TOPOLOGY.call_once(|| topology);
+    Ok(())
+}
+
+/// Whether load balancing and wake-up placement are on.
+pub fn enabled() -> bool {
+    ENABLED.load(Ordering::Relaxed) && TOPOLOGY.get().is_some()
+}
+
+/// Publishes `cpu`'s load (its run-queue lock held).
+pub(super) fn publish(cpu: usize, rq: &CpuRunQueue) {
+    let signals = rq.queue.signals();
+    let snapshot = &SNAPSHOTS[cpu];
+    snapshot
+        .nr_running
+        .store(signals.nr_running as u32, Ordering::Relaxed);
+    snapshot.idle.store(
+        rq.current == rq.idle && signals.nr_running == 0,
+        Ordering::Relaxed,
+    );
+    snapshot.load_avg.store(signals.load_avg, Ordering::Relaxed);
+    snapshot.util_avg.store(signals.util_avg, Ordering::Relaxed);
+    snapshot
+        .runnable_avg
+        .store(signals.runnable_avg, Ordering::Relaxed);
+    snapshot.util_est.store(signals.util_est, Ordering::Relaxed);
+}
+
+fn snapshots() -> Vec<CpuSnapshot, MAX_CPUS> {
+    let mut all = Vec::new();
+    for (cpu, snapshot) in SNAPSHOTS.iter().enumerate().take(percpu::nr_cpus()) {
+        let online = percpu::of(cpu).online.load(Ordering::Relaxed);
+        let _ = all.push(CpuSnapshot {
+            cpu: CpuId(cpu as u16),
+            capacity: u64::from(percpu::of(cpu).capacity.load(Ordering::Relaxed)),
+            // A CPU still booting looks empty (nothing to pull from it);
+            // wake-ups never choose it (`online_mask`).
+            nr_running: if online {
+                snapshot.nr_running.load(Ordering::Relaxed)
+            } else {
+                0
+            },
+            idle: !online || snapshot.idle.load(Ordering::Relaxed),
+            load_avg: snapshot.load_avg.load(Ordering::Relaxed),
+            util_avg: snapshot.util_avg.load(Ordering::Relaxed),
+            runnable_avg: snapshot.runnable_avg.load(Ordering::Relaxed),
+            util_est: snapshot.util_est.load(Ordering::Relaxed),
+            misfit_task_load: 0,
+        });
+    }
+    all
+}
+
+fn online_mask() -> CpuMask {
+    let mut mask = 0u64;
+    for cpu in 0..percpu::nr_cpus() {
+        if percpu::of(cpu).online.load(Ordering::Relaxed) {
+            mask |= 1 << cpu;
+        }
+    }
+    CpuMask(mask)
+}
+
+/// Where the waking task `id`, whose run queue is `prev` (locked by the caller,
+/// task not queued), should run. Returns `prev` when balancing is off.
+pub(super) fn select_wake_cpu(id: TaskId, prev: usize, rq: &CpuRunQueue) -> usize {
+    let Some(topology) = TOPOLOGY.get().filter(|_| enabled()) else {
+        return prev;
+    };
+    let signals = rq.queue.task_signals(id);
+    let waker = crate::arch::cpu::this_cpu();
+    let request = WakeRequest {
+        prev_cpu: CpuId(prev as u16),
+        waker_cpu: CpuId(waker as u16),
+        affinity: CpuMask(task(id).affinity.load(Ordering::Relaxed) & online_mask().0),
+        sync: false,
+        wake_wide: false,
+        task_load: signals.load_avg,
+        task_util: signals.util_avg,
+        uclamp: [0, 1024],
+        waker_load: SNAPSHOTS[waker].load_avg.load(Ordering::Relaxed),
+    };
+    match select_task_rq(topology, &snapshots(), &request) {
+        Ok(target) => target.cpu.index(),
+        Err(_) => prev,
+    }
+}
+
+/// Lists the queued, not running tasks of `source` (its lock held) as balance
+/// candidates.
+fn candidates_of(source: usize, buffer: &mut [TaskCandidate]) -> usize {
+    if !percpu::of(source).online.load(Ordering::Acquire) {
+        return 0;
+    }
+    candidates(&run_queue(source).lock(), source, buffer)
+}
+
+fn candidates(rq: &CpuRunQueue, source: usize, buffer: &mut [TaskCandidate]) -> usize {
+    let now = now_ns();
+    let mut count = 0;
+    for &id in rq.members() {
+        if count == buffer.len() {
+            break;
+        }
+        let slot = task(id);
+        if slot.cpu() != source
+            || slot.state() != TaskState::Running
+            || !slot.on_rq.load(Ordering::Relaxed)
+            || rq.current == id
+        {
+            continue;
+        }
+        buffer[count] = TaskCandidate::from_signals(
+            id,
+            &rq.queue.task_signals(id),
+            CpuMask(slot.affinity.load(Ordering::Relaxed)),
+            false,
+            now,
+            slot.exec_start.load(Ordering::Relaxed),
+            [0, 1024],
+        );
+        count += 1;
+    }
+    count
+}
+
+/// Moves the decided tasks from `migration.source` to `migration.destination`,
+/// each still queued there, not running, and allowed on the destination.
+fn carry_out(migration: &Migration) -> usize {
+    let (source, destination) = (migration.source.index(), migration.destination.index());
+    let online = |cpu: usize| percpu::of(cpu).online.load(Ordering::Acquire);
+    if source == destination || !online(source) || !online(destination) {
+        return 0;
+    }
+    let (first, second) = (source.min(destination), source.max(destination));
+    let mut first_guard = run_queue(first).lock();
+    let mut second_guard = run_queue(second).lock();
+    let (source_rq, destination_rq) = if source == first {
+        (&mut *first_guard, &mut *second_guard)
+    } else {
+        (&mut *second_guard, &mut *first_guard)
+    };
+    let now = now_ns();
+    let mut moved = 0;
+    for &id in migration.tasks.as_slice() {
+        let slot = task(id);
+        let allowed = slot.affinity.load(Ordering::Relaxed) & (1 << destination) != 0;
+        if slot.cpu() != source
+            || !slot.on_rq.load(Ordering::Relaxed)
+            || source_rq.current == id
+            || slot.state() != TaskState::Running
+            || !allowed
+        {
+            continue;
+        }
+        source_rq.queue.dequeue_task(
+            id,
+            now,
+            DequeueFlags {
+                migrating: true,
+                ..DequeueFlags::default()
+            },
+        );
+        let Some(state) = source_rq.queue.migrate_task_out(id) else {
+            // Not movable after all: put it back.
+            source_rq
+                .queue
+                .enqueue_task(id, now, EnqueueFlags::default());
+            continue;
+        };
+        attach(destination_rq, destination, id, &state, now);
+        moved += 1;
+    }
+    if moved > 0 {
+        publish(source, source_rq);
+        publish(destination, destination_rq);
+    }
+    drop(second_guard);
+    drop(first_guard);
+    moved
+}
+
+/// Makes `id` (migrated out of another run queue as `state`) queued on
+/// `destination`, whose lock is held.
+fn attach(rq: &mut CpuRunQueue, destination: usize, id: TaskId, state: &TaskMigration, now: u64) {
+    let slot = task(id);
+    slot.cpu.store(destination as u16, Ordering::Release);
+    slot.migrations.fetch_add(1, Ordering::Relaxed);
+    if rq.queue.migrate_task_in(id, state, now).is_err() {
+        panic!("task {} could not join CPU {}", id.0, destination);
+    }
+    rq.add_member(id);
+    rq.queue.enqueue_task(
+        id,
+        now,
+        EnqueueFlags {
+            migrated: true,
+            ..EnqueueFlags::default()
+        },
+    );
+    check_preempt_locked(rq, destination, id, now);
+}
+
+/// Periodic load balancing of `cpu`, from its tick (no lock held).
+pub(super) fn periodic(cpu: usize) {
+    let Some(topology) = TOPOLOGY.get().filter(|_| enabled()) else {
+        return;
+    };
+    let now = now_ns();
+    let mut state_guard = STATES[cpu].lock();
+    let Some(state) = state_guard.as_mut() else {
+        return;
+    };
+    if now < state.next_balance {
+        return;
+    }
+    let snapshots = snapshots();
+    let decision = rebalance_domains(
+        topology,
+        state,
+        CpuId(cpu as u16),
+        now,
+        &snapshots,
+        |source, buffer| candidates_of(source.index(), buffer),
+    );
+    drop(state_guard);
+    if let Ok(BalanceDecision {
+        migration: Some(migration),
+        ..
+    }) = decision
+    {
+        carry_out(&migration);
+    }
+}
+
+/// Newly-idle balancing: `cpu` found nothing to run; pull from the busiest
+/// CPU now rather than at its next tick (no lock held).
+pub(super) fn newly_idle(cpu: usize) -> bool {
+    let Some(topology) = TOPOLOGY.get().filter(|_| enabled()) else {
+        return false;
+    };
+    let mut state_guard = STATES[cpu].lock();
+    let Some(state) = state_guard.as_mut() else {
+        return false;
+    };
+    let snapshots = snapshots();
+    let decision = newidle_balance(
+        topology,
+        state,
+        CpuId(cpu as u16),
+        &snapshots,
+        |source, buffer| candidates_of(source.index(), buffer),
+    );
+    drop(state_guard);
+    match decision {
+        Ok(decision) => decision
+            .migration
+            .is_some_and(|migration| carry_out(&migration) > 0),
+        Err(_) => false,
+    }
+}
+
+/// Moves the sleeping `id` (not queued; its run queue `rq` of CPU `prev`
+/// locked) out of `prev` for the wake-up on `target`, leaving its state for the
+/// target CPU to attach.
+pub(super) fn detach_for_wakeup(id: TaskId, rq: &mut CpuRunQueue, target: usize) -> bool {
+    let Some(state) = rq.queue.migrate_task_out(id) else {
+        return false;
+    };
+    rq.remove_member(id);
+    *task(id).pending_migration.lock() = Some(state);
+    task(id).cpu.store(target as u16, Ordering::Release);
+    task(id).migrations.fetch_add(1, Ordering::Relaxed);
+    true
+}
+
+/// On the target CPU (its lock held): joins a task detached by a wake-up.
+pub(super) fn attach_pending(rq: &mut CpuRunQueue, id: TaskId, now: u64) -> bool {
+    let Some(state) = task(id).pending_migration.lock().take() else {
+        return false;
+    };
+    if rq.queue.migrate_task_in(id, &state, now).is_err() {
+        panic!("task {} could not join its wake-up CPU", id.0);
+    }
+    rq.add_member(id);
+    true
+}
