@@ -171,6 +171,23 @@ pub struct RunQueueSignals {
     pub util_est: u64,
 }
 
+/// One task group's signals on one CPU (zero under round robin).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct GroupSignals {
+    /// PELT load of the group's run queue here (`cfs_rq->avg.load_avg`).
+    pub load_avg: u64,
+    /// PELT utilization of the group's run queue here.
+    pub util_avg: u64,
+    /// PELT runnable average of the group's run queue here.
+    pub runnable_avg: u64,
+    /// The group entity's weight, scaled down (`calc_group_shares`, §2.7).
+    pub entity_weight: u64,
+    /// The group entity's PELT load on its parent's run queue (§2.7).
+    pub entity_load_avg: u64,
+    /// The group-wide load sum last handed in (`tg->load_avg`).
+    pub tg_load_avg: u64,
+}
+
 /// The compute capacity a CPU offers now (§2.3, §7.1): its original capacity
 /// (the biggest CPU is 1024) and the frequency scale (`cur_freq * 1024 / max_freq`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -502,6 +519,29 @@ impl RunQueue {
             },
             None => TaskSignals::default(),
         }
+    }
+
+    /// The signals of task group `group` (not the root) on this CPU; `None`
+    /// if it does not exist here.
+    pub fn group_signals(&self, group: GroupId) -> Option<GroupSignals> {
+        let Some(fair) = self.fair() else {
+            return match self.stack.fair() {
+                FairSlot::RoundRobin { groups, .. } if group.index() < *groups => {
+                    Some(GroupSignals::default())
+                }
+                _ => None,
+            };
+        };
+        let entity = fair.group_entity_of(group)?;
+        let queue = fair.group_queue(group)?;
+        Some(GroupSignals {
+            load_avg: queue.pelt.avg.load_avg,
+            util_avg: queue.pelt.avg.util_avg,
+            runnable_avg: queue.pelt.avg.runnable_avg,
+            entity_weight: entity.load.scaled_down(),
+            entity_load_avg: entity.avg.load_avg,
+            tg_load_avg: queue.tg_load_avg,
+        })
     }
 
     /// The run queue's aggregate signals.

@@ -182,6 +182,15 @@ impl FairRunQueue {
         }
     }
 
+    /// The group entity of `group` on this CPU (none for the root), for
+    /// reports and tests.
+    pub fn group_entity_of(&self, group: GroupId) -> Option<&entity::Entity> {
+        if group == GroupId::ROOT || !self.groups.get(group.index())?.exists {
+            return None;
+        }
+        self.entities.get(self.group_entity(group) as usize)
+    }
+
     /// The group's run queue on this CPU, for reports and tests.
     pub fn group_queue(&self, group: GroupId) -> Option<&GroupQueue> {
         self.groups
