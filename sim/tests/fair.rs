@@ -220,3 +220,41 @@ fn periodic_25_percent_util_settles_in_the_reference_range() {
         assert_eq!((*min, *max), (225, 288), "{policy}");
     }
 }
+
+#[test]
+fn an_affinity_change_migrates_the_task_with_its_signals() {
+    // §2.6: a migrated task takes its PELT signals along (detach on the old CPU,
+    // attach on the new one), so a CPU hog's rising util_avg keeps rising across
+    // the move instead of restarting as a new task's.
+    let text = r#"{"tasks": {"t": {"loop": 1, "phases": {
+                    "on0": {"cpus": [0], "run": 50000},
+                    "on1": {"cpus": [1], "run": 50000}}}}}"#;
+    for policy in ["cfs", "eevdf"] {
+        let scenario = parse_and_validate(text, 2).unwrap();
+        let mut csv = Vec::new();
+        let mut sampler = Sampler::new(&mut csv);
+        let results = Simulation::new(&scenario, config(policy, 2, SECOND))
+            .unwrap()
+            .run(Some(&mut sampler))
+            .unwrap();
+        assert_eq!(results.end_ns, 100 * MS, "{policy}");
+        assert_eq!(results.tasks[0].migrations, 1);
+        assert_eq!(results.cpus[0].busy_ns, 50 * MS);
+        assert_eq!(results.cpus[1].busy_ns, 50 * MS);
+        let csv = String::from_utf8(csv).unwrap();
+        let sample = |time: u64| -> (String, u64) {
+            let line = csv
+                .lines()
+                .find(|l| l.starts_with(&format!("{time},t,")))
+                .unwrap();
+            let fields: Vec<&str> = line.split(',').collect();
+            (fields[2].to_string(), fields[5].parse().unwrap())
+        };
+        let (before_cpu, before) = sample(49 * MS);
+        let (after_cpu, after) = sample(51 * MS);
+        assert_eq!((before_cpu.as_str(), after_cpu.as_str()), ("0", "1"));
+        // §2.5: it started at 512 (half the idle CPU's capacity) and rose since.
+        assert!(before > 512, "{policy}: util {before}");
+        assert!(after >= before, "{policy}: util {before} -> {after}");
+    }
+}
