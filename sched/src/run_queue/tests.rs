@@ -289,3 +289,33 @@ fn migration_carries_policy_and_clamps() {
         assert_eq!(cpu1.pick_next_task(MS), Some(TaskId(0)), "RT first");
     }
 }
+
+#[test]
+fn a_grouped_task_alone_in_its_group_ends_its_slice_at_the_group_level() {
+    // The task competes only at the root (its group entity against a root
+    // task): the slice end comes from that level, and the tick agrees.
+    for kind in [
+        PolicyKind::Cfs(CfsTunables::for_cpus(1)),
+        PolicyKind::Eevdf(EevdfTunables::for_cpus(1, 4 * MS)),
+    ] {
+        let start = || {
+            let mut rq = RunQueue::new(kind, 4);
+            let group = rq.create_group(GroupId::ROOT, 1024).unwrap();
+            let grouped = TaskParams {
+                group,
+                ..TaskParams::default()
+            };
+            rq.task_new(TaskId(0), &grouped, 0).unwrap();
+            rq.enqueue_task(TaskId(0), 0, EnqueueFlags::default());
+            rq.set_next_task(TaskId(0), 0);
+            add(&mut rq, 1, NICE_0, 0);
+            rq
+        };
+        let mut rq = start();
+        let remaining = rq.slice_remaining(TaskId(0), 0).expect("competes at the root");
+        assert!(remaining > 0, "{kind:?}");
+        assert_eq!(rq.task_tick(TaskId(0), remaining), Resched::Reschedule, "{kind:?}");
+        let mut rq = start();
+        assert_eq!(rq.task_tick(TaskId(0), remaining - 1), Resched::Keep, "{kind:?}");
+    }
+}
