@@ -89,3 +89,31 @@ impl FairRunQueue {
         remaining
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fair::test_rng::Rng;
+
+    /// Brute-force check of the inverse: `t` reaches the virtual time and
+    /// `t - 1` does not, for every nice level and random virtual times.
+    #[test]
+    fn wall_time_for_is_the_least_time_reaching_the_virtual_time() {
+        let mut rng = Rng::new(7);
+        let weights = (-20..=19)
+            .map(LoadWeight::from_nice)
+            .chain([LoadWeight::idle(), LoadWeight::from_scaled(12_345 << 10)]);
+        for load in weights {
+            for _ in 0..200 {
+                let virtual_time = rng.below(1 << 36);
+                let t = wall_time_for(virtual_time, load);
+                assert!(calc_delta_fair(t, load) >= virtual_time, "{load:?} {virtual_time}");
+                assert!(
+                    t == 0 || calc_delta_fair(t - 1, load) < virtual_time,
+                    "{load:?} {virtual_time}: {t} is not the least"
+                );
+            }
+        }
+        assert_eq!(wall_time_for(0, LoadWeight::from_nice(5)), 0);
+    }
+}

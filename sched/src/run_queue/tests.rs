@@ -312,10 +312,20 @@ fn a_grouped_task_alone_in_its_group_ends_its_slice_at_the_group_level() {
             rq
         };
         let mut rq = start();
-        let remaining = rq.slice_remaining(TaskId(0), 0).expect("competes at the root");
+        let remaining = rq
+            .slice_remaining(TaskId(0), 0)
+            .expect("competes at the root");
         assert!(remaining > 0, "{kind:?}");
-        assert_eq!(rq.task_tick(TaskId(0), remaining), Resched::Reschedule, "{kind:?}");
+        assert_eq!(
+            rq.task_tick(TaskId(0), remaining),
+            Resched::Reschedule,
+            "{kind:?}"
+        );
         let mut rq = start();
-        assert_eq!(rq.task_tick(TaskId(0), remaining - 1), Resched::Keep, "{kind:?}");
+        assert_eq!(
+            rq.task_tick(TaskId(0), remaining - 1),
+            Resched::Keep,
+            "{kind:?}"
+        );
     }
 }
