@@ -107,7 +107,10 @@ mod tests {
             for _ in 0..200 {
                 let virtual_time = rng.below(1 << 36);
                 let t = wall_time_for(virtual_time, load);
-                assert!(calc_delta_fair(t, load) >= virtual_time, "{load:?} {virtual_time}");
+                assert!(
+                    calc_delta_fair(t, load) >= virtual_time,
+                    "{load:?} {virtual_time}"
+                );
                 assert!(
                     t == 0 || calc_delta_fair(t - 1, load) < virtual_time,
                     "{load:?} {virtual_time}: {t} is not the least"
