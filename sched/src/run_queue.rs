@@ -30,6 +30,12 @@ use crate::rt::RtClass;
 use crate::task::{GroupId, Nanoseconds, ParamError, Policy, TaskId, TaskParams};
 use crate::uclamp::ClampId;
 
+mod fair_slot;
+mod signals;
+
+use fair_slot::FairSlot;
+pub use signals::{CpuCapacity, GroupSignals, RunQueueSignals, TaskSignals};
+
 /// Group slots (the root included) of a run queue built with [`RunQueue::new`].
 pub const DEFAULT_MAX_GROUPS: usize = 16;
 
@@ -58,153 +64,12 @@ pub struct TaskMigration {
     pub fair: Option<FairMigration>,
 }
 
-/// The fair slot of the stack: the policy chosen at boot.
-#[derive(Debug)]
-enum FairSlot {
-    RoundRobin {
-        queue: RoundRobin,
-        /// Groups handed out so far (round robin ignores them).
-        groups: usize,
-        max_groups: usize,
-    },
-    Fair(FairRunQueue),
-}
-
-impl FairSlot {
-    fn class(&self) -> &dyn SchedClass {
-        match self {
-            FairSlot::RoundRobin { queue, .. } => queue,
-            FairSlot::Fair(fair) => fair,
-        }
-    }
-
-    fn class_mut(&mut self) -> &mut dyn SchedClass {
-        match self {
-            FairSlot::RoundRobin { queue, .. } => queue,
-            FairSlot::Fair(fair) => fair,
-        }
-    }
-}
-
-impl SchedClass for FairSlot {
-    fn task_new(
-        &mut self,
-        task: TaskId,
-        params: &TaskParams,
-        now: Nanoseconds,
-    ) -> Result<(), ParamError> {
-        self.class_mut().task_new(task, params, now)
-    }
-    fn task_dead(&mut self, task: TaskId) {
-        self.class_mut().task_dead(task)
-    }
-    fn enqueue_task(&mut self, task: TaskId, now: Nanoseconds, flags: EnqueueFlags) {
-        self.class_mut().enqueue_task(task, now, flags)
-    }
-    fn dequeue_task(&mut self, task: TaskId, now: Nanoseconds, flags: DequeueFlags) {
-        self.class_mut().dequeue_task(task, now, flags)
-    }
-    fn pick_next_task(&mut self, now: Nanoseconds) -> Option<TaskId> {
-        self.class_mut().pick_next_task(now)
-    }
-    fn put_prev_task(&mut self, task: TaskId, now: Nanoseconds) {
-        self.class_mut().put_prev_task(task, now)
-    }
-    fn set_next_task(&mut self, task: TaskId, now: Nanoseconds) {
-        self.class_mut().set_next_task(task, now)
-    }
-    fn task_tick(&mut self, task: TaskId, now: Nanoseconds) -> Resched {
-        self.class_mut().task_tick(task, now)
-    }
-    fn wakeup_preempt(&mut self, current: TaskId, woken: TaskId, now: Nanoseconds) -> Resched {
-        self.class_mut().wakeup_preempt(current, woken, now)
-    }
-    fn yield_task(&mut self, task: TaskId, now: Nanoseconds) {
-        self.class_mut().yield_task(task, now)
-    }
-    fn nr_running(&self) -> usize {
-        self.class().nr_running()
-    }
-    fn slice_remaining(&self, task: TaskId, now: Nanoseconds) -> Option<Nanoseconds> {
-        self.class().slice_remaining(task, now)
-    }
-}
-
 /// What the run queue itself remembers of a task, for migration and queries.
 #[derive(Clone, Copy, Debug, Default)]
 struct TaskInfo {
     params: TaskParams,
     known: bool,
     queued: bool,
-}
-
-/// One task's scheduler signals, for reports, traces and the simulator's CSV.
-/// Policies without a signal report zero for it.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct TaskSignals {
-    /// Virtual runtime in ns (§1.3).
-    pub vruntime: u64,
-    /// Total time the task has run, in ns (`sum_exec_runtime`).
-    pub sum_exec_runtime: u64,
-    /// PELT utilization, 0..=1024 (§2).
-    pub util_avg: u64,
-    /// PELT load (§2).
-    pub load_avg: u64,
-    /// PELT runnable average (§2).
-    pub runnable_avg: u64,
-    /// util_est of the task (§2.4).
-    pub util_est: u64,
-}
-
-/// A CPU run queue's aggregate signals.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct RunQueueSignals {
-    /// Queued tasks, the running one included.
-    pub nr_running: usize,
-    /// PELT utilization of the root fair run queue.
-    pub util_avg: u64,
-    /// PELT load of the root fair run queue.
-    pub load_avg: u64,
-    /// PELT runnable average of the root fair run queue.
-    pub runnable_avg: u64,
-    /// Sum of the queued tasks' util_est.
-    pub util_est: u64,
-}
-
-/// One task group's signals on one CPU (zero under round robin).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct GroupSignals {
-    /// PELT load of the group's run queue here (`cfs_rq->avg.load_avg`).
-    pub load_avg: u64,
-    /// PELT utilization of the group's run queue here.
-    pub util_avg: u64,
-    /// PELT runnable average of the group's run queue here.
-    pub runnable_avg: u64,
-    /// The group entity's weight, scaled down (`calc_group_shares`, §2.7).
-    pub entity_weight: u64,
-    /// The group entity's PELT load on its parent's run queue (§2.7).
-    pub entity_load_avg: u64,
-    /// The group-wide load sum last handed in (`tg->load_avg`).
-    pub tg_load_avg: u64,
-}
-
-/// The compute capacity a CPU offers now (§2.3, §7.1): its original capacity
-/// (the biggest CPU is 1024) and the frequency scale (`cur_freq * 1024 / max_freq`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct CpuCapacity {
-    /// `arch_scale_cpu_capacity`, 1..=1024.
-    pub capacity_orig: u32,
-    /// `arch_scale_freq_capacity`, 1..=1024.
-    pub frequency_scale: u32,
-}
-
-impl Default for CpuCapacity {
-    fn default() -> Self {
-        CpuCapacity {
-            capacity_orig: 1024,
-            frequency_scale: 1024,
-        }
-    }
 }
 
 /// One CPU's run queue: RT above the fair slot above idle.
