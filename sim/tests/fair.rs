@@ -258,3 +258,29 @@ fn an_affinity_change_migrates_the_task_with_its_signals() {
         assert!(after >= before, "{policy}: util {before} -> {after}");
     }
 }
+
+#[test]
+fn rt_tasks_run_above_every_fair_slot_policy() {
+    // sched(7): a SCHED_FIFO task runs as soon as it wakes (here 3 ms every 10 ms, so
+    // the fair hog beside it gets the other 70 %); two SCHED_RR peers alternate in
+    // 100 ms slices (RR_TIMESLICE) and starve the fair hog on their CPU (RT
+    // throttling is off by default in the core).
+    let text = r#"{ "tasks": {
+        "fifo": {"policy": "SCHED_FIFO", "priority": 50, "cpus": [0], "run": 3000,
+                 "timer": {"ref": "unique", "period": 10000}},
+        "rr": {"policy": "SCHED_RR", "priority": 10, "cpus": [1], "instance": 2, "run": 300000},
+        "hog0": {"cpus": [0], "run": 2000000}, "hog1": {"cpus": [1], "run": 2000000} } }"#;
+    for policy in ["rr", "cfs", "eevdf"] {
+        let results = simulate(text, policy, 2, SECOND);
+        let fifo = results.tasks.iter().find(|t| t.name == "fifo").unwrap();
+        assert_eq!(fifo.runtime_ns, 300 * MS, "{policy}");
+        assert_eq!(
+            fifo.wakeup_latency.max, 0,
+            "{policy}: FIFO preempts at once"
+        );
+        assert_eq!(runtime(&results, "hog0"), 700 * MS, "{policy}");
+        assert_eq!(runtime(&results, "rr-0"), 500 * MS, "{policy}");
+        assert_eq!(runtime(&results, "rr-1"), 500 * MS, "{policy}");
+        assert_eq!(runtime(&results, "hog1"), 0, "{policy}");
+    }
+}
