@@ -451,7 +451,7 @@ impl SchedClass for RunQueue {
     }
     fn enqueue_task(&mut self, task: TaskId, now: Nanoseconds, flags: EnqueueFlags) {
         if let Some(info) = self.tasks.get_mut(task.index()) {
-            info.queued = true;
+            info.queued = info.known;
         }
         self.stack.enqueue_task(task, now, flags)
     }
