@@ -22,6 +22,7 @@ use crate::rt::{RtClass, rt_priority};
 use crate::task::{Nanoseconds, ParamError, Policy, TaskId, TaskParams};
 use crate::uclamp::{
     ClampId, GroupUclamp, TaskClamp, UclampRequest, UclampRunQueue, UclampSysctl, uclamp_eff_get,
+    uclamp_none,
 };
 
 /// The class a task belongs to, in pick order (earlier runs first).
@@ -62,6 +63,9 @@ pub struct ClassStack<F: SchedClass> {
     tasks: Vec<TaskSlot>,
     uclamp: UclampRunQueue,
     sysctl: UclampSysctl,
+    /// Whether the bucket accounting runs at all (Linux's `sched_uclamp_used`
+    /// static key; off, enqueue and dequeue skip it entirely).
+    uclamp_enabled: bool,
 }
 
 impl<F: SchedClass> ClassStack<F> {
@@ -75,6 +79,7 @@ impl<F: SchedClass> ClassStack<F> {
             tasks: vec![TaskSlot::default(); max_tasks],
             uclamp: UclampRunQueue::default(),
             sysctl: UclampSysctl::default(),
+            uclamp_enabled: true,
         }
     }
 
@@ -93,6 +98,7 @@ impl<F: SchedClass> ClassStack<F> {
             tasks: vec![TaskSlot::default(); max_tasks],
             uclamp,
             sysctl,
+            uclamp_enabled: true,
         }
     }
 
@@ -114,6 +120,38 @@ impl<F: SchedClass> ClassStack<F> {
     /// The idle slot.
     pub fn idle(&self) -> &IdleClass {
         &self.idle
+    }
+
+    /// The policy `task` was created with, if it is known.
+    pub fn task_policy(&self, task: TaskId) -> Option<Policy> {
+        let slot = self.known_slot(task).ok()?;
+        Some(slot.policy)
+    }
+
+    /// Whether the uclamp bucket accounting runs.
+    pub fn uclamp_enabled(&self) -> bool {
+        self.uclamp_enabled
+    }
+
+    /// Turns the uclamp bucket accounting on or off. Off, every counted task
+    /// is uncounted and the run-queue clamps read as [`uclamp_none`]
+    /// (uclamp compiled out); on, the tasks for which `is_queued` holds are
+    /// counted with their effective values at once.
+    pub fn set_uclamp_enabled(&mut self, enabled: bool, mut is_queued: impl FnMut(TaskId) -> bool) {
+        if enabled == self.uclamp_enabled {
+            return;
+        }
+        self.uclamp_enabled = enabled;
+        for index in 0..self.tasks.len() {
+            let task = TaskId(index as u16);
+            if enabled {
+                if self.tasks[index].class.is_some() && is_queued(task) {
+                    self.uclamp_rq_inc(task);
+                }
+            } else {
+                self.uclamp.dec(&mut self.tasks[index].clamps);
+            }
+        }
     }
 
     /// The class `task` was created in, if it is known.
@@ -142,7 +180,11 @@ impl<F: SchedClass> ClassStack<F> {
     /// The run queue's clamp `clamp_id` (`uclamp_rq_get`, §3.2): the max over
     /// the queued tasks' effective values (bucket-wise), held when idle.
     pub fn uclamp_rq_value(&self, clamp_id: ClampId) -> u16 {
-        self.uclamp.value(clamp_id)
+        if self.uclamp_enabled {
+            self.uclamp.value(clamp_id)
+        } else {
+            uclamp_none(clamp_id)
+        }
     }
 
     /// The run queue's clamp aggregation, for the clamped-utilization helpers.
@@ -299,7 +341,9 @@ impl<F: SchedClass> SchedClass for ClassStack<F> {
         let Some(class) = self.class_of(task) else {
             return;
         };
-        self.uclamp_rq_inc(task);
+        if self.uclamp_enabled {
+            self.uclamp_rq_inc(task);
+        }
         match class {
             ClassKind::Realtime => self.rt.enqueue_task(task, now, flags),
             ClassKind::Fair => self.fair.enqueue_task(task, now, flags),
@@ -310,7 +354,9 @@ impl<F: SchedClass> SchedClass for ClassStack<F> {
         let Some(class) = self.class_of(task) else {
             return;
         };
-        self.uclamp.dec(&mut self.tasks[task.index()].clamps);
+        if self.uclamp_enabled {
+            self.uclamp.dec(&mut self.tasks[task.index()].clamps);
+        }
         match class {
             ClassKind::Realtime => self.rt.dequeue_task(task, now, flags),
             ClassKind::Fair => self.fair.dequeue_task(task, now, flags),
@@ -373,6 +419,13 @@ impl<F: SchedClass> SchedClass for ClassStack<F> {
 
     fn nr_running(&self) -> usize {
         self.rt.nr_running() + self.fair.nr_running()
+    }
+
+    fn slice_remaining(&self, task: TaskId, now: Nanoseconds) -> Option<Nanoseconds> {
+        match self.task_class(task)? {
+            ClassKind::Realtime => self.rt.slice_remaining(task, now),
+            ClassKind::Fair => self.fair.slice_remaining(task, now),
+        }
     }
 }
 

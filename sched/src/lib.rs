@@ -23,7 +23,8 @@
 //! - [`class`]: the scheduling-class interface, shaped like Linux's `sched_class`.
 //! - [`class_stack`]: RT, fair and idle classes in Linux's pick order, with uclamp accounting.
 //! - [`idle_class`]: the per-CPU idle slot below every class.
-//! - [`run_queue`]: one CPU's run queue, the type the mechanism holds behind a lock.
+//! - [`run_queue`]: one CPU's run queue, the type the mechanism holds behind a lock:
+//!   the class stack (RT, the fair slot chosen at boot, idle) with uclamp accounting.
 //! - [`pelt`]: Linux's integer PELT load tracking and util_est (§2).
 //! - [`round_robin`]: the simple round-robin policy the kernel first boots with.
 //! - [`rt`]: the real-time class (SCHED_FIFO, SCHED_RR) above fair.

@@ -359,6 +359,26 @@ impl SchedClass for RtClass {
     fn nr_running(&self) -> usize {
         self.nr_running
     }
+
+    /// SCHED_RR: what is left of the running task's slice while a peer of its
+    /// priority waits (only then does the slice end, at the tick that finds it
+    /// used up); SCHED_FIFO has no slice.
+    fn slice_remaining(&self, task: TaskId, now: Nanoseconds) -> Option<Nanoseconds> {
+        let slot = self.slots.get(task.index())?;
+        if !slot.known || !slot.queued || !slot.round_robin {
+            return None;
+        }
+        let list = self.lists[slot.priority as usize];
+        if list.head == list.tail {
+            return None;
+        }
+        let ran = if self.current == Some(task) {
+            now.saturating_sub(slot.exec_start)
+        } else {
+            0
+        };
+        Some(slot.time_slice.saturating_sub(ran))
+    }
 }
 
 /// The `SCHED_*` number of a policy, for error reports.

@@ -1,24 +1,45 @@
 //! One CPU's run queue: the single object the mechanism keeps per CPU behind a
 //! lock, and the only scheduler type it names.
 //!
-//! It dispatches the class operations to the policy chosen at boot, so a new
-//! policy plugs in here without any change to the mechanism. It also carries the
-//! task-group API (create groups, set shares, move tasks) and the migration of a
-//! task's state between CPUs; under round robin groups are accepted and have no
-//! effect.
+//! It is the full class stack of Linux's `core.c` ([`ClassStack`], facts §3.2):
+//!
+//! ```text
+//!   pick order:  RT (SCHED_FIFO, SCHED_RR)  ──►  fair slot  ──►  idle (None)
+//!   fair slot:   the policy chosen at boot: RoundRobin | Fair(CFS) | Fair(EEVDF)
+//!   enqueue:     uclamp_rq_inc (if uclamp is on) ─► the task's class
+//!   dequeue:     uclamp_rq_dec (if uclamp is on) ─► the task's class
+//! ```
+//!
+//! A task created with `Policy::Fifo`/`Policy::RoundRobin` goes to the RT class,
+//! every other one to the fair slot, so a new policy plugs in here without any
+//! change to the mechanism. It also carries the task-group API (create groups,
+//! set shares, move tasks), the migration of a task's state between CPUs, and
+//! the uclamp switch and queries; under round robin groups are accepted and
+//! have no effect.
+
+use alloc::vec;
+use alloc::vec::Vec;
 
 use crate::class::{DequeueFlags, EnqueueFlags, Resched, SchedClass};
+use crate::class_stack::{ClassKind, ClassStack};
 use crate::fair::group::validate_shares;
-use crate::fair::{
-    CfsTunables, EevdfTunables, FairMigration, FairRunQueue, GroupError, PickPolicy,
-};
+use crate::fair::{CfsTunables, EevdfTunables};
+use crate::fair::{FairMigration, FairRunQueue, GroupError, PickPolicy};
 use crate::round_robin::RoundRobin;
-use crate::task::{GroupId, Nanoseconds, ParamError, TaskId, TaskParams};
+use crate::rt::RtClass;
+use crate::task::{GroupId, Nanoseconds, ParamError, Policy, TaskId, TaskParams};
+use crate::uclamp::ClampId;
+
+mod fair_slot;
+mod signals;
+
+use fair_slot::FairSlot;
+pub use signals::{CpuCapacity, GroupSignals, RunQueueSignals, TaskSignals};
 
 /// Group slots (the root included) of a run queue built with [`RunQueue::new`].
 pub const DEFAULT_MAX_GROUPS: usize = 16;
 
-/// The policy a run queue is built with, chosen at boot.
+/// The policy of the fair slot, chosen at boot.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PolicyKind {
     /// [`RoundRobin`] with the given slice.
@@ -34,150 +55,162 @@ pub enum PolicyKind {
 
 /// A task's state in transit from one CPU's run queue to another's.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum TaskMigration {
-    /// Round robin keeps nothing across CPUs but the parameters.
-    RoundRobin(TaskParams),
-    /// The fair state (vruntime offset, lag, weight, group).
-    Fair(FairMigration),
+pub struct TaskMigration {
+    /// The task's parameters as last set (policy, affinity, clamp requests,
+    /// group): enough to recreate it in any class.
+    pub params: TaskParams,
+    /// The fair state (vruntime offset, lag, weight, group, PELT), for a fair
+    /// task under CFS or EEVDF.
+    pub fair: Option<FairMigration>,
 }
 
-#[derive(Debug)]
-enum Policy {
-    RoundRobin {
-        queue: RoundRobin,
-        /// Groups handed out so far (round robin ignores them).
-        groups: usize,
-        max_groups: usize,
-        /// Parameters of known tasks, for migration.
-        params: alloc::vec::Vec<TaskParams>,
-        /// Which tasks are queued (migration refuses queued tasks).
-        queued: alloc::vec::Vec<bool>,
-    },
-    Fair(FairRunQueue),
+/// What the run queue itself remembers of a task, for migration and queries.
+#[derive(Clone, Copy, Debug, Default)]
+struct TaskInfo {
+    params: TaskParams,
+    known: bool,
+    queued: bool,
 }
 
-/// One task's scheduler signals, for reports, traces and the simulator's CSV.
-/// Policies without a signal report zero for it.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct TaskSignals {
-    /// Virtual runtime in ns (§1.3).
-    pub vruntime: u64,
-    /// Total time the task has run, in ns (`sum_exec_runtime`).
-    pub sum_exec_runtime: u64,
-    /// PELT utilization, 0..=1024 (§2).
-    pub util_avg: u64,
-    /// PELT load (§2).
-    pub load_avg: u64,
-    /// PELT runnable average (§2).
-    pub runnable_avg: u64,
-    /// util_est of the task (§2.4).
-    pub util_est: u64,
-}
-
-/// A CPU run queue's aggregate signals.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct RunQueueSignals {
-    /// Queued tasks, the running one included.
-    pub nr_running: usize,
-    /// PELT utilization of the root fair run queue.
-    pub util_avg: u64,
-    /// PELT load of the root fair run queue.
-    pub load_avg: u64,
-    /// PELT runnable average of the root fair run queue.
-    pub runnable_avg: u64,
-    /// Sum of the queued tasks' util_est.
-    pub util_est: u64,
-}
-
-/// The compute capacity a CPU offers now (§2.3, §7.1): its original capacity
-/// (the biggest CPU is 1024) and the frequency scale (`cur_freq * 1024 / max_freq`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct CpuCapacity {
-    /// `arch_scale_cpu_capacity`, 1..=1024.
-    pub capacity_orig: u32,
-    /// `arch_scale_freq_capacity`, 1..=1024.
-    pub frequency_scale: u32,
-}
-
-impl Default for CpuCapacity {
-    fn default() -> Self {
-        CpuCapacity {
-            capacity_orig: 1024,
-            frequency_scale: 1024,
-        }
-    }
-}
-
-/// One CPU's run queue.
+/// One CPU's run queue: RT above the fair slot above idle.
 #[derive(Debug)]
 pub struct RunQueue {
-    policy: Policy,
+    stack: ClassStack<FairSlot>,
     capacity: CpuCapacity,
+    tasks: Vec<TaskInfo>,
 }
 
 impl RunQueue {
     /// A run queue for task ids below `max_tasks`, running `kind`, with
-    /// [`DEFAULT_MAX_GROUPS`] group slots.
+    /// [`DEFAULT_MAX_GROUPS`] group slots and uclamp on.
     pub fn new(kind: PolicyKind, max_tasks: usize) -> Self {
         Self::with_groups(kind, max_tasks, DEFAULT_MAX_GROUPS)
     }
 
     /// A run queue for task ids below `max_tasks` and `max_groups` task groups
-    /// (the root group included), running `kind`.
+    /// (the root group included), running `kind`, with uclamp on.
     pub fn with_groups(kind: PolicyKind, max_tasks: usize, max_groups: usize) -> Self {
-        let policy = match kind {
-            PolicyKind::RoundRobin { slice } => Policy::RoundRobin {
+        let fair = match kind {
+            PolicyKind::RoundRobin { slice } => FairSlot::RoundRobin {
                 queue: RoundRobin::new(max_tasks, slice),
                 groups: 1,
                 max_groups: max_groups.max(1),
-                params: alloc::vec![TaskParams::default(); max_tasks],
-                queued: alloc::vec![false; max_tasks],
             },
-            PolicyKind::Cfs(tunables) => Policy::Fair(FairRunQueue::new(
+            PolicyKind::Cfs(tunables) => FairSlot::Fair(FairRunQueue::new(
                 PickPolicy::Cfs(tunables),
                 max_tasks,
                 max_groups,
             )),
-            PolicyKind::Eevdf(tunables) => Policy::Fair(FairRunQueue::new(
+            PolicyKind::Eevdf(tunables) => FairSlot::Fair(FairRunQueue::new(
                 PickPolicy::Eevdf(tunables),
                 max_tasks,
                 max_groups,
             )),
         };
         RunQueue {
-            policy,
+            stack: ClassStack::new(max_tasks, fair),
             capacity: CpuCapacity::default(),
+            tasks: vec![TaskInfo::default(); max_tasks],
         }
     }
 
-    fn class(&self) -> &dyn SchedClass {
-        match &self.policy {
-            Policy::RoundRobin { queue, .. } => queue,
-            Policy::Fair(fair) => fair,
-        }
-    }
-
-    fn class_mut(&mut self) -> &mut dyn SchedClass {
-        match &mut self.policy {
-            Policy::RoundRobin { queue, .. } => queue,
-            Policy::Fair(fair) => fair,
-        }
+    /// As [`RunQueue::with_groups`], with uclamp on or off (see
+    /// [`set_uclamp_enabled`](Self::set_uclamp_enabled)).
+    pub fn with_options(
+        kind: PolicyKind,
+        max_tasks: usize,
+        max_groups: usize,
+        uclamp_enabled: bool,
+    ) -> Self {
+        let mut run_queue = Self::with_groups(kind, max_tasks, max_groups);
+        run_queue.set_uclamp_enabled(uclamp_enabled);
+        run_queue
     }
 
     /// The fair run queue, when the policy is CFS or EEVDF (for reports).
     pub fn fair(&self) -> Option<&FairRunQueue> {
-        match &self.policy {
-            Policy::Fair(fair) => Some(fair),
-            Policy::RoundRobin { .. } => None,
+        match self.stack.fair() {
+            FairSlot::Fair(fair) => Some(fair),
+            FairSlot::RoundRobin { .. } => None,
         }
+    }
+
+    fn fair_mut(&mut self) -> Option<&mut FairRunQueue> {
+        match self.stack.fair_mut() {
+            FairSlot::Fair(fair) => Some(fair),
+            FairSlot::RoundRobin { .. } => None,
+        }
+    }
+
+    /// The RT class (for reports and its throttling state).
+    pub fn rt(&self) -> &RtClass {
+        self.stack.rt()
+    }
+
+    /// The policy `task` was created (or migrated in) with; `None` if unknown.
+    pub fn task_policy(&self, task: TaskId) -> Option<Policy> {
+        self.stack.task_policy(task)
+    }
+
+    /// The class `task` belongs to; `None` if unknown.
+    pub fn task_class(&self, task: TaskId) -> Option<ClassKind> {
+        self.stack.task_class(task)
+    }
+
+    /// Whether the uclamp run-queue accounting runs (on by default).
+    pub fn uclamp_enabled(&self) -> bool {
+        self.stack.uclamp_enabled()
+    }
+
+    /// Turns the uclamp bucket accounting on or off (issue 4 measures its
+    /// cost). Off, enqueue and dequeue skip it entirely and
+    /// [`uclamp_value`](Self::uclamp_value) reads "no clamp" (0 / 1024, §3.1);
+    /// on, the queued tasks are counted at once.
+    pub fn set_uclamp_enabled(&mut self, enabled: bool) {
+        let tasks = &self.tasks;
+        self.stack.set_uclamp_enabled(enabled, |task| {
+            tasks.get(task.index()).is_some_and(|info| info.queued)
+        });
+    }
+
+    /// The run queue's clamp (`uclamp_rq_get`, §3.2): the max of the queued
+    /// tasks' effective values, held while idle.
+    pub fn uclamp_value(&self, clamp_id: ClampId) -> u16 {
+        self.stack.uclamp_rq_value(clamp_id)
+    }
+
+    /// `uclamp_eff_value(p, clamp_id)` (§3.3); `None` for an unknown task.
+    pub fn uclamp_eff_value(&self, task: TaskId, clamp_id: ClampId) -> Option<u16> {
+        self.stack.uclamp_eff_value(task, clamp_id)
+    }
+
+    /// `sched_setattr` with new clamp requests (`None`: the default, §3.1); a
+    /// queued task is re-counted at once. Bad values are refused by name.
+    pub fn set_task_uclamp(
+        &mut self,
+        task: TaskId,
+        uclamp_min: Option<u16>,
+        uclamp_max: Option<u16>,
+    ) -> Result<(), ParamError> {
+        self.stack.set_task_uclamp(task, uclamp_min, uclamp_max)?;
+        let params = &mut self.tasks[task.index()].params;
+        params.uclamp_min = uclamp_min;
+        params.uclamp_max = uclamp_max;
+        Ok(())
+    }
+
+    /// The mechanism found nothing to run and enters its idle loop at `now`
+    /// (idle-time accounting of the idle class).
+    pub fn set_next_idle(&mut self, now: Nanoseconds) {
+        self.stack.set_next_idle(now);
     }
 
     /// Creates a task group under `parent` with `shares` (`cpu.shares`,
     /// 2..=262144). Call it identically on every CPU: the ids then agree.
     pub fn create_group(&mut self, parent: GroupId, shares: u64) -> Result<GroupId, GroupError> {
-        match &mut self.policy {
-            Policy::Fair(fair) => fair.create_group(parent, shares),
-            Policy::RoundRobin {
+        match self.stack.fair_mut() {
+            FairSlot::Fair(fair) => fair.create_group(parent, shares),
+            FairSlot::RoundRobin {
                 groups, max_groups, ..
             } => {
                 if parent.index() >= *groups {
@@ -197,9 +230,9 @@ impl RunQueue {
 
     /// Removes an empty task group.
     pub fn remove_group(&mut self, group: GroupId) -> Result<(), GroupError> {
-        match &mut self.policy {
-            Policy::Fair(fair) => fair.remove_group(group),
-            Policy::RoundRobin { .. } => Ok(()),
+        match self.fair_mut() {
+            Some(fair) => fair.remove_group(group),
+            None => Ok(()),
         }
     }
 
@@ -210,23 +243,40 @@ impl RunQueue {
         shares: u64,
         now: Nanoseconds,
     ) -> Result<(), GroupError> {
-        match &mut self.policy {
-            Policy::Fair(fair) => fair.set_group_shares(group, shares, now),
-            Policy::RoundRobin { .. } => validate_shares(shares).map(|_| ()),
+        match self.fair_mut() {
+            Some(fair) => fair.set_group_shares(group, shares, now),
+            None => validate_shares(shares).map(|_| ()),
         }
     }
 
-    /// Moves `task` into `group`, whether it sleeps, waits or runs.
+    /// Moves `task` into `group`, whether it sleeps, waits or runs. An RT task
+    /// keeps the group for when it becomes fair (no RT group scheduling).
     pub fn set_task_group(
         &mut self,
         task: TaskId,
         group: GroupId,
         now: Nanoseconds,
     ) -> Result<(), GroupError> {
-        match &mut self.policy {
-            Policy::Fair(fair) => fair.set_task_group(task, group, now),
-            Policy::RoundRobin { .. } => Ok(()),
+        match self.stack.task_class(task) {
+            Some(ClassKind::Realtime) => {
+                if let Some(fair) = self.fair()
+                    && fair.group_queue(group).is_none()
+                {
+                    return Err(GroupError::NoSuchGroup { group: group.0 });
+                }
+            }
+            _ => {
+                if let Some(fair) = self.fair_mut() {
+                    fair.set_task_group(task, group, now)?;
+                }
+            }
         }
+        if let Some(info) = self.tasks.get_mut(task.index())
+            && info.known
+        {
+            info.params.group = group;
+        }
+        Ok(())
     }
 
     /// This CPU's contribution to the group-wide load of `group` (§2.7); the
@@ -239,7 +289,7 @@ impl RunQueue {
 
     /// Hands this CPU the group-wide load sum of `group` (`tg->load_avg`).
     pub fn set_group_load_sum(&mut self, group: GroupId, sum: u64) {
-        if let Policy::Fair(fair) = &mut self.policy {
+        if let Some(fair) = self.fair_mut() {
             fair.set_group_load_sum(group, sum);
         }
     }
@@ -248,7 +298,7 @@ impl RunQueue {
     /// (`update_blocked_averages`, §2.7); call it periodically, e.g. every tick
     /// or at load balance.
     pub fn update_blocked_averages(&mut self, now: Nanoseconds) {
-        if let Policy::Fair(fair) = &mut self.policy {
+        if let Some(fair) = self.fair_mut() {
             fair.update_blocked_averages(now);
         }
     }
@@ -256,31 +306,27 @@ impl RunQueue {
     /// Whether this CPU's fair utilization changed since the last call (the
     /// frequency governor's hook, §2.6).
     pub fn take_util_changed(&mut self) -> bool {
-        match &mut self.policy {
-            Policy::Fair(fair) => fair.take_util_changed(),
-            Policy::RoundRobin { .. } => false,
-        }
+        self.fair_mut().is_some_and(|fair| fair.take_util_changed())
     }
 
     /// Takes a known task that is not queued off this CPU; `None` if it is
     /// unknown or still queued.
     pub fn migrate_task_out(&mut self, task: TaskId) -> Option<TaskMigration> {
-        match &mut self.policy {
-            Policy::Fair(fair) => fair.migrate_task_out(task).map(TaskMigration::Fair),
-            Policy::RoundRobin {
-                queue,
-                params,
-                queued,
-                ..
-            } => {
-                if *queued.get(task.index())? {
-                    return None;
-                }
-                let p = params[task.index()];
-                queue.task_dead(task);
-                Some(TaskMigration::RoundRobin(p))
-            }
+        let info = *self.tasks.get(task.index())?;
+        if !info.known || info.queued {
+            return None;
         }
+        let fair_task = self.stack.task_class(task) == Some(ClassKind::Fair);
+        let fair = match self.fair_mut() {
+            Some(fair) if fair_task => Some(fair.migrate_task_out(task)?),
+            _ => None,
+        };
+        self.task_dead(task);
+        let mut params = info.params;
+        if let Some(m) = &fair {
+            params.group = m.group;
+        }
+        Some(TaskMigration { params, fair })
     }
 
     /// Makes a migrated task known here; then enqueue it with
@@ -291,27 +337,21 @@ impl RunQueue {
         migration: &TaskMigration,
         now: Nanoseconds,
     ) -> Result<(), ParamError> {
-        match (&mut self.policy, migration) {
-            (Policy::Fair(fair), TaskMigration::Fair(m)) => fair.migrate_task_in(task, m, now),
-            (Policy::RoundRobin { .. }, TaskMigration::RoundRobin(p)) => {
-                self.task_new(task, p, now)
-            }
-            (Policy::Fair(_), TaskMigration::RoundRobin(p)) => self.task_new(task, p, now),
-            (Policy::RoundRobin { .. }, TaskMigration::Fair(m)) => {
-                let p = TaskParams {
-                    group: m.group,
-                    ..TaskParams::default()
-                };
-                self.task_new(task, &p, now)
-            }
+        self.task_new(task, &migration.params, now)?;
+        let fair_task = self.stack.task_class(task) == Some(ClassKind::Fair);
+        if let (Some(fair), Some(m)) = (self.fair_mut(), &migration.fair)
+            && fair_task
+        {
+            fair.migrate_task_in(task, m, now)?;
         }
+        Ok(())
     }
 
     /// Sets the capacity and frequency this CPU runs at from now on, which scales
     /// the PELT clock (§2.3).
     pub fn set_cpu_capacity(&mut self, capacity: CpuCapacity) {
         self.capacity = capacity;
-        if let Policy::Fair(fair) = &mut self.policy {
+        if let Some(fair) = self.fair_mut() {
             fair.set_cpu_capacity(capacity);
         }
     }
@@ -321,8 +361,15 @@ impl RunQueue {
         self.capacity
     }
 
-    /// The signals of `task`, which must be known to this run queue.
+    /// The signals of `task`, which must be known to this run queue (an RT
+    /// task reports its run time only: RT PELT is not modelled).
     pub fn task_signals(&self, task: TaskId) -> TaskSignals {
+        if self.stack.task_class(task) == Some(ClassKind::Realtime) {
+            return TaskSignals {
+                sum_exec_runtime: self.stack.rt().sum_exec_runtime(task),
+                ..TaskSignals::default()
+            };
+        }
         match self.fair() {
             Some(fair) => match fair.task_entity(task) {
                 Some(entity) => TaskSignals {
@@ -339,9 +386,32 @@ impl RunQueue {
         }
     }
 
+    /// The signals of task group `group` (not the root) on this CPU; `None`
+    /// if it does not exist here.
+    pub fn group_signals(&self, group: GroupId) -> Option<GroupSignals> {
+        let Some(fair) = self.fair() else {
+            return match self.stack.fair() {
+                FairSlot::RoundRobin { groups, .. } if group.index() < *groups => {
+                    Some(GroupSignals::default())
+                }
+                _ => None,
+            };
+        };
+        let entity = fair.group_entity_of(group)?;
+        let queue = fair.group_queue(group)?;
+        Some(GroupSignals {
+            load_avg: queue.pelt.avg.load_avg,
+            util_avg: queue.pelt.avg.util_avg,
+            runnable_avg: queue.pelt.avg.runnable_avg,
+            entity_weight: entity.load.scaled_down(),
+            entity_load_avg: entity.avg.load_avg,
+            tg_load_avg: queue.tg_load_avg,
+        })
+    }
+
     /// The run queue's aggregate signals.
     pub fn signals(&self) -> RunQueueSignals {
-        let nr_running = self.class().nr_running();
+        let nr_running = self.stack.nr_running();
         match self.fair().and_then(|fair| fair.group_queue(GroupId::ROOT)) {
             Some(root) => RunQueueSignals {
                 nr_running,
@@ -365,53 +435,59 @@ impl SchedClass for RunQueue {
         params: &TaskParams,
         now: Nanoseconds,
     ) -> Result<(), ParamError> {
-        if let Policy::RoundRobin { params: known, .. } = &mut self.policy
-            && let Some(slot) = known.get_mut(task.index())
-        {
-            *slot = *params;
-        }
-        self.class_mut().task_new(task, params, now)
+        self.stack.task_new(task, params, now)?;
+        self.tasks[task.index()] = TaskInfo {
+            params: *params,
+            known: true,
+            queued: false,
+        };
+        Ok(())
     }
     fn task_dead(&mut self, task: TaskId) {
-        self.class_mut().task_dead(task)
+        self.stack.task_dead(task);
+        if let Some(info) = self.tasks.get_mut(task.index()) {
+            *info = TaskInfo::default();
+        }
     }
     fn enqueue_task(&mut self, task: TaskId, now: Nanoseconds, flags: EnqueueFlags) {
-        if let Policy::RoundRobin { queued, .. } = &mut self.policy {
-            queued[task.index()] = true;
+        if let Some(info) = self.tasks.get_mut(task.index()) {
+            info.queued = info.known;
         }
-        self.class_mut().enqueue_task(task, now, flags)
+        self.stack.enqueue_task(task, now, flags)
     }
     fn dequeue_task(&mut self, task: TaskId, now: Nanoseconds, flags: DequeueFlags) {
-        if let Policy::RoundRobin { queued, .. } = &mut self.policy {
-            queued[task.index()] = false;
+        if let Some(info) = self.tasks.get_mut(task.index()) {
+            info.queued = false;
         }
-        self.class_mut().dequeue_task(task, now, flags)
+        self.stack.dequeue_task(task, now, flags)
     }
     fn pick_next_task(&mut self, now: Nanoseconds) -> Option<TaskId> {
-        self.class_mut().pick_next_task(now)
+        self.stack.pick_next_task(now)
     }
     fn put_prev_task(&mut self, task: TaskId, now: Nanoseconds) {
-        self.class_mut().put_prev_task(task, now)
+        self.stack.put_prev_task(task, now)
     }
     fn set_next_task(&mut self, task: TaskId, now: Nanoseconds) {
-        self.class_mut().set_next_task(task, now)
+        self.stack.set_next_task(task, now)
     }
     fn task_tick(&mut self, task: TaskId, now: Nanoseconds) -> Resched {
-        self.class_mut().task_tick(task, now)
+        self.stack.task_tick(task, now)
     }
     fn wakeup_preempt(&mut self, current: TaskId, woken: TaskId, now: Nanoseconds) -> Resched {
-        self.class_mut().wakeup_preempt(current, woken, now)
+        self.stack.wakeup_preempt(current, woken, now)
     }
     fn yield_task(&mut self, task: TaskId, now: Nanoseconds) {
-        self.class_mut().yield_task(task, now)
+        self.stack.yield_task(task, now)
     }
     fn nr_running(&self) -> usize {
-        self.class().nr_running()
+        self.stack.nr_running()
     }
     fn slice_remaining(&self, task: TaskId, now: Nanoseconds) -> Option<Nanoseconds> {
-        self.class().slice_remaining(task, now)
+        self.stack.slice_remaining(task, now)
     }
 }
 
 #[cfg(test)]
 mod conformance;
+#[cfg(test)]
+mod tests;

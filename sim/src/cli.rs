@@ -262,7 +262,8 @@ pub fn run(options: &Options) -> Result<(), SimError> {
     if let Some(path) = &options.encode {
         return write_blob(&scenario, options, path);
     }
-    let policy = policy_kind(&options.policy, options.slice_ns)?;
+    let tick_ns = 1_000_000_000 / options.hz;
+    let policy = policy_kind(&options.policy, options.slice_ns, capacities.len(), tick_ns)?;
     if options.check {
         println!(
             "{}: valid, {} task instance(s), {} CPU(s)",
@@ -275,16 +276,12 @@ pub fn run(options: &Options) -> Result<(), SimError> {
     for task in &scenario.tasks {
         let phase_sets_more = task.phases.iter().any(|p| {
             let a = &p.attributes;
-            a.policy.is_some()
-                || a.priority.is_some()
-                || a.util_min.is_some()
-                || a.util_max.is_some()
-                || a.taskgroup.is_some()
+            a.policy.is_some() || a.priority.is_some()
         });
         if phase_sets_more {
             eprintln!(
-                "warning: tasks.{}: phase-level policy/priority/uclamp/taskgroup are not applied \
-                 by the simulator yet (only phase-level cpus are)",
+                "warning: tasks.{}: phase-level policy/priority are not applied by the \
+                 simulator yet (phase-level cpus, uclamp and taskgroup are)",
                 task.name
             );
         }
@@ -293,7 +290,7 @@ pub fn run(options: &Options) -> Result<(), SimError> {
         policy,
         policy_name: options.policy.clone(),
         capacities,
-        tick_ns: 1_000_000_000 / options.hz,
+        tick_ns,
         duration_ns: options.duration_ns,
         sample_interval_ns: options.sample_interval_ns,
     };
@@ -418,11 +415,23 @@ mod tests {
     }
 
     #[test]
-    fn fair_policies_are_refused_until_they_exist() {
-        assert!(policy_kind("rr", 4_000_000).is_ok());
-        let message = policy_kind("eevdf", 4_000_000).unwrap_err().to_string();
-        assert!(message.starts_with("--policy eevdf: fairway-sched has no PolicyKind"));
-        assert!(policy_kind("fifo", 1).is_err());
+    fn policies_map_to_linux_defaults_for_the_cpu_count() {
+        use fairway_sched::run_queue::PolicyKind;
+        assert_eq!(
+            policy_kind("rr", 4_000_000, 1, 4_000_000).unwrap(),
+            PolicyKind::RoundRobin { slice: 4_000_000 }
+        );
+        // §1.4: 6 ms latency × (1 + ilog2(4)) = 18 ms on 4 CPUs.
+        match policy_kind("cfs", 4_000_000, 4, 4_000_000).unwrap() {
+            PolicyKind::Cfs(t) => assert_eq!(t.latency, 18_000_000),
+            other => panic!("{other:?}"),
+        }
+        // §1.5: a 4-CPU machine gets a 2.10 ms base slice (v6.15).
+        match policy_kind("eevdf", 4_000_000, 4, 1_000_000).unwrap() {
+            PolicyKind::Eevdf(t) => assert_eq!((t.base_slice, t.tick), (2_100_000, 1_000_000)),
+            other => panic!("{other:?}"),
+        }
+        assert!(policy_kind("fifo", 1, 1, 1).is_err());
     }
 
     #[test]

@@ -10,13 +10,13 @@
 //! - [`sampler`]: the CSV of scheduler signals.
 //! - [`results`]: per-task and per-CPU results, the context-switch trace, JSON output.
 //!
-//! Task groups are parsed into the model (`taskgroup`, `global.taskgroups` shares) but not
-//! yet wired into the run queues: that waits for the fair class's group API. The hook is
-//! [`engine::Simulation::new`], where each task's group path is known
-//! (`Scenario::effective_attributes(..).taskgroup`) before the run queues are built.
+//! Task groups (`global.taskgroups`, the `taskgroup` attribute) are created on every
+//! CPU's run queue in the same order, and the group-wide load sums are exchanged every
+//! millisecond of virtual time (see [`engine`]).
 
 use std::fmt;
 
+use fairway_sched::fair::{CfsTunables, EevdfTunables};
 use fairway_sched::run_queue::PolicyKind;
 use fairway_sched::scenario::ScenarioError;
 use fairway_sched::task::ParamError;
@@ -100,17 +100,20 @@ impl From<std::io::Error> for SimError {
     }
 }
 
-/// The run-queue policy for a `--policy` name; `slice_ns` is the round-robin slice.
-///
-/// `cfs` and `eevdf` map to `PolicyKind::Cfs`/`PolicyKind::Eevdf` once the fair class
-/// lands in `fairway-sched`; until then they are refused with a clear message.
-pub fn policy_kind(name: &str, slice_ns: u64) -> Result<PolicyKind, SimError> {
+/// The run-queue policy for a `--policy` name: `rr` (the round-robin policy with
+/// `slice_ns`), `cfs` or `eevdf` (the fair class with Linux's defaults for `nr_cpus`
+/// CPUs, facts §1.4 and §1.5; EEVDF's lag clamp uses the tick `tick_ns`).
+pub fn policy_kind(
+    name: &str,
+    slice_ns: u64,
+    nr_cpus: usize,
+    tick_ns: u64,
+) -> Result<PolicyKind, SimError> {
+    let cpus = u32::try_from(nr_cpus).unwrap_or(u32::MAX);
     match name {
         "rr" | "round-robin" => Ok(PolicyKind::RoundRobin { slice: slice_ns }),
-        "cfs" | "eevdf" => Err(SimError::Config(format!(
-            "--policy {name}: fairway-sched has no PolicyKind for the fair class yet \
-             (only rr is available)"
-        ))),
+        "cfs" => Ok(PolicyKind::Cfs(CfsTunables::for_cpus(cpus))),
+        "eevdf" => Ok(PolicyKind::Eevdf(EevdfTunables::for_cpus(cpus, tick_ns))),
         _ => Err(SimError::Config(format!(
             "--policy {name}: unknown policy (rr, cfs, eevdf)"
         ))),

@@ -60,7 +60,7 @@ pub struct TaskResult {
     pub involuntary_switches: u64,
     /// Whether its program ended before the run did.
     pub finished: bool,
-    /// Its task group (path, shares) as the scenario gives it; not yet applied.
+    /// Its task group (path, shares) as the scenario gives it (its first phase's).
     pub taskgroup: Option<(String, i64)>,
 }
 

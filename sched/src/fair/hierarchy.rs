@@ -333,4 +333,8 @@ impl SchedClass for FairRunQueue {
     fn nr_running(&self) -> usize {
         self.queues[GroupId::ROOT.index()].h_nr_running as usize
     }
+
+    fn slice_remaining(&self, task: TaskId, now: Nanoseconds) -> Option<Nanoseconds> {
+        self.fair_slice_remaining(task, now)
+    }
 }

@@ -17,6 +17,7 @@
 //!   propagation, blocked-load decay).
 //! - `groups_api`: creating groups, setting shares, moving tasks, migration.
 //! - `delay`: EEVDF delayed dequeue and the hierarchical dequeue.
+//! - `hrtick`: when the running task's slice ends (`slice_remaining`).
 //!
 //! Entity numbering: task `t` is entity `t`; the group entity of group `g`
 //! (`g ≥ 1`) is entity `max_tasks + g - 1`. All storage is allocated in
@@ -52,6 +53,7 @@ mod delay;
 mod eevdf;
 mod groups_api;
 mod hierarchy;
+mod hrtick;
 mod load;
 mod queue;
 
@@ -178,6 +180,15 @@ impl FairRunQueue {
         } else {
             entity.vruntime
         }
+    }
+
+    /// The group entity of `group` on this CPU (none for the root), for
+    /// reports and tests.
+    pub fn group_entity_of(&self, group: GroupId) -> Option<&entity::Entity> {
+        if group == GroupId::ROOT || !self.groups.get(group.index())?.exists {
+            return None;
+        }
+        self.entities.get(self.group_entity(group) as usize)
     }
 
     /// The group's run queue on this CPU, for reports and tests.

@@ -18,9 +18,13 @@ fn policies() -> [PolicyKind; 3] {
 
 fn params(rng: &mut Rng) -> TaskParams {
     let nice = rng.below(40) as i8 - 20;
-    let policy = match rng.below(6) {
+    let priority = rng.below(3) as u8 + 1;
+    let policy = match rng.below(8) {
         0 => crate::task::Policy::Batch { nice },
         1 => crate::task::Policy::Idle,
+        // RT tasks go to the RT class above the policy under test.
+        2 => crate::task::Policy::Fifo { priority },
+        3 => crate::task::Policy::RoundRobin { priority },
         _ => crate::task::Policy::Normal { nice },
     };
     TaskParams {

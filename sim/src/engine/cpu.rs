@@ -140,14 +140,36 @@ impl Simulation<'_> {
             previous
         } else {
             let target = self.least_loaded(affinity);
-            self.cpus[previous].run_queue.task_dead(TaskId(task as u16));
-            self.register(task, target)?;
-            self.tasks[task].result.migrations += 1;
+            self.migrate(task, previous, target)?;
             flags.migrated = true;
             target
         };
         self.tasks[task].woke_at = Some(self.now);
         self.enqueue(task, cpu, flags);
+        Ok(())
+    }
+
+    /// Moves a task that is not queued from `from` to `to` (`migrate_task_out`,
+    /// `migrate_task_in`): its fair state and PELT signals go with it (§2.6).
+    pub(super) fn migrate(&mut self, task: usize, from: usize, to: usize) -> Result<(), SimError> {
+        let id = TaskId(task as u16);
+        let migration = self.cpus[from]
+            .run_queue
+            .migrate_task_out(id)
+            .ok_or_else(|| {
+                SimError::Config(format!(
+                    "task {}: cannot migrate it off cpu{from}",
+                    self.tasks[task].name
+                ))
+            })?;
+        self.cpus[to]
+            .run_queue
+            .migrate_task_in(id, &migration, self.now)
+            .map_err(|error| SimError::Params {
+                task: self.tasks[task].name.clone(),
+                error,
+            })?;
+        self.tasks[task].result.migrations += 1;
         Ok(())
     }
 
@@ -186,11 +208,14 @@ impl Simulation<'_> {
         let now = self.now;
         self.cpus[cpu].need_resched = false;
         let previous = self.cpus[cpu].current;
-        if let Some(p) = previous {
+        // A task that left for another CPU was handed back when it left.
+        if let Some(p) = previous
+            && self.tasks[p].cpu == Some(cpu)
+        {
             let run_queue = &mut self.cpus[cpu].run_queue;
             run_queue.put_prev_task(TaskId(p as u16), now);
-            // An exited task, or one that left for another CPU, is forgotten here.
-            if self.tasks[p].state == TaskState::Done || self.tasks[p].cpu != Some(cpu) {
+            // An exited task is forgotten here.
+            if self.tasks[p].state == TaskState::Done {
                 run_queue.task_dead(TaskId(p as u16));
             }
         }
@@ -198,10 +223,11 @@ impl Simulation<'_> {
             .run_queue
             .pick_next_task(now)
             .map(|t| t.index());
-        if let Some(n) = next {
-            self.cpus[cpu]
+        match next {
+            Some(n) => self.cpus[cpu]
                 .run_queue
-                .set_next_task(TaskId(n as u16), now);
+                .set_next_task(TaskId(n as u16), now),
+            None => self.cpus[cpu].run_queue.set_next_idle(now),
         }
         self.cpus[cpu].current = next;
         if previous != next {

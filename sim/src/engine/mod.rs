@@ -6,24 +6,31 @@
 //!     Completion: the running task's run/runtime is done ─► next event of its program
 //!     Start/Wake: enqueue_task on its CPU, wakeup_preempt(current, woken)
 //!     Tick:       task_tick(current) on every busy CPU, every 1/HZ
+//!     LoadSync:   every 1 ms (fair policies): update_blocked_averages on every CPU, then
+//!                 each group's load sum over CPUs handed to every CPU (tg->load_avg, §2.7)
 //!     Sample:     one CSV row per task and per CPU
 //!  schedule(cpu): put_prev_task(prev), pick_next_task, set_next_task(next)
 //! ```
 //!
 //! Placement: a task starts on the least-loaded allowed CPU (fewest queued tasks, lowest id
 //! first) and wakes on the CPU it last ran on. There is no load balancing yet, so a task
-//! only changes CPU when a phase's `cpus` excludes its current one.
+//! only changes CPU when a phase's `cpus` excludes its current one; it then moves with
+//! `migrate_task_out` / `migrate_task_in`, keeping its fair state and PELT signals.
+//!
+//! Task groups: every path named in `global.taskgroups` or in a `taskgroup` attribute, and
+//! its ancestors, becomes a group on every CPU, created in the same order (parents first,
+//! then by path) so the ids agree; a task starts in its first phase's group.
 //!
 //! Work: `run` is capacity-invariant (facts §2.3, DESIGN "Modelling heterogeneity"): W µs
 //! complete when the task has run for W µs × 1024 × 1024 of `capacity_orig × frequency_scale`
 //! nanoseconds, so a 512-capacity CPU takes 2W µs. `runtime` is wall time.
 
 use std::cmp::Reverse;
-use std::collections::{BTreeMap, BinaryHeap};
+use std::collections::{BTreeMap, BTreeSet, BinaryHeap};
 
 use fairway_sched::run_queue::{CpuCapacity, PolicyKind, RunQueue};
 use fairway_sched::scenario::Scenario;
-use fairway_sched::task::TaskParams;
+use fairway_sched::task::{GroupId, TaskParams};
 
 use crate::SimError;
 
@@ -122,6 +129,7 @@ enum Kind {
     Start { task: usize },
     Wake { task: usize },
     Tick,
+    LoadSync,
     Sample,
 }
 
@@ -131,6 +139,9 @@ struct Pending {
     kind: Kind,
     sequence: u64,
 }
+
+/// How often the group-wide load sums are exchanged and blocked averages decayed.
+pub const LOAD_SYNC_NS: u64 = 1_000_000;
 
 /// Zero-time steps allowed at one instant before the run is declared stuck.
 const STEP_LIMIT: u64 = 10_000_000;
@@ -148,6 +159,8 @@ pub struct Simulation<'s> {
     switches: Vec<Switch>,
     live: usize,
     steps: u64,
+    /// Task groups by path (the root is not listed), ids equal on every CPU.
+    groups: BTreeMap<String, GroupId>,
 }
 
 fn ns(us: i64) -> u64 {
@@ -170,6 +183,7 @@ impl<'s> Simulation<'s> {
                 "tick and sample interval must be > 0".into(),
             ));
         }
+        let group_paths = group_paths(scenario);
         let mut tasks = Vec::new();
         for (spec_index, spec) in scenario.tasks.iter().enumerate() {
             if Cursor::runs_forever(spec) && !Cursor::makes_progress(spec) {
@@ -192,10 +206,6 @@ impl<'s> Simulation<'s> {
                 let first = &spec.phases[0];
                 let attributes = Scenario::effective_attributes(spec, first);
                 let params = scenario.task_params(&attributes);
-                // Task-group hook: the group path and its shares are known here, before the
-                // run queues are built. When the fair class gains its group API, create one
-                // group per path (with these shares) and attach the task to it; until then
-                // groups are only reported.
                 let taskgroup = attributes
                     .taskgroup
                     .filter(|path| !path.is_empty())
@@ -224,14 +234,31 @@ impl<'s> Simulation<'s> {
             }
         }
         let max_tasks = tasks.len().max(1);
+        let mut groups = BTreeMap::new();
         let cpus = config
             .capacities
             .iter()
             .enumerate()
             .map(|(index, &capacity)| {
-                let mut run_queue = RunQueue::new(config.policy, max_tasks);
+                let mut run_queue =
+                    RunQueue::with_groups(config.policy, max_tasks, group_paths.len() + 1);
                 run_queue.set_cpu_capacity(capacity);
-                Cpu {
+                for path in &group_paths {
+                    let parent = match path.rfind('/') {
+                        Some(0) | None => GroupId::ROOT,
+                        Some(at) => groups[&path[..at]],
+                    };
+                    let shares = scenario.group_shares(path) as u64;
+                    let id = run_queue
+                        .create_group(parent, shares)
+                        .map_err(|e| SimError::Config(format!("task group {path}: {e}")))?;
+                    if *groups.entry(path.clone()).or_insert(id) != id {
+                        return Err(SimError::Config(format!(
+                            "task group {path}: ids differ between CPUs"
+                        )));
+                    }
+                }
+                Ok(Cpu {
                     run_queue,
                     current: None,
                     capacity,
@@ -244,9 +271,14 @@ impl<'s> Simulation<'s> {
                         frequency_scale: capacity.frequency_scale,
                         ..CpuResult::default()
                     },
-                }
+                })
             })
-            .collect();
+            .collect::<Result<Vec<_>, SimError>>()?;
+        for task in &mut tasks {
+            if let Some((path, _)) = &task.result.taskgroup {
+                task.params.group = groups.get(path).copied().unwrap_or(GroupId::ROOT);
+            }
+        }
         Ok(Simulation {
             scenario,
             config,
@@ -259,6 +291,7 @@ impl<'s> Simulation<'s> {
             timers: BTreeMap::new(),
             switches: Vec::new(),
             steps: 0,
+            groups,
         })
     }
 
@@ -287,6 +320,12 @@ impl<'s> Simulation<'s> {
             self.push(ns(spec.delay_us), Kind::Start { task });
         }
         self.push(self.config.tick_ns, Kind::Tick);
+        if matches!(
+            self.config.policy,
+            PolicyKind::Cfs(_) | PolicyKind::Eevdf(_)
+        ) {
+            self.push(LOAD_SYNC_NS, Kind::LoadSync);
+        }
         if sampler.is_some() {
             self.push(0, Kind::Sample);
         }
@@ -314,6 +353,10 @@ impl<'s> Simulation<'s> {
                     self.tick();
                     self.push(self.now + self.config.tick_ns, Kind::Tick);
                 }
+                Kind::LoadSync => {
+                    self.sync_group_load();
+                    self.push(self.now + LOAD_SYNC_NS, Kind::LoadSync);
+                }
                 Kind::Sample => {
                     self.reschedule_all()?;
                     if let Some(sampler) = sampler.as_deref_mut() {
@@ -328,6 +371,32 @@ impl<'s> Simulation<'s> {
             self.reschedule_all()?;
         }
         Ok(self.finish())
+    }
+
+    /// The group id of a `taskgroup` path (`None`, empty or `/`: the root).
+    pub(crate) fn group_of(&self, path: Option<&str>) -> GroupId {
+        path.and_then(|p| self.groups.get(p).copied())
+            .unwrap_or(GroupId::ROOT)
+    }
+
+    /// Linux keeps `tg->load_avg` as one atomic sum that every CPU adds its change to;
+    /// here every CPU decays its blocked group loads (`update_blocked_averages`), then
+    /// each group's contributions are summed and handed back to every CPU (§2.7).
+    fn sync_group_load(&mut self) {
+        let now = self.now;
+        for cpu in &mut self.cpus {
+            cpu.run_queue.update_blocked_averages(now);
+        }
+        for &group in self.groups.values() {
+            let sum: u64 = self
+                .cpus
+                .iter()
+                .map(|cpu| cpu.run_queue.group_load_contribution(group))
+                .sum();
+            for cpu in &mut self.cpus {
+                cpu.run_queue.set_group_load_sum(group, sum);
+            }
+        }
     }
 
     fn finish(mut self) -> Results {
@@ -356,4 +425,32 @@ impl<'s> Simulation<'s> {
             switches: self.switches,
         }
     }
+}
+
+/// Every group path the scenario names (in `global.taskgroups` or a `taskgroup`
+/// attribute of a task or phase) with its ancestors, parents before children.
+fn group_paths(scenario: &Scenario) -> Vec<String> {
+    let mut paths = BTreeSet::new();
+    let named = scenario
+        .global
+        .task_groups
+        .iter()
+        .map(|g| g.path.as_str())
+        .chain(scenario.tasks.iter().flat_map(|t| {
+            t.attributes.taskgroup.as_deref().into_iter().chain(
+                t.phases
+                    .iter()
+                    .filter_map(|p| p.attributes.taskgroup.as_deref()),
+            )
+        }));
+    for path in named {
+        let mut end = path.len();
+        while end > 1 {
+            paths.insert(path[..end].to_string());
+            end = path[..end].rfind('/').unwrap_or(0);
+        }
+    }
+    let mut paths: Vec<String> = paths.into_iter().collect();
+    paths.sort_by_key(|p| (p.matches('/').count(), p.clone()));
+    paths
 }

@@ -101,33 +101,49 @@ impl Simulation<'_> {
         }
     }
 
-    /// A phase's first pass starts: its affinity takes effect (other attributes are not
-    /// applied yet: the run-queue interface has no `sched_setattr`).
+    /// A phase's first pass starts: its affinity, clamps and task group take effect
+    /// (policy and priority are not applied yet: the run-queue interface has no
+    /// `sched_setattr` for them).
     pub(super) fn apply_phase(&mut self, task: usize, phase: usize) -> Result<(), SimError> {
         let spec = &self.scenario.tasks[self.tasks[task].spec];
         let attributes = Scenario::effective_attributes(spec, &spec.phases[phase]);
-        let params = self.scenario.task_params(&attributes);
+        let mut params = self.scenario.task_params(&attributes);
+        params.group = self.group_of(attributes.taskgroup.as_deref());
         self.tasks[task].params = params;
         let Some(cpu) = self.tasks[task].cpu else {
             return Ok(());
         };
+        let id = TaskId(task as u16);
+        let name = &self.tasks[task].name;
+        let run_queue = &mut self.cpus[cpu].run_queue;
+        run_queue
+            .set_task_uclamp(id, params.uclamp_min, params.uclamp_max)
+            .map_err(|error| SimError::Params {
+                task: name.clone(),
+                error,
+            })?;
+        run_queue
+            .set_task_group(id, params.group, self.now)
+            .map_err(|e| SimError::Config(format!("task {name}: {e}")))?;
         if params.affinity.contains(CpuId(cpu as u16)) {
             return Ok(());
         }
-        // Migrate the running task (Linux's affinity change: dequeue, move, enqueue).
+        // Migrate the running task (Linux's affinity change: dequeue, hand it back,
+        // move it, enqueue it on the target).
         self.update_cpu(cpu);
-        let id = TaskId(task as u16);
         let flags = DequeueFlags {
             migrating: true,
             ..DequeueFlags::default()
         };
-        self.cpus[cpu].run_queue.dequeue_task(id, self.now, flags);
+        let run_queue = &mut self.cpus[cpu].run_queue;
+        run_queue.dequeue_task(id, self.now, flags);
+        if self.cpus[cpu].current == Some(task) {
+            self.cpus[cpu].run_queue.put_prev_task(id, self.now);
+        }
         self.cpus[cpu].need_resched = true;
         let target = self.least_loaded(params.affinity);
-        self.register(task, target)?;
-        let result = &mut self.tasks[task].result;
-        result.migrations += 1;
-        result.involuntary_switches += 1;
+        self.migrate(task, cpu, target)?;
+        self.tasks[task].result.involuntary_switches += 1;
         let flags = EnqueueFlags {
             migrated: true,
             ..EnqueueFlags::default()
