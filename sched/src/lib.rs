@@ -29,6 +29,7 @@
 //! - [`rt`]: the real-time class (SCHED_FIFO, SCHED_RR) above fair.
 //! - [`uclamp`]: utilization clamping: requests, effective values, run-queue buckets.
 //! - [`scenario`]: the rt-app workload model and its validation (§8.3).
+//! - [`stats`]: histograms, exact quantile samplers, operation cost and wake-up latency.
 #![no_std]
 #![forbid(unsafe_code)]
 
@@ -42,5 +43,6 @@ pub mod round_robin;
 pub mod rt;
 pub mod run_queue;
 pub mod scenario;
+pub mod stats;
 pub mod task;
 pub mod uclamp;
