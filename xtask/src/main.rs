@@ -6,12 +6,16 @@
 //!                                       lints, host tests, then the QEMU test matrix
 //! cargo xtask lint                      rustfmt and clippy (host and aarch64)
 //! cargo xtask ensure-tools              install QEMU and dtc if missing
+//! cargo xtask report TRANSCRIPT [--json FILE]
+//!                                       summarise a saved transcript's report records
 //! ```
 //! Runner options: `--board NAME` (default qemu-virt), `--cpus N`, `--gic 2|3`,
-//! `--el 1|2`, `--icount`, `--timeout SECONDS`, `--append "ARGS"`, `--dtb FILE`.
+//! `--el 1|2`, `--icount`, `--timeout SECONDS`, `--append "ARGS"`, `--dtb FILE`,
+//! `--report FILE.json` (write the end-of-run report; see `docs/report-format.md`).
 
 mod board;
 mod qemu;
+mod report;
 mod test;
 mod tools;
 
@@ -24,7 +28,7 @@ use qemu::QemuConfig;
 
 fn usage() -> String {
     "usage: cargo xtask <runner KERNEL [--board NAME] [--cpus N] [--gic 2|3] [--el 1|2] [--icount] \
-     [--timeout S] [--append ARGS] [--dtb FILE] | test [--only NAME] [--sabotage] [--no-lint] | lint | ensure-tools>"
+     [--timeout S] [--append ARGS] [--dtb FILE] [--report FILE.json] | report TRANSCRIPT [--json FILE] | test [--only NAME] [--sabotage] [--no-lint] | lint | ensure-tools>"
         .into()
 }
 
@@ -96,7 +100,17 @@ fn runner(args: &[String]) -> Result<ExitCode, String> {
         .split_first()
         .ok_or_else(|| format!("runner needs the kernel image\n{}", usage()))?;
     tools::ensure()?;
-    let config = parse_runner_options(options)?;
+    let mut options = options.to_vec();
+    let report_json = match options.iter().position(|a| a == "--report") {
+        Some(i) if i + 1 < options.len() => {
+            let path = PathBuf::from(options.remove(i + 1));
+            options.remove(i);
+            Some(path)
+        }
+        Some(_) => return Err("--report needs a file name".into()),
+        None => None,
+    };
+    let config = parse_runner_options(&options)?;
     eprintln!(
         "xtask: booting {} on {} ({}; {} CPUs, GICv{}, EL{}{})",
         kernel,
@@ -116,6 +130,13 @@ fn runner(args: &[String]) -> Result<ExitCode, String> {
         },
         outcome.wall.as_secs_f64()
     );
+    // A bad report fails a clean run, but never hides a failing exit status.
+    if let Err(message) = report::emit(&outcome.lines, report_json.as_deref()) {
+        eprintln!("xtask: {message}");
+        if outcome.status == Some(0) {
+            return Ok(ExitCode::FAILURE);
+        }
+    }
     Ok(match outcome.status {
         Some(0) => ExitCode::SUCCESS,
         Some(code) => ExitCode::from(code.clamp(1, 255) as u8),
@@ -130,6 +151,7 @@ fn main() -> ExitCode {
         Some("test") => test::run(&args[1..]),
         Some("lint") => test::lint().map(|()| ExitCode::SUCCESS),
         Some("ensure-tools") => tools::ensure().map(|()| ExitCode::SUCCESS),
+        Some("report") => report::command(&args[1..]),
         _ => Err(usage()),
     };
     match result {
