@@ -83,6 +83,14 @@ impl Log2Histogram {
             .fold(0u64, |total, &count| total.saturating_add(count))
     }
 
+    /// Adds `other`'s counts bucket by bucket (saturating): the histogram of
+    /// both value sets, exactly.
+    pub fn merge(&mut self, other: &Self) {
+        for (count, &more) in self.counts.iter_mut().zip(&other.counts) {
+            *count = count.saturating_add(more);
+        }
+    }
+
     /// Forgets every value.
     pub fn clear(&mut self) {
         self.counts = [0; LOG2_BUCKETS];

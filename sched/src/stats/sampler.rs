@@ -265,3 +265,43 @@ impl ExactSampler {
         self.max = 0;
     }
 }
+
+/// One summary over several samplers (e.g. one per CPU), for the report's
+/// `cpu=all` records. Allocates the union of the kept samples, so it is for
+/// report time, not for hot paths.
+///
+/// Count, sum, min and max are exact. The quantiles are nearest-rank over the
+/// union of the kept samples with each sample weighted by its sampler's
+/// stride (the number of arrivals it stands for): the smallest value `v` such
+/// that the weight of samples `<= v` reaches `p / 1000` of the total weight
+/// (and the minimum kept value for p0). While no sampler has decimated, every
+/// weight is 1 and this is the exact nearest-rank quantile of all samples.
+pub fn merged_summary(samplers: &[&ExactSampler]) -> Summary {
+    let mut union: Vec<(u64, u64)> = samplers
+        .iter()
+        .flat_map(|s| s.kept().iter().map(move |&value| (value, s.stride())))
+        .collect();
+    union.sort_unstable();
+    let total: u128 = union.iter().map(|&(_, weight)| u128::from(weight)).sum();
+    let quantile = |permille: u32| -> Option<u64> {
+        let target = u128::from(permille) * total;
+        let mut cumulative = 0u128;
+        union.iter().find_map(|&(value, weight)| {
+            cumulative += u128::from(weight);
+            (cumulative * u128::from(PERMILLE_MAX) >= target).then_some(value)
+        })
+    };
+    let counted = samplers.iter().filter(|s| s.count() > 0);
+    Summary {
+        count: samplers
+            .iter()
+            .fold(0u64, |t, s| t.saturating_add(s.count())),
+        sum: samplers.iter().fold(0u64, |t, s| t.saturating_add(s.sum())),
+        min: counted.clone().filter_map(|s| s.min()).min(),
+        p50: quantile(500),
+        p99: quantile(990),
+        max: counted.filter_map(|s| s.max()).max(),
+        kept: union.len(),
+        stride: samplers.iter().map(|s| s.stride()).max().unwrap_or(1),
+    }
+}
