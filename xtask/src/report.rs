@@ -46,6 +46,8 @@
 
 mod json;
 mod parse;
+#[cfg(test)]
+mod round_trip_tests;
 mod summary;
 #[cfg(test)]
 mod tests;
