@@ -34,6 +34,7 @@
 //! - [`scenario`]: the rt-app workload model and its validation (§8.3).
 //! - [`weight`]: nice → weight tables and the fixed-point `__calc_delta`.
 //! - [`fair`]: the fair class (CFS or EEVDF pick) with task groups.
+//! - [`stats`]: histograms, exact quantile samplers, operation cost and wake-up latency.
 #![no_std]
 #![forbid(unsafe_code)]
 
@@ -49,6 +50,7 @@ pub mod round_robin;
 pub mod rt;
 pub mod run_queue;
 pub mod scenario;
+pub mod stats;
 pub mod task;
 pub mod topology;
 pub mod uclamp;

@@ -6,12 +6,18 @@
 //!                                       lints, host tests, then the QEMU test matrix
 //! cargo xtask lint                      rustfmt and clippy (host and aarch64)
 //! cargo xtask ensure-tools              install QEMU and dtc if missing
+//! cargo xtask report TRANSCRIPT [--json FILE]
+//!                                       summarise a saved transcript's report records
 //! ```
 //! Runner options: `--board NAME` (default qemu-virt), `--cpus N`, `--gic 2|3`,
-//! `--scenario FILE.json` (run an rt-app scenario), `--el 1|2`, `--icount`, `--image` (boot a flat arm64 Image, device tree in x0), `--timeout SECONDS`, `--append "ARGS"`, `--dtb FILE`.
+//! `--scenario FILE.json` (run an rt-app scenario), `--el 1|2`, `--icount`,
+//! `--image` (boot a flat arm64 Image, device tree in x0), `--timeout SECONDS`,
+//! `--append "ARGS"`, `--dtb FILE`, `--report FILE.json` (write the end-of-run
+//! report; see `docs/report-format.md`).
 
 mod board;
 mod qemu;
+mod report;
 mod test;
 mod tools;
 
@@ -24,7 +30,8 @@ use qemu::QemuConfig;
 
 fn usage() -> String {
     "usage: cargo xtask <runner KERNEL [--board NAME] [--cpus N] [--gic 2|3] [--el 1|2] [--icount] [--image] \
-     [--timeout S] [--append ARGS] [--dtb FILE] [--scenario FILE.json] | test [--only NAME] [--sabotage] [--no-lint] | lint | ensure-tools>"
+     [--timeout S] [--append ARGS] [--dtb FILE] [--scenario FILE.json] [--report FILE.json] \
+     | report TRANSCRIPT [--json FILE] | test [--only NAME] [--sabotage] [--no-lint] | lint | ensure-tools>"
         .into()
 }
 
@@ -102,7 +109,17 @@ fn runner(args: &[String]) -> Result<ExitCode, String> {
         .split_first()
         .ok_or_else(|| format!("runner needs the kernel image\n{}", usage()))?;
     tools::ensure()?;
-    let config = parse_runner_options(options)?;
+    let mut options = options.to_vec();
+    let report_json = match options.iter().position(|a| a == "--report") {
+        Some(i) if i + 1 < options.len() => {
+            let path = PathBuf::from(options.remove(i + 1));
+            options.remove(i);
+            Some(path)
+        }
+        Some(_) => return Err("--report needs a file name".into()),
+        None => None,
+    };
+    let config = parse_runner_options(&options)?;
     eprintln!(
         "xtask: booting {} on {} ({}; {} CPUs, GICv{}, EL{}{})",
         kernel,
@@ -122,6 +139,13 @@ fn runner(args: &[String]) -> Result<ExitCode, String> {
         },
         outcome.wall.as_secs_f64()
     );
+    // A bad report fails a clean run, but never hides a failing exit status.
+    if let Err(message) = report::emit(&outcome.lines, report_json.as_deref()) {
+        eprintln!("xtask: {message}");
+        if outcome.status == Some(0) {
+            return Ok(ExitCode::FAILURE);
+        }
+    }
     Ok(match outcome.status {
         Some(0) => ExitCode::SUCCESS,
         Some(code) => ExitCode::from(code.clamp(1, 255) as u8),
@@ -136,6 +160,7 @@ fn main() -> ExitCode {
         Some("test") => test::run(&args[1..]),
         Some("lint") => test::lint().map(|()| ExitCode::SUCCESS),
         Some("ensure-tools") => tools::ensure().map(|()| ExitCode::SUCCESS),
+        Some("report") => report::command(&args[1..]),
         _ => Err(usage()),
     };
     match result {

@@ -1,0 +1,209 @@
+//! Tests of the report lines against the example in `docs/report-format.md`,
+//! and of the merged (all-CPU) summary against a brute-force expansion.
+
+use alloc::string::ToString;
+use alloc::vec::Vec;
+
+use super::*;
+use crate::task::{CpuId, TaskId};
+
+#[test]
+fn lines_match_the_documented_example() {
+    // docs/report-format.md, "Example". The costs 100, 120, 120, 300 give
+    // count 4, sum 640; sorted, p50 is rank ceil(0.5 * 4) = 2 -> 120 and p99
+    // rank ceil(0.99 * 4) = 4 -> 300; buckets 100, 120 -> 6, 300 -> 8.
+    let run = RunLine {
+        name: "sched-pipe",
+        config: "depth0-uclamp-off",
+        cpus: 2,
+        icount: true,
+        wall_ns: 5_000_000,
+    };
+    assert_eq!(
+        run.to_string(),
+        "report: run name=sched-pipe config=depth0-uclamp-off cpus=2 icount=1 wall_ns=5000000"
+    );
+    let mut cost = CostStats::new("enqueue_task", 16).unwrap();
+    cost.set_overhead(22);
+    [122, 142, 142, 322]
+        .iter()
+        .for_each(|&raw| cost.record(raw));
+    let summary = cost.summary();
+    let line = CostLine {
+        cpu: CpuScope::Cpu(CpuId(0)),
+        op: cost.name,
+        summary: &summary,
+        overhead: cost.overhead(),
+    };
+    assert_eq!(
+        line.to_string(),
+        "report: cost cpu=0 op=enqueue_task count=4 min=100 p50=120 p99=300 max=300 sum=640 overhead=22"
+    );
+    let hist = HistogramLine {
+        owner: HistogramOwner::Cost(CpuScope::Cpu(CpuId(0))),
+        op: cost.name,
+        histogram: &cost.histogram,
+    };
+    assert_eq!(
+        hist.to_string(),
+        "report: hist cpu=0 op=enqueue_task buckets=6:3,8:1"
+    );
+    // Latencies 2000, 2000, 5000: p50 rank 2 -> 2000, p99 rank 3 -> 5000;
+    // 2000 is in [1024, 2047] (bucket 10), 5000 in [4096, 8191] (bucket 12).
+    let mut latency = LatencyStats::new(16).unwrap();
+    [2000, 5000, 2000].iter().for_each(|&ns| latency.record(ns));
+    let summary = latency.summary();
+    let task = TaskLine {
+        id: TaskId(1),
+        name: "ping",
+        cpu: CpuId(0),
+        runtime_ns: 2_000_000,
+        wait_ns: 100_000,
+        latency: &summary,
+        missed_periods: 0,
+        migrations: 1,
+        switches: 4,
+    };
+    assert_eq!(
+        task.to_string(),
+        "report: task id=1 name=ping cpu=0 runtime_ns=2000000 wait_ns=100000 wakeups=3 \
+         lat_p50_ns=2000 lat_p99_ns=5000 lat_max_ns=5000 missed_periods=0 migrations=1 switches=4"
+    );
+    let hist = HistogramLine {
+        owner: HistogramOwner::Task(TaskId(1)),
+        op: "wakeup_latency",
+        histogram: &latency.histogram,
+    };
+    assert_eq!(
+        hist.to_string(),
+        "report: hist task=1 op=wakeup_latency buckets=10:2,12:1"
+    );
+    let cpu = CpuLine {
+        id: CpuId(0),
+        busy_ns: 4_000_000,
+        idle_ns: 1_000_000,
+        switches: 7,
+    };
+    assert_eq!(
+        cpu.to_string(),
+        "report: cpu id=0 busy_ns=4000000 idle_ns=1000000 switches=7"
+    );
+    let metric = MetricLine {
+        name: "ops_per_second",
+        value: 200_000,
+    };
+    assert_eq!(
+        metric.to_string(),
+        "report: metric name=ops_per_second value=200000"
+    );
+    assert_eq!(EndLine.to_string(), "report: end");
+}
+
+#[test]
+fn empty_figures_and_bad_names_still_parse() {
+    let empty = Summary::default();
+    let line = CostLine {
+        cpu: CpuScope::All,
+        op: "pelt update",
+        summary: &empty,
+        overhead: 0,
+    };
+    assert_eq!(
+        line.to_string(),
+        "report: cost cpu=all op=pelt_update count=0 min=0 p50=0 p99=0 max=0 sum=0 overhead=0"
+    );
+    let histogram = Log2Histogram::new();
+    let hist = HistogramLine {
+        owner: HistogramOwner::Cost(CpuScope::All),
+        op: "",
+        histogram: &histogram,
+    };
+    assert_eq!(hist.to_string(), "report: hist cpu=all op=_ buckets=-");
+    let metric = MetricLine {
+        name: "energy=µJ x",
+        value: 1,
+    };
+    assert_eq!(
+        metric.to_string(),
+        "report: metric name=energy__J_x value=1"
+    );
+}
+
+/// SplitMix64, as in the other stats tests.
+fn next(state: &mut u64) -> u64 {
+    *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    let mut z = *state;
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// Brute-force nearest rank: sort, r = max(1, ceil(p * N / 1000)) by search.
+fn brute(values: &[u64], permille: u64) -> Option<u64> {
+    let mut sorted = values.to_vec();
+    sorted.sort();
+    let n = sorted.len() as u64;
+    (1..=n)
+        .find(|&r| r * 1000 >= permille * n)
+        .map(|r| sorted[r as usize - 1])
+}
+
+#[test]
+fn merged_summary_is_exact_without_decimation() {
+    let mut state = 7;
+    let mut samplers: Vec<ExactSampler> = (0..3).map(|_| ExactSampler::new(500).unwrap()).collect();
+    let mut all = Vec::new();
+    for (cpu, sampler) in samplers.iter_mut().enumerate() {
+        for _ in 0..(100 + 50 * cpu) {
+            let value = next(&mut state) % 10_000;
+            sampler.record(value);
+            all.push(value);
+        }
+    }
+    let refs: Vec<&ExactSampler> = samplers.iter().collect();
+    let merged = merged_summary(&refs);
+    assert_eq!(merged.count, all.len() as u64);
+    assert_eq!(merged.sum, all.iter().sum::<u64>());
+    assert_eq!(merged.min, all.iter().copied().min());
+    assert_eq!(merged.max, all.iter().copied().max());
+    assert_eq!(merged.p50, brute(&all, 500));
+    assert_eq!(merged.p99, brute(&all, 990));
+    assert_eq!(merged.stride, 1);
+}
+
+#[test]
+fn merged_summary_weights_decimated_samples_by_stride() {
+    // Brute force: each kept sample repeated `stride` times, then nearest rank.
+    let mut state = 8;
+    let mut samplers = [
+        ExactSampler::new(8).unwrap(),
+        ExactSampler::new(64).unwrap(),
+        ExactSampler::new(3).unwrap(),
+    ];
+    for (i, sampler) in samplers.iter_mut().enumerate() {
+        for _ in 0..(37 * (i + 1)) {
+            sampler.record(next(&mut state) % 1000);
+        }
+    }
+    let mut expanded = Vec::new();
+    for sampler in &samplers {
+        for &value in sampler.kept() {
+            (0..sampler.stride()).for_each(|_| expanded.push(value));
+        }
+    }
+    let refs: Vec<&ExactSampler> = samplers.iter().collect();
+    let merged = merged_summary(&refs);
+    assert!(merged.stride > 1);
+    assert_eq!(merged.p50, brute(&expanded, 500));
+    assert_eq!(merged.p99, brute(&expanded, 990));
+    assert_eq!(merged.count, 37 + 74 + 111);
+    assert_eq!(merged_summary(&[]).p50, None);
+
+    let mut a = Log2Histogram::new();
+    let mut b = Log2Histogram::new();
+    a.record(5);
+    b.record(6);
+    b.record(1000);
+    a.merge(&b);
+    assert_eq!((a.bucket(2), a.bucket(9), a.total()), (Some(2), Some(1), 3));
+}
