@@ -241,6 +241,7 @@ fn carry_out(migration: &Migration) -> usize {
                 .enqueue_task(id, now, EnqueueFlags::default());
             continue;
         };
+        source_rq.remove_member(id);
         attach(destination_rq, destination, id, &state, now);
         moved += 1;
     }

@@ -65,8 +65,8 @@ pub struct Task {
     on_rq: AtomicBool,
     /// Its registers are live on a CPU (cleared after the switch away completes).
     on_cpu: AtomicBool,
-    /// On a CPU's wake list.
-    wake_pending: AtomicBool,
+    /// The CPU whose wake list holds the task's live entry (`NOT_LISTED` if none).
+    wake_list: AtomicU16,
     /// The CPU whose run queue owns the task.
     cpu: AtomicU16,
     /// Next task in the wait list the task sleeps on.
@@ -112,7 +112,7 @@ impl Task {
             state: AtomicU8::new(TaskState::Free as u8),
             on_rq: AtomicBool::new(false),
             on_cpu: AtomicBool::new(false),
-            wake_pending: AtomicBool::new(false),
+            wake_list: AtomicU16::new(scheduler::NOT_LISTED),
             cpu: AtomicU16::new(0),
             wait_next: AtomicU16::new(NO_TASK),
             context: TaskContext::new(),

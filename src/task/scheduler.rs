@@ -45,7 +45,9 @@ pub struct CpuRunQueue {
 
 impl CpuRunQueue {
     /// Records that this run queue owns `id`.
+    #[track_caller]
     pub(super) fn add_member(&mut self, id: TaskId) {
+        debug_assert!(!self.members.contains(&id), "task {} added twice", id.0);
         task(id)
             .member_index
             .store(self.members.len() as u32, Ordering::Relaxed);
@@ -54,9 +56,18 @@ impl CpuRunQueue {
     }
 
     /// Records that this run queue no longer owns `id`.
+    #[track_caller]
     pub(super) fn remove_member(&mut self, id: TaskId) {
         let index = task(id).member_index.load(Ordering::Relaxed) as usize;
-        debug_assert_eq!(self.members.get(index), Some(&id));
+        assert!(
+            self.members.get(index) == Some(&id),
+            "task {} is not a member of CPU {}'s run queue (index {}, {} members, its cpu {})",
+            id.0,
+            self.idle.0 as usize - crate::config::MAX_TASKS,
+            index,
+            self.members.len(),
+            task(id).cpu()
+        );
         self.members.swap_remove(index);
         if let Some(&moved) = self.members.get(index) {
             task(moved)
@@ -72,8 +83,13 @@ impl CpuRunQueue {
 }
 
 static RUN_QUEUES: [Once<IrqSpinLock<CpuRunQueue>>; MAX_CPUS] = [const { Once::new() }; MAX_CPUS];
-static WAKE_LISTS: [IrqSpinLock<Deque<TaskId, TASK_SLOTS>>; MAX_CPUS] =
+/// Tasks woken by other CPUs, per CPU. A task is on at most one list that
+/// counts (its `wake_list`); stale entries elsewhere are skipped, so twice the
+/// task count bounds a list.
+static WAKE_LISTS: [IrqSpinLock<Deque<TaskId, { 2 * TASK_SLOTS }>>; MAX_CPUS] =
     [const { IrqSpinLock::new(Deque::new()) }; MAX_CPUS];
+/// `Task::wake_list` when the task is on no wake list.
+pub(super) const NOT_LISTED: u16 = u16::MAX;
 static TICK_PERIOD_NS: AtomicU64 = AtomicU64::new(1_000_000_000 / DEFAULT_HZ);
 static HRTICK: AtomicBool = AtomicBool::new(true);
 static SLICE_NS: AtomicU64 = AtomicU64::new(fairway_sched::round_robin::DEFAULT_SLICE_NS);
@@ -413,7 +429,8 @@ fn activate(id: TaskId) {
     // A task that never left the run queue (it was woken before it could
     // schedule out) or went back to sleep since (a stale wake-list entry) is
     // left alone.
-    if slot.state() != TaskState::Running || slot.on_rq.load(Ordering::Relaxed) {
+    if slot.state() != TaskState::Running || slot.on_rq.load(Ordering::Relaxed) || slot.cpu() != cpu
+    {
         return;
     }
     let now = now_ns();
@@ -456,9 +473,12 @@ pub fn wake_up(id: TaskId) -> bool {
     let cpu = place_wakeup(id);
     if cpu == this_cpu() {
         activate(id);
-    } else if !slot.wake_pending.swap(true, Ordering::AcqRel) {
-        let pushed = WAKE_LISTS[cpu].lock().push_back(id);
-        debug_assert!(pushed.is_ok(), "a wake list holds each task at most once");
+    } else if slot.wake_list.swap(cpu as u16, Ordering::AcqRel) != cpu as u16 {
+        // An entry the task may still have on another CPU's list is now stale:
+        // that CPU skips it (see `process_wake_list`).
+        if WAKE_LISTS[cpu].lock().push_back(id).is_err() {
+            panic!("wake list of CPU {} is full", cpu);
+        }
         send_ipi(cpu, Ipi::WakeUp);
     }
     true
@@ -494,8 +514,15 @@ pub fn process_wake_list() {
         let Some(id) = WAKE_LISTS[cpu].lock().pop_front() else {
             break;
         };
-        task(id).wake_pending.store(false, Ordering::Release);
-        activate(id);
+        // Only the entry on the list the task was last put on counts, and
+        // only while the task belongs to this CPU.
+        let claimed = task(id)
+            .wake_list
+            .compare_exchange(cpu as u16, NOT_LISTED, Ordering::AcqRel, Ordering::Relaxed)
+            .is_ok();
+        if claimed && task(id).cpu() == cpu {
+            activate(id);
+        }
     }
 }
 
