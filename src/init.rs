@@ -272,6 +272,17 @@ pub extern "C" fn kernel_init_primary(dtb: usize, entry_el: u64) -> ! {
         },
     };
     scheduler::set_policy(policy, nr_cpus);
+    match bootargs
+        .split_ascii_whitespace()
+        .find_map(|a| a.strip_prefix("uclamp="))
+    {
+        None | Some("1") => scheduler::set_uclamp(true),
+        Some("0") => scheduler::set_uclamp(false),
+        Some(other) => {
+            defmt::error!("bootargs: uclamp={=str} must be 0 or 1", other);
+            exit(ExitCode::Failure)
+        }
+    }
     let balance = !matches!(
         bootargs
             .split_ascii_whitespace()

@@ -38,6 +38,7 @@ pub mod exit;
 pub mod heap;
 pub mod hrtimer;
 pub mod init;
+pub mod instrument;
 pub mod irq;
 mod logger;
 pub mod percpu;

@@ -25,6 +25,8 @@ pub struct PerCpu {
     pub ticks: AtomicU64,
     /// The task running on this CPU.
     pub current_task: AtomicU16,
+    /// Counter value when the last context switch started (instrumentation).
+    pub switch_start: AtomicU64,
     /// The task switched away from, for `finish_task_switch`.
     pub previous_task: AtomicU16,
     /// MPIDR affinity of this CPU.
@@ -47,6 +49,7 @@ impl PerCpu {
             context_switches: AtomicU64::new(0),
             ticks: AtomicU64::new(0),
             current_task: AtomicU16::new(0),
+            switch_start: AtomicU64::new(0),
             previous_task: AtomicU16::new(0),
             mpidr: AtomicU64::new(0),
             capacity: AtomicU32::new(1024),

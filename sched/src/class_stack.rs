@@ -66,6 +66,8 @@ pub struct ClassStack<F: SchedClass> {
     /// Whether the bucket accounting runs at all (Linux's `sched_uclamp_used`
     /// static key; off, enqueue and dequeue skip it entirely).
     uclamp_enabled: bool,
+    /// Brackets around the uclamp updates (issue 4's instrumentation).
+    pub probe: crate::stats::probe::CostProbe,
 }
 
 impl<F: SchedClass> ClassStack<F> {
@@ -80,6 +82,7 @@ impl<F: SchedClass> ClassStack<F> {
             uclamp: UclampRunQueue::default(),
             sysctl: UclampSysctl::default(),
             uclamp_enabled: true,
+            probe: crate::stats::probe::CostProbe::default(),
         }
     }
 
@@ -99,6 +102,7 @@ impl<F: SchedClass> ClassStack<F> {
             uclamp,
             sysctl,
             uclamp_enabled: true,
+            probe: crate::stats::probe::CostProbe::default(),
         }
     }
 
@@ -342,7 +346,9 @@ impl<F: SchedClass> SchedClass for ClassStack<F> {
             return;
         };
         if self.uclamp_enabled {
+            let start = self.probe.start();
             self.uclamp_rq_inc(task);
+            self.probe.end_uclamp(start);
         }
         match class {
             ClassKind::Realtime => self.rt.enqueue_task(task, now, flags),
@@ -355,7 +361,9 @@ impl<F: SchedClass> SchedClass for ClassStack<F> {
             return;
         };
         if self.uclamp_enabled {
+            let start = self.probe.start();
             self.uclamp.dec(&mut self.tasks[task.index()].clamps);
+            self.probe.end_uclamp(start);
         }
         match class {
             ClassKind::Realtime => self.rt.dequeue_task(task, now, flags),

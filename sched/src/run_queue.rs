@@ -142,6 +142,27 @@ impl RunQueue {
         }
     }
 
+    /// Installs the counter that brackets the PELT and uclamp updates inside
+    /// the core (`None` removes it); see [`crate::stats::probe`].
+    pub fn set_cost_counter(&mut self, counter: Option<crate::stats::probe::CounterRead>) {
+        self.stack.probe.set_counter(counter);
+        if let Some(fair) = self.fair_mut() {
+            fair.probe.set_counter(counter);
+        }
+    }
+
+    /// The counts spent in PELT updates and in uclamp updates since the last
+    /// call, with their bracket counts.
+    pub fn take_internal_costs(&mut self) -> crate::stats::probe::ProbeCosts {
+        let mut costs = self.stack.probe.take();
+        if let Some(fair) = self.fair_mut() {
+            let pelt = fair.probe.take();
+            costs.pelt = pelt.pelt;
+            costs.pelt_brackets = pelt.pelt_brackets;
+        }
+        costs
+    }
+
     /// The RT class (for reports and its throttling state).
     pub fn rt(&self) -> &RtClass {
         self.stack.rt()

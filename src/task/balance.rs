@@ -226,7 +226,8 @@ fn carry_out(migration: &Migration) -> usize {
         {
             continue;
         }
-        source_rq.queue.dequeue_task(
+        source_rq.dequeue(
+            source,
             id,
             now,
             DequeueFlags {
@@ -264,7 +265,8 @@ fn attach(rq: &mut CpuRunQueue, destination: usize, id: TaskId, state: &TaskMigr
         panic!("task {} could not join CPU {}", id.0, destination);
     }
     rq.add_member(id);
-    rq.queue.enqueue_task(
+    rq.enqueue(
+        destination,
         id,
         now,
         EnqueueFlags {

@@ -98,6 +98,8 @@ pub struct Task {
     pub migrations: AtomicU64,
     /// The CPUs it may run on.
     pub affinity: AtomicU64,
+    /// Wake-up-to-run latencies (allocated the first time the slot is used).
+    pub latency: IrqSpinLock<Option<fairway_sched::stats::LatencyStats>>,
     /// Its place in its run queue's member list.
     pub(crate) member_index: core::sync::atomic::AtomicU32,
     /// Its scheduling state in transit during a wake-up on another CPU.
@@ -132,6 +134,7 @@ impl Task {
             migrations: AtomicU64::new(0),
             affinity: AtomicU64::new(u64::MAX),
             member_index: core::sync::atomic::AtomicU32::new(0),
+            latency: IrqSpinLock::new(None),
             pending_migration: IrqSpinLock::new(None),
         }
     }
@@ -227,6 +230,9 @@ impl defmt::Format for SpawnError {
     }
 }
 
+/// Wake-up latencies kept per task for exact quantiles.
+const LATENCY_SAMPLES: usize = 1024;
+
 /// Creates a task that runs `entry(argument)` on `cpu` with `params`, and makes
 /// it runnable.
 pub fn spawn(
@@ -263,6 +269,21 @@ pub fn spawn(
                 return Err(SpawnError::OutOfMemory {
                     bytes: TASK_STACK_SIZE,
                 });
+            }
+        }
+    }
+    {
+        let mut latency = slot.latency.lock();
+        match latency.as_mut() {
+            Some(stats) => {
+                stats.histogram.clear();
+                stats.sampler.clear();
+            }
+            None => {
+                *latency = Some(
+                    fairway_sched::stats::LatencyStats::new(LATENCY_SAMPLES)
+                        .expect("latency sample capacity"),
+                )
             }
         }
     }

@@ -25,6 +25,7 @@ use crate::arch::cpu::{IrqState, irq_disable, irq_enable, this_cpu, wait_for_int
 use crate::arch::timer::now_ns;
 use crate::config::{DEFAULT_HZ, MAX_CPUS, TASK_SLOTS};
 use crate::hrtimer;
+use crate::instrument::{self, Op};
 use crate::irq::{Ipi, send_ipi};
 use crate::percpu;
 use crate::sync::IrqSpinLock;
@@ -80,6 +81,26 @@ impl CpuRunQueue {
     pub fn members(&self) -> &[TaskId] {
         &self.members
     }
+
+    /// `enqueue_task` on CPU `cpu`'s queue, measured (`instrument`).
+    pub(super) fn enqueue(&mut self, cpu: usize, id: TaskId, now: u64, flags: EnqueueFlags) {
+        instrument::bracket(cpu, Op::EnqueueTask, || {
+            self.queue.enqueue_task(id, now, flags)
+        });
+        if instrument::ENABLED {
+            instrument::record_internal(cpu, self.queue.take_internal_costs());
+        }
+    }
+
+    /// `dequeue_task` on CPU `cpu`'s queue, measured (`instrument`).
+    pub(super) fn dequeue(&mut self, cpu: usize, id: TaskId, now: u64, flags: DequeueFlags) {
+        instrument::bracket(cpu, Op::DequeueTask, || {
+            self.queue.dequeue_task(id, now, flags)
+        });
+        if instrument::ENABLED {
+            instrument::record_internal(cpu, self.queue.take_internal_costs());
+        }
+    }
 }
 
 static RUN_QUEUES: [Once<IrqSpinLock<CpuRunQueue>>; MAX_CPUS] = [const { Once::new() }; MAX_CPUS];
@@ -94,6 +115,18 @@ static TICK_PERIOD_NS: AtomicU64 = AtomicU64::new(1_000_000_000 / DEFAULT_HZ);
 static HRTICK: AtomicBool = AtomicBool::new(true);
 static SLICE_NS: AtomicU64 = AtomicU64::new(fairway_sched::round_robin::DEFAULT_SLICE_NS);
 static POLICY: Once<PolicyKind> = Once::new();
+static UCLAMP: AtomicBool = AtomicBool::new(true);
+
+/// Turns uclamp's run-queue accounting on or off (`uclamp=` on the command
+/// line; boot core, before the run queues are built).
+pub fn set_uclamp(enabled: bool) {
+    UCLAMP.store(enabled, Ordering::Relaxed);
+}
+
+/// Whether uclamp's run-queue accounting runs.
+pub fn uclamp_enabled() -> bool {
+    UCLAMP.load(Ordering::Relaxed)
+}
 
 /// The scheduling policy of every run queue, chosen at boot (`sched=` on the
 /// command line: `eevdf`, the default as in Linux >= 6.6, `cfs`, or `rr`).
@@ -228,7 +261,15 @@ pub fn init_cpu(cpu: usize) {
         .get()
         .expect("policy chosen before the run queues are built");
     RUN_QUEUES[cpu].call_once(|| {
-        let mut queue = RunQueue::with_groups(policy, TASK_SLOTS, MAX_GROUPS);
+        let mut queue = RunQueue::with_options(
+            policy,
+            TASK_SLOTS,
+            MAX_GROUPS,
+            UCLAMP.load(Ordering::Relaxed),
+        );
+        if instrument::ENABLED {
+            queue.set_cost_counter(Some(instrument::counter));
+        }
         queue.set_cpu_capacity(CpuCapacity {
             capacity_orig: percpu::of(cpu).capacity.load(Ordering::Relaxed),
             frequency_scale: 1024,
@@ -240,6 +281,7 @@ pub fn init_cpu(cpu: usize) {
             members: alloc::vec::Vec::with_capacity(TASK_SLOTS),
         })
     });
+    instrument::init_cpu(cpu);
     let idle_task = task(idle);
     idle_task.set_name("idle");
     idle_task.cpu.store(cpu as u16, Ordering::Relaxed);
@@ -297,7 +339,7 @@ pub fn schedule() {
                 sleep: state == TaskState::Sleeping,
                 ..DequeueFlags::default()
             };
-            rq.queue.dequeue_task(previous, now, flags);
+            rq.dequeue(cpu, previous, now, flags);
             previous_task.on_rq.store(false, Ordering::Relaxed);
         }
         rq.queue.put_prev_task(previous, now);
@@ -305,13 +347,20 @@ pub fn schedule() {
             previous_task.wait_start.store(now, Ordering::Relaxed);
         }
     }
-    let next = match rq.queue.pick_next_task(now) {
-        Some(next) => {
-            rq.queue.set_next_task(next, now);
-            next
+    let idle = rq.idle;
+    let next = instrument::bracket(cpu, Op::PickNextTask, || {
+        match rq.queue.pick_next_task(now) {
+            Some(next) => {
+                rq.queue.set_next_task(next, now);
+                next
+            }
+            None => idle,
         }
-        None => rq.idle,
-    };
+    });
+    if instrument::ENABLED {
+        // PELT work done by put_prev/set_next is not an enqueue or dequeue.
+        let _ = rq.queue.take_internal_costs();
+    }
     let next_task = task(next);
     next_task.exec_start.store(now, Ordering::Relaxed);
     rq.current = next;
@@ -336,6 +385,9 @@ pub fn schedule() {
         next_task
             .wakeup_latency_max
             .fetch_max(latency, Ordering::Relaxed);
+        if let Some(stats) = next_task.latency.lock().as_mut() {
+            stats.record(latency);
+        }
     }
     next_task.switches_in.fetch_add(1, Ordering::Relaxed);
     next_task.on_cpu.store(true, Ordering::Relaxed);
@@ -348,6 +400,10 @@ pub fn schedule() {
     this.context_switches.fetch_add(1, Ordering::Relaxed);
     // The lock stays held across the switch; `finish_task_switch` releases it.
     core::mem::forget(rq);
+    if instrument::ENABLED {
+        this.switch_start
+            .store(instrument::counter(), Ordering::Relaxed);
+    }
     // SAFETY: `previous` runs on this CPU (it is `current`); `next` is queued here
     // (or is this CPU's idle task), is not running (`on_cpu` was false: a queued
     // task's previous switch-out finished under this lock), and its context was
@@ -364,6 +420,16 @@ pub fn finish_task_switch(irq_state: IrqState) {
     // SAFETY: `schedule()` on this CPU locked this run queue and forgot its guard
     // before switching here, with IRQs masked.
     let mut rq = unsafe { run_queue(cpu).adopt(irq_state) };
+    if instrument::ENABLED {
+        let start = percpu::of(cpu).switch_start.swap(0, Ordering::Relaxed);
+        if start != 0 {
+            instrument::record(
+                cpu,
+                Op::ContextSwitch,
+                instrument::counter().wrapping_sub(start),
+            );
+        }
+    }
     let previous = TaskId(percpu::of(cpu).previous_task.load(Ordering::Relaxed));
     let previous_task = task(previous);
     previous_task.on_cpu.store(false, Ordering::Release);
@@ -385,7 +451,8 @@ pub(super) fn activate_new(id: TaskId, cpu: usize, params: &TaskParams) -> Resul
     let slot = task(id);
     slot.state
         .store(TaskState::Running as u8, Ordering::Release);
-    rq.queue.enqueue_task(
+    rq.enqueue(
+        cpu,
         id,
         now,
         EnqueueFlags {
@@ -435,7 +502,8 @@ fn activate(id: TaskId) {
     }
     let now = now_ns();
     let migrated = super::balance::attach_pending(&mut rq, id, now);
-    rq.queue.enqueue_task(
+    rq.enqueue(
+        cpu,
         id,
         now,
         EnqueueFlags {

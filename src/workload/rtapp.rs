@@ -255,30 +255,20 @@ pub fn run_from_boot_args() -> crate::ExitCode {
 }
 
 fn report(run: &Run, elapsed: u64) {
-    defmt::println!(
-        "report: run name=rtapp tasks={=usize} cpus={=usize} wall_ns={=u64}",
-        run.instances.len(),
-        percpu::nr_online(),
-        elapsed
-    );
-    for instance in &run.instances {
-        let Some(&id) = instance.task.get() else {
-            continue;
-        };
-        let slot = task::task(id);
-        defmt::println!(
-            "report: task id={=u16} name={=str} cpu={=usize} runtime_ns={=u64} wait_ns={=u64} wakeups={=u64} lat_max_ns={=u64} missed_periods={=u64} migrations={=u64} switches={=u64}",
-            id.0,
-            instance.name.as_str(),
-            slot.cpu(),
-            slot.sum_exec_runtime.load(Ordering::Relaxed),
-            slot.wait_total.load(Ordering::Relaxed),
-            slot.wakeups.load(Ordering::Relaxed),
-            slot.wakeup_latency_max.load(Ordering::Relaxed),
-            instance.result.missed_periods.load(Ordering::Relaxed),
-            slot.migrations.load(Ordering::Relaxed),
-            slot.switches_in.load(Ordering::Relaxed)
-        );
-    }
-    defmt::println!("report: end");
+    let tasks: Vec<(TaskId, u64)> = run
+        .instances
+        .iter()
+        .filter_map(|instance| {
+            let id = *instance.task.get()?;
+            Some((id, instance.result.missed_periods.load(Ordering::Relaxed)))
+        })
+        .collect();
+    let config = super::report::config_label("");
+    super::report::print(&super::report::RunResults {
+        name: "rtapp",
+        config: &config,
+        wall_ns: elapsed,
+        tasks: &tasks,
+        metrics: &[("tasks", run.instances.len() as u64)],
+    });
 }

@@ -10,8 +10,9 @@ use core::sync::atomic::{AtomicU64, Ordering};
 
 use spin::Once;
 
+use super::report;
 use crate::arch::timer::now_ns;
-use crate::task::groups::{create_group_chain, set_task_group};
+use crate::task::groups::create_group_chain;
 use crate::task::pipe::Pipe;
 use crate::task::wait::Completion;
 use crate::task::{TaskParams, spawn};
@@ -108,9 +109,9 @@ fn run_inner() -> Result<(), ExitCode> {
             ExitCode::Failure
         })
     };
+    crate::instrument::reset();
     let a = spawn_in_group("pipe-a", ping, 0)?;
     let b = spawn_in_group("pipe-b", pong, second_cpu)?;
-    let _ = (set_task_group, a, b);
     DONE.wait_for(2);
     let elapsed = ELAPSED.load(Ordering::Relaxed).max(1);
     let ops_per_second = loops * 1_000_000_000 / elapsed;
@@ -126,17 +127,21 @@ fn run_inner() -> Result<(), ExitCode> {
             "CPU 0 <-> CPU 1"
         }
     );
-    defmt::println!(
-        "report: run name=sched-pipe depth={=u64} pinned={=u64} loops={=u64} wall_ns={=u64}",
-        depth,
-        u64::from(pinned),
-        loops,
-        elapsed
+    let mut extra: heapless::String<32> = heapless::String::new();
+    let _ = core::fmt::write(
+        &mut extra,
+        format_args!(
+            "depth{depth}-{}",
+            if pinned { "pinned" } else { "two-cpus" }
+        ),
     );
-    defmt::println!(
-        "report: metric name=ops_per_second value={=u64}",
-        ops_per_second
-    );
-    defmt::println!("report: end");
+    let config = report::config_label(&extra);
+    report::print(&report::RunResults {
+        name: "sched-pipe",
+        config: &config,
+        wall_ns: elapsed,
+        tasks: &[(a, 0), (b, 0)],
+        metrics: &[("ops_per_second", ops_per_second), ("round_trips", loops)],
+    });
     Ok(())
 }

@@ -187,8 +187,14 @@ impl QemuConfig {
         if let Some(kernel) = kernel {
             args.extend(["-kernel".into(), kernel.display().to_string()]);
         }
-        if !self.append.is_empty() {
-            args.extend(["-append".into(), self.append.clone()]);
+        // The kernel learns it runs under icount from the command line, for its report.
+        let append = match (self.icount, self.append.is_empty()) {
+            (true, true) => "icount=1".to_string(),
+            (true, false) => format!("{} icount=1", self.append),
+            (false, _) => self.append.clone(),
+        };
+        if !append.is_empty() {
+            args.extend(["-append".into(), append]);
         }
         if let Some(dtb) = &self.dtb {
             args.extend(["-dtb".into(), dtb.display().to_string()]);

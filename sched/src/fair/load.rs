@@ -63,6 +63,18 @@ impl FairRunQueue {
         flags: UpdateFlags,
         now: Nanoseconds,
     ) {
+        let start = self.probe.start();
+        self.update_entity_load_unprobed(q, e, flags, now);
+        self.probe.end_pelt(start);
+    }
+
+    fn update_entity_load_unprobed(
+        &mut self,
+        q: GroupId,
+        e: u32,
+        flags: UpdateFlags,
+        now: Nanoseconds,
+    ) {
         let pelt_now = self.clock.now();
         let queue = &self.queues[q.index()];
         let run_queue_state = RunQueueState {

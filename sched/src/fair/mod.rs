@@ -113,6 +113,8 @@ pub struct FairRunQueue {
     /// The latest time an operation was given (to complete delayed dequeues
     /// from calls that take no time).
     pub(super) last_now: Nanoseconds,
+    /// Brackets around the PELT updates (issue 4's instrumentation).
+    pub probe: crate::stats::probe::CostProbe,
 }
 
 impl FairRunQueue {
@@ -135,6 +137,7 @@ impl FairRunQueue {
             capacity: CpuCapacity::default(),
             util_changed: false,
             last_now: 0,
+            probe: crate::stats::probe::CostProbe::default(),
         }
     }
 

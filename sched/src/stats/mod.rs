@@ -21,6 +21,7 @@
 
 pub mod cost;
 pub mod histogram;
+pub mod probe;
 pub mod protocol;
 pub mod sampler;
 

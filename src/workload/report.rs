@@ -1,0 +1,173 @@
+//! Printing a run's results as `report:` lines (`docs/report-format.md`), with
+//! the writers of `fairway_sched::stats::protocol`; the host turns them into a
+//! summary and a JSON report.
+
+use core::fmt::Write;
+use core::sync::atomic::Ordering;
+
+use fairway_sched::stats::{
+    CostLine, CpuLine, CpuScope, EndLine, HistogramLine, HistogramOwner, Log2Histogram, MetricLine,
+    RunLine, Summary, TaskLine, merged_summary,
+};
+use fairway_sched::task::CpuId;
+use heapless::String;
+
+use crate::instrument::{self, OPS};
+use crate::task::{TaskId, idle_task_id, task};
+use crate::{boot_arg, percpu};
+
+fn print_line(record: impl core::fmt::Display) {
+    let mut line: String<2048> = String::new();
+    if write!(line, "{record}").is_ok() {
+        defmt::println!("{=str}", line.as_str());
+    } else {
+        defmt::error!("report: line longer than 2048 bytes dropped");
+    }
+}
+
+/// The extra figures of a run, e.g. `("ops_per_second", n)`, and the
+/// missed periods of each task where the workload counts them.
+pub struct RunResults<'a> {
+    /// Benchmark name.
+    pub name: &'a str,
+    /// Configuration label.
+    pub config: &'a str,
+    /// Length of the run in ns.
+    pub wall_ns: u64,
+    /// The tasks to report, with their missed periods.
+    pub tasks: &'a [(TaskId, u64)],
+    /// Figures of merit.
+    pub metrics: &'a [(&'a str, u64)],
+}
+
+/// A configuration label from the boot options: scheduler, HZ, uclamp, and
+/// `extra` (e.g. `depth2`).
+pub fn config_label(extra: &str) -> String<96> {
+    let system = crate::system();
+    let mut label = String::new();
+    let _ = write!(
+        label,
+        "{}-hz{}-uclamp{}",
+        system.policy.name(),
+        system.hz,
+        if crate::task::scheduler::uclamp_enabled() {
+            "on"
+        } else {
+            "off"
+        }
+    );
+    if !extra.is_empty() {
+        let _ = write!(label, "-{extra}");
+    }
+    label
+}
+
+/// Prints one `run ... end` section.
+pub fn print(results: &RunResults<'_>) {
+    let cpus = percpu::nr_online();
+    print_line(RunLine {
+        name: results.name,
+        config: results.config,
+        cpus: cpus as u16,
+        icount: boot_arg("icount") == Some("1"),
+        wall_ns: results.wall_ns,
+    });
+    if instrument::ENABLED {
+        print_costs(cpus);
+    }
+    let now = crate::now_ns();
+    for cpu in 0..cpus {
+        let idle = task(idle_task_id(cpu))
+            .sum_exec_runtime
+            .load(Ordering::Relaxed);
+        print_line(CpuLine {
+            id: CpuId(cpu as u16),
+            busy_ns: now.saturating_sub(idle),
+            idle_ns: idle,
+            switches: percpu::of(cpu).context_switches.load(Ordering::Relaxed),
+        });
+    }
+    for &(id, missed_periods) in results.tasks {
+        let slot = task(id);
+        let mut latency = slot.latency.lock();
+        let Some(stats) = latency.as_mut() else {
+            continue;
+        };
+        let summary = stats.summary();
+        print_line(TaskLine {
+            id,
+            name: slot.name().as_str(),
+            cpu: CpuId(slot.cpu() as u16),
+            runtime_ns: slot.sum_exec_runtime.load(Ordering::Relaxed),
+            wait_ns: slot.wait_total.load(Ordering::Relaxed),
+            latency: &summary,
+            missed_periods,
+            migrations: slot.migrations.load(Ordering::Relaxed),
+            switches: slot.switches_in.load(Ordering::Relaxed),
+        });
+        if summary.count > 0 {
+            print_line(HistogramLine {
+                owner: HistogramOwner::Task(id),
+                op: "wakeup_latency",
+                histogram: &stats.histogram,
+            });
+        }
+    }
+    for &(name, value) in results.metrics {
+        print_line(MetricLine { name, value });
+    }
+    print_line(EndLine);
+}
+
+fn print_costs(cpus: usize) {
+    for (index, op) in OPS.iter().enumerate() {
+        let mut merged = Log2Histogram::new();
+        let mut overhead = u64::MAX;
+        for cpu in 0..cpus {
+            instrument::with_costs(cpu, |costs| {
+                let own_overhead = costs.overhead_of(*op);
+                overhead = overhead.min(own_overhead);
+                let stats = &mut costs.ops[index];
+                let summary: Summary = stats.summary();
+                if summary.count == 0 {
+                    return;
+                }
+                merged.merge(&stats.histogram);
+                print_line(CostLine {
+                    cpu: CpuScope::Cpu(CpuId(cpu as u16)),
+                    op: op.name(),
+                    summary: &summary,
+                    overhead: own_overhead,
+                });
+                print_line(HistogramLine {
+                    owner: HistogramOwner::Cost(CpuScope::Cpu(CpuId(cpu as u16))),
+                    op: op.name(),
+                    histogram: &stats.histogram,
+                });
+            });
+        }
+        if merged.total() == 0 {
+            continue;
+        }
+        // The merge over every CPU (allocates: report time only).
+        let mut samplers = alloc::vec::Vec::new();
+        for cpu in 0..cpus {
+            instrument::with_costs(cpu, |costs| {
+                samplers.push(costs.ops[index].sampler.clone());
+            });
+        }
+        let references: alloc::vec::Vec<_> = samplers.iter().collect();
+        let summary = merged_summary(&references);
+        print_line(CostLine {
+            cpu: CpuScope::All,
+            op: op.name(),
+            summary: &summary,
+            overhead,
+        });
+        print_line(HistogramLine {
+            owner: HistogramOwner::Cost(CpuScope::All),
+            op: op.name(),
+            histogram: &merged,
+        });
+    }
+}
