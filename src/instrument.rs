@@ -185,8 +185,8 @@ pub fn record_internal(cpu: usize, costs: ProbeCosts) {
 /// Clears every CPU's statistics (keeping the calibration), so that a
 /// benchmark measures only its own run.
 pub fn reset() {
-    for cpu in 0..MAX_CPUS {
-        if let Some(costs) = COSTS[cpu].lock().as_mut() {
+    for slot in &COSTS {
+        if let Some(costs) = slot.lock().as_mut() {
             for stats in costs.ops.iter_mut() {
                 stats.histogram.clear();
                 stats.sampler.clear();
