@@ -10,6 +10,7 @@ pub mod balance;
 pub mod groups;
 pub mod pipe;
 pub mod scheduler;
+pub mod trace;
 pub mod wait;
 
 use core::fmt;

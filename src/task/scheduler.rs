@@ -390,6 +390,12 @@ pub fn schedule() {
         }
     }
     next_task.switches_in.fetch_add(1, Ordering::Relaxed);
+    super::trace::record(super::trace::Switch {
+        time_ns: now,
+        cpu: cpu as u16,
+        previous,
+        next,
+    });
     next_task.on_cpu.store(true, Ordering::Relaxed);
     let this = percpu::of(cpu);
     this.current_task.store(next.0, Ordering::Relaxed);

@@ -188,12 +188,18 @@ pub fn run(scenario: Scenario) -> Result<(), SpawnError> {
             });
         }
     }
+    let trace_limit = crate::boot_arg("trace_switches")
+        .and_then(|n| n.parse::<usize>().ok())
+        .unwrap_or(0);
     let run = RUN.call_once(|| Run {
         scenario,
         instances,
         timers: IrqSpinLock::new(BTreeMap::new()),
         start: now_ns(),
     });
+    if trace_limit > 0 {
+        crate::task::trace::start(trace_limit);
+    }
     let mut load = alloc::vec![0usize; cpus];
     for (index, instance) in run.instances.iter().enumerate() {
         let spec = &run.scenario.tasks[instance.spec];
@@ -218,6 +224,9 @@ pub fn run(scenario: Scenario) -> Result<(), SpawnError> {
         FINISHED.wait_for(count);
     }
     let elapsed = now_ns() - run.start;
+    if trace_limit > 0 {
+        crate::task::trace::print(run.start);
+    }
     report(run, elapsed);
     REPORTED.complete();
     let _ = current();
