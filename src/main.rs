@@ -75,9 +75,10 @@ fn main() -> ExitCode {
         "demo" => demo(),
         "rtapp" => fairway::workload::rtapp::run_from_boot_args(),
         "sched-pipe" => fairway::workload::sched_pipe::run(),
+        "hackbench" => fairway::workload::hackbench::run(),
         other => {
             defmt::error!(
-                "bootargs: workload={=str} is not one of demo, rtapp, sched-pipe",
+                "bootargs: workload={=str} is not one of demo, rtapp, sched-pipe, hackbench",
                 other
             );
             ExitCode::Failure

@@ -3,6 +3,7 @@
 //! Results are printed as `report:` lines (the format of `docs/report-format.md`),
 //! which the host runner turns into a summary and a JSON report.
 
+pub mod hackbench;
 pub mod report;
 pub mod rtapp;
 pub mod sched_pipe;

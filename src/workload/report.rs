@@ -121,42 +121,45 @@ pub fn print(results: &RunResults<'_>) {
 
 fn print_costs(cpus: usize) {
     for (index, op) in OPS.iter().enumerate() {
-        let mut merged = Log2Histogram::new();
-        let mut overhead = u64::MAX;
+        // One consistent snapshot per CPU (the other CPUs keep scheduling).
+        let mut snapshots = alloc::vec::Vec::new();
         for cpu in 0..cpus {
             instrument::with_costs(cpu, |costs| {
-                let own_overhead = costs.overhead_of(*op);
-                overhead = overhead.min(own_overhead);
-                let stats = &mut costs.ops[index];
-                let summary: Summary = stats.summary();
-                if summary.count == 0 {
-                    return;
-                }
-                merged.merge(&stats.histogram);
-                print_line(CostLine {
-                    cpu: CpuScope::Cpu(CpuId(cpu as u16)),
-                    op: op.name(),
-                    summary: &summary,
-                    overhead: own_overhead,
-                });
-                print_line(HistogramLine {
-                    owner: HistogramOwner::Cost(CpuScope::Cpu(CpuId(cpu as u16))),
-                    op: op.name(),
-                    histogram: &stats.histogram,
-                });
+                let stats = &costs.ops[index];
+                snapshots.push((
+                    cpu,
+                    costs.overhead_of(*op),
+                    stats.histogram.clone(),
+                    stats.sampler.clone(),
+                ));
+            });
+        }
+        let mut merged = Log2Histogram::new();
+        let mut overhead = u64::MAX;
+        for (cpu, own_overhead, histogram, sampler) in snapshots.iter_mut() {
+            let summary: Summary = sampler.summary();
+            if summary.count == 0 {
+                continue;
+            }
+            overhead = overhead.min(*own_overhead);
+            merged.merge(histogram);
+            let scope = CpuScope::Cpu(CpuId(*cpu as u16));
+            print_line(CostLine {
+                cpu: scope,
+                op: op.name(),
+                summary: &summary,
+                overhead: *own_overhead,
+            });
+            print_line(HistogramLine {
+                owner: HistogramOwner::Cost(scope),
+                op: op.name(),
+                histogram,
             });
         }
         if merged.total() == 0 {
             continue;
         }
-        // The merge over every CPU (allocates: report time only).
-        let mut samplers = alloc::vec::Vec::new();
-        for cpu in 0..cpus {
-            instrument::with_costs(cpu, |costs| {
-                samplers.push(costs.ops[index].sampler.clone());
-            });
-        }
-        let references: alloc::vec::Vec<_> = samplers.iter().collect();
+        let references: alloc::vec::Vec<_> = snapshots.iter().map(|s| &s.3).collect();
         let summary = merged_summary(&references);
         print_line(CostLine {
             cpu: CpuScope::All,

@@ -20,6 +20,7 @@ use core::sync::atomic::{AtomicU64, Ordering};
 
 use fairway_sched::scenario::program::{Cursor, Step};
 use fairway_sched::scenario::{Event, Scenario, TimerMode};
+use fairway_sched::task::GroupId;
 use spin::Once;
 
 use crate::arch::cpu::this_cpu;
@@ -45,6 +46,8 @@ struct Instance {
     name: String,
     task: Once<TaskId>,
     result: InstanceResult,
+    /// Smallest and largest util_avg sampled after the warm-up.
+    util_range: IrqSpinLock<Option<(u64, u64)>>,
 }
 
 struct Run {
@@ -159,6 +162,70 @@ fn instance_main(index: usize) {
 }
 
 static REPORTED: Completion = Completion::new();
+static SAMPLER_DONE: Completion = Completion::new();
+static SAMPLE_PERIOD_NS: AtomicU64 = AtomicU64::new(0);
+static SAMPLE_FROM_NS: AtomicU64 = AtomicU64::new(0);
+static SAMPLE_UNTIL_NS: AtomicU64 = AtomicU64::new(0);
+
+/// Samples every instance's util_avg from its run queue every
+/// `util_sample_us` until the run ends, after `util_warmup_ms` (for the
+/// steady-state check of §2.8).
+fn util_sampler(_: usize) {
+    let run = RUN.get().expect("scenario set before the sampler");
+    let period = SAMPLE_PERIOD_NS.load(Ordering::Relaxed);
+    let mut next = SAMPLE_FROM_NS.load(Ordering::Relaxed);
+    while next < SAMPLE_UNTIL_NS.load(Ordering::Relaxed) {
+        sleep_until(next);
+        for instance in &run.instances {
+            let Some(&id) = instance.task.get() else {
+                continue;
+            };
+            if task::task(id).state() != task::TaskState::Running
+                && task::task(id).state() != task::TaskState::Sleeping
+            {
+                continue;
+            }
+            let cpu = task::task(id).cpu();
+            let util = crate::task::scheduler::with_run_queue(cpu, |rq| {
+                rq.queue.task_signals(id).util_avg
+            });
+            let mut range = instance.util_range.lock();
+            *range = Some(match *range {
+                None => (util, util),
+                Some((low, high)) => (low.min(util), high.max(util)),
+            });
+        }
+        next += period;
+    }
+    SAMPLER_DONE.complete();
+}
+
+/// Creates the scenario's task groups on every CPU, parents first (the order
+/// the simulator uses), and maps each path to its group.
+fn create_groups(scenario: &Scenario) -> Result<BTreeMap<String, GroupId>, SpawnError> {
+    let mut groups = BTreeMap::new();
+    for path in scenario.group_paths() {
+        let parent = match path.rfind('/') {
+            Some(0) | None => GroupId::ROOT,
+            Some(end) => groups.get(&path[..end]).copied().unwrap_or(GroupId::ROOT),
+        };
+        let shares = scenario.group_shares(&path).max(0) as u64;
+        match crate::task::groups::create_group(parent, shares) {
+            Ok(group) => {
+                groups.insert(path, group);
+            }
+            Err(error) => {
+                defmt::error!(
+                    "rtapp: task group {=str}: {}",
+                    path.as_str(),
+                    defmt::Debug2Format(&error)
+                );
+                return Err(SpawnError::TooManyTasks { limit: 0 });
+            }
+        }
+    }
+    Ok(groups)
+}
 
 /// The least-loaded allowed CPU, in CPU order.
 fn initial_cpu(affinity: fairway_sched::task::CpuMask, load: &[usize]) -> usize {
@@ -185,6 +252,7 @@ pub fn run(scenario: Scenario) -> Result<(), SpawnError> {
                 name,
                 task: Once::new(),
                 result: InstanceResult::default(),
+                util_range: IrqSpinLock::new(None),
             });
         }
     }
@@ -200,6 +268,7 @@ pub fn run(scenario: Scenario) -> Result<(), SpawnError> {
     if trace_limit > 0 {
         crate::task::trace::start(trace_limit);
     }
+    let groups = create_groups(&run.scenario)?;
     let mut load = alloc::vec![0usize; cpus];
     for (index, instance) in run.instances.iter().enumerate() {
         let spec = &run.scenario.tasks[instance.spec];
@@ -208,11 +277,39 @@ pub fn run(scenario: Scenario) -> Result<(), SpawnError> {
             .first()
             .map(|phase| Scenario::effective_attributes(spec, phase))
             .unwrap_or_else(|| spec.attributes.clone());
-        let params = run.scenario.task_params(&attributes);
+        let mut params = run.scenario.task_params(&attributes);
+        if let Some(path) = &attributes.taskgroup {
+            params.group = groups.get(path).copied().unwrap_or(GroupId::ROOT);
+        }
         let cpu = initial_cpu(params.affinity, &load);
         load[cpu] += 1;
         let id = task::spawn(&instance.name, instance_main, index, cpu, params)?;
         instance.task.call_once(|| id);
+    }
+    let sample_us = crate::boot_arg("util_sample_us")
+        .and_then(|n| n.parse::<u64>().ok())
+        .unwrap_or(0);
+    if sample_us > 0 && run.scenario.global.duration_s > 0 {
+        let warmup = crate::boot_arg("util_warmup_ms")
+            .and_then(|n| n.parse::<u64>().ok())
+            .unwrap_or(1000);
+        SAMPLE_PERIOD_NS.store(sample_us * 1000, Ordering::Relaxed);
+        SAMPLE_FROM_NS.store(run.start + warmup * 1_000_000, Ordering::Relaxed);
+        SAMPLE_UNTIL_NS.store(
+            run.start + ns(run.scenario.global.duration_s * 1_000_000),
+            Ordering::Relaxed,
+        );
+        // On the last CPU, away from the tasks that scenarios pin to CPU 0.
+        let cpu = cpus - 1;
+        task::spawn(
+            "util-sampler",
+            util_sampler,
+            0,
+            cpu,
+            fairway_sched::task::TaskParams::pinned(cpu),
+        )?;
+    } else {
+        SAMPLER_DONE.complete();
     }
     let count = run.instances.len() as u64;
     if run.scenario.global.duration_s > 0 {
@@ -223,6 +320,7 @@ pub fn run(scenario: Scenario) -> Result<(), SpawnError> {
     } else {
         FINISHED.wait_for(count);
     }
+    SAMPLER_DONE.wait_for(1);
     let elapsed = now_ns() - run.start;
     if trace_limit > 0 {
         crate::task::trace::print(run.start);
@@ -273,11 +371,23 @@ fn report(run: &Run, elapsed: u64) {
         })
         .collect();
     let config = super::report::config_label("");
+    let mut names: Vec<String> = Vec::new();
+    let mut values: Vec<u64> = Vec::new();
+    for instance in &run.instances {
+        if let Some((low, high)) = *instance.util_range.lock() {
+            names.push(alloc::format!("util_min.{}", instance.name));
+            values.push(low);
+            names.push(alloc::format!("util_max.{}", instance.name));
+            values.push(high);
+        }
+    }
+    let mut metrics: Vec<(&str, u64)> = alloc::vec![("tasks", run.instances.len() as u64)];
+    metrics.extend(names.iter().map(String::as_str).zip(values.iter().copied()));
     super::report::print(&super::report::RunResults {
         name: "rtapp",
         config: &config,
         wall_ns: elapsed,
         tasks: &tasks,
-        metrics: &[("tasks", run.instances.len() as u64)],
+        metrics: &metrics,
     });
 }

@@ -20,6 +20,7 @@ mod qemu;
 mod report;
 mod test;
 mod tools;
+mod workload_cases;
 
 use std::path::PathBuf;
 use std::process::ExitCode;

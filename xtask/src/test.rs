@@ -17,7 +17,7 @@ use crate::tools;
 
 /// What a case must end with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Expect {
+pub(crate) enum Expect {
     Success,
     Failure,
     Timeout,
@@ -30,7 +30,10 @@ const LOADED_BLOB_ADDRESS: u64 = crate::qemu::BLOB_ADDRESS;
 /// A change to QEMU's own device tree before booting.
 type DtsEdit = fn(&str) -> Result<String, String>;
 
-struct Case {
+/// A check of a case's decoded output beyond `must_contain`.
+pub(crate) type OutputCheck = fn(&[String]) -> Result<(), String>;
+
+pub(crate) struct Case {
     name: String,
     image: &'static str,
     cpus: u32,
@@ -44,6 +47,12 @@ struct Case {
     loaded_dts_edit: Option<DtsEdit>,
     /// Boot the flat Image instead of the ELF.
     as_image: bool,
+    /// An rt-app scenario to run.
+    scenario: Option<&'static str>,
+    /// Further checks of the output.
+    checks: Vec<OutputCheck>,
+    /// Boot twice and require byte-identical JSON reports.
+    twice_identical: bool,
     /// Break the loaded blob's magic number.
     corrupt_magic: bool,
     timeout_seconds: u64,
@@ -52,7 +61,7 @@ struct Case {
 }
 
 impl Case {
-    fn new(name: impl Into<String>, image: &'static str) -> Self {
+    pub(crate) fn new(name: impl Into<String>, image: &'static str) -> Self {
         Case {
             name: name.into(),
             image,
@@ -66,48 +75,63 @@ impl Case {
             loaded_dts_edit: None,
             corrupt_magic: false,
             as_image: false,
+            scenario: None,
+            checks: Vec::new(),
+            twice_identical: false,
             timeout_seconds: 60,
             expect: Expect::Success,
             must_contain: Vec::new(),
         }
     }
-    fn cpus(mut self, cpus: u32) -> Self {
+    pub(crate) fn cpus(mut self, cpus: u32) -> Self {
         self.cpus = cpus;
         self
     }
-    fn gic(mut self, gic: u32) -> Self {
+    pub(crate) fn gic(mut self, gic: u32) -> Self {
         self.gic = gic;
         self
     }
-    fn el(mut self, el: u32) -> Self {
+    pub(crate) fn el(mut self, el: u32) -> Self {
         self.el = el;
         self
     }
-    fn icount(mut self) -> Self {
+    pub(crate) fn icount(mut self) -> Self {
         self.icount = true;
         self
     }
-    fn append(mut self, append: &'static str) -> Self {
+    pub(crate) fn append(mut self, append: &'static str) -> Self {
         self.append = append;
         self
     }
-    fn expect(mut self, expect: Expect) -> Self {
+    pub(crate) fn expect(mut self, expect: Expect) -> Self {
         self.expect = expect;
         self
     }
-    fn timeout(mut self, seconds: u64) -> Self {
+    pub(crate) fn timeout(mut self, seconds: u64) -> Self {
         self.timeout_seconds = seconds;
         self
     }
-    fn dts(mut self, edit: DtsEdit) -> Self {
+    pub(crate) fn dts(mut self, edit: DtsEdit) -> Self {
         self.dts_edit = Some(edit);
         self
     }
-    fn parse(mut self, edit: DtsEdit) -> Self {
+    pub(crate) fn parse(mut self, edit: DtsEdit) -> Self {
         self.loaded_dts_edit = Some(edit);
         self
     }
-    fn contains(mut self, text: impl Into<String>) -> Self {
+    pub(crate) fn scenario(mut self, path: &'static str) -> Self {
+        self.scenario = Some(path);
+        self
+    }
+    pub(crate) fn check(mut self, check: OutputCheck) -> Self {
+        self.checks.push(check);
+        self
+    }
+    pub(crate) fn twice_identical(mut self) -> Self {
+        self.twice_identical = true;
+        self
+    }
+    pub(crate) fn contains(mut self, text: impl Into<String>) -> Self {
         self.must_contain.push(text.into());
         self
     }
@@ -330,6 +354,7 @@ fn cases() -> Vec<Case> {
             .expect(Expect::Failure)
             .contains("node interrupt-controller (compatible arm,gic-v3 or arm,cortex-a15-gic) is missing"),
     );
+    cases.extend(crate::workload_cases::cases());
     cases
 }
 
@@ -560,8 +585,31 @@ fn run_case(case: &Case, image: &Path, expect: Expect) -> Result<Vec<String>, St
         ];
         config.append = format!("dtb={LOADED_BLOB_ADDRESS:#x} dtb_size={}", blob.len());
     }
+    if let Some(scenario) = case.scenario {
+        config.scenario = Some(workspace_root().join(scenario));
+        config.load_scenario()?;
+    }
     let outcome = qemu::run(image, &config)?;
     let mut problems = Vec::new();
+    for check in &case.checks {
+        if let Err(problem) = check(&outcome.lines) {
+            problems.push(problem);
+        }
+    }
+    if case.twice_identical {
+        let again = qemu::run(image, &config)?;
+        let first = crate::report::parse_report(&outcome.lines).map(|r| r.to_json());
+        let second = crate::report::parse_report(&again.lines).map(|r| r.to_json());
+        match (first, second) {
+            (Ok(a), Ok(b)) if a == b => {}
+            (Ok(a), Ok(b)) => problems.push(format!(
+                "the two reports differ ({} and {} bytes)",
+                a.len(),
+                b.len()
+            )),
+            (Err(e), _) | (_, Err(e)) => problems.push(format!("report: {e}")),
+        }
+    }
     let got = match (outcome.timed_out, outcome.status) {
         (true, _) => Expect::Timeout,
         (false, Some(0)) => Expect::Success,

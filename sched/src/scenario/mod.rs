@@ -24,7 +24,8 @@ pub mod wire;
 
 pub use error::{ErrorKind, ScenarioError};
 
-use alloc::string::String;
+use alloc::collections::BTreeSet;
+use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 
 /// The most task instances a scenario may create (it bounds the run queues' task tables).
@@ -272,6 +273,34 @@ impl Scenario {
     /// The total number of task instances.
     pub fn instance_count(&self) -> i64 {
         self.tasks.iter().map(|t| t.instances.max(0)).sum()
+    }
+
+    /// Every group path the scenario names (in `global.taskgroups` or a `taskgroup`
+    /// attribute of a task or phase) with its ancestors, parents before children.
+    pub fn group_paths(&self) -> Vec<String> {
+        let mut paths = BTreeSet::new();
+        let named = self
+            .global
+            .task_groups
+            .iter()
+            .map(|g| g.path.as_str())
+            .chain(self.tasks.iter().flat_map(|t| {
+                t.attributes.taskgroup.as_deref().into_iter().chain(
+                    t.phases
+                        .iter()
+                        .filter_map(|p| p.attributes.taskgroup.as_deref()),
+                )
+            }));
+        for path in named {
+            let mut end = path.len();
+            while end > 1 {
+                paths.insert(path[..end].to_string());
+                end = path[..end].rfind('/').unwrap_or(0);
+            }
+        }
+        let mut paths: Vec<String> = paths.into_iter().collect();
+        paths.sort_by_key(|p| (p.matches('/').count(), p.clone()));
+        paths
     }
 
     /// The shares of the group at `path` (listed in `global.taskgroups`, else the default).

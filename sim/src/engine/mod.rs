@@ -26,7 +26,7 @@
 //! nanoseconds, so a 512-capacity CPU takes 2W µs. `runtime` is wall time.
 
 use std::cmp::Reverse;
-use std::collections::{BTreeMap, BTreeSet, BinaryHeap};
+use std::collections::{BTreeMap, BinaryHeap};
 
 use fairway_sched::run_queue::{CpuCapacity, PolicyKind, RunQueue};
 use fairway_sched::scenario::Scenario;
@@ -183,7 +183,7 @@ impl<'s> Simulation<'s> {
                 "tick and sample interval must be > 0".into(),
             ));
         }
-        let group_paths = group_paths(scenario);
+        let group_paths = scenario.group_paths();
         let mut tasks = Vec::new();
         for (spec_index, spec) in scenario.tasks.iter().enumerate() {
             if Cursor::runs_forever(spec) && !Cursor::makes_progress(spec) {
@@ -425,32 +425,4 @@ impl<'s> Simulation<'s> {
             switches: self.switches,
         }
     }
-}
-
-/// Every group path the scenario names (in `global.taskgroups` or a `taskgroup`
-/// attribute of a task or phase) with its ancestors, parents before children.
-fn group_paths(scenario: &Scenario) -> Vec<String> {
-    let mut paths = BTreeSet::new();
-    let named = scenario
-        .global
-        .task_groups
-        .iter()
-        .map(|g| g.path.as_str())
-        .chain(scenario.tasks.iter().flat_map(|t| {
-            t.attributes.taskgroup.as_deref().into_iter().chain(
-                t.phases
-                    .iter()
-                    .filter_map(|p| p.attributes.taskgroup.as_deref()),
-            )
-        }));
-    for path in named {
-        let mut end = path.len();
-        while end > 1 {
-            paths.insert(path[..end].to_string());
-            end = path[..end].rfind('/').unwrap_or(0);
-        }
-    }
-    let mut paths: Vec<String> = paths.into_iter().collect();
-    paths.sort_by_key(|p| (p.matches('/').count(), p.clone()));
-    paths
 }
