@@ -137,8 +137,14 @@ fn online_mask() -> CpuMask {
 /// Where the waking task `id`, whose run queue is `prev` (locked by the caller,
 /// task not queued), should run. Returns `prev` when balancing is off.
 pub(super) fn select_wake_cpu(id: TaskId, prev: usize, rq: &CpuRunQueue) -> usize {
+    let affinity = task(id).affinity.load(Ordering::Relaxed) & online_mask().0;
     let Some(topology) = TOPOLOGY.get().filter(|_| enabled()) else {
-        return prev;
+        // No balancing: stay, unless the affinity no longer allows it.
+        return if affinity & (1 << prev) != 0 || affinity == 0 {
+            prev
+        } else {
+            affinity.trailing_zeros() as usize
+        };
     };
     let signals = rq.queue.task_signals(id);
     let waker = crate::arch::cpu::this_cpu();

@@ -340,6 +340,16 @@ pub fn exit() -> ! {
     unreachable!("a dead task was scheduled again")
 }
 
+/// Changes the CPUs `id` may run on. A task that is not allowed where it is
+/// moves at its next wake-up (the scheduler places it on an allowed CPU).
+pub fn set_affinity(id: TaskId, affinity: CpuMask) -> Result<(), ParamError> {
+    if affinity.0 & ((1u64 << crate::percpu::nr_cpus()) - 1) == 0 {
+        return Err(ParamError::EmptyAffinity);
+    }
+    task(id).affinity.store(affinity.0, Ordering::Release);
+    Ok(())
+}
+
 /// The calling task's total runtime including the current stretch, in ns.
 pub fn current_runtime_ns() -> u64 {
     let irq_state = crate::arch::cpu::irq_save();

@@ -563,7 +563,8 @@ pub fn wake_up(id: TaskId) -> bool {
 /// A task that never left its run queue stays where it is.
 fn place_wakeup(id: TaskId) -> usize {
     let prev = task(id).cpu();
-    if !super::balance::enabled() {
+    let allowed = task(id).affinity.load(Ordering::Relaxed) & (1 << prev) != 0;
+    if allowed && !super::balance::enabled() {
         return prev;
     }
     let mut rq = run_queue(prev).lock();

@@ -98,6 +98,12 @@ pub(crate) fn cases() -> Vec<Case> {
             .append("workload=sched-pipe loops=3000")
             .twice_identical(),
     ];
+    cases.push(
+        Case::new("migration-keeps-util", "migration")
+            .icount()
+            .cpus(3)
+            .contains("migration: util_avg"),
+    );
     for policy in ["cfs", "rr"] {
         cases.push(
             Case::new(format!("sched-pipe-{policy}"), "fairway")
