@@ -104,6 +104,13 @@ pub(crate) fn cases() -> Vec<Case> {
             .cpus(3)
             .contains("migration: util_avg"),
     );
+    cases.push(
+        Case::new("load-1000-tasks-8-cpus", "load")
+            .icount()
+            .cpus(8)
+            .timeout(300)
+            .contains("load: 1000/1000 tasks finished on 8 CPUs"),
+    );
     for policy in ["cfs", "rr"] {
         cases.push(
             Case::new(format!("sched-pipe-{policy}"), "fairway")
