@@ -76,10 +76,11 @@ fn main() -> ExitCode {
             1 if first_on_1.is_none() => first_on_1 = Some((t, util, rq_util(1))),
             _ => {}
         }
-        if let Some((t1, ..)) = first_on_1 {
-            if cpu0_after_50ms.is_none() && t >= t1 + 50_000_000 {
-                cpu0_after_50ms = Some(rq_util(0));
-            }
+        if let Some((t1, ..)) = first_on_1
+            && cpu0_after_50ms.is_none()
+            && t >= t1 + 50_000_000
+        {
+            cpu0_after_50ms = Some(rq_util(0));
         }
         t += SAMPLE_NS;
     }
