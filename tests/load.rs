@@ -53,7 +53,7 @@ fn worker(index: usize) {
 
 fn main() -> ExitCode {
     let cpus = system().nr_online;
-    assert!(TASKS < MAX_TASKS);
+    const { assert!(TASKS < MAX_TASKS) };
     START.store(now_ns(), Ordering::Relaxed);
     for index in 0..TASKS {
         spawn("worker", worker, index, index % cpus, TaskParams::default()).expect("spawn");
