@@ -6,6 +6,7 @@
 //!                                       lints, host tests, then the QEMU test matrix
 //! cargo xtask lint                      rustfmt and clippy (host and aarch64)
 //! cargo xtask ensure-tools              install QEMU and dtc if missing
+//! cargo xtask experiment KERNEL [LOOPS] the uclamp and group-depth sched-pipe table
 //! cargo xtask report TRANSCRIPT [--json FILE]
 //!                                       summarise a saved transcript's report records
 //! ```
@@ -16,6 +17,7 @@
 //! report; see `docs/report-format.md`).
 
 mod board;
+mod experiment;
 mod qemu;
 mod report;
 mod test;
@@ -160,6 +162,13 @@ fn main() -> ExitCode {
         Some("runner") => runner(&args[1..]),
         Some("test") => test::run(&args[1..]),
         Some("lint") => test::lint().map(|()| ExitCode::SUCCESS),
+        Some("experiment") => match args.get(1) {
+            Some(kernel) => experiment::run(
+                &PathBuf::from(kernel),
+                args.get(2).and_then(|n| n.parse().ok()).unwrap_or(20_000),
+            ),
+            None => Err("experiment needs the kernel image (target/aarch64-unknown-none-softfloat/release/fairway)".into()),
+        },
         Some("ensure-tools") => tools::ensure().map(|()| ExitCode::SUCCESS),
         Some("report") => report::command(&args[1..]),
         _ => Err(usage()),
