@@ -677,6 +677,9 @@ fn scheduler_tick(cpu: usize) {
     hrtimer::start(hrtimer::tick_timer(cpu), next, scheduler_tick, cpu);
     percpu::of(cpu).ticks.fetch_add(1, Ordering::Relaxed);
     let mut rq = run_queue(cpu).lock();
+    // The clock is read under the lock, so that the run queue never sees time
+    // go backwards (another CPU may have queued a task here meanwhile).
+    let now = now_ns();
     let current = rq.current;
     account_runtime(current, now);
     if current != rq.idle && rq.queue.task_tick(current, now).is_needed() {
