@@ -1,6 +1,9 @@
 //! The test command: lints, host tests, then kernel images booted under QEMU in
 //! a matrix of configurations, each with the outcome and output it must show.
 //!
+//! `--gaps` runs instead the cases of what Fairway does not achieve yet
+//! (`workload_cases::known_gaps`), to show how far off it is.
+//!
 //! Every case names what it expects (exit 0, a failing exit, or the runner's
 //! timeout) and lines its output must contain. `--sabotage` inverts the first
 //! selected case's expectation, to show that a failing case makes the command
@@ -646,6 +649,7 @@ pub fn run(args: &[String]) -> Result<ExitCode, String> {
     let mut sabotage = false;
     let mut with_lint = true;
     let mut with_host = true;
+    let mut gaps = false;
     let mut i = 0;
     while i < args.len() {
         match args[i].as_str() {
@@ -654,6 +658,7 @@ pub fn run(args: &[String]) -> Result<ExitCode, String> {
                 i += 1;
             }
             "--sabotage" => sabotage = true,
+            "--gaps" => gaps = true,
             "--no-lint" => with_lint = false,
             "--qemu-only" => {
                 with_lint = false;
@@ -665,7 +670,7 @@ pub fn run(args: &[String]) -> Result<ExitCode, String> {
     }
     let start = Instant::now();
     tools::ensure()?;
-    if only.is_some() {
+    if only.is_some() || gaps {
         with_lint = false;
         with_host = false;
     }
@@ -674,7 +679,12 @@ pub fn run(args: &[String]) -> Result<ExitCode, String> {
     }
     let (mut passed, mut failed) = if with_host { host_tests()? } else { (0, 0) };
     let images = build_images()?;
-    let selected: Vec<Case> = cases()
+    let all = if gaps {
+        crate::workload_cases::known_gaps()
+    } else {
+        cases()
+    };
+    let selected: Vec<Case> = all
         .into_iter()
         .filter(|c| only.as_ref().is_none_or(|o| c.name.contains(o.as_str())))
         .collect();
