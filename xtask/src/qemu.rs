@@ -80,15 +80,7 @@ impl QemuConfig {
             .join("xtask-dtb");
         std::fs::create_dir_all(&folder).map_err(|e| e.to_string())?;
         let target = folder.join(format!("{}.dtb", self.board.name));
-        let status = Command::new("dtc")
-            .args(["-I", "dts", "-O", "dtb", "-q", "-o"])
-            .arg(&target)
-            .arg(&source)
-            .status()
-            .map_err(|e| format!("dtc: {e}"))?;
-        if !status.success() {
-            return Err(format!("dtc could not compile {}", source.display()));
-        }
+        compile_dts(&source, &target)?;
         self.dtb = Some(target);
         Ok(())
     }
@@ -204,6 +196,20 @@ impl QemuConfig {
         }
         args
     }
+}
+
+/// Compiles the device tree source `source` into `target` with dtc.
+pub fn compile_dts(source: &Path, target: &Path) -> Result<(), String> {
+    let status = Command::new("dtc")
+        .args(["-I", "dts", "-O", "dtb", "-q", "-o"])
+        .arg(target)
+        .arg(source)
+        .status()
+        .map_err(|e| format!("dtc: {e}"))?;
+    if !status.success() {
+        return Err(format!("dtc could not compile {}", source.display()));
+    }
+    Ok(())
 }
 
 /// What a boot produced.

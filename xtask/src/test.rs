@@ -531,15 +531,7 @@ fn prepare_dtb(case: &Case, config: &QemuConfig, edit: DtsEdit) -> Result<PathBu
     let source = folder.join(format!("{}.dts", case.name));
     std::fs::write(&source, edited).map_err(|e| e.to_string())?;
     let target = folder.join(format!("{}.dtb", case.name));
-    let status = Command::new("dtc")
-        .args(["-I", "dts", "-O", "dtb", "-q", "-o"])
-        .arg(&target)
-        .arg(&source)
-        .status()
-        .map_err(|e| format!("dtc: {e}"))?;
-    if !status.success() {
-        return Err(format!("dtc could not compile {}", source.display()));
-    }
+    qemu::compile_dts(&source, &target)?;
     Ok(target)
 }
 
