@@ -6,6 +6,8 @@
 //!                                       lints, host tests, then the QEMU test matrix
 //! cargo xtask lint                      rustfmt and clippy (host and aarch64)
 //! cargo xtask ensure-tools              install QEMU and dtc if missing
+//! cargo xtask agree TRANSCRIPT SCENARIO.json rr|cfs|eevdf [--limit N] [--sim FILE.csv]
+//!                                       compare a saved kernel trace with the simulator
 //! cargo xtask report TRANSCRIPT [--json FILE]
 //!                                       summarise a saved transcript's report records
 //! ```
@@ -15,6 +17,7 @@
 //! `--append "ARGS"`, `--dtb FILE`, `--report FILE.json` (write the end-of-run
 //! report; see `docs/report-format.md`).
 
+mod agree;
 mod board;
 mod qemu;
 mod report;
@@ -31,7 +34,7 @@ use qemu::QemuConfig;
 fn usage() -> String {
     "usage: cargo xtask <runner KERNEL [--board NAME] [--cpus N] [--gic 2|3] [--el 1|2] [--icount] [--image] \
      [--timeout S] [--append ARGS] [--dtb FILE] [--scenario FILE.json] [--report FILE.json] \
-     | report TRANSCRIPT [--json FILE] | test [--only NAME] [--sabotage] [--no-lint] | lint | ensure-tools>"
+     | report TRANSCRIPT [--json FILE] | agree TRANSCRIPT SCENARIO.json POLICY [--limit N] [--sim FILE.csv] | test [--only NAME] [--sabotage] [--no-lint] | lint | ensure-tools>"
         .into()
 }
 
@@ -161,6 +164,7 @@ fn main() -> ExitCode {
         Some("lint") => test::lint().map(|()| ExitCode::SUCCESS),
         Some("ensure-tools") => tools::ensure().map(|()| ExitCode::SUCCESS),
         Some("report") => report::command(&args[1..]),
+        Some("agree") => agree::command(&args[1..]),
         _ => Err(usage()),
     };
     match result {

@@ -49,7 +49,24 @@ struct Case {
     timeout_seconds: u64,
     expect: Expect,
     must_contain: Vec<String>,
+    /// Run an rt-app scenario and compare its switches with the simulator's.
+    agree: Option<Agree>,
 }
+
+/// A host-and-kernel agreement check (`crate::agree`): the scenario's first
+/// [`AGREE_SWITCHES`] context switches under `policy`, in the kernel (one CPU,
+/// icount) and in the simulator, name the same tasks in the same order, or, where
+/// a documented cause makes them part, exactly up to `diverges_at`.
+#[derive(Clone, Copy, Debug)]
+struct Agree {
+    scenario: &'static str,
+    policy: &'static str,
+    /// `None`: all agree. `Some(n)`: switches 0..n agree and switch n differs.
+    diverges_at: Option<usize>,
+}
+
+/// How many switches the agreement cases trace and compare.
+const AGREE_SWITCHES: usize = 1000;
 
 impl Case {
     fn new(name: impl Into<String>, image: &'static str) -> Self {
@@ -69,6 +86,7 @@ impl Case {
             timeout_seconds: 60,
             expect: Expect::Success,
             must_contain: Vec::new(),
+            agree: None,
         }
     }
     fn cpus(mut self, cpus: u32) -> Self {
@@ -129,6 +147,24 @@ fn remove_node(dts: &str, header: &str) -> Result<String, String> {
     let end_marker = format!("\n{indent}}};");
     let end = dts[start..].find(&end_marker).ok_or("unterminated node")? + start + end_marker.len();
     Ok(format!("{}{}", &dts[..start], &dts[end..]))
+}
+
+/// The agreement matrix; see the README's "Host and kernel agreement".
+fn agreement_cases() -> Vec<Agree> {
+    let mut cases = Vec::new();
+    for scenario in [
+        "sim/scenarios/agree-hogs.json",
+        "sim/scenarios/agree-periodic-mix.json",
+    ] {
+        for policy in ["eevdf", "cfs", "rr"] {
+            cases.push(Agree {
+                scenario,
+                policy,
+                diverges_at: None,
+            });
+        }
+    }
+    cases
 }
 
 fn cases() -> Vec<Case> {
@@ -204,6 +240,25 @@ fn cases() -> Vec<Case> {
                 })
                 .contains("preempt: runtime a"),
         );
+    }
+    for agree in agreement_cases() {
+        let mut case = Case::new(
+            format!(
+                "agree-{}-{}",
+                agree
+                    .scenario
+                    .trim_start_matches("sim/scenarios/agree-")
+                    .trim_end_matches(".json"),
+                agree.policy
+            ),
+            "fairway",
+        )
+        .icount()
+        .cpus(1)
+        .timeout(120)
+        .contains("trace: start");
+        case.agree = Some(agree);
+        cases.push(case);
     }
     cases.push(
         Case::new("pipe-icount", "pipe")
@@ -537,6 +592,16 @@ fn run_case(case: &Case, image: &Path, expect: Expect) -> Result<Vec<String>, St
     config.el = case.el;
     config.icount = case.icount;
     config.append = case.append.to_string();
+    if let Some(agree) = &case.agree {
+        config.append = format!(
+            "{} trace_switches={AGREE_SWITCHES} sched={}",
+            config.append, agree.policy
+        )
+        .trim()
+        .to_string();
+        config.scenario = Some(workspace_root().join(agree.scenario));
+        config.load_scenario()?;
+    }
     config.smp_topology = case.smp_topology.to_string();
     config.timeout = Duration::from_secs(case.timeout_seconds);
     config.echo = false;
@@ -578,10 +643,20 @@ fn run_case(case: &Case, image: &Path, expect: Expect) -> Result<Vec<String>, St
             problems.push(format!("output lacks: {needle}"));
         }
     }
+    if let Some(agree) = &case.agree
+        && problems.is_empty()
+        && let Err(problem) = check_agreement(agree, &outcome.lines)
+    {
+        problems.push(problem);
+    }
     if problems.is_empty() {
         Ok(outcome.lines)
     } else {
         let mut report = problems.join("\n    ");
+        if case.agree.is_some() && outcome.find("trace: start").is_some() {
+            // The comparison shows the neighbourhoods; the transcript is long.
+            return Err(report);
+        }
         report.push_str("\n    --- output ---\n");
         for line in outcome.lines.iter().rev().take(40).rev() {
             report.push_str("    | ");
@@ -590,6 +665,48 @@ fn run_case(case: &Case, image: &Path, expect: Expect) -> Result<Vec<String>, St
         }
         Err(report)
     }
+}
+
+/// Replays the case's scenario in the simulator and compares its switches with
+/// the kernel's trace in `lines`.
+fn check_agreement(agree: &Agree, lines: &[String]) -> Result<(), String> {
+    let trace = crate::agree::parse_kernel_trace(lines)?;
+    let kernel = crate::agree::normalise_kernel(&trace.switches);
+    let sim = crate::agree::simulate_like_kernel(
+        &workspace_root().join(agree.scenario),
+        agree.policy,
+        &trace,
+    )?;
+    // The kernel traces its first AGREE_SWITCHES switches, `main`'s included.
+    let limit = AGREE_SWITCHES - (trace.switches.len() - kernel.len()).min(AGREE_SWITCHES);
+    let comparison = crate::agree::compare(&kernel, &sim, limit);
+    eprintln!(
+        "    agree: {} {}: {} of {} switches agree",
+        agree.scenario,
+        agree.policy,
+        comparison.agreeing(),
+        comparison.compared
+    );
+    let expected = agree.diverges_at.unwrap_or(comparison.compared);
+    if comparison.compared < expected.min(limit) {
+        return Err(format!(
+            "only {} switches to compare (kernel {}, simulator {}), {expected} expected",
+            comparison.compared,
+            kernel.len(),
+            sim.len()
+        ));
+    }
+    if comparison.first_divergence != agree.diverges_at {
+        return Err(format!(
+            "expected {}, got: {}",
+            match agree.diverges_at {
+                None => "every switch to agree".to_string(),
+                Some(n) => format!("the first divergence at switch {n}"),
+            },
+            comparison.report
+        ));
+    }
+    Ok(())
 }
 
 /// `cargo xtask test`.
