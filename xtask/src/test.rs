@@ -158,11 +158,12 @@ fn agreement_cases() -> Vec<Agree> {
     const HOGS: &str = "sim/scenarios/agree-hogs.json";
     const PERIODIC: &str = "sim/scenarios/agree-periodic-mix.json";
     const LAG: &str = "the kernel charges each slice the ~0.1-0.3 us its timer interrupt and \
-                       schedule() take; the lags drift until an eligibility test is within that";
-    const WAKE: &str = "a wake-up reaches the run queue some us after its timer in the kernel; \
-                        here a wake-up preemption test falls within that margin";
+                       schedule() take; vruntimes drift until a pick (CFS: leftmost vruntime, \
+                       EEVDF: eligibility) compares values within that";
+    const WAKE: &str = "a wake-up reaches the kernel's run queue ~7 us after the simulator's; \
+                        a wake-up preemption test falls within that margin";
     const ORDER: &str = "two periodic wake-ups fall within a few us of each other; the kernel's \
-                         per-task timer-grid offsets (instance start-up) swap their order";
+                         per-task wake-up offsets (instance start-up, timer path) swap them";
     vec![
         Agree {
             scenario: HOGS,
