@@ -159,15 +159,22 @@ pub fn compare(kernel: &[Entry], sim: &[Entry], limit: usize) -> Comparison {
     let compared = limit.min(kernel.len()).min(sim.len());
     let same = |a: &Entry, b: &Entry| a.previous == b.previous && a.next == b.next;
     let first_divergence = (0..compared).find(|&i| !same(&kernel[i], &sim[i]));
+    // How far apart in time the agreeing switches fell (the kernel's costs).
+    let drift = (0..first_divergence.unwrap_or(compared))
+        .map(|i| (kernel[i].time_ns.abs_diff(sim[i].time_ns), i))
+        .max()
+        .map_or(String::new(), |(ns, i)| {
+            format!("; times differ by up to {ns} ns (switch {i})")
+        });
     let report = match first_divergence {
         None => format!(
-            "{compared} switches agree (kernel {}, simulator {}, limit {limit})",
+            "{compared} switches agree (kernel {}, simulator {}, limit {limit}){drift}",
             kernel.len(),
             sim.len()
         ),
         Some(at) => {
             let mut text = format!(
-                "switch {at} differs ({at} of {compared} agree); index: kernel | simulator\n"
+                "switch {at} differs ({at} of {compared} agree{drift}); index: kernel | simulator\n"
             );
             let show = |entry: Option<&Entry>| {
                 entry.map_or("-".to_string(), |e| {
