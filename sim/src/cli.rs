@@ -19,6 +19,9 @@ usage: fairway-sim SCENARIO.json [options]
   --duration T               run length (overrides global.duration), e.g. 2s, 500ms, 1500us
   --hz N                     tick frequency (default 250: a 4 ms tick)
   --slice T                  round-robin slice (default 4ms)
+  --hrtick 0|1               end slices on a high-resolution timer, as the kernel does
+                             (default 0: slices end at ticks)
+  --tick-phase T             ticks fall at T + k/HZ (default 0: at k/HZ)
   --sample-interval T        CSV sampling period (default 1ms)
   --csv FILE                 write the signals CSV
   --results FILE             write the results JSON ('-' for stdout)
@@ -49,6 +52,10 @@ pub struct Options {
     pub hz: u64,
     /// `--slice`, in ns.
     pub slice_ns: u64,
+    /// `--hrtick`.
+    pub hrtick: bool,
+    /// `--tick-phase`, in ns.
+    pub tick_phase_ns: u64,
     /// `--sample-interval`, in ns.
     pub sample_interval_ns: u64,
     /// `--csv`.
@@ -78,6 +85,8 @@ impl Default for Options {
             duration_ns: None,
             hz: 250,
             slice_ns: DEFAULT_SLICE_NS,
+            hrtick: false,
+            tick_phase_ns: 0,
             sample_interval_ns: 1_000_000,
             csv: None,
             results: None,
@@ -165,6 +174,14 @@ pub fn parse_args(args: &[String]) -> Result<Options, SimError> {
                 options.hz = hz;
             }
             "--slice" => options.slice_ns = parse_time(arg, value)?,
+            "--hrtick" => {
+                options.hrtick = match value.as_str() {
+                    "0" => false,
+                    "1" => true,
+                    _ => return Err(bad(arg, value, "must be 0 or 1")),
+                }
+            }
+            "--tick-phase" => options.tick_phase_ns = parse_time(arg, value)?,
             "--sample-interval" => {
                 options.sample_interval_ns = parse_time(arg, value)?;
                 if options.sample_interval_ns == 0 {
@@ -293,6 +310,8 @@ pub fn run(options: &Options) -> Result<(), SimError> {
         tick_ns,
         duration_ns: options.duration_ns,
         sample_interval_ns: options.sample_interval_ns,
+        hrtick: options.hrtick,
+        tick_phase_ns: options.tick_phase_ns,
     };
     let simulation = Simulation::new(&scenario, config)?;
     let results = match &options.csv {

@@ -26,6 +26,8 @@ fn config(capacities: &[(u32, u32)], duration_ns: Option<u64>) -> Config {
         tick_ns: 4 * MS,
         duration_ns,
         sample_interval_ns: MS,
+        hrtick: false,
+        tick_phase_ns: 0,
     }
 }
 

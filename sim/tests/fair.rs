@@ -24,6 +24,8 @@ fn config(policy: &str, cpus: usize, duration_ns: u64) -> Config {
         tick_ns: TICK,
         duration_ns: Some(duration_ns),
         sample_interval_ns: MS,
+        hrtick: false,
+        tick_phase_ns: 0,
     }
 }
 

@@ -48,10 +48,18 @@ pub(super) fn record(switch: Switch) {
     }
 }
 
-/// Prints the recorded switches, with `start_ns` as time zero.
+/// Prints the recorded switches, with `start_ns` as time zero, after a line
+/// giving that origin and the tick period: the kernel ticks at multiples of the
+/// period since boot, so a replay of the run (the host simulator) needs both to
+/// put its ticks where the kernel's fell.
 pub fn print(start_ns: u64) {
     let Some(trace) = TRACE.get() else { return };
     let trace = trace.lock();
+    defmt::println!(
+        "trace: start boot_ns={=u64} tick_ns={=u64}",
+        start_ns,
+        super::scheduler::tick_period_ns()
+    );
     for switch in trace.iter() {
         defmt::println!(
             "trace: switch time_ns={=u64} cpu={=u16} prev={=str} next={=str}",

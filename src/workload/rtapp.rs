@@ -12,6 +12,15 @@
 //!
 //! Every instance walks its program with the same cursor as the simulator
 //! (`fairway_sched::scenario::program`).
+//!
+//! The scenario starts as the simulator's does, every instance created at one
+//! instant on CPUs that run nothing else: the calling (`main`) task spawns a
+//! SCHED_FIFO starter, sleeps, and the starter, woken at the start time, spawns
+//! the instances (above the fair class, so none of them competes with it or
+//! with `main`) and exits. `main` is woken once, by the last instance to
+//! finish (or polls the duration), so it does not disturb the fair class in
+//! between. This lets the host simulator replay the same decisions
+//! (`cargo xtask test --only agree`).
 
 use alloc::collections::BTreeMap;
 use alloc::string::String;
@@ -59,7 +68,17 @@ struct Run {
 }
 
 static RUN: Once<Run> = Once::new();
+/// Completed once: by the last instance to finish, or by the starter on failure.
 static FINISHED: Completion = Completion::new();
+/// Instances whose program ended.
+static FINISHED_COUNT: AtomicU64 = AtomicU64::new(0);
+/// The starter's outcome: every instance spawned, or why not.
+static STARTED: Once<Result<(), SpawnError>> = Once::new();
+/// How long after `run` begins the instances are created: time for `main` to
+/// spawn the starter and go to sleep.
+const START_DELAY_NS: u64 = 1_000_000;
+/// The starter's SCHED_FIFO priority (the highest).
+const STARTER_PRIORITY: u8 = 99;
 
 fn ns(us: i64) -> u64 {
     (us.max(0) as u64).saturating_mul(1000)
@@ -156,12 +175,16 @@ fn instance_main(index: usize) {
         .result
         .finished_at
         .store(now_ns(), Ordering::Relaxed);
-    FINISHED.complete();
+    if FINISHED_COUNT.fetch_add(1, Ordering::AcqRel) + 1 == run.instances.len() as u64 {
+        FINISHED.complete();
+    }
     // Stay (asleep) until the report has read this task's figures.
     REPORTED.wait_for(1);
 }
 
 static REPORTED: Completion = Completion::new();
+/// The scenario's task groups by path, created before the instances.
+static GROUPS: Once<BTreeMap<String, GroupId>> = Once::new();
 static SAMPLER_DONE: Completion = Completion::new();
 static SAMPLE_PERIOD_NS: AtomicU64 = AtomicU64::new(0);
 static SAMPLE_FROM_NS: AtomicU64 = AtomicU64::new(0);
@@ -235,10 +258,50 @@ fn initial_cpu(affinity: fairway_sched::task::CpuMask, load: &[usize]) -> usize 
         .unwrap_or(0)
 }
 
+/// The starter (SCHED_FIFO): at the start time, spawns every instance on the
+/// least-loaded allowed CPU, in CPU order, then exits.
+fn starter_main(_: usize) {
+    let run = RUN.get().expect("scenario set before its starter");
+    sleep_until(run.start);
+    let cpus = percpu::nr_online();
+    let mut load = alloc::vec![0usize; cpus];
+    let mut outcome = Ok(());
+    for (index, instance) in run.instances.iter().enumerate() {
+        let spec = &run.scenario.tasks[instance.spec];
+        let attributes = spec
+            .phases
+            .first()
+            .map(|phase| Scenario::effective_attributes(spec, phase))
+            .unwrap_or_else(|| spec.attributes.clone());
+        let mut params = run.scenario.task_params(&attributes);
+        if let Some(path) = &attributes.taskgroup {
+            params.group = GROUPS
+                .get()
+                .and_then(|groups| groups.get(path).copied())
+                .unwrap_or(GroupId::ROOT);
+        }
+        let cpu = initial_cpu(params.affinity, &load);
+        load[cpu] += 1;
+        match task::spawn(&instance.name, instance_main, index, cpu, params) {
+            Ok(id) => {
+                instance.task.call_once(|| id);
+            }
+            Err(error) => {
+                outcome = Err(error);
+                break;
+            }
+        }
+    }
+    let failed = outcome.is_err();
+    STARTED.call_once(|| outcome);
+    if failed {
+        FINISHED.complete();
+    }
+}
+
 /// Runs `scenario` to its end (every program finished, or its duration passed),
 /// prints the `report:` lines, and returns whether every instance started.
 pub fn run(scenario: Scenario) -> Result<(), SpawnError> {
-    let cpus = percpu::nr_online();
     let mut instances = Vec::new();
     for (spec_index, spec) in scenario.tasks.iter().enumerate() {
         for instance in 0..spec.instances.max(0) {
@@ -263,29 +326,13 @@ pub fn run(scenario: Scenario) -> Result<(), SpawnError> {
         scenario,
         instances,
         timers: IrqSpinLock::new(BTreeMap::new()),
-        start: now_ns(),
+        start: now_ns() + START_DELAY_NS,
     });
     if trace_limit > 0 {
         crate::task::trace::start(trace_limit);
     }
     let groups = create_groups(&run.scenario)?;
-    let mut load = alloc::vec![0usize; cpus];
-    for (index, instance) in run.instances.iter().enumerate() {
-        let spec = &run.scenario.tasks[instance.spec];
-        let attributes = spec
-            .phases
-            .first()
-            .map(|phase| Scenario::effective_attributes(spec, phase))
-            .unwrap_or_else(|| spec.attributes.clone());
-        let mut params = run.scenario.task_params(&attributes);
-        if let Some(path) = &attributes.taskgroup {
-            params.group = groups.get(path).copied().unwrap_or(GroupId::ROOT);
-        }
-        let cpu = initial_cpu(params.affinity, &load);
-        load[cpu] += 1;
-        let id = task::spawn(&instance.name, instance_main, index, cpu, params)?;
-        instance.task.call_once(|| id);
-    }
+    GROUPS.call_once(|| groups);
     let sample_us = crate::boot_arg("util_sample_us")
         .and_then(|n| n.parse::<u64>().ok())
         .unwrap_or(0);
@@ -300,7 +347,7 @@ pub fn run(scenario: Scenario) -> Result<(), SpawnError> {
             Ordering::Relaxed,
         );
         // On the last CPU, away from the tasks that scenarios pin to CPU 0.
-        let cpu = cpus - 1;
+        let cpu = percpu::nr_online() - 1;
         task::spawn(
             "util-sampler",
             util_sampler,
@@ -311,14 +358,26 @@ pub fn run(scenario: Scenario) -> Result<(), SpawnError> {
     } else {
         SAMPLER_DONE.complete();
     }
-    let count = run.instances.len() as u64;
+    let starter = task::TaskParams {
+        policy: task::Policy::Fifo {
+            priority: STARTER_PRIORITY,
+        },
+        ..task::TaskParams::default()
+    };
+    task::spawn("rtapp-start", starter_main, 0, this_cpu(), starter)?;
+    if run.instances.is_empty() {
+        FINISHED.complete();
+    }
     if run.scenario.global.duration_s > 0 {
         let deadline = run.start + ns(run.scenario.global.duration_s * 1_000_000);
-        while FINISHED.count() < count && now_ns() < deadline {
+        while FINISHED.count() == 0 && now_ns() < deadline {
             sleep_until(deadline.min(now_ns() + 10_000_000));
         }
     } else {
-        FINISHED.wait_for(count);
+        FINISHED.wait_for(1);
+    }
+    if let Some(Err(error)) = STARTED.get() {
+        return Err(*error);
     }
     SAMPLER_DONE.wait_for(1);
     let elapsed = now_ns() - run.start;

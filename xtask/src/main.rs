@@ -7,6 +7,8 @@
 //! cargo xtask lint                      rustfmt and clippy (host and aarch64)
 //! cargo xtask ensure-tools              install QEMU and dtc if missing
 //! cargo xtask experiment KERNEL [LOOPS] the uclamp and group-depth sched-pipe table
+//! cargo xtask agree TRANSCRIPT SCENARIO.json rr|cfs|eevdf [--limit N] [--sim FILE.csv]
+//!                                       compare a saved kernel trace with the simulator
 //! cargo xtask report TRANSCRIPT [--json FILE]
 //!                                       summarise a saved transcript's report records
 //! ```
@@ -16,6 +18,7 @@
 //! `--append "ARGS"`, `--dtb FILE`, `--report FILE.json` (write the end-of-run
 //! report; see `docs/report-format.md`).
 
+mod agree;
 mod board;
 mod experiment;
 mod qemu;
@@ -34,7 +37,7 @@ use qemu::QemuConfig;
 fn usage() -> String {
     "usage: cargo xtask <runner KERNEL [--board NAME] [--cpus N] [--gic 2|3] [--el 1|2] [--icount] [--image] \
      [--timeout S] [--append ARGS] [--dtb FILE] [--scenario FILE.json] [--report FILE.json] \
-     | report TRANSCRIPT [--json FILE] | test [--only NAME] [--sabotage] [--no-lint] | lint | ensure-tools>"
+     | report TRANSCRIPT [--json FILE] | agree TRANSCRIPT SCENARIO.json POLICY [--limit N] [--sim FILE.csv] | test [--only NAME] [--sabotage] [--no-lint] | lint | ensure-tools>"
         .into()
 }
 
@@ -171,6 +174,7 @@ fn main() -> ExitCode {
         },
         Some("ensure-tools") => tools::ensure().map(|()| ExitCode::SUCCESS),
         Some("report") => report::command(&args[1..]),
+        Some("agree") => agree::command(&args[1..]),
         _ => Err(usage()),
     };
     match result {

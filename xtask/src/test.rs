@@ -61,7 +61,28 @@ pub(crate) struct Case {
     timeout_seconds: u64,
     expect: Expect,
     must_contain: Vec<String>,
+    /// Run an rt-app scenario and compare its switches with the simulator's.
+    agree: Option<Agree>,
 }
+
+/// A host-and-kernel agreement check (`crate::agree`): the scenario's first
+/// [`AGREE_SWITCHES`] context switches under `policy`, in the kernel (one CPU,
+/// icount) and in the simulator, name the same tasks in the same order, at least
+/// up to `agree_through`; where they part earlier, `why` says what moves the kernel
+/// across a decision threshold that the simulator does not cross.
+#[derive(Clone, Copy, Debug)]
+struct Agree {
+    scenario: &'static str,
+    policy: &'static str,
+    /// `None`: every compared switch agrees. `Some(n)`: switches 0..n agree (the
+    /// first divergence measured under icount for this kernel; a later one passes).
+    agree_through: Option<usize>,
+    /// Why they part at `agree_through` (README "Host and kernel agreement").
+    why: &'static str,
+}
+
+/// How many switches the agreement cases trace and compare.
+const AGREE_SWITCHES: usize = 1000;
 
 impl Case {
     pub(crate) fn new(name: impl Into<String>, image: &'static str) -> Self {
@@ -84,6 +105,7 @@ impl Case {
             timeout_seconds: 60,
             expect: Expect::Success,
             must_contain: Vec::new(),
+            agree: None,
         }
     }
     pub(crate) fn cpus(mut self, cpus: u32) -> Self {
@@ -156,6 +178,57 @@ fn remove_node(dts: &str, header: &str) -> Result<String, String> {
     let end_marker = format!("\n{indent}}};");
     let end = dts[start..].find(&end_marker).ok_or("unterminated node")? + start + end_marker.len();
     Ok(format!("{}{}", &dts[..start], &dts[end..]))
+}
+
+/// The agreement matrix; see the README's "Host and kernel agreement".
+fn agreement_cases() -> Vec<Agree> {
+    const HOGS: &str = "sim/scenarios/agree-hogs.json";
+    const PERIODIC: &str = "sim/scenarios/agree-periodic-mix.json";
+    const LAG: &str = "the kernel charges each slice the ~0.1-0.3 us its timer interrupt and \
+                       schedule() take; vruntimes drift until a pick (CFS: leftmost vruntime, \
+                       EEVDF: eligibility) compares values within that";
+    const WAKE: &str = "a wake-up reaches the kernel's run queue ~7 us after the simulator's; \
+                        a wake-up preemption test falls within that margin";
+    const ORDER: &str = "two periodic wake-ups fall within a few us of each other; the kernel's \
+                         per-task wake-up offsets (instance start-up, timer path) swap them";
+    vec![
+        Agree {
+            scenario: HOGS,
+            policy: "rr",
+            agree_through: None,
+            why: "",
+        },
+        Agree {
+            scenario: HOGS,
+            policy: "eevdf",
+            agree_through: Some(121),
+            why: LAG,
+        },
+        Agree {
+            scenario: HOGS,
+            policy: "cfs",
+            agree_through: Some(62),
+            why: LAG,
+        },
+        Agree {
+            scenario: PERIODIC,
+            policy: "rr",
+            agree_through: Some(211),
+            why: ORDER,
+        },
+        Agree {
+            scenario: PERIODIC,
+            policy: "eevdf",
+            agree_through: Some(322),
+            why: WAKE,
+        },
+        Agree {
+            scenario: PERIODIC,
+            policy: "cfs",
+            agree_through: Some(603),
+            why: WAKE,
+        },
+    ]
 }
 
 fn cases() -> Vec<Case> {
@@ -231,6 +304,25 @@ fn cases() -> Vec<Case> {
                 })
                 .contains("preempt: runtime a"),
         );
+    }
+    for agree in agreement_cases() {
+        let mut case = Case::new(
+            format!(
+                "agree-{}-{}",
+                agree
+                    .scenario
+                    .trim_start_matches("sim/scenarios/agree-")
+                    .trim_end_matches(".json"),
+                agree.policy
+            ),
+            "fairway",
+        )
+        .icount()
+        .cpus(1)
+        .timeout(120)
+        .contains("trace: start");
+        case.agree = Some(agree);
+        cases.push(case);
     }
     cases.push(
         Case::new("pipe-icount", "pipe")
@@ -557,6 +649,19 @@ fn run_case(case: &Case, image: &Path, expect: Expect) -> Result<Vec<String>, St
     config.el = case.el;
     config.icount = case.icount;
     config.append = case.append.to_string();
+    if let Some(agree) = &case.agree {
+        // Room for the harness's own switches (`crate::agree::HARNESS`).
+        config.append = format!(
+            "{} trace_switches={} sched={}",
+            config.append,
+            AGREE_SWITCHES + 16,
+            agree.policy
+        )
+        .trim()
+        .to_string();
+        config.scenario = Some(workspace_root().join(agree.scenario));
+        config.load_scenario()?;
+    }
     config.smp_topology = case.smp_topology.to_string();
     config.timeout = Duration::from_secs(case.timeout_seconds);
     config.echo = false;
@@ -621,10 +726,20 @@ fn run_case(case: &Case, image: &Path, expect: Expect) -> Result<Vec<String>, St
             problems.push(format!("output lacks: {needle}"));
         }
     }
+    if let Some(agree) = &case.agree
+        && problems.is_empty()
+        && let Err(problem) = check_agreement(agree, &outcome.lines)
+    {
+        problems.push(problem);
+    }
     if problems.is_empty() {
         Ok(outcome.lines)
     } else {
         let mut report = problems.join("\n    ");
+        if case.agree.is_some() && outcome.find("trace: start").is_some() {
+            // The comparison shows the neighbourhoods; the transcript is long.
+            return Err(report);
+        }
         report.push_str("\n    --- output ---\n");
         for line in outcome.lines.iter().rev().take(40).rev() {
             report.push_str("    | ");
@@ -632,6 +747,56 @@ fn run_case(case: &Case, image: &Path, expect: Expect) -> Result<Vec<String>, St
             report.push('\n');
         }
         Err(report)
+    }
+}
+
+/// Replays the case's scenario in the simulator and compares its switches with
+/// the kernel's trace in `lines`.
+fn check_agreement(agree: &Agree, lines: &[String]) -> Result<(), String> {
+    let trace = crate::agree::parse_kernel_trace(lines)?;
+    let kernel = crate::agree::normalise_kernel(&trace.switches);
+    let sim = crate::agree::simulate_like_kernel(
+        &workspace_root().join(agree.scenario),
+        agree.policy,
+        &trace,
+    )?;
+    let limit = AGREE_SWITCHES;
+    let comparison = crate::agree::compare(&kernel, &sim, limit);
+    eprintln!(
+        "    agree: {} {}: {} of {} switches agree",
+        agree.scenario,
+        agree.policy,
+        comparison.agreeing(),
+        comparison.compared
+    );
+    if comparison.first_divergence.is_some() {
+        for line in comparison.report.lines() {
+            eprintln!("    {line}");
+        }
+    }
+    // Both sides must have produced enough switches to check the claim.
+    let needed = agree.agree_through.unwrap_or(limit).min(limit);
+    if comparison.compared < needed {
+        return Err(format!(
+            "only {} switches to compare (kernel {}, simulator {}), {needed} needed",
+            comparison.compared,
+            kernel.len(),
+            sim.len()
+        ));
+    }
+    match (agree.agree_through, comparison.first_divergence) {
+        (_, None) => Ok(()),
+        (Some(through), Some(at)) if at >= through => Ok(()),
+        (through, Some(at)) => Err(format!(
+            "switch {at} differs, {} expected to agree ({}): {}",
+            through.map_or("all".to_string(), |n| n.to_string()),
+            if agree.why.is_empty() {
+                "no known cause"
+            } else {
+                agree.why
+            },
+            comparison.report
+        )),
     }
 }
 

@@ -5,11 +5,14 @@
 //!  pending events (time, kind, sequence) ──► handle ──► CPUs marked need_resched
 //!     Completion: the running task's run/runtime is done ─► next event of its program
 //!     Start/Wake: enqueue_task on its CPU, wakeup_preempt(current, woken)
-//!     Tick:       task_tick(current) on every busy CPU, every 1/HZ
+//!     Tick:       task_tick(current) on every busy CPU, every 1/HZ (grid phase: tick_phase_ns)
+//!     Hrtick:     (config.hrtick) the running task's slice end: task_tick(current)
 //!     LoadSync:   every 1 ms (fair policies): update_blocked_averages on every CPU, then
 //!                 each group's load sum over CPUs handed to every CPU (tg->load_avg, §2.7)
 //!     Sample:     one CSV row per task and per CPU
-//!  schedule(cpu): put_prev_task(prev), pick_next_task, set_next_task(next)
+//!  schedule(cpu): put_prev_task(prev), pick_next_task, set_next_task(next), after each
+//!                event, or after the last of the timer events (Start, Wake, Tick, Hrtick)
+//!                of one instant, as the kernel's timer interrupt handles them all
 //! ```
 //!
 //! Placement: a task starts on the least-loaded allowed CPU (fewest queued tasks, lowest id
@@ -55,6 +58,16 @@ pub struct Config {
     pub duration_ns: Option<u64>,
     /// The CSV sampling period in ns.
     pub sample_interval_ns: u64,
+    /// End slices on a high-resolution timer (`hrtick`), as the kernel does by default:
+    /// after each pick, and when a woken task does not preempt, a timer is armed at
+    /// `now + slice_remaining(current)`; when it fires the policy's `task_tick` decides.
+    /// Off, slices end only at ticks.
+    pub hrtick: bool,
+    /// Where the tick grid falls: ticks at every time `t > 0` with
+    /// `t % tick_ns == tick_phase_ns % tick_ns`. The kernel ticks at multiples of the
+    /// period since boot, so a scenario starting at boot time `S` sees its ticks at
+    /// phase `(tick_ns - S % tick_ns) % tick_ns`. 0: ticks at `tick_ns`, `2 tick_ns`, ...
+    pub tick_phase_ns: u64,
 }
 
 /// What a task is doing.
@@ -120,6 +133,8 @@ pub(crate) struct Cpu {
     last_update: u64,
     need_resched: bool,
     generation: u64,
+    /// Arming the slice-end timer again forgets the earlier expiry.
+    hrtick_generation: u64,
     pub(crate) result: CpuResult,
 }
 
@@ -129,8 +144,19 @@ enum Kind {
     Start { task: usize },
     Wake { task: usize },
     Tick,
+    Hrtick { cpu: usize, generation: u64 },
     LoadSync,
     Sample,
+}
+
+impl Kind {
+    /// Whether the kernel would handle this in its timer interrupt.
+    fn is_timer(self) -> bool {
+        matches!(
+            self,
+            Kind::Start { .. } | Kind::Wake { .. } | Kind::Tick | Kind::Hrtick { .. }
+        )
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -265,6 +291,7 @@ impl<'s> Simulation<'s> {
                     last_update: 0,
                     need_resched: false,
                     generation: 0,
+                    hrtick_generation: 0,
                     result: CpuResult {
                         cpu: index,
                         capacity_orig: capacity.capacity_orig,
@@ -319,7 +346,13 @@ impl<'s> Simulation<'s> {
             let spec = &self.scenario.tasks[self.tasks[task].spec];
             self.push(ns(spec.delay_us), Kind::Start { task });
         }
-        self.push(self.config.tick_ns, Kind::Tick);
+        let phase = self.config.tick_phase_ns % self.config.tick_ns;
+        let first_tick = if phase == 0 {
+            self.config.tick_ns
+        } else {
+            phase
+        };
+        self.push(first_tick, Kind::Tick);
         if matches!(
             self.config.policy,
             PolicyKind::Cfs(_) | PolicyKind::Eevdf(_)
@@ -353,6 +386,11 @@ impl<'s> Simulation<'s> {
                     self.tick();
                     self.push(self.now + self.config.tick_ns, Kind::Tick);
                 }
+                Kind::Hrtick { cpu, generation } => {
+                    if self.cpus[cpu].hrtick_generation == generation {
+                        self.hrtick(cpu);
+                    }
+                }
                 Kind::LoadSync => {
                     self.sync_group_load();
                     self.push(self.now + LOAD_SYNC_NS, Kind::LoadSync);
@@ -368,7 +406,17 @@ impl<'s> Simulation<'s> {
                     self.push(self.now + self.config.sample_interval_ns, Kind::Sample);
                 }
             }
-            self.reschedule_all()?;
+            // The kernel handles every timer that expired at one instant in one
+            // interrupt, and only then schedules: wake-ups, starts and ticks of the
+            // same instant are all seen before the next pick.
+            let batched = pending.kind.is_timer()
+                && self
+                    .queue
+                    .peek()
+                    .is_some_and(|Reverse(next)| next.time == self.now && next.kind.is_timer());
+            if !batched {
+                self.reschedule_all()?;
+            }
         }
         Ok(self.finish())
     }
