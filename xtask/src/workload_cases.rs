@@ -145,6 +145,20 @@ pub(crate) fn groups_share_equally(lines: &[String]) -> Result<(), String> {
     Ok(())
 }
 
+/// The timeline benchmark printed a figure for every tree and N (issue 3's
+/// budget (a)); the figures themselves are reported, not checked.
+fn timeline_figures_reported(lines: &[String]) -> Result<(), String> {
+    for tree in ["cfs", "eevdf"] {
+        for n in [8, 64, 1024, 10_000] {
+            let needle = format!("timeline_bench: tree={tree} n={n} instructions_per_op=");
+            if !lines.iter().any(|l| l.contains(&needle)) {
+                return Err(format!("no timeline figure for tree={tree} n={n}"));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Cases of issue 4 that Fairway does not pass yet (`cargo xtask test --gaps`
 /// runs them and prints how far off they are; the default test command and CI
 /// leave them out, so that they are visible without hiding regressions).
@@ -236,6 +250,12 @@ pub(crate) fn cases() -> Vec<Case> {
             .cpus(8)
             .timeout(300)
             .contains("load: 1000/1000 tasks finished on 8 CPUs"),
+    );
+    cases.push(
+        Case::new("timeline-bench-aarch64", "timeline_bench")
+            .icount()
+            .cpus(1)
+            .check(timeline_figures_reported),
     );
     for policy in ["cfs", "rr"] {
         cases.push(

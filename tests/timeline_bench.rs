@@ -1,0 +1,157 @@
+//! Instructions per timeline operation on AArch64 (issue 3's budget (a)):
+//! pick + dequeue + enqueue of the picked entity with a new key, for N = 8,
+//! 64, 1024 and 10,000 queued entities, with the CFS tree (keyed by vruntime)
+//! and the EEVDF tree (keyed by deadline, augmented with the subtree minimum
+//! vruntime, picked with the eligibility search).
+//!
+//! The workload is the one of `sched/examples/timeline_bench.rs` (same keys,
+//! same random sequence), so these figures compare with its x86_64 callgrind
+//! figures and with `sched/examples/reference/rbtree_reference.c`. Run under
+//! `--icount` on one CPU: the PMU cycle counter then counts instructions
+//! exactly. Interrupts are masked around each measured loop and the cost of an
+//! empty loop of the same length is subtracted, so a figure is the tree work
+//! plus the workload's own bookkeeping (the new vruntime, the Σ vruntime of
+//! the eligibility test).
+#![no_std]
+#![no_main]
+
+extern crate alloc;
+
+use alloc::vec;
+use alloc::vec::Vec;
+use core::hint::black_box;
+
+use fairway::ExitCode;
+use fairway::arch::cpu::{irq_restore, irq_save};
+use fairway::arch::pmu::cycles;
+use fairway_sched::fair::timeline::{Timeline, TimelineNodes};
+
+fairway::entry!(main);
+
+/// Operations per measurement (instruction counts are exact, so few suffice).
+const OPS: u64 = 20_000;
+
+/// Deterministic xorshift, the sequence of the host benchmark.
+fn next_random(state: &mut u64) -> u64 {
+    *state ^= *state << 13;
+    *state ^= *state >> 7;
+    *state ^= *state << 17;
+    *state
+}
+
+struct Bench {
+    nodes: TimelineNodes,
+    timeline: Timeline,
+    vruntime: Vec<u64>,
+    slice: Vec<u64>,
+    /// Σ vruntime (all weights equal), for the eligibility test V·N ≥ v·N.
+    sum: u128,
+    count: u128,
+}
+
+impl Bench {
+    fn new(n: usize, augmented: bool) -> Bench {
+        let mut state = 0x9E37_79B9_7F4A_7C15;
+        let mut bench = Bench {
+            nodes: TimelineNodes::new(n, augmented),
+            timeline: Timeline::default(),
+            vruntime: vec![0; n],
+            slice: vec![0; n],
+            sum: 0,
+            count: n as u128,
+        };
+        for id in 0..n {
+            let v = next_random(&mut state) % 3_000_000;
+            let slice = 700_000 + next_random(&mut state) % 2_000_000;
+            bench.vruntime[id] = v;
+            bench.slice[id] = slice;
+            bench.sum += u128::from(v);
+            let key = if augmented { v + slice } else { v };
+            bench.nodes.insert(&mut bench.timeline, id as u32, key, v);
+        }
+        bench
+    }
+}
+
+/// CFS: the leftmost runs one slice and goes back with its new vruntime.
+#[inline(never)]
+fn measured_loop_cfs(bench: &mut Bench, ops: u64) {
+    for _ in 0..ops {
+        let id = bench.timeline.first().unwrap();
+        bench.nodes.remove(&mut bench.timeline, id);
+        let v = bench.vruntime[id as usize] + bench.slice[id as usize];
+        bench.vruntime[id as usize] = v;
+        bench.nodes.insert(&mut bench.timeline, id, v, v);
+    }
+}
+
+/// EEVDF: the earliest-deadline eligible entity runs its slice, its deadline
+/// moves one slice on.
+#[inline(never)]
+fn measured_loop_eevdf(bench: &mut Bench, ops: u64) {
+    for _ in 0..ops {
+        let (sum, count) = (bench.sum, bench.count);
+        let id = bench
+            .nodes
+            .first_eligible(&bench.timeline, |v| u128::from(v) * count <= sum)
+            .unwrap();
+        bench.nodes.remove(&mut bench.timeline, id);
+        let slice = bench.slice[id as usize];
+        let v = bench.vruntime[id as usize] + slice;
+        bench.vruntime[id as usize] = v;
+        bench.sum += u128::from(slice);
+        bench.nodes.insert(&mut bench.timeline, id, v + slice, v);
+    }
+}
+
+/// The loop alone: the same count, nothing in the body the compiler can drop.
+#[inline(never)]
+fn empty_loop(ops: u64) {
+    for i in 0..ops {
+        black_box(i);
+    }
+}
+
+/// Instructions of `f`, with interrupts masked.
+fn count(f: impl FnOnce()) -> u64 {
+    let irq = irq_save();
+    let start = cycles();
+    f();
+    let end = cycles();
+    irq_restore(irq);
+    end - start
+}
+
+fn main() -> ExitCode {
+    let empty = count(|| empty_loop(black_box(OPS)));
+    for tree in ["cfs", "eevdf"] {
+        let augmented = tree == "eevdf";
+        for n in [8, 64, 1024, 10_000] {
+            let mut bench = Bench::new(n, augmented);
+            let total = count(|| {
+                if augmented {
+                    measured_loop_eevdf(black_box(&mut bench), black_box(OPS));
+                } else {
+                    measured_loop_cfs(black_box(&mut bench), black_box(OPS));
+                }
+            });
+            // Tenths of an instruction per operation.
+            let tenths = (total - empty.min(total)) * 10 / OPS;
+            defmt::println!(
+                "timeline_bench: tree={=str} n={=usize} instructions_per_op={=u64}.{=u64} ops={=u64} leftmost={=u32}",
+                tree,
+                n,
+                tenths / 10,
+                tenths % 10,
+                OPS,
+                bench.timeline.first().unwrap_or(u32::MAX)
+            );
+        }
+    }
+    defmt::println!(
+        "timeline_bench: empty loop {=u64} instructions for {=u64} iterations (subtracted)",
+        empty,
+        OPS
+    );
+    ExitCode::Success
+}
