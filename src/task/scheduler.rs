@@ -222,6 +222,10 @@ fn hrtick(cpu: usize) {
     let current = rq.current;
     if current != rq.idle && rq.queue.task_tick(current, now).is_needed() {
         percpu::of(cpu).need_resched.store(true, Ordering::Relaxed);
+    } else {
+        // A tick charged the task in between and rounding left its slice a
+        // few ns short: arm the timer again for what is left.
+        update_hrtick(&rq, cpu, now);
     }
 }
 
