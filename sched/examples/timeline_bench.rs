@@ -49,6 +49,10 @@
 //! per operation, tasks of nice -5..5 in the root group: about 1980 (N = 8)
 //! and 2250 (N = 10000) instructions for both picks, two thirds of it PELT.
 
+extern crate alloc;
+
+use alloc::vec;
+use alloc::vec::Vec;
 use std::hint::black_box;
 use std::time::Instant;
 
@@ -57,78 +61,7 @@ use fairway_sched::fair::timeline::{Timeline, TimelineNodes};
 use fairway_sched::fair::{CfsTunables, EevdfTunables, FairRunQueue, PickPolicy};
 use fairway_sched::task::{Policy, TaskId, TaskParams};
 
-/// Deterministic xorshift so that runs are reproducible.
-fn next_random(state: &mut u64) -> u64 {
-    *state ^= *state << 13;
-    *state ^= *state >> 7;
-    *state ^= *state << 17;
-    *state
-}
-
-struct Bench {
-    nodes: TimelineNodes,
-    timeline: Timeline,
-    vruntime: Vec<u64>,
-    slice: Vec<u64>,
-    /// Σ vruntime (all weights equal), for the eligibility test V·N ≥ v·N.
-    sum: u128,
-    count: u128,
-}
-
-impl Bench {
-    fn new(n: usize, augmented: bool) -> Bench {
-        let mut state = 0x9E37_79B9_7F4A_7C15;
-        let mut bench = Bench {
-            nodes: TimelineNodes::new(n, augmented),
-            timeline: Timeline::default(),
-            vruntime: vec![0; n],
-            slice: vec![0; n],
-            sum: 0,
-            count: n as u128,
-        };
-        for id in 0..n {
-            let v = next_random(&mut state) % 3_000_000;
-            let slice = 700_000 + next_random(&mut state) % 2_000_000;
-            bench.vruntime[id] = v;
-            bench.slice[id] = slice;
-            bench.sum += u128::from(v);
-            let key = if augmented { v + slice } else { v };
-            bench.nodes.insert(&mut bench.timeline, id as u32, key, v);
-        }
-        bench
-    }
-}
-
-/// CFS: the leftmost runs one slice and goes back with its new vruntime.
-#[inline(never)]
-fn measured_loop_cfs(bench: &mut Bench, ops: u64) {
-    for _ in 0..ops {
-        let id = bench.timeline.first().unwrap();
-        bench.nodes.remove(&mut bench.timeline, id);
-        let v = bench.vruntime[id as usize] + bench.slice[id as usize];
-        bench.vruntime[id as usize] = v;
-        bench.nodes.insert(&mut bench.timeline, id, v, v);
-    }
-}
-
-/// EEVDF: the earliest-deadline eligible entity runs its slice, its deadline
-/// moves one slice on.
-#[inline(never)]
-fn measured_loop_eevdf(bench: &mut Bench, ops: u64) {
-    for _ in 0..ops {
-        let (sum, count) = (bench.sum, bench.count);
-        let id = bench
-            .nodes
-            .first_eligible(&bench.timeline, |v| u128::from(v) * count <= sum)
-            .unwrap();
-        bench.nodes.remove(&mut bench.timeline, id);
-        let slice = bench.slice[id as usize];
-        let v = bench.vruntime[id as usize] + slice;
-        bench.vruntime[id as usize] = v;
-        bench.sum += u128::from(slice);
-        bench.nodes.insert(&mut bench.timeline, id, v + slice, v);
-    }
-}
+include!("shared/timeline_workload.rs");
 
 /// The whole class, PELT included: one context switch of CPU-bound tasks
 /// (tick, put_prev, pick, set_next) per operation, every tick rescheduling.

@@ -1,0 +1,78 @@
+// The timeline benchmark's workload, shared by the host example
+// (`sched/examples/timeline_bench.rs`) and the AArch64 kernel image
+// (`tests/timeline_bench.rs`) through `include!`, so that both measure the
+// same operations on the same keys. Needs `alloc::vec` and `alloc::vec::Vec`
+// and `fairway_sched::fair::timeline::{Timeline, TimelineNodes}` in scope.
+
+/// Deterministic xorshift so that runs are reproducible.
+fn next_random(state: &mut u64) -> u64 {
+    *state ^= *state << 13;
+    *state ^= *state >> 7;
+    *state ^= *state << 17;
+    *state
+}
+
+struct Bench {
+    nodes: TimelineNodes,
+    timeline: Timeline,
+    vruntime: Vec<u64>,
+    slice: Vec<u64>,
+    /// Σ vruntime (all weights equal), for the eligibility test V·N ≥ v·N.
+    sum: u128,
+    count: u128,
+}
+
+impl Bench {
+    fn new(n: usize, augmented: bool) -> Bench {
+        let mut state = 0x9E37_79B9_7F4A_7C15;
+        let mut bench = Bench {
+            nodes: TimelineNodes::new(n, augmented),
+            timeline: Timeline::default(),
+            vruntime: vec![0; n],
+            slice: vec![0; n],
+            sum: 0,
+            count: n as u128,
+        };
+        for id in 0..n {
+            let v = next_random(&mut state) % 3_000_000;
+            let slice = 700_000 + next_random(&mut state) % 2_000_000;
+            bench.vruntime[id] = v;
+            bench.slice[id] = slice;
+            bench.sum += u128::from(v);
+            let key = if augmented { v + slice } else { v };
+            bench.nodes.insert(&mut bench.timeline, id as u32, key, v);
+        }
+        bench
+    }
+}
+
+/// CFS: the leftmost runs one slice and goes back with its new vruntime.
+#[inline(never)]
+fn measured_loop_cfs(bench: &mut Bench, ops: u64) {
+    for _ in 0..ops {
+        let id = bench.timeline.first().unwrap();
+        bench.nodes.remove(&mut bench.timeline, id);
+        let v = bench.vruntime[id as usize] + bench.slice[id as usize];
+        bench.vruntime[id as usize] = v;
+        bench.nodes.insert(&mut bench.timeline, id, v, v);
+    }
+}
+
+/// EEVDF: the earliest-deadline eligible entity runs its slice, its deadline
+/// moves one slice on.
+#[inline(never)]
+fn measured_loop_eevdf(bench: &mut Bench, ops: u64) {
+    for _ in 0..ops {
+        let (sum, count) = (bench.sum, bench.count);
+        let id = bench
+            .nodes
+            .first_eligible(&bench.timeline, |v| u128::from(v) * count <= sum)
+            .unwrap();
+        bench.nodes.remove(&mut bench.timeline, id);
+        let slice = bench.slice[id as usize];
+        let v = bench.vruntime[id as usize] + slice;
+        bench.vruntime[id as usize] = v;
+        bench.sum += u128::from(slice);
+        bench.nodes.insert(&mut bench.timeline, id, v + slice, v);
+    }
+}
