@@ -72,6 +72,8 @@ static RUN: Once<Run> = Once::new();
 static FINISHED: Completion = Completion::new();
 /// Instances whose program ended.
 static FINISHED_COUNT: AtomicU64 = AtomicU64::new(0);
+/// The task running the scenario (woken early when every instance finished).
+static MAIN_TASK: core::sync::atomic::AtomicU16 = core::sync::atomic::AtomicU16::new(0);
 /// The starter's outcome: every instance spawned, or why not.
 static STARTED: Once<Result<(), SpawnError>> = Once::new();
 /// How long after `run` begins the instances are created: time for `main` to
@@ -177,6 +179,8 @@ fn instance_main(index: usize) {
         .store(now_ns(), Ordering::Relaxed);
     if FINISHED_COUNT.fetch_add(1, Ordering::AcqRel) + 1 == run.instances.len() as u64 {
         FINISHED.complete();
+        // A run with a duration sleeps until its end: end it early.
+        task::wake_up(TaskId(MAIN_TASK.load(Ordering::Acquire)));
     }
     // Stay (asleep) until the report has read this task's figures.
     REPORTED.wait_for(1);
@@ -319,6 +323,7 @@ pub fn run(scenario: Scenario) -> Result<(), SpawnError> {
             });
         }
     }
+    MAIN_TASK.store(current().0, Ordering::Release);
     let trace_limit = crate::boot_arg("trace_switches")
         .and_then(|n| n.parse::<usize>().ok())
         .unwrap_or(0);
@@ -370,8 +375,11 @@ pub fn run(scenario: Scenario) -> Result<(), SpawnError> {
     }
     if run.scenario.global.duration_s > 0 {
         let deadline = run.start + ns(run.scenario.global.duration_s * 1_000_000);
+        // No polling: it would take CPU time from the scenario's tasks on this
+        // CPU. The last instance to finish wakes this task early; if it
+        // finishes just before the sleep starts, the run ends at the deadline.
         while FINISHED.count() == 0 && now_ns() < deadline {
-            sleep_until(deadline.min(now_ns() + 10_000_000));
+            sleep_until(deadline);
         }
     } else {
         FINISHED.wait_for(1);

@@ -163,21 +163,16 @@ fn timeline_figures_reported(lines: &[String]) -> Result<(), String> {
 /// runs them and prints how far off they are; the default test command and CI
 /// leave them out, so that they are visible without hiding regressions).
 pub(crate) fn known_gaps() -> Vec<Case> {
-    let mut cases = Vec::new();
+    let mut cases = vec![
+        Case::new("fairness-12-mixed-nice-4cpus-cfs", "fairway")
+            .icount()
+            .cpus(4)
+            .scenario("tests/scenarios/fairness-12-mixed-nice.json")
+            .append("sched=cfs")
+            .timeout(180)
+            .check(runtime_proportional_to_weight),
+    ];
     for policy in ["eevdf", "cfs"] {
-        cases.push(
-            Case::new(format!("fairness-12-mixed-nice-4cpus-{policy}"), "fairway")
-                .icount()
-                .cpus(4)
-                .scenario("tests/scenarios/fairness-12-mixed-nice.json")
-                .append(if policy == "cfs" {
-                    "sched=cfs"
-                } else {
-                    "sched=eevdf"
-                })
-                .timeout(180)
-                .check(runtime_proportional_to_weight),
-        );
         cases.push(
             Case::new(format!("groups-4-equal-shares-4cpus-{policy}"), "fairway")
                 .icount()
@@ -238,6 +233,15 @@ pub(crate) fn cases() -> Vec<Case> {
             .append("workload=sched-pipe loops=3000")
             .twice_identical(),
     ];
+    cases.push(
+        Case::new("fairness-12-mixed-nice-4cpus-eevdf", "fairway")
+            .icount()
+            .cpus(4)
+            .scenario("tests/scenarios/fairness-12-mixed-nice.json")
+            .append("sched=eevdf")
+            .timeout(180)
+            .check(runtime_proportional_to_weight),
+    );
     cases.push(
         Case::new("migration-keeps-util", "migration")
             .icount()
