@@ -430,6 +430,45 @@ impl RunQueue {
         })
     }
 
+    /// Linux's `task_h_load`: the task's load as the root run queue sees it
+    /// through its groups, which load balancing weighs tasks by (§2.7):
+    /// `h_load(root) = root.load_avg`, `h_load(q) = h_load(parent) ×
+    /// se(q).load_avg / (parent.load_avg + 1)`, and the task's is
+    /// `load_avg × h_load(q) / (q.load_avg + 1)` for the queue `q` it is on.
+    /// Without groups (or without the fair class) it is the task's own load.
+    pub fn task_h_load(&self, task: TaskId) -> u64 {
+        let own = self.task_signals(task).load_avg;
+        let Some(fair) = self.fair() else { return own };
+        let Some(queue) = fair.task_entity(task).map(|e| e.queue) else {
+            return own;
+        };
+        if queue == GroupId::ROOT {
+            return own;
+        }
+        // The path from the task's queue up to the root, then back down.
+        let mut path = [GroupId::ROOT; 32];
+        let mut depth = 0;
+        let mut group = queue;
+        while group != GroupId::ROOT && depth < path.len() {
+            path[depth] = group;
+            depth += 1;
+            group = match fair.group_entity_of(group) {
+                Some(entity) => entity.queue,
+                None => return own,
+            };
+        }
+        let load_of = |g: GroupId| fair.group_queue(g).map_or(0, |q| q.pelt.avg.load_avg);
+        let mut h_load = u128::from(load_of(GroupId::ROOT));
+        for &group in path[..depth].iter().rev() {
+            let Some(entity) = fair.group_entity_of(group) else {
+                return own;
+            };
+            h_load =
+                h_load * u128::from(entity.avg.load_avg) / (u128::from(load_of(entity.queue)) + 1);
+        }
+        (u128::from(own) * h_load / (u128::from(load_of(queue)) + 1)) as u64
+    }
+
     /// The run queue's aggregate signals.
     pub fn signals(&self) -> RunQueueSignals {
         let nr_running = self.stack.nr_running();

@@ -189,9 +189,13 @@ fn candidates(rq: &CpuRunQueue, source: usize, buffer: &mut [TaskCandidate]) -> 
         {
             continue;
         }
+        // Tasks are weighed by their load as the root run queue sees it
+        // through their groups (Linux's task_h_load, §2.7).
+        let mut signals = rq.queue.task_signals(id);
+        signals.load_avg = rq.queue.task_h_load(id);
         buffer[count] = TaskCandidate::from_signals(
             id,
-            &rq.queue.task_signals(id),
+            &signals,
             CpuMask(slot.affinity.load(Ordering::Relaxed)),
             false,
             now,
