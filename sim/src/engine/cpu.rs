@@ -142,21 +142,28 @@ impl Simulation<'_> {
         }
     }
 
-    /// The slice-end timer fired: the running task's slice is over if the policy says so.
-    pub(super) fn hrtick(&mut self, cpu: usize) {
-        let Some(t) = self.cpus[cpu].current else {
-            return;
-        };
+    /// `task_tick` for `cpu`'s running task, marking the CPU for a reschedule
+    /// when the policy asks; `None` when no task runs there, else whether it
+    /// asked.
+    fn tick_running_task(&mut self, cpu: usize) -> Option<bool> {
+        let t = self.cpus[cpu].current?;
         if self.tasks[t].state != TaskState::Running || self.tasks[t].cpu != Some(cpu) {
-            return;
+            return None;
         }
         self.update_cpu(cpu);
-        let decision = self.cpus[cpu]
+        let needed = self.cpus[cpu]
             .run_queue
-            .task_tick(TaskId(t as u16), self.now);
-        if decision.is_needed() {
+            .task_tick(TaskId(t as u16), self.now)
+            .is_needed();
+        if needed {
             self.cpus[cpu].need_resched = true;
-        } else {
+        }
+        Some(needed)
+    }
+
+    /// The slice-end timer fired: the running task's slice is over if the policy says so.
+    pub(super) fn hrtick(&mut self, cpu: usize) {
+        if self.tick_running_task(cpu) == Some(false) {
             // A tick between arming and firing charged the run time in two parts, and
             // the rounding of the weighted clock can leave the slice a few ns short
             // (§1.2). The kernel's handler reads the clock later than the expiry, so it
@@ -224,19 +231,7 @@ impl Simulation<'_> {
 
     pub(super) fn tick(&mut self) {
         for cpu in 0..self.cpus.len() {
-            let Some(t) = self.cpus[cpu].current else {
-                continue;
-            };
-            if self.tasks[t].state != TaskState::Running || self.tasks[t].cpu != Some(cpu) {
-                continue;
-            }
-            self.update_cpu(cpu);
-            let decision = self.cpus[cpu]
-                .run_queue
-                .task_tick(TaskId(t as u16), self.now);
-            if decision.is_needed() {
-                self.cpus[cpu].need_resched = true;
-            }
+            self.tick_running_task(cpu);
         }
     }
 
