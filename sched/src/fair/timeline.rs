@@ -12,10 +12,19 @@
 //!     [d=5 v=6 | min 6]      [d=12 v=1 | min 1]
 //! ```
 //!
-//! Nodes live in one arena indexed by entity number (plus one: slot 0 is a
-//! shared black sentinel, as in the textbook), shared by all the trees of a CPU (an entity is in at most one tree at a time), so nothing allocates after
-//! [`TimelineNodes::new`]. Keys are compared wrap-safe, `(s64)(a - b) < 0` (§1.3);
-//! equal keys go right, so ties keep insertion order.
+//! Nodes live in one arena indexed by entity number plus one (index 0 means
+//! "no node"), shared by all the trees of a CPU (an entity is in at most one
+//! tree at a time), so nothing allocates after [`TimelineNodes::new`]. Keys are
+//! compared wrap-safe, `(s64)(a - b) < 0` (§1.3); equal keys go right, so ties
+//! keep insertion order.
+//!
+//! The algorithms are the classic red-black insertion and deletion, written the
+//! way an intrusive kernel tree does them because the scheduler's hot paths run
+//! them on every switch (issue 3's budget): a node's parent and colour share one
+//! word (one load answers both), the two mirror-image cases are one code path
+//! indexed by direction, a node with at most one child is unlinked without any
+//! rebalancing when its child can take its black, and nothing is written to a
+//! shared sentinel.
 
 use alloc::vec;
 use alloc::vec::Vec;
@@ -25,17 +34,23 @@ use crate::weight::vtime_before;
 /// "No entity", for the entity fields that other modules keep (`curr`, `skip`).
 pub const NIL: u32 = u32::MAX;
 
-/// Index of the shared black sentinel node. Entity `id` lives at index `id + 1`,
-/// so that a child or parent link of 0 means "none" and the sentinel can be read
-/// (it is black) and written (its parent, during a removal) without a branch.
-const SENTINEL: u32 = 0;
+/// Node index meaning "no node" (entity `id` lives at index `id + 1`).
+const NONE: u32 = 0;
+
+/// Colour bit of [`Node::parent_color`]: set for black, clear for red, so that
+/// a red node's word is its parent's index shifted, as in an intrusive tree.
+const BLACK: u32 = 1;
+
+/// Child directions, as indices into [`Node::child`].
+const LEFT: usize = 0;
+const RIGHT: usize = 1;
 
 #[derive(Clone, Copy, Debug)]
 struct Node {
-    left: u32,
-    right: u32,
-    parent: u32,
-    red: bool,
+    /// Left and right children (`NONE` when absent).
+    child: [u32; 2],
+    /// Parent index shifted left by one, with the colour in bit 0 ([`BLACK`]).
+    parent_color: u32,
     key: u64,
     vruntime: u64,
     /// Smallest vruntime in the subtree rooted here (augmented trees only).
@@ -43,14 +58,22 @@ struct Node {
 }
 
 const EMPTY: Node = Node {
-    left: SENTINEL,
-    right: SENTINEL,
-    parent: SENTINEL,
-    red: false,
+    child: [NONE; 2],
+    parent_color: BLACK,
     key: 0,
     vruntime: 0,
     min_vruntime: 0,
 };
+
+#[inline(always)]
+fn parent_of(parent_color: u32) -> u32 {
+    parent_color >> 1
+}
+
+#[inline(always)]
+fn is_black(parent_color: u32) -> bool {
+    parent_color & BLACK != 0
+}
 
 /// One tree: its root and its cached leftmost node (node indices).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -62,8 +85,8 @@ pub struct Timeline {
 impl Default for Timeline {
     fn default() -> Self {
         Timeline {
-            root: SENTINEL,
-            leftmost: SENTINEL,
+            root: NONE,
+            leftmost: NONE,
         }
     }
 }
@@ -72,12 +95,12 @@ impl Timeline {
     /// The entity with the smallest key, if any (O(1)).
     #[inline]
     pub fn first(&self) -> Option<u32> {
-        (self.leftmost != SENTINEL).then(|| self.leftmost - 1)
+        (self.leftmost != NONE).then(|| self.leftmost - 1)
     }
 
     /// Whether the tree is empty.
     pub fn is_empty(&self) -> bool {
-        self.root == SENTINEL
+        self.root == NONE
     }
 }
 
@@ -101,19 +124,19 @@ impl TimelineNodes {
     /// The key entity `id` was inserted with.
     #[inline]
     pub fn key(&self, id: u32) -> u64 {
-        self.nodes[id as usize + 1].key
+        self.node(id + 1).key
     }
 
     /// The vruntime entity `id` was inserted with.
     #[inline]
     pub fn vruntime(&self, id: u32) -> u64 {
-        self.nodes[id as usize + 1].vruntime
+        self.node(id + 1).vruntime
     }
 
     /// The smallest vruntime in the tree (augmented trees only), O(1).
     #[inline]
     pub fn min_vruntime(&self, timeline: &Timeline) -> Option<u64> {
-        (timeline.root != SENTINEL).then(|| self.nodes[timeline.root as usize].min_vruntime)
+        (timeline.root != NONE).then(|| self.node(timeline.root).min_vruntime)
     }
 
     #[inline(always)]
@@ -126,23 +149,40 @@ impl TimelineNodes {
         &mut self.nodes[at as usize]
     }
 
-    /// Recomputes the augmented value of node `at` from its children (an empty
-    /// child is skipped).
+    /// Gives `at` a new parent, keeping its colour.
+    #[inline(always)]
+    fn set_parent(&mut self, at: u32, parent: u32) {
+        let word = &mut self.node_mut(at).parent_color;
+        *word = (*word & BLACK) | (parent << 1);
+    }
+
+    #[inline(always)]
+    fn set_black(&mut self, at: u32) {
+        self.node_mut(at).parent_color |= BLACK;
+    }
+
+    #[inline(always)]
+    fn set_red(&mut self, at: u32) {
+        self.node_mut(at).parent_color &= !BLACK;
+    }
+
+    /// Whether `at` is a red node (an absent node counts as black).
+    #[inline(always)]
+    fn is_red(&self, at: u32) -> bool {
+        at != NONE && !is_black(self.node(at).parent_color)
+    }
+
+    /// Recomputes the augmented value of node `at` from its children.
     #[inline(always)]
     fn recompute(&mut self, at: u32) {
         let node = self.node(at);
-        let (left, right) = (node.left, node.right);
         let mut min = node.vruntime;
-        if left != SENTINEL {
-            let v = self.node(left).min_vruntime;
-            if vtime_before(v, min) {
-                min = v;
-            }
-        }
-        if right != SENTINEL {
-            let v = self.node(right).min_vruntime;
-            if vtime_before(v, min) {
-                min = v;
+        for child in node.child {
+            if child != NONE {
+                let v = self.node(child).min_vruntime;
+                if vtime_before(v, min) {
+                    min = v;
+                }
             }
         }
         self.node_mut(at).min_vruntime = min;
@@ -151,52 +191,42 @@ impl TimelineNodes {
     /// Makes `new` the child of `parent` in place of `old` (or the root).
     #[inline(always)]
     fn replace_child(&mut self, timeline: &mut Timeline, parent: u32, old: u32, new: u32) {
-        if parent == SENTINEL {
+        if parent == NONE {
             timeline.root = new;
-        } else if self.node(parent).left == old {
-            self.node_mut(parent).left = new;
         } else {
-            self.node_mut(parent).right = new;
+            let node = self.node_mut(parent);
+            let dir = usize::from(node.child[LEFT] != old);
+            node.child[dir] = new;
         }
     }
 
+    /// Rotates at `x` toward `dir`: its child on the other side, `y`, takes its
+    /// place and `x` becomes `y`'s child on side `dir`. Colours are unchanged;
+    /// returns `y`.
     #[inline(always)]
-    fn rotate_left<const A: bool>(&mut self, timeline: &mut Timeline, x: u32) {
-        let y = self.node(x).right;
-        let y_left = self.node(y).left;
-        let parent = self.node(x).parent;
-        self.node_mut(x).right = y_left;
-        self.node_mut(y_left).parent = x;
-        self.node_mut(y).parent = parent;
-        self.replace_child(timeline, parent, x, y);
-        self.node_mut(y).left = x;
-        self.node_mut(x).parent = y;
+    fn rotate<const A: bool>(&mut self, timeline: &mut Timeline, x: u32, dir: usize) -> u32 {
+        let x_word = self.node(x).parent_color;
+        let y = self.node(x).child[1 - dir];
+        let inner = self.node(y).child[dir];
+        self.node_mut(x).child[1 - dir] = inner;
+        if inner != NONE {
+            self.set_parent(inner, x);
+        }
+        self.node_mut(y).child[dir] = x;
+        self.set_parent(x, y);
+        self.set_parent(y, parent_of(x_word));
+        self.replace_child(timeline, parent_of(x_word), x, y);
         if A {
-            // y now covers the subtree x covered; x lost y's right subtree.
+            // y now covers the subtree x covered; x lost y's other subtree.
             self.node_mut(y).min_vruntime = self.node(x).min_vruntime;
             self.recompute(x);
         }
-    }
-
-    #[inline(always)]
-    fn rotate_right<const A: bool>(&mut self, timeline: &mut Timeline, x: u32) {
-        let y = self.node(x).left;
-        let y_right = self.node(y).right;
-        let parent = self.node(x).parent;
-        self.node_mut(x).left = y_right;
-        self.node_mut(y_right).parent = x;
-        self.node_mut(y).parent = parent;
-        self.replace_child(timeline, parent, x, y);
-        self.node_mut(y).right = x;
-        self.node_mut(x).parent = y;
-        if A {
-            self.node_mut(y).min_vruntime = self.node(x).min_vruntime;
-            self.recompute(x);
-        }
+        y
     }
 
     /// Inserts entity `id` with `key` (vruntime for CFS, deadline for EEVDF).
     /// `id` must not be in any tree.
+    #[inline]
     pub fn insert(&mut self, timeline: &mut Timeline, id: u32, key: u64, vruntime: u64) {
         // One branch here instead of one per rotation and per step.
         if self.augmented {
@@ -214,120 +244,122 @@ impl TimelineNodes {
         vruntime: u64,
     ) {
         let z = id + 1;
-        let mut parent = SENTINEL;
+        let mut parent = NONE;
+        let mut dir = LEFT;
         let mut cursor = timeline.root;
-        let mut go_left = false;
-        // Equal keys go right, so only a strictly smaller key is the new leftmost.
-        let leftmost =
-            timeline.leftmost == SENTINEL || vtime_before(key, self.node(timeline.leftmost).key);
-        while cursor != SENTINEL {
+        while cursor != NONE {
             parent = cursor;
             let node = self.node(cursor);
-            go_left = vtime_before(key, node.key);
-            cursor = if go_left { node.left } else { node.right };
+            // Equal keys go right.
+            dir = usize::from(!vtime_before(key, node.key));
+            cursor = node.child[dir];
         }
         *self.node_mut(z) = Node {
-            left: SENTINEL,
-            right: SENTINEL,
-            parent,
-            red: true,
+            child: [NONE; 2],
+            parent_color: parent << 1,
             key,
             vruntime,
             min_vruntime: vruntime,
         };
-        if parent == SENTINEL {
+        if parent == NONE {
             timeline.root = z;
-        } else if go_left {
-            self.node_mut(parent).left = z;
-        } else {
-            self.node_mut(parent).right = z;
+            timeline.leftmost = z;
+            self.set_black(z);
+            return;
         }
-        if leftmost {
+        self.node_mut(parent).child[dir] = z;
+        // The new node is the leftmost exactly when it became the left child
+        // of the old leftmost (which has no left child).
+        if parent == timeline.leftmost && dir == LEFT {
             timeline.leftmost = z;
         }
         if A {
             // Adding a value can only lower minima: stop where it does not.
             let mut at = parent;
-            while at != SENTINEL && vtime_before(vruntime, self.node(at).min_vruntime) {
-                self.node_mut(at).min_vruntime = vruntime;
-                at = self.node(at).parent;
+            while at != NONE && vtime_before(vruntime, self.node(at).min_vruntime) {
+                let node = self.node_mut(at);
+                node.min_vruntime = vruntime;
+                at = parent_of(node.parent_color);
             }
         }
-        self.insert_fixup::<A>(timeline, z);
+        self.insert_color::<A>(timeline, z, parent);
     }
 
+    /// Restores the red-black rules after red `node` was linked under `parent`.
     #[inline(always)]
-    fn insert_fixup<const A: bool>(&mut self, timeline: &mut Timeline, mut z: u32) {
+    fn insert_color<const A: bool>(
+        &mut self,
+        timeline: &mut Timeline,
+        mut node: u32,
+        mut parent: u32,
+    ) {
         loop {
-            let mut parent = self.node(z).parent;
-            if !self.node(parent).red {
-                break;
+            let parent_word = self.node(parent).parent_color;
+            if is_black(parent_word) {
+                return;
             }
-            // A red parent is never the root, so the grandparent exists.
-            let grand = self.node(parent).parent;
-            let (grand_left, grand_right) = (self.node(grand).left, self.node(grand).right);
-            if parent == grand_left {
-                let uncle = grand_right;
-                if self.node(uncle).red {
-                    self.node_mut(parent).red = false;
-                    self.node_mut(uncle).red = false;
-                    self.node_mut(grand).red = true;
-                    z = grand;
-                    continue;
+            // A red parent is never the root: the grandparent exists.
+            let grand = parent_of(parent_word);
+            let grand_child = self.node(grand).child;
+            let side = usize::from(grand_child[LEFT] != parent);
+            let uncle = grand_child[1 - side];
+            if self.is_red(uncle) {
+                // Push the grandparent's black down to both of its children.
+                self.set_black(uncle);
+                self.set_black(parent);
+                let grand_word = self.node(grand).parent_color;
+                let great = parent_of(grand_word);
+                if great == NONE {
+                    // The root stays black.
+                    return;
                 }
-                if z == self.node(parent).right {
-                    self.rotate_left::<A>(timeline, parent);
-                    z = parent;
-                    parent = self.node(z).parent;
-                }
-                self.node_mut(parent).red = false;
-                self.node_mut(grand).red = true;
-                self.rotate_right::<A>(timeline, grand);
-            } else {
-                let uncle = grand_left;
-                if self.node(uncle).red {
-                    self.node_mut(parent).red = false;
-                    self.node_mut(uncle).red = false;
-                    self.node_mut(grand).red = true;
-                    z = grand;
-                    continue;
-                }
-                if z == self.node(parent).left {
-                    self.rotate_right::<A>(timeline, parent);
-                    z = parent;
-                    parent = self.node(z).parent;
-                }
-                self.node_mut(parent).red = false;
-                self.node_mut(grand).red = true;
-                self.rotate_left::<A>(timeline, grand);
+                self.set_red(grand);
+                node = grand;
+                parent = great;
+                continue;
             }
-            break;
+            if self.node(parent).child[1 - side] == node {
+                // Inner grandchild: turn it into the outer one first.
+                self.rotate::<A>(timeline, parent, side);
+                parent = node;
+            }
+            // Outer grandchild: the parent takes the grandparent's place.
+            self.rotate::<A>(timeline, grand, 1 - side);
+            self.set_black(parent);
+            self.set_red(grand);
+            return;
         }
-        let root = timeline.root;
-        self.node_mut(root).red = false;
     }
 
     /// The entity after `id` in key order.
     pub fn next(&self, id: u32) -> Option<u32> {
         let at = id + 1;
         let node = self.node(at);
-        if node.right != SENTINEL {
-            let mut at = node.right;
-            while self.node(at).left != SENTINEL {
-                at = self.node(at).left;
-            }
-            return Some(at - 1);
+        if node.child[RIGHT] != NONE {
+            return Some(self.leftmost_below(node.child[RIGHT]) - 1);
         }
         let mut child = at;
-        let mut parent = node.parent;
-        while parent != SENTINEL && self.node(parent).right == child {
+        let mut parent = parent_of(node.parent_color);
+        while parent != NONE && self.node(parent).child[RIGHT] == child {
             child = parent;
-            parent = self.node(parent).parent;
+            parent = parent_of(self.node(parent).parent_color);
         }
-        (parent != SENTINEL).then(|| parent - 1)
+        (parent != NONE).then(|| parent - 1)
+    }
+
+    #[inline(always)]
+    fn leftmost_below(&self, mut at: u32) -> u32 {
+        loop {
+            let left = self.node(at).child[LEFT];
+            if left == NONE {
+                return at;
+            }
+            at = left;
+        }
     }
 
     /// Removes entity `id`, which must be in `timeline`.
+    #[inline]
     pub fn remove(&mut self, timeline: &mut Timeline, id: u32) {
         if self.augmented {
             self.remove_with::<true>(timeline, id);
@@ -339,138 +371,146 @@ impl TimelineNodes {
     fn remove_with<const A: bool>(&mut self, timeline: &mut Timeline, id: u32) {
         let z = id + 1;
         let Node {
-            left: z_left,
-            right: z_right,
-            parent: z_parent,
-            red: z_red,
+            child: [left, right],
+            parent_color: z_word,
             ..
         } = *self.node(z);
+        let z_parent = parent_of(z_word);
         if timeline.leftmost == z {
             // The leftmost has no left child: its successor is the leftmost of
             // its right subtree, or its parent.
-            timeline.leftmost = if z_right != SENTINEL {
-                let mut at = z_right;
-                while self.node(at).left != SENTINEL {
-                    at = self.node(at).left;
-                }
-                at
+            timeline.leftmost = if right != NONE {
+                self.leftmost_below(right)
             } else {
                 z_parent
             };
         }
-        let child;
-        let removed_red;
-        // The node that took z's place: the augmented minima must be recomputed
-        // up to it; above it they can stop as soon as one does not change.
-        let mut replacement = SENTINEL;
-        if z_left == SENTINEL || z_right == SENTINEL {
-            child = if z_left == SENTINEL { z_right } else { z_left };
-            removed_red = z_red;
+        // `rebalance`: the parent of a position that lost a black node (NONE
+        // when no black was lost). `changed`: the lowest node whose subtree
+        // lost an entity, where the augmented minima are recomputed from.
+        let rebalance;
+        let changed;
+        // Set when z had two children: its successor moved into z's place, so
+        // the minima are recomputed at least up to it.
+        let mut moved = NONE;
+        if left == NONE || right == NONE {
+            // At most one child, which is then red under a black z: it takes
+            // z's place and colour, and no black is lost.
+            let child = left | right;
             self.replace_child(timeline, z_parent, z, child);
-            // Also sets the sentinel's parent, which the fix-up reads.
-            self.node_mut(child).parent = z_parent;
-        } else {
-            // Two children: the successor y takes z's place and colour.
-            let mut y = z_right;
-            while self.node(y).left != SENTINEL {
-                y = self.node(y).left;
-            }
-            removed_red = self.node(y).red;
-            child = self.node(y).right;
-            if y == z_right {
-                self.node_mut(child).parent = y;
+            if child != NONE {
+                self.node_mut(child).parent_color = z_word;
+                rebalance = NONE;
             } else {
-                let y_parent = self.node(y).parent;
-                self.node_mut(y_parent).left = child;
-                self.node_mut(child).parent = y_parent;
-                self.node_mut(y).right = z_right;
-                self.node_mut(z_right).parent = y;
+                rebalance = if is_black(z_word) { z_parent } else { NONE };
             }
-            self.replace_child(timeline, z_parent, z, y);
-            let y_node = self.node_mut(y);
-            y_node.parent = z_parent;
-            y_node.left = z_left;
-            y_node.red = z_red;
-            self.node_mut(z_left).parent = y;
-            replacement = y;
+            changed = z_parent;
+        } else {
+            // Two children: the successor (leftmost of the right subtree, with
+            // no left child) takes z's place and colour.
+            let successor = self.leftmost_below(right);
+            let successor_word = self.node(successor).parent_color;
+            let successor_right = self.node(successor).child[RIGHT];
+            let hole_parent;
+            if successor == right {
+                hole_parent = successor;
+            } else {
+                hole_parent = parent_of(successor_word);
+                self.node_mut(hole_parent).child[LEFT] = successor_right;
+                self.node_mut(successor).child[RIGHT] = right;
+                self.set_parent(right, successor);
+            }
+            self.node_mut(successor).child[LEFT] = left;
+            self.set_parent(left, successor);
+            self.node_mut(successor).parent_color = z_word;
+            self.replace_child(timeline, z_parent, z, successor);
+            if successor_right != NONE {
+                // A red child under the black successor takes its black.
+                self.node_mut(successor_right).parent_color = (hole_parent << 1) | BLACK;
+                rebalance = NONE;
+            } else {
+                rebalance = if is_black(successor_word) {
+                    hole_parent
+                } else {
+                    NONE
+                };
+            }
+            changed = hole_parent;
+            moved = successor;
         }
         if A {
-            let mut at = self.node(child).parent;
-            while at != SENTINEL {
+            let mut at = changed;
+            while at != NONE {
                 let old = self.node(at).min_vruntime;
                 self.recompute(at);
-                if at == replacement {
-                    replacement = SENTINEL;
-                } else if replacement == SENTINEL && self.node(at).min_vruntime == old {
+                if at == moved {
+                    moved = NONE;
+                } else if moved == NONE && self.node(at).min_vruntime == old {
                     break;
                 }
-                at = self.node(at).parent;
+                at = parent_of(self.node(at).parent_color);
             }
         }
-        if !removed_red {
-            self.remove_fixup::<A>(timeline, child);
+        if rebalance != NONE {
+            self.erase_color::<A>(timeline, rebalance);
         }
     }
 
+    /// Restores the red-black rules after a black node was removed below
+    /// `parent`, leaving the path through the (possibly absent) child one
+    /// black short.
     #[inline(always)]
-    fn remove_fixup<const A: bool>(&mut self, timeline: &mut Timeline, mut x: u32) {
-        while x != timeline.root && !self.node(x).red {
-            let parent = self.node(x).parent;
-            if x == self.node(parent).left {
-                let mut w = self.node(parent).right;
-                if self.node(w).red {
-                    self.node_mut(w).red = false;
-                    self.node_mut(parent).red = true;
-                    self.rotate_left::<A>(timeline, parent);
-                    w = self.node(parent).right;
-                }
-                let (wl, wr) = (self.node(w).left, self.node(w).right);
-                if !self.node(wl).red && !self.node(wr).red {
-                    self.node_mut(w).red = true;
-                    x = parent;
-                } else {
-                    if !self.node(wr).red {
-                        self.node_mut(wl).red = false;
-                        self.node_mut(w).red = true;
-                        self.rotate_right::<A>(timeline, w);
-                        w = self.node(parent).right;
-                    }
-                    self.node_mut(w).red = self.node(parent).red;
-                    self.node_mut(parent).red = false;
-                    let wr = self.node(w).right;
-                    self.node_mut(wr).red = false;
-                    self.rotate_left::<A>(timeline, parent);
-                    x = timeline.root;
-                }
-            } else {
-                let mut w = self.node(parent).left;
-                if self.node(w).red {
-                    self.node_mut(w).red = false;
-                    self.node_mut(parent).red = true;
-                    self.rotate_right::<A>(timeline, parent);
-                    w = self.node(parent).left;
-                }
-                let (wl, wr) = (self.node(w).left, self.node(w).right);
-                if !self.node(wl).red && !self.node(wr).red {
-                    self.node_mut(w).red = true;
-                    x = parent;
-                } else {
-                    if !self.node(wl).red {
-                        self.node_mut(wr).red = false;
-                        self.node_mut(w).red = true;
-                        self.rotate_left::<A>(timeline, w);
-                        w = self.node(parent).left;
-                    }
-                    self.node_mut(w).red = self.node(parent).red;
-                    self.node_mut(parent).red = false;
-                    let wl = self.node(w).left;
-                    self.node_mut(wl).red = false;
-                    self.rotate_right::<A>(timeline, parent);
-                    x = timeline.root;
-                }
+    fn erase_color<const A: bool>(&mut self, timeline: &mut Timeline, mut parent: u32) {
+        let mut node = NONE;
+        loop {
+            // The short side; its sibling subtree has a black height of at
+            // least one, so the sibling exists.
+            let side = usize::from(self.node(parent).child[LEFT] != node);
+            let mut sibling = self.node(parent).child[1 - side];
+            if self.is_red(sibling) {
+                // Make the sibling black: rotate it above the parent.
+                self.rotate::<A>(timeline, parent, side);
+                self.set_black(sibling);
+                self.set_red(parent);
+                sibling = self.node(parent).child[1 - side];
             }
+            let [near, far] = {
+                let child = self.node(sibling).child;
+                [child[side], child[1 - side]]
+            };
+            if !self.is_red(far) {
+                if !self.is_red(near) {
+                    // Both nephews black: the sibling turns red, and the
+                    // shortage moves up to the parent (or ends at a red one).
+                    self.set_red(sibling);
+                    let parent_word = self.node(parent).parent_color;
+                    if !is_black(parent_word) {
+                        self.set_black(parent);
+                        return;
+                    }
+                    node = parent;
+                    parent = parent_of(parent_word);
+                    if parent == NONE {
+                        return;
+                    }
+                    continue;
+                }
+                // Near nephew red: rotate it up so that it becomes the sibling
+                // with a red far child (the old sibling).
+                self.rotate::<A>(timeline, sibling, 1 - side);
+                sibling = near;
+            }
+            // Far nephew red: the sibling takes the parent's place and colour,
+            // and both the parent and the far side turn black.
+            let far = self.node(sibling).child[1 - side];
+            let parent_black = is_black(self.node(parent).parent_color);
+            self.rotate::<A>(timeline, parent, side);
+            let word = &mut self.node_mut(sibling).parent_color;
+            *word = (*word & !BLACK) | u32::from(parent_black);
+            self.set_black(parent);
+            self.set_black(far);
+            return;
         }
-        self.node_mut(x).red = false;
     }
 
     /// The entity with the earliest key among those whose vruntime satisfies
@@ -484,20 +524,21 @@ impl TimelineNodes {
     ) -> Option<u32> {
         debug_assert!(self.augmented);
         let leftmost = timeline.leftmost;
-        if leftmost != SENTINEL && eligible(self.node(leftmost).vruntime) {
+        if leftmost != NONE && eligible(self.node(leftmost).vruntime) {
             return Some(leftmost - 1);
         }
         let mut at = timeline.root;
-        while at != SENTINEL {
+        while at != NONE {
             let node = self.node(at);
-            if node.left != SENTINEL && eligible(self.node(node.left).min_vruntime) {
-                at = node.left;
+            let left = node.child[LEFT];
+            if left != NONE && eligible(self.node(left).min_vruntime) {
+                at = left;
                 continue;
             }
             if eligible(node.vruntime) {
                 return Some(at - 1);
             }
-            at = node.right;
+            at = node.child[RIGHT];
         }
         None
     }

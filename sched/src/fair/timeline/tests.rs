@@ -8,26 +8,28 @@ impl TimelineNodes {
     /// the number of nodes. For tests.
     pub fn check(&self, timeline: &Timeline) -> usize {
         fn walk(nodes: &TimelineNodes, at: u32, parent: u32, count: &mut usize) -> (usize, u64) {
-            if at == SENTINEL {
+            if at == NONE {
                 return (1, u64::MAX);
             }
             *count += 1;
             let node = *nodes.node(at);
-            assert_eq!(node.parent, parent, "parent link of {at}");
-            if node.red {
+            let [left, right] = node.child;
+            assert_eq!(parent_of(node.parent_color), parent, "parent link of {at}");
+            let red = !is_black(node.parent_color);
+            if red {
                 assert!(
-                    !nodes.node(node.left).red && !nodes.node(node.right).red,
+                    !nodes.is_red(left) && !nodes.is_red(right),
                     "red-red at {at}"
                 );
             }
-            if node.left != SENTINEL {
-                assert!(!vtime_before(node.key, nodes.node(node.left).key));
+            if left != NONE {
+                assert!(!vtime_before(node.key, nodes.node(left).key));
             }
-            if node.right != SENTINEL {
-                assert!(!vtime_before(nodes.node(node.right).key, node.key));
+            if right != NONE {
+                assert!(!vtime_before(nodes.node(right).key, node.key));
             }
-            let (lh, lmin) = walk(nodes, node.left, at, count);
-            let (rh, rmin) = walk(nodes, node.right, at, count);
+            let (lh, lmin) = walk(nodes, left, at, count);
+            let (rh, rmin) = walk(nodes, right, at, count);
             assert_eq!(lh, rh, "black height at {at}");
             let mut min = node.vruntime;
             for m in [lmin, rmin] {
@@ -38,15 +40,14 @@ impl TimelineNodes {
             if nodes.augmented {
                 assert_eq!(node.min_vruntime, min, "augmented min at {at}");
             }
-            (lh + usize::from(!node.red), min)
+            (lh + usize::from(!red), min)
         }
         let mut count = 0;
-        assert!(!self.node(SENTINEL).red, "sentinel stays black");
-        assert!(!self.node(timeline.root).red);
-        walk(self, timeline.root, SENTINEL, &mut count);
+        assert!(!self.is_red(timeline.root), "the root is black");
+        walk(self, timeline.root, NONE, &mut count);
         let mut leftmost = timeline.root;
-        while leftmost != SENTINEL && self.node(leftmost).left != SENTINEL {
-            leftmost = self.node(leftmost).left;
+        while leftmost != NONE && self.node(leftmost).child[LEFT] != NONE {
+            leftmost = self.node(leftmost).child[LEFT];
         }
         assert_eq!(timeline.leftmost, leftmost, "cached leftmost");
         count
@@ -57,18 +58,28 @@ impl TimelineNodes {
 /// and every invariant holds after each operation.
 #[test]
 fn matches_a_sorted_list_model() {
-    for augmented in [false, true] {
-        let mut rng = Rng::new(7);
-        let mut nodes = TimelineNodes::new(64, augmented);
+    // A small arena with many equal keys, and a larger one for deep trees
+    // (every rotation and recolouring case at several heights).
+    for (capacity, keys, ops) in [(64, 50, 4000), (700, 100_000, 12_000)] {
+        for augmented in [false, true] {
+            model_run(capacity, keys, ops, augmented);
+        }
+    }
+}
+
+fn model_run(capacity: u64, keys: u64, ops: usize, augmented: bool) {
+    {
+        let mut rng = Rng::new(7 + capacity);
+        let mut nodes = TimelineNodes::new(capacity as usize, augmented);
         let mut timeline = Timeline::default();
         let mut model: Vec<(u64, u32, u64)> = Vec::new();
-        for _ in 0..4000 {
-            let id = rng.below(64) as u32;
+        for _ in 0..ops {
+            let id = rng.below(capacity) as u32;
             if let Some(pos) = model.iter().position(|e| e.1 == id) {
                 model.remove(pos);
                 nodes.remove(&mut timeline, id);
             } else {
-                let key = rng.below(50);
+                let key = rng.below(keys);
                 let vruntime = rng.below(1000);
                 // Equal keys go after existing ones.
                 let pos = model.iter().position(|e| e.0 > key).unwrap_or(model.len());
