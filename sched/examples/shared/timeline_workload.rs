@@ -17,9 +17,9 @@ struct Bench {
     timeline: Timeline,
     vruntime: Vec<u64>,
     slice: Vec<u64>,
-    /// Σ vruntime (all weights equal), for the eligibility test V·N ≥ v·N.
-    sum: u128,
-    count: u128,
+    /// Σ vruntime (all weights equal), for the eligibility test Σv ≥ v·N.
+    sum: u64,
+    count: u64,
 }
 
 impl Bench {
@@ -31,14 +31,14 @@ impl Bench {
             vruntime: vec![0; n],
             slice: vec![0; n],
             sum: 0,
-            count: n as u128,
+            count: n as u64,
         };
         for id in 0..n {
             let v = next_random(&mut state) % 3_000_000;
             let slice = 700_000 + next_random(&mut state) % 2_000_000;
             bench.vruntime[id] = v;
             bench.slice[id] = slice;
-            bench.sum += u128::from(v);
+            bench.sum += v;
             let key = if augmented { v + slice } else { v };
             bench.nodes.insert(&mut bench.timeline, id as u32, key, v);
         }
@@ -59,20 +59,22 @@ fn measured_loop_cfs(bench: &mut Bench, ops: u64) {
 }
 
 /// EEVDF: the earliest-deadline eligible entity runs its slice, its deadline
-/// moves one slice on.
+/// moves one slice on. Eligibility `Σv ≥ v·N` is tested as `v ≤ ⌊Σv / N⌋`,
+/// the same predicate for integers, with the quotient computed once per pick
+/// as `pick_eevdf` does.
 #[inline(never)]
 fn measured_loop_eevdf(bench: &mut Bench, ops: u64) {
     for _ in 0..ops {
-        let (sum, count) = (bench.sum, bench.count);
+        let limit = bench.sum / bench.count;
         let id = bench
             .nodes
-            .first_eligible(&bench.timeline, |v| u128::from(v) * count <= sum)
+            .first_eligible(&bench.timeline, |v| v <= limit)
             .unwrap();
         bench.nodes.remove(&mut bench.timeline, id);
         let slice = bench.slice[id as usize];
         let v = bench.vruntime[id as usize] + slice;
         bench.vruntime[id as usize] = v;
-        bench.sum += u128::from(slice);
+        bench.sum += slice;
         bench.nodes.insert(&mut bench.timeline, id, v + slice, v);
     }
 }

@@ -163,11 +163,20 @@ impl FairRunQueue {
         {
             return Some(c);
         }
-        // The sums are fixed during the search: compute them once.
+        // The sums are fixed during the search: `Σkey·w ≥ key·Σw` is, for
+        // integers and Σw > 0, `key ≤ ⌊Σkey·w / Σw⌋`, so one division replaces
+        // a 128-bit product at every level of the search.
         let (avg, load) = self.eevdf_sums(q);
         let base = queue.min_vruntime;
-        let best = self.nodes.first_eligible(&queue.timeline, |v| {
-            i128::from(avg) >= i128::from(vtime_delta(v, base)) * i128::from(load)
+        // (With Σw = 0 the test is `Σkey·w ≥ 0` for every entity alike.)
+        let limit = match load {
+            0 if avg < 0 => None,
+            0 => Some(i64::MAX),
+            _ => Some(avg.div_euclid(load)),
+        };
+        let best = limit.and_then(|limit| {
+            self.nodes
+                .first_eligible(&queue.timeline, |v| vtime_delta(v, base) <= limit)
         });
         match (best, curr) {
             (None, None) => queue.timeline.first().or(queued_curr),
