@@ -309,3 +309,29 @@ fn yield_and_delay() {
     assert_eq!(results.end_ns, 6 * MS);
     assert_eq!(results.cpus[0].idle_ns, 5 * MS);
 }
+
+/// More scheduling entities than a CPU's timeline arena holds is a clear
+/// configuration error, not a panic: 4096 tasks (the scenario limit), each in
+/// its own three-level group path, need 4096 + 3 × 4096 = 16384 entities, one
+/// over `MAX_ENTITIES` (2^14 - 1).
+#[test]
+fn too_many_entities_is_an_error() {
+    let tasks: Vec<String> = (0..4096)
+        .map(|i| format!(r#""t{i}": {{ "taskgroup": "/a{i}/b/c", "run": 1000 }}"#))
+        .collect();
+    let text = format!(
+        r#"{{ "global": {{ "duration": 1 }}, "tasks": {{ {} }} }}"#,
+        tasks.join(",")
+    );
+    let scenario = parse_and_validate(&text, 1).unwrap();
+    let error = match Simulation::new(&scenario, config(&[(1024, 1024)], None)) {
+        Ok(_) => panic!("16384 entities were accepted"),
+        Err(error) => error.to_string(),
+    };
+    assert_eq!(fairway_sched::fair::timeline::MAX_ENTITIES, 16383);
+    assert!(
+        error.contains("4096 tasks and 12288 task groups need 16384 scheduling entities"),
+        "{error}"
+    );
+    assert!(error.contains("the limit is 16383"), "{error}");
+}

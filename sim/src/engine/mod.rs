@@ -260,6 +260,15 @@ impl<'s> Simulation<'s> {
             }
         }
         let max_tasks = tasks.len().max(1);
+        let entities = max_tasks + group_paths.len();
+        if entities > fairway_sched::fair::timeline::MAX_ENTITIES {
+            return Err(SimError::Config(format!(
+                "{max_tasks} tasks and {} task groups need {entities} scheduling entities per CPU; \
+                 the limit is {}",
+                group_paths.len(),
+                fairway_sched::fair::timeline::MAX_ENTITIES
+            )));
+        }
         let mut groups = BTreeMap::new();
         let cpus = config
             .capacities

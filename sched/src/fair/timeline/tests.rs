@@ -1,6 +1,7 @@
 //! Tests of the timeline: invariant checks and a brute-force sorted-list model.
 
 use super::*;
+use alloc::vec::Vec;
 use crate::fair::test_rng::Rng;
 
 impl TimelineNodes {
