@@ -44,6 +44,9 @@ const NONE: u32 = 0;
 /// 16,384 nodes of 40 bytes are 640 KiB per CPU.
 const ARENA: usize = 1 << 14;
 
+/// The bits of a valid node index.
+const INDEX_MASK: u32 = ARENA as u32 - 1;
+
 /// The most entities (tasks and group entities) one CPU's arena can hold.
 pub const MAX_ENTITIES: usize = ARENA - 1;
 
@@ -51,9 +54,13 @@ pub const MAX_ENTITIES: usize = ARENA - 1;
 /// a red node's word is its parent's index shifted, as in an intrusive tree.
 const BLACK: u32 = 1;
 
-/// Child directions, as indices into [`Node::child`].
-const LEFT: usize = 0;
-const RIGHT: usize = 1;
+/// Child directions, as indices into [`Node::child`]. Left is 1 so that the
+/// direction of a descent is the sign bit of `key - node.key` (a smaller key
+/// goes left), one shift with no negation.
+/// The side a child `x` is on is then `usize::from(child[RIGHT] != x)`.
+const LEFT: usize = 1;
+const RIGHT: usize = 0;
+const _: () = assert!(LEFT == 1 && RIGHT == 0, "side tests rely on this");
 
 #[derive(Clone, Copy, Debug)]
 struct Node {
@@ -164,12 +171,12 @@ impl TimelineNodes {
     /// the mask never changes one and lets the compiler drop the bounds check.
     #[inline(always)]
     fn node(&self, at: u32) -> &Node {
-        &self.nodes[at as usize & (ARENA - 1)]
+        &self.nodes[(at & INDEX_MASK) as usize]
     }
 
     #[inline(always)]
     fn node_mut(&mut self, at: u32) -> &mut Node {
-        &mut self.nodes[at as usize & (ARENA - 1)]
+        &mut self.nodes[(at & INDEX_MASK) as usize]
     }
 
     /// Gives `at` a new parent, keeping its colour.
@@ -218,7 +225,7 @@ impl TimelineNodes {
             timeline.root = new;
         } else {
             let node = self.node_mut(parent);
-            let dir = usize::from(node.child[LEFT] != old);
+            let dir = usize::from(node.child[RIGHT] != old);
             node.child[dir] = new;
         }
     }
@@ -269,15 +276,34 @@ impl TimelineNodes {
     ) {
         debug_assert!((id as usize) < MAX_ENTITIES);
         let z = id + 1;
-        let mut parent = NONE;
-        let mut dir = LEFT;
-        let mut cursor = timeline.root;
-        while cursor != NONE {
-            parent = cursor;
-            let node = self.node(cursor);
+        let mut parent = timeline.root;
+        if parent == NONE {
+            *self.node_mut(z) = Node {
+                child: [NONE; 2],
+                parent_color: BLACK,
+                key,
+                vruntime,
+                min_vruntime: vruntime,
+            };
+            timeline.root = z;
+            timeline.leftmost = z;
+            return;
+        }
+        // Descend to the leaf position; only the node index is carried from
+        // one level to the next (this loop is most of the cost at large N).
+        let mut dir;
+        loop {
+            // Masked here (a no-op on a valid index) so that the bounds-free
+            // index is also the one kept as the parent.
+            parent &= INDEX_MASK;
+            let node = self.node(parent);
             // Equal keys go right.
-            dir = usize::from(!vtime_before(key, node.key));
-            cursor = node.child[dir];
+            dir = usize::from(vtime_before(key, node.key));
+            let next = node.child[dir];
+            if next == NONE {
+                break;
+            }
+            parent = next;
         }
         *self.node_mut(z) = Node {
             child: [NONE; 2],
@@ -286,12 +312,6 @@ impl TimelineNodes {
             vruntime,
             min_vruntime: vruntime,
         };
-        if parent == NONE {
-            timeline.root = z;
-            timeline.leftmost = z;
-            self.set_black(z);
-            return;
-        }
         self.node_mut(parent).child[dir] = z;
         // The new node is the leftmost exactly when it became the left child
         // of the old leftmost (which has no left child).
@@ -326,7 +346,7 @@ impl TimelineNodes {
             // A red parent is never the root: the grandparent exists.
             let grand = parent_of(parent_word);
             let grand_child = self.node(grand).child;
-            let side = usize::from(grand_child[LEFT] != parent);
+            let side = usize::from(grand_child[RIGHT] != parent);
             let uncle = grand_child[1 - side];
             if self.is_red(uncle) {
                 // Push the grandparent's black down to both of its children.
@@ -398,7 +418,7 @@ impl TimelineNodes {
         debug_assert!((id as usize) < MAX_ENTITIES);
         let z = id + 1;
         let Node {
-            child: [left, right],
+            child: [right, left],
             parent_color: z_word,
             ..
         } = *self.node(z);
@@ -492,7 +512,7 @@ impl TimelineNodes {
         loop {
             // The short side; its sibling subtree has a black height of at
             // least one, so the sibling exists.
-            let side = usize::from(self.node(parent).child[LEFT] != node);
+            let side = usize::from(self.node(parent).child[RIGHT] != node);
             let mut sibling = self.node(parent).child[1 - side];
             if self.is_red(sibling) {
                 // Make the sibling black: rotate it above the parent.

@@ -1,8 +1,8 @@
 //! Tests of the timeline: invariant checks and a brute-force sorted-list model.
 
 use super::*;
-use alloc::vec::Vec;
 use crate::fair::test_rng::Rng;
+use alloc::vec::Vec;
 
 impl TimelineNodes {
     /// Checks the red-black, ordering, parent and augmentation invariants; returns
@@ -14,7 +14,7 @@ impl TimelineNodes {
             }
             *count += 1;
             let node = *nodes.node(at);
-            let [left, right] = node.child;
+            let (left, right) = (node.child[LEFT], node.child[RIGHT]);
             assert_eq!(parent_of(node.parent_color), parent, "parent link of {at}");
             let red = !is_black(node.parent_color);
             if red {
