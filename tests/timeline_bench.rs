@@ -6,7 +6,8 @@
 //!
 //! The workload is the one of `sched/examples/timeline_bench.rs` (same keys,
 //! same random sequence), so these figures compare with its x86_64 callgrind
-//! figures and with `sched/examples/reference/rbtree_reference.c`. Run under
+//! figures and with `sched/examples/reference/rbtree_intrusive.c`
+//! (`sched/examples/reference/aarch64/run.sh` counts it the same way). Run under
 //! `--icount` on one CPU: the PMU cycle counter then counts instructions
 //! exactly. Interrupts are masked around each measured loop and the cost of an
 //! empty loop of the same length is subtracted, so a figure is the tree work

@@ -19,30 +19,31 @@
 //! argument) is the cost of one pick + dequeue + enqueue, loop overhead included.
 //! Without valgrind the program prints ns per operation.
 //!
-//! `reference/rbtree_reference.c` runs the identical workload (same keys, same
-//! final leftmost) on a textbook intrusive pointer-based red-black tree in C
-//! with a cached leftmost, as the calibration point:
+//! `reference/rbtree_intrusive.c` runs the identical workload (same keys, same
+//! final leftmost) on an intrusive pointer red-black tree in C with the same
+//! algorithm, as the calibration point (on AArch64:
+//! `reference/aarch64/run.sh`, figures in the README):
 //!
 //! ```text
-//! gcc -O2 -o /tmp/rbtree_reference sched/examples/reference/rbtree_reference.c
+//! gcc -O2 -o /tmp/rbtree_intrusive sched/examples/reference/rbtree_intrusive.c
 //! for tree in cfs eevdf; do for n in 8 64 1024 10000; do
 //!   valgrind --tool=callgrind --callgrind-out-file=/tmp/cgc.out \
-//!     --toggle-collect='measured_loop*' /tmp/rbtree_reference $tree $n 100000 2>&1 \
+//!     --toggle-collect='measured_loop*' /tmp/rbtree_intrusive $tree $n 100000 2>&1 \
 //!     | grep -E 'Collected'
 //! done; done
 //! ```
 //!
 //! Figures measured on the x86_64 host (Ir per operation, rustc 1.95 release
-//! with LTO, gcc -O2), N = 8 / 64 / 1024 / 10000:
+//! with LTO, gcc 12 -O2), N = 8 / 64 / 1024 / 10000:
 //!
-//! | tree                    | this crate            | C pointer tree        | ratio     |
+//! | tree                    | this crate            | C intrusive tree      | ratio     |
 //! |-------------------------|-----------------------|-----------------------|-----------|
-//! | CFS (vruntime key)      | 274 / 336 / 391 / 434 | 179 / 220 / 258 / 288 | 1.51–1.53 |
-//! | EEVDF (deadline + min)  | 370 / 470 / 711 / 837 | 254 / 317 / 450 / 523 | 1.46–1.60 |
+//! | CFS (vruntime key)      | 214 / 276 / 323 / 360 | 150 / 199 / 241 / 275 | 1.31–1.43 |
+//! | EEVDF (deadline + min)  | 309 / 399 / 569 / 656 | 209 / 279 / 402 / 467 | 1.40–1.48 |
 //!
-//! The difference is the price of safe index-based nodes: every link is a
-//! bounds-checked index into the arena (compare + branch, and an index-to-
-//! address multiply) where C follows a pointer.
+//! The difference is the price of safe index-based nodes: every link is an
+//! index into the arena (a mask and an index-to-address multiply-add) where C
+//! follows a pointer. On AArch64, the budget's architecture, it is 1.09–1.24.
 //!
 //! `cfs-class` / `eevdf-class` measure the whole class instead: one context
 //! switch of CPU-bound tasks (tick, put_prev, pick, set_next, PELT included)

@@ -10,8 +10,8 @@
  * Host (x86_64, callgrind):
  *   gcc -O2 -o /tmp/rbtree_intrusive sched/examples/reference/rbtree_intrusive.c
  *   valgrind --tool=callgrind --toggle-collect='measured_loop*' /tmp/rbtree_intrusive cfs 8 100000
- * AArch64 (instructions under QEMU -icount): see
- * sched/examples/reference/aarch64/README.md.
+ * AArch64 (instructions under QEMU -icount, same counting as
+ * tests/timeline_bench.rs): sched/examples/reference/aarch64/run.sh
  */
 #include <stddef.h>
 #include <stdint.h>
