@@ -219,8 +219,8 @@ fn agreement_cases() -> Vec<Agree> {
         Agree {
             scenario: PERIODIC,
             policy: "eevdf",
-            agree_through: Some(322),
-            why: WAKE,
+            agree_through: Some(235),
+            why: ORDER,
         },
         Agree {
             scenario: PERIODIC,
