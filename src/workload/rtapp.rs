@@ -20,7 +20,12 @@
 //! with `main`) and exits. `main` is woken once, by the last instance to
 //! finish (or polls the duration), so it does not disturb the fair class in
 //! between. This lets the host simulator replay the same decisions
-//! (`cargo xtask test --only agree`).
+//! (`cargo xtask test --only agree`). It also keeps `main` from competing
+//! with the instances: a fair `main` that created them took turns with the
+//! hogs on its CPU, and under `--icount` (vCPUs run one at a time) it was
+//! always switched in after its slice had passed, so it stalled for seconds
+//! (README, "icount runs one vCPU at a time"; `cargo xtask test --only
+//! rtapp-start-balance-off`).
 
 use alloc::collections::BTreeMap;
 use alloc::string::String;
