@@ -48,9 +48,9 @@
 //! Each group level adds about 1,100 instructions per pair (the group entity's
 //! PELT update, `calc_group_shares` and reweight on the way up, as Linux's
 //! `for_each_sched_entity` loops do); N adds the tree's O(log N) walk. The
-//! uclamp accounting costs about 135 of them (`uclamp-off`, depth 0, N = 1024:
-//! CFS 2006, EEVDF 2545; CFS depth 3: 5295). With EEVDF's delayed dequeue on
-//! (`delay`, the v6.12+ default): 2736 at depth 0 and 6025 at depth 3, N = 1024.
+//! uclamp accounting costs about 145 of them (`uclamp-off`, depth 0, N = 1024:
+//! CFS 1994, EEVDF 2511; CFS depth 3: 5329). With EEVDF's delayed dequeue on
+//! (`delay`, the v6.12+ default): 2714 at depth 0 and 6050 at depth 3, N = 1024.
 
 use std::hint::black_box;
 use std::time::Instant;
