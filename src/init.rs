@@ -262,8 +262,8 @@ pub extern "C" fn kernel_init_primary(dtb: usize, entry_el: u64) -> ! {
         .split_ascii_whitespace()
         .find_map(|a| a.strip_prefix("skew_tick="))
     {
-        None | Some("1") => scheduler::set_skew_tick(true),
-        Some("0") => scheduler::set_skew_tick(false),
+        Some("1") => scheduler::set_skew_tick(true),
+        None | Some("0") => scheduler::set_skew_tick(false),
         Some(other) => {
             defmt::error!("bootargs: skew_tick={=str} must be 0 or 1", other);
             exit(ExitCode::Failure)

@@ -113,7 +113,7 @@ static WAKE_LISTS: [IrqSpinLock<Deque<TaskId, { 2 * TASK_SLOTS }>>; MAX_CPUS] =
 pub(super) const NOT_LISTED: u16 = u16::MAX;
 static TICK_PERIOD_NS: AtomicU64 = AtomicU64::new(1_000_000_000 / DEFAULT_HZ);
 static HRTICK: AtomicBool = AtomicBool::new(true);
-static SKEW_TICK: AtomicBool = AtomicBool::new(true);
+static SKEW_TICK: AtomicBool = AtomicBool::new(false);
 static SLICE_NS: AtomicU64 = AtomicU64::new(fairway_sched::round_robin::DEFAULT_SLICE_NS);
 static POLICY: Once<PolicyKind> = Once::new();
 static UCLAMP: AtomicBool = AtomicBool::new(true);
@@ -206,9 +206,10 @@ pub fn set_skew_tick(enabled: bool) {
 
 /// Where CPU `cpu`'s ticks fall within the period: Linux's `skew_tick=1`
 /// (`tick_sched_timer` setup) offsets CPU n by n × (period / 2) / nr_cpus;
-/// without it every CPU ticks at the multiples of the period.
+/// with `skew_tick=0` (the default, as in Linux) every CPU ticks at the
+/// multiples of the period.
 ///
-/// Why it is on by default: every tick reprograms the CPU's timer comparator,
+/// Why the option exists: every tick reprograms the CPU's timer comparator,
 /// and under QEMU icount (vCPUs run round-robin on one thread) a vCPU whose
 /// new deadline becomes the earliest of all is sent to the back of the round:
 /// with the ticks of all CPUs at the same instants one CPU lost that way
