@@ -8,6 +8,8 @@
 //! - Callbacks run in interrupt context on the timer's CPU, with IRQs masked and
 //!   **no timer-queue lock held**: they may start timers (even themselves) and take
 //!   any lock allowed in interrupt context (see `sync`), but must not sleep.
+//! - One interrupt runs the timers that had expired when it sampled the clock,
+//!   then programs the comparator once (see [`interrupt`]).
 //! - Each timer is identified by a [`TimerId`]: every task owns one (for sleeping),
 //!   every CPU owns its scheduler tick and one spare for the scheduler.
 
@@ -55,6 +57,10 @@ struct TimerQueue {
     expires: Vec<u64>,
     position: Vec<u32>,
     callback: Vec<(Callback, usize)>,
+    /// The timer interrupt is running this queue's callbacks (Linux's
+    /// `hrtimer_cpu_base::in_hrtirq`): a timer they start is not programmed
+    /// into the comparator, the interrupt does it once when they are done.
+    in_interrupt: bool,
 }
 
 fn nothing(_: usize) {}
@@ -66,6 +72,7 @@ impl TimerQueue {
             expires: vec![0; TIMER_SLOTS],
             position: vec![NOT_QUEUED; TIMER_SLOTS],
             callback: vec![(nothing as Callback, 0); TIMER_SLOTS],
+            in_interrupt: false,
         }
     }
 
@@ -177,7 +184,7 @@ pub fn start(timer: TimerId, expires: u64, callback: Callback, argument: usize) 
         .expect("timer queue used before hrtimer::init");
     queue.insert(timer.0, expires, callback, argument);
     TIMER_CPU[timer.0 as usize].store(cpu as u16, Ordering::Release);
-    if queue.heap[0] == timer.0 {
+    if queue.heap[0] == timer.0 && !queue.in_interrupt {
         queue.program();
     }
 }
@@ -209,24 +216,47 @@ pub fn forward(expires: u64, now: u64, interval: u64) -> (u64, u64) {
     (expires + periods * interval, periods)
 }
 
-/// The timer interrupt: runs every expired callback of this CPU, then programs
-/// the comparator for the next expiry.
+/// The timer interrupt: runs the callbacks of the timers that had expired when
+/// it read the clock on entry, then programs the comparator for the next
+/// expiry, once. This is how Linux's `hrtimer_interrupt` bounds its work:
+/// `__hrtimer_run_queues` runs the timers expired at the time sampled on entry
+/// (a timer that falls due while the callbacks run waits for the next
+/// interrupt), and a timer a callback starts does not reprogram the clock
+/// event device while `in_hrtirq` is set (`hrtimer_reprogram`).
+///
+/// Why it matters: re-reading the clock after every callback lets the loop
+/// chase timers that fall due while it runs, and then it never returns, so
+/// the reschedule a tick asked for waits (`preempt_on_irq_return`). Under
+/// QEMU icount with every CPU busy, writing the comparator can cost the
+/// writing vCPU 4-8 ms of virtual time (QEMU's round-robin moves on to the
+/// other vCPUs when a timer deadline changes), more than a 4 ms tick period:
+/// the old loop then ran tick after tick for up to ~100 ms (QEMU's
+/// round-robin kick period) while the running task kept the CPU, which put
+/// CFS up to 4 % off its weights on 4 CPUs (issue 4). A timer already due
+/// when the comparator is programmed raises the interrupt again at once,
+/// after `irq::handle_irq` has let the pending reschedule happen.
 pub fn interrupt() {
     let cpu = this_cpu();
+    let now = timer::now_ns();
+    {
+        let mut guard = QUEUES[cpu].lock();
+        let Some(queue) = guard.as_mut() else {
+            timer::disarm();
+            return;
+        };
+        queue.in_interrupt = true;
+    }
     loop {
-        let now = timer::now_ns();
         let expired = {
             let mut guard = QUEUES[cpu].lock();
-            let Some(queue) = guard.as_mut() else {
-                timer::disarm();
-                return;
-            };
+            let queue = guard.as_mut().expect("the queue existed on entry");
             match queue.pop_expired(now) {
                 Some((id, callback, argument)) => {
                     TIMER_CPU[id as usize].store(NO_CPU, Ordering::Release);
                     Some((callback, argument))
                 }
                 None => {
+                    queue.in_interrupt = false;
                     queue.program();
                     None
                 }

@@ -258,6 +258,17 @@ pub extern "C" fn kernel_init_primary(dtb: usize, entry_el: u64) -> ! {
             exit(ExitCode::Failure)
         }
     }
+    match bootargs
+        .split_ascii_whitespace()
+        .find_map(|a| a.strip_prefix("skew_tick="))
+    {
+        Some("1") => scheduler::set_skew_tick(true),
+        None | Some("0") => scheduler::set_skew_tick(false),
+        Some(other) => {
+            defmt::error!("bootargs: skew_tick={=str} must be 0 or 1", other);
+            exit(ExitCode::Failure)
+        }
+    }
     let policy = match bootargs
         .split_ascii_whitespace()
         .find_map(|a| a.strip_prefix("sched="))

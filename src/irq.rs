@@ -36,7 +36,12 @@ pub fn send_ipi(cpu: usize, ipi: Ipi) {
     }
 }
 
-/// Handles every pending interrupt (called from the IRQ vector, IRQs masked).
+/// Handles the pending interrupts (called from the IRQ vector, IRQs masked),
+/// until one of them asks for a reschedule: the vector then returns through
+/// `preempt_on_irq_return`, and whatever is still pending is taken as soon as
+/// IRQs are unmasked again (at the latest in the next task). Acknowledging on
+/// while a reschedule waits would let a timer that keeps falling due (see
+/// `hrtimer::interrupt`) postpone the preemption indefinitely.
 pub fn handle_irq() {
     let Some(gic) = GIC.get() else { return };
     let this = percpu::this();
@@ -51,6 +56,9 @@ pub fn handle_irq() {
             other => defmt::warn!("unexpected interrupt {=u32}", other),
         }
         gic.end_of_interrupt(intid);
+        if this.need_resched.load(Ordering::Relaxed) {
+            break;
+        }
     }
     this.irq_depth.fetch_sub(1, Ordering::Relaxed);
 }

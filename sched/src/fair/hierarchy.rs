@@ -175,6 +175,18 @@ impl SchedClass for FairRunQueue {
         debug_assert!(self.entities[task.index()].on_rq, "dequeue of {task:?}");
         self.advance_clock(now);
         self.util_est_dequeue_task(task.0 as u32, flags.sleep);
+        if flags.migrating {
+            // `dequeue_entity` of a migrating task updates its load with
+            // `DO_DETACH` (§2.6 `update_load_avg` flags): its signals leave this
+            // CPU's run queues now, and the walk below propagates the change to
+            // the root, instead of staying there as removed load until the next
+            // update (`remove_entity_load_avg` is for blocked tasks). Otherwise
+            // the source CPU still shows the task's load after the destination
+            // has taken it on, other CPUs balance against the double count and
+            // pull back (issue 4: a task pulled onto the CPU of a lone group's
+            // task 2.5 ms after a migration elsewhere).
+            self.detach_task_load(task.0 as u32, now);
+        }
         self.dequeue_entities(task.0 as u32, flags.sleep, false, now);
     }
 

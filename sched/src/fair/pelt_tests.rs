@@ -400,3 +400,54 @@ fn blocked_group_decays_as_appendix_a_2() {
         }
     }
 }
+
+/// §2.6: a task dequeued to migrate (load balancing) leaves its run queues'
+/// load at once (`dequeue_entity` updates it with `DO_DETACH`), while a
+/// blocked task's removal waits for the run queue's next update
+/// (`remove_entity_load_avg`). Two identical CPUs, two busy tasks in a group
+/// for 100 ms; the queued one leaves each: the group run queue of the
+/// migrating dequeue has lost exactly the task's load_avg, the other none yet.
+#[test]
+fn migrating_dequeue_detaches_the_load_at_once() {
+    for pick in picks() {
+        let run = |migrating: bool| {
+            let mut fair = FairRunQueue::new(pick, 2, 2);
+            let group = fair.create_group(GroupId::ROOT, 1024).unwrap();
+            let params = TaskParams {
+                group,
+                ..TaskParams::default()
+            };
+            for t in 0..2 {
+                fair.task_new(TaskId(t), &params, 0).unwrap();
+                fair.enqueue_task(TaskId(t), 0, WAKEUP);
+            }
+            for t in 0..100u64 {
+                tick_cpu(&mut fair, t * MS);
+            }
+            let now = 100 * MS;
+            let queued = (0..2u16)
+                .map(TaskId)
+                .find(|&t| !is_running(&fair, t))
+                .expect("one task waits");
+            let task_load = fair.entities[queued.index()].avg.load_avg;
+            fair.dequeue_task(
+                queued,
+                now,
+                DequeueFlags {
+                    sleep: false,
+                    migrating,
+                },
+            );
+            let _ = fair.migrate_task_out(queued).expect("movable");
+            (task_load, fair.queues[group.index()].pelt.avg.load_avg)
+        };
+        let (task_load, kept) = run(false);
+        let (same_task_load, detached) = run(true);
+        assert_eq!(task_load, same_task_load);
+        assert!(task_load > 400, "a busy task's load: {task_load}");
+        assert!(
+            kept.abs_diff(detached + task_load) <= 1,
+            "group load {kept} without detach, {detached} with, task {task_load}"
+        );
+    }
+}
