@@ -12,6 +12,7 @@ use super::group::{GroupError, GroupInfo, GroupQueue, validate_shares};
 use super::{FairRunQueue, PickPolicy};
 use crate::class::{DequeueFlags, EnqueueFlags, SchedClass};
 use crate::pelt::SchedAvg;
+use crate::pelt::update::UpdateFlags;
 use crate::task::{GroupId, Nanoseconds, ParamError, TaskId};
 use crate::weight::{LoadWeight, NICE_0_LOAD, scale_load, vtime_delta};
 
@@ -83,7 +84,33 @@ impl FairRunQueue {
         );
         // A group entity first joins its parent with the parent's base vruntime.
         self.entities[e as usize].vruntime = self.queues[parent.index()].min_vruntime;
+        self.attach_new_group_entity(parent, e);
         Ok(group)
+    }
+
+    /// `attach_entity_cfs_rq` of a new group entity (`online_fair_sched_group`,
+    /// §2.5): it is attached to its parent's PELT averages from birth, with
+    /// zero load, at the run queue's current time (the last `now` it saw).
+    ///
+    /// A group entity is never attached later: its load reaches the parent only
+    /// through propagation (§2.7). Left unattached, its first enqueue would
+    /// both propagate its group's new load into the parent and then attach the
+    /// entity carrying that same load (`DO_ATTACH`, §2.6), counting it twice in
+    /// the parent; the excess then decays only with PELT's 32 ms half-life, so
+    /// every CPU's load looked inflated to the balancer for ~200 ms.
+    fn attach_new_group_entity(&mut self, parent: GroupId, e: u32) {
+        let now = self.last_now;
+        self.advance_clock(now);
+        self.update_entity_load(
+            parent,
+            e,
+            UpdateFlags {
+                skip_age_load: true,
+                do_attach: true,
+                ..UpdateFlags::NONE
+            },
+            now,
+        );
     }
 
     /// Removes an empty group (no tasks, no child groups).

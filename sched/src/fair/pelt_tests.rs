@@ -451,3 +451,43 @@ fn migrating_dequeue_detaches_the_load_at_once() {
         );
     }
 }
+
+/// §2.5 and §2.7: a group entity is attached from birth with zero load, so the
+/// first task of a new group reaches the root run queue once, through
+/// propagation. A new nice-0 task starts with `load_avg` = 1024 (§2.5); alone
+/// on one CPU its group entity weighs the group's shares, 1024 (§2.7 vector
+/// "all of the tg's load on one CPU"), and carries a full runnable sum, so the
+/// root's load is the sum of its one entity's, 1024, right after the enqueue
+/// and while the task keeps running (a saturated signal stays saturated; ±1
+/// for PELT's integer rounding). Counting the group's load twice would give
+/// 2048 at first, decaying towards 1024 with PELT's 32 ms half-life.
+#[test]
+fn first_task_of_a_new_group_loads_the_root_once() {
+    for pick in picks() {
+        for depth in 1..=2 {
+            let mut fair = FairRunQueue::new(pick, 1, 3);
+            let mut group = GroupId::ROOT;
+            for _ in 0..depth {
+                group = fair.create_group(group, 1024).unwrap();
+            }
+            let params = TaskParams {
+                group,
+                ..TaskParams::default()
+            };
+            let start = 10 * MS;
+            fair.task_new(TaskId(0), &params, start).unwrap();
+            fair.enqueue_task(TaskId(0), start, WAKEUP);
+            let root = |fair: &FairRunQueue| fair.queues[GroupId::ROOT.index()].pelt.avg.load_avg;
+            assert_eq!(root(&fair), 1024, "depth {depth} after the enqueue");
+            fair.set_next_task(TaskId(0), start);
+            for t in 1..=64u64 {
+                let _ = fair.task_tick(TaskId(0), start + t * MS);
+            }
+            assert!(
+                root(&fair).abs_diff(1024) <= 1,
+                "depth {depth} at 64 ms: {}",
+                root(&fair)
+            );
+        }
+    }
+}
