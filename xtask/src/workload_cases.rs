@@ -281,17 +281,20 @@ pub(crate) fn cases() -> Vec<Case> {
         // the first busy balance at 64 ms) costs the lone group ~40 ms, the
         // whole tolerance by itself, so that window stays in `known_gaps()`.
         cases.push(
-            Case::new(format!("groups-4-equal-shares-10s-4cpus-{policy}"), "fairway")
-                .icount()
-                .cpus(4)
-                .scenario("tests/scenarios/groups-4-equal-shares-10s.json")
-                .append(if policy == "cfs" {
-                    "sched=cfs skew_tick=1"
-                } else {
-                    "sched=eevdf skew_tick=1"
-                })
-                .timeout(600)
-                .check(groups_share_equally),
+            Case::new(
+                format!("groups-4-equal-shares-10s-4cpus-{policy}"),
+                "fairway",
+            )
+            .icount()
+            .cpus(4)
+            .scenario("tests/scenarios/groups-4-equal-shares-10s.json")
+            .append(if policy == "cfs" {
+                "sched=cfs skew_tick=1"
+            } else {
+                "sched=eevdf skew_tick=1"
+            })
+            .timeout(600)
+            .check(groups_share_equally),
         );
     }
     cases.push(
