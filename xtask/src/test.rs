@@ -518,6 +518,20 @@ pub fn lint() -> Result<(), String> {
         ]
         .concat(),
     )?;
+    eprintln!("xtask: clippy (aarch64, instrumentation compiled out)");
+    cargo(
+        &[
+            &[
+                "clippy",
+                "--quiet",
+                "--package",
+                "fairway",
+                "--no-default-features",
+            ],
+            &deny[..],
+        ]
+        .concat(),
+    )?;
     Ok(())
 }
 
