@@ -195,6 +195,18 @@ fn timeline_figures_reported(lines: &[String]) -> Result<(), String> {
 /// Cases of issue 4 that Fairway does not pass yet (`cargo xtask test --gaps`
 /// runs them and prints how far off they are; the default test command and CI
 /// leave them out, so that they are visible without hiding regressions).
+/// The boot arguments of the 4-CPU fairness and group cases: the policy, with
+/// skewed ticks (Linux's skew_tick=1). With every CPU ticking at the same
+/// instants, QEMU icount costs the CPUs 0.4-0.8 s of each 2 s in lost turns
+/// (`tick_offset_ns`).
+fn skewed_ticks(policy: &str) -> &'static str {
+    if policy == "cfs" {
+        "sched=cfs skew_tick=1"
+    } else {
+        "sched=eevdf skew_tick=1"
+    }
+}
+
 pub(crate) fn known_gaps() -> Vec<Case> {
     let mut cases = Vec::new();
     for policy in ["eevdf", "cfs"] {
@@ -203,11 +215,7 @@ pub(crate) fn known_gaps() -> Vec<Case> {
                 .icount()
                 .cpus(4)
                 .scenario("tests/scenarios/groups-4-equal-shares.json")
-                .append(if policy == "cfs" {
-                    "sched=cfs skew_tick=1"
-                } else {
-                    "sched=eevdf skew_tick=1"
-                })
+                .append(skewed_ticks(policy))
                 .timeout(180)
                 .check(groups_share_equally),
         );
@@ -264,14 +272,7 @@ pub(crate) fn cases() -> Vec<Case> {
                 .icount()
                 .cpus(4)
                 .scenario("tests/scenarios/fairness-12-mixed-nice.json")
-                // Skewed ticks (Linux's skew_tick=1): with every CPU ticking at
-                // the same instants, QEMU icount costs the CPUs 0.4-0.8 s of each
-                // 2 s in lost turns (`tick_offset_ns`).
-                .append(if policy == "cfs" {
-                    "sched=cfs skew_tick=1"
-                } else {
-                    "sched=eevdf skew_tick=1"
-                })
+                .append(skewed_ticks(policy))
                 .timeout(180)
                 .check(runtime_proportional_to_weight),
         );
@@ -288,11 +289,7 @@ pub(crate) fn cases() -> Vec<Case> {
             .icount()
             .cpus(4)
             .scenario("tests/scenarios/groups-4-equal-shares-10s.json")
-            .append(if policy == "cfs" {
-                "sched=cfs skew_tick=1"
-            } else {
-                "sched=eevdf skew_tick=1"
-            })
+            .append(skewed_ticks(policy))
             .timeout(600)
             .check(groups_share_equally),
         );
