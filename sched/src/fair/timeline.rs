@@ -34,25 +34,24 @@ use crate::weight::vtime_before;
 /// "No entity", for the entity fields that other modules keep (`curr`, `skip`).
 pub const NIL: u32 = u32::MAX;
 
-/// Node index meaning "no node" (entity `id` lives at index `id + 1`).
-const NONE: u32 = 0;
+/// A node's index in the arena: entity `id` lives at index `id + 1`.
+///
+/// Sixteen bits and an arena of exactly 2^16 slots make every index in bounds
+/// by its type, so a node access is one shifted add from the arena base, with
+/// neither a bounds check nor a mask (the mask cost one more instruction at
+/// each of the ~30 node accesses of a pick + dequeue + enqueue, about 10 % of
+/// the timeline's instructions; issue 3's budget).
+type Index = u16;
 
-/// Node slots of every arena: a power of two, so that an index masked with
-/// `ARENA - 1` is in bounds by construction and costs one `and` instead of a
-/// compare and branch at each of the ~30 node accesses of a pick + dequeue +
-/// enqueue (about 10 % of the timeline's instructions, issue 3's budget).
-/// 16,384 nodes of 40 bytes are 640 KiB per CPU.
-const ARENA: usize = 1 << 14;
+/// Node index meaning "no node".
+const NONE: Index = 0;
 
-/// The bits of a valid node index.
-const INDEX_MASK: u32 = ARENA as u32 - 1;
+/// Node slots of every arena: all the values of [`Index`]. 65,536 nodes of
+/// 32 bytes are 2 MiB per CPU.
+const ARENA: usize = 1 << Index::BITS;
 
 /// The most entities (tasks and group entities) one CPU's arena can hold.
 pub const MAX_ENTITIES: usize = ARENA - 1;
-
-/// Colour bit of [`Node::parent_color`]: set for black, clear for red, so that
-/// a red node's word is its parent's index shifted, as in an intrusive tree.
-const BLACK: u32 = 1;
 
 /// Child directions, as indices into [`Node::child`]. Left is 1 so that the
 /// direction of a descent is the sign bit of `key - node.key` (a smaller key
@@ -62,41 +61,55 @@ const LEFT: usize = 1;
 const RIGHT: usize = 0;
 const _: () = assert!(LEFT == 1 && RIGHT == 0, "side tests rely on this");
 
+/// A node: the links first, so that `child[dir]` is addressed from the node's
+/// address with the direction as a scaled register offset; 32 bytes, so that
+/// an index becomes an address with one shift.
 #[derive(Clone, Copy, Debug)]
+#[repr(C)]
 struct Node {
-    /// Left and right children (`NONE` when absent).
-    child: [u32; 2],
-    /// Parent index shifted left by one, with the colour in bit 0 ([`BLACK`]).
-    parent_color: u32,
+    /// Right and left children (`NONE` when absent).
+    child: [Index; 2],
+    /// `NONE` for the root. Parent and colour are separate fields, not one
+    /// packed word as in a pointer tree: each is then read and written by
+    /// itself, with no mask and no read-modify-write.
+    parent: Index,
+    black: bool,
     key: u64,
     vruntime: u64,
     /// Smallest vruntime in the subtree rooted here (augmented trees only).
     min_vruntime: u64,
 }
 
+const _: () = assert!(core::mem::size_of::<Node>() == 32);
+
 const EMPTY: Node = Node {
     child: [NONE; 2],
-    parent_color: BLACK,
+    parent: NONE,
+    black: true,
     key: 0,
     vruntime: 0,
     min_vruntime: 0,
 };
 
+/// Node index of entity `id` (below [`MAX_ENTITIES`], checked when the arena
+/// was sized).
 #[inline(always)]
-fn parent_of(parent_color: u32) -> u32 {
-    parent_color >> 1
+fn index_of(id: u32) -> Index {
+    debug_assert!((id as usize) < MAX_ENTITIES);
+    (id + 1) as Index
 }
 
+/// Entity number of node `at` (not `NONE`).
 #[inline(always)]
-fn is_black(parent_color: u32) -> bool {
-    parent_color & BLACK != 0
+fn id_of(at: Index) -> u32 {
+    u32::from(at) - 1
 }
 
 /// One tree: its root and its cached leftmost node (node indices).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Timeline {
-    root: u32,
-    leftmost: u32,
+    root: Index,
+    leftmost: Index,
 }
 
 impl Default for Timeline {
@@ -112,7 +125,7 @@ impl Timeline {
     /// The entity with the smallest key, if any (O(1)).
     #[inline]
     pub fn first(&self) -> Option<u32> {
-        (self.leftmost != NONE).then(|| self.leftmost - 1)
+        (self.leftmost != NONE).then(|| id_of(self.leftmost))
     }
 
     /// Whether the tree is empty.
@@ -152,13 +165,13 @@ impl TimelineNodes {
     /// The key entity `id` was inserted with.
     #[inline]
     pub fn key(&self, id: u32) -> u64 {
-        self.node(id + 1).key
+        self.node(index_of(id)).key
     }
 
     /// The vruntime entity `id` was inserted with.
     #[inline]
     pub fn vruntime(&self, id: u32) -> u64 {
-        self.node(id + 1).vruntime
+        self.node(index_of(id)).vruntime
     }
 
     /// The smallest vruntime in the tree (augmented trees only), O(1).
@@ -167,44 +180,41 @@ impl TimelineNodes {
         (timeline.root != NONE).then(|| self.node(timeline.root).min_vruntime)
     }
 
-    /// Node `at`; indices are below [`ARENA`] (checked in [`Self::new`]), so
-    /// the mask never changes one and lets the compiler drop the bounds check.
+    /// Node `at`: every [`Index`] is in bounds, so there is no check.
     #[inline(always)]
-    fn node(&self, at: u32) -> &Node {
-        &self.nodes[(at & INDEX_MASK) as usize]
+    fn node(&self, at: Index) -> &Node {
+        &self.nodes[usize::from(at)]
     }
 
     #[inline(always)]
-    fn node_mut(&mut self, at: u32) -> &mut Node {
-        &mut self.nodes[(at & INDEX_MASK) as usize]
-    }
-
-    /// Gives `at` a new parent, keeping its colour.
-    #[inline(always)]
-    fn set_parent(&mut self, at: u32, parent: u32) {
-        let word = &mut self.node_mut(at).parent_color;
-        *word = (*word & BLACK) | (parent << 1);
+    fn node_mut(&mut self, at: Index) -> &mut Node {
+        &mut self.nodes[usize::from(at)]
     }
 
     #[inline(always)]
-    fn set_black(&mut self, at: u32) {
-        self.node_mut(at).parent_color |= BLACK;
+    fn set_parent(&mut self, at: Index, parent: Index) {
+        self.node_mut(at).parent = parent;
     }
 
     #[inline(always)]
-    fn set_red(&mut self, at: u32) {
-        self.node_mut(at).parent_color &= !BLACK;
+    fn set_black(&mut self, at: Index) {
+        self.node_mut(at).black = true;
+    }
+
+    #[inline(always)]
+    fn set_red(&mut self, at: Index) {
+        self.node_mut(at).black = false;
     }
 
     /// Whether `at` is a red node (an absent node counts as black).
     #[inline(always)]
-    fn is_red(&self, at: u32) -> bool {
-        at != NONE && !is_black(self.node(at).parent_color)
+    fn is_red(&self, at: Index) -> bool {
+        at != NONE && !self.node(at).black
     }
 
     /// Recomputes the augmented value of node `at` from its children.
     #[inline(always)]
-    fn recompute(&mut self, at: u32) {
+    fn recompute(&mut self, at: Index) {
         let node = self.node(at);
         let mut min = node.vruntime;
         for child in node.child {
@@ -220,7 +230,7 @@ impl TimelineNodes {
 
     /// Makes `new` the child of `parent` in place of `old` (or the root).
     #[inline(always)]
-    fn replace_child(&mut self, timeline: &mut Timeline, parent: u32, old: u32, new: u32) {
+    fn replace_child(&mut self, timeline: &mut Timeline, parent: Index, old: Index, new: Index) {
         if parent == NONE {
             timeline.root = new;
         } else {
@@ -234,8 +244,8 @@ impl TimelineNodes {
     /// place and `x` becomes `y`'s child on side `dir`. Colours are unchanged;
     /// returns `y`.
     #[inline(always)]
-    fn rotate<const A: bool>(&mut self, timeline: &mut Timeline, x: u32, dir: usize) -> u32 {
-        let x_word = self.node(x).parent_color;
+    fn rotate<const A: bool>(&mut self, timeline: &mut Timeline, x: Index, dir: usize) -> Index {
+        let x_parent = self.node(x).parent;
         let y = self.node(x).child[1 - dir];
         let inner = self.node(y).child[dir];
         self.node_mut(x).child[1 - dir] = inner;
@@ -244,8 +254,8 @@ impl TimelineNodes {
         }
         self.node_mut(y).child[dir] = x;
         self.set_parent(x, y);
-        self.set_parent(y, parent_of(x_word));
-        self.replace_child(timeline, parent_of(x_word), x, y);
+        self.set_parent(y, x_parent);
+        self.replace_child(timeline, x_parent, x, y);
         if A {
             // y now covers the subtree x covered; x lost y's other subtree.
             self.node_mut(y).min_vruntime = self.node(x).min_vruntime;
@@ -274,13 +284,13 @@ impl TimelineNodes {
         key: u64,
         vruntime: u64,
     ) {
-        debug_assert!((id as usize) < MAX_ENTITIES);
-        let z = id + 1;
+        let z = index_of(id);
         let mut parent = timeline.root;
         if parent == NONE {
             *self.node_mut(z) = Node {
                 child: [NONE; 2],
-                parent_color: BLACK,
+                parent: NONE,
+                black: true,
                 key,
                 vruntime,
                 min_vruntime: vruntime,
@@ -293,9 +303,6 @@ impl TimelineNodes {
         // one level to the next (this loop is most of the cost at large N).
         let mut dir;
         loop {
-            // Masked here (a no-op on a valid index) so that the bounds-free
-            // index is also the one kept as the parent.
-            parent &= INDEX_MASK;
             let node = self.node(parent);
             // Equal keys go right.
             dir = usize::from(vtime_before(key, node.key));
@@ -307,7 +314,8 @@ impl TimelineNodes {
         }
         *self.node_mut(z) = Node {
             child: [NONE; 2],
-            parent_color: parent << 1,
+            parent,
+            black: false,
             key,
             vruntime,
             min_vruntime: vruntime,
@@ -324,7 +332,7 @@ impl TimelineNodes {
             while at != NONE && vtime_before(vruntime, self.node(at).min_vruntime) {
                 let node = self.node_mut(at);
                 node.min_vruntime = vruntime;
-                at = parent_of(node.parent_color);
+                at = node.parent;
             }
         }
         self.insert_color::<A>(timeline, z, parent);
@@ -335,16 +343,15 @@ impl TimelineNodes {
     fn insert_color<const A: bool>(
         &mut self,
         timeline: &mut Timeline,
-        mut node: u32,
-        mut parent: u32,
+        mut node: Index,
+        mut parent: Index,
     ) {
         loop {
-            let parent_word = self.node(parent).parent_color;
-            if is_black(parent_word) {
+            if self.node(parent).black {
                 return;
             }
             // A red parent is never the root: the grandparent exists.
-            let grand = parent_of(parent_word);
+            let grand = self.node(parent).parent;
             let grand_child = self.node(grand).child;
             let side = usize::from(grand_child[RIGHT] != parent);
             let uncle = grand_child[1 - side];
@@ -352,8 +359,7 @@ impl TimelineNodes {
                 // Push the grandparent's black down to both of its children.
                 self.set_black(uncle);
                 self.set_black(parent);
-                let grand_word = self.node(grand).parent_color;
-                let great = parent_of(grand_word);
+                let great = self.node(grand).parent;
                 if great == NONE {
                     // The root stays black.
                     return;
@@ -378,22 +384,22 @@ impl TimelineNodes {
 
     /// The entity after `id` in key order.
     pub fn next(&self, id: u32) -> Option<u32> {
-        let at = id + 1;
+        let at = index_of(id);
         let node = self.node(at);
         if node.child[RIGHT] != NONE {
-            return Some(self.leftmost_below(node.child[RIGHT]) - 1);
+            return Some(id_of(self.leftmost_below(node.child[RIGHT])));
         }
         let mut child = at;
-        let mut parent = parent_of(node.parent_color);
+        let mut parent = node.parent;
         while parent != NONE && self.node(parent).child[RIGHT] == child {
             child = parent;
-            parent = parent_of(self.node(parent).parent_color);
+            parent = self.node(parent).parent;
         }
-        (parent != NONE).then(|| parent - 1)
+        (parent != NONE).then(|| id_of(parent))
     }
 
     #[inline(always)]
-    fn leftmost_below(&self, mut at: u32) -> u32 {
+    fn leftmost_below(&self, mut at: Index) -> Index {
         loop {
             let left = self.node(at).child[LEFT];
             if left == NONE {
@@ -415,14 +421,13 @@ impl TimelineNodes {
 
     #[inline(always)]
     fn remove_with<const A: bool>(&mut self, timeline: &mut Timeline, id: u32) {
-        debug_assert!((id as usize) < MAX_ENTITIES);
-        let z = id + 1;
+        let z = index_of(id);
         let Node {
             child: [right, left],
-            parent_color: z_word,
+            parent: z_parent,
+            black: z_black,
             ..
         } = *self.node(z);
-        let z_parent = parent_of(z_word);
         if timeline.leftmost == z {
             // The leftmost has no left child: its successor is the leftmost of
             // its right subtree, or its parent.
@@ -446,41 +451,49 @@ impl TimelineNodes {
             let child = left | right;
             self.replace_child(timeline, z_parent, z, child);
             if child != NONE {
-                self.node_mut(child).parent_color = z_word;
+                let node = self.node_mut(child);
+                node.parent = z_parent;
+                node.black = z_black;
                 rebalance = NONE;
             } else {
-                rebalance = if is_black(z_word) { z_parent } else { NONE };
+                rebalance = if z_black { z_parent } else { NONE };
             }
             changed = z_parent;
         } else {
             // Two children: the successor (leftmost of the right subtree, with
             // no left child) takes z's place and colour.
             let successor = self.leftmost_below(right);
-            let successor_word = self.node(successor).parent_color;
-            let successor_right = self.node(successor).child[RIGHT];
+            let Node {
+                child: [successor_right, _],
+                parent: successor_parent,
+                black: successor_black,
+                ..
+            } = *self.node(successor);
             let hole_parent;
             if successor == right {
                 hole_parent = successor;
             } else {
-                hole_parent = parent_of(successor_word);
+                hole_parent = successor_parent;
                 self.node_mut(hole_parent).child[LEFT] = successor_right;
                 self.node_mut(successor).child[RIGHT] = right;
                 self.set_parent(right, successor);
             }
             self.node_mut(successor).child[LEFT] = left;
             self.set_parent(left, successor);
-            self.node_mut(successor).parent_color = z_word;
+            {
+                let node = self.node_mut(successor);
+                node.parent = z_parent;
+                node.black = z_black;
+            }
             self.replace_child(timeline, z_parent, z, successor);
             if successor_right != NONE {
                 // A red child under the black successor takes its black.
-                self.node_mut(successor_right).parent_color = (hole_parent << 1) | BLACK;
+                let node = self.node_mut(successor_right);
+                node.parent = hole_parent;
+                node.black = true;
                 rebalance = NONE;
             } else {
-                rebalance = if is_black(successor_word) {
-                    hole_parent
-                } else {
-                    NONE
-                };
+                rebalance = if successor_black { hole_parent } else { NONE };
             }
             changed = hole_parent;
             moved = successor;
@@ -495,7 +508,7 @@ impl TimelineNodes {
                 } else if moved == NONE && self.node(at).min_vruntime == old {
                     break;
                 }
-                at = parent_of(self.node(at).parent_color);
+                at = self.node(at).parent;
             }
         }
         if rebalance != NONE {
@@ -507,7 +520,7 @@ impl TimelineNodes {
     /// `parent`, leaving the path through the (possibly absent) child one
     /// black short.
     #[inline(always)]
-    fn erase_color<const A: bool>(&mut self, timeline: &mut Timeline, mut parent: u32) {
+    fn erase_color<const A: bool>(&mut self, timeline: &mut Timeline, mut parent: Index) {
         let mut node = NONE;
         loop {
             // The short side; its sibling subtree has a black height of at
@@ -530,13 +543,12 @@ impl TimelineNodes {
                     // Both nephews black: the sibling turns red, and the
                     // shortage moves up to the parent (or ends at a red one).
                     self.set_red(sibling);
-                    let parent_word = self.node(parent).parent_color;
-                    if !is_black(parent_word) {
+                    if !self.node(parent).black {
                         self.set_black(parent);
                         return;
                     }
                     node = parent;
-                    parent = parent_of(parent_word);
+                    parent = self.node(parent).parent;
                     if parent == NONE {
                         return;
                     }
@@ -550,10 +562,9 @@ impl TimelineNodes {
             // Far nephew red: the sibling takes the parent's place and colour,
             // and both the parent and the far side turn black.
             let far = self.node(sibling).child[1 - side];
-            let parent_black = is_black(self.node(parent).parent_color);
+            let parent_black = self.node(parent).black;
             self.rotate::<A>(timeline, parent, side);
-            let word = &mut self.node_mut(sibling).parent_color;
-            *word = (*word & !BLACK) | u32::from(parent_black);
+            self.node_mut(sibling).black = parent_black;
             self.set_black(parent);
             self.set_black(far);
             return;
@@ -572,7 +583,7 @@ impl TimelineNodes {
         debug_assert!(self.augmented);
         let leftmost = timeline.leftmost;
         if leftmost != NONE && eligible(self.node(leftmost).vruntime) {
-            return Some(leftmost - 1);
+            return Some(id_of(leftmost));
         }
         let mut at = timeline.root;
         while at != NONE {
@@ -583,7 +594,7 @@ impl TimelineNodes {
                 continue;
             }
             if eligible(node.vruntime) {
-                return Some(at - 1);
+                return Some(id_of(at));
             }
             at = node.child[RIGHT];
         }

@@ -8,15 +8,15 @@ impl TimelineNodes {
     /// Checks the red-black, ordering, parent and augmentation invariants; returns
     /// the number of nodes. For tests.
     pub fn check(&self, timeline: &Timeline) -> usize {
-        fn walk(nodes: &TimelineNodes, at: u32, parent: u32, count: &mut usize) -> (usize, u64) {
+        fn walk(nodes: &TimelineNodes, at: Index, parent: Index, count: &mut usize) -> (usize, u64) {
             if at == NONE {
                 return (1, u64::MAX);
             }
             *count += 1;
             let node = *nodes.node(at);
             let (left, right) = (node.child[LEFT], node.child[RIGHT]);
-            assert_eq!(parent_of(node.parent_color), parent, "parent link of {at}");
-            let red = !is_black(node.parent_color);
+            assert_eq!(node.parent, parent, "parent link of {at}");
+            let red = !node.black;
             if red {
                 assert!(
                     !nodes.is_red(left) && !nodes.is_red(right),
