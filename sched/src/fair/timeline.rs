@@ -41,14 +41,19 @@ pub const NIL: u32 = u32::MAX;
 /// neither a bounds check nor a mask (the mask cost one more instruction at
 /// each of the ~30 node accesses of a pick + dequeue + enqueue, about 10 % of
 /// the timeline's instructions; issue 3's budget).
-type Index = u16;
+type Link = u16;
+
+/// A node index in registers: a [`Link`] widened, so that values carried
+/// from one tree level to the next are known to be zero-extended and index
+/// the arena with no mask.
+type Index = u32;
 
 /// Node index meaning "no node".
 const NONE: Index = 0;
 
 /// Node slots of every arena: all the values of [`Index`]. 65,536 nodes of
 /// 32 bytes are 2 MiB per CPU.
-const ARENA: usize = 1 << Index::BITS;
+const ARENA: usize = 1 << Link::BITS;
 
 /// The most entities (tasks and group entities) one CPU's arena can hold.
 pub const MAX_ENTITIES: usize = ARENA - 1;
@@ -68,11 +73,11 @@ const _: () = assert!(LEFT == 1 && RIGHT == 0, "side tests rely on this");
 #[repr(C)]
 struct Node {
     /// Right and left children (`NONE` when absent).
-    child: [Index; 2],
+    child: [Link; 2],
     /// `NONE` for the root. Parent and colour are separate fields, not one
     /// packed word as in a pointer tree: each is then read and written by
     /// itself, with no mask and no read-modify-write.
-    parent: Index,
+    parent: Link,
     black: bool,
     key: u64,
     vruntime: u64,
@@ -83,8 +88,8 @@ struct Node {
 const _: () = assert!(core::mem::size_of::<Node>() == 32);
 
 const EMPTY: Node = Node {
-    child: [NONE; 2],
-    parent: NONE,
+    child: [0; 2],
+    parent: 0,
     black: true,
     key: 0,
     vruntime: 0,
@@ -96,27 +101,27 @@ const EMPTY: Node = Node {
 #[inline(always)]
 fn index_of(id: u32) -> Index {
     debug_assert!((id as usize) < MAX_ENTITIES);
-    (id + 1) as Index
+    id + 1
 }
 
 /// Entity number of node `at` (not `NONE`).
 #[inline(always)]
 fn id_of(at: Index) -> u32 {
-    u32::from(at) - 1
+    at - 1
 }
 
 /// One tree: its root and its cached leftmost node (node indices).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Timeline {
-    root: Index,
-    leftmost: Index,
+    root: Link,
+    leftmost: Link,
 }
 
 impl Default for Timeline {
     fn default() -> Self {
         Timeline {
-            root: NONE,
-            leftmost: NONE,
+            root: 0,
+            leftmost: 0,
         }
     }
 }
@@ -125,12 +130,12 @@ impl Timeline {
     /// The entity with the smallest key, if any (O(1)).
     #[inline]
     pub fn first(&self) -> Option<u32> {
-        (self.leftmost != NONE).then(|| id_of(self.leftmost))
+        (self.leftmost != 0).then(|| id_of(Index::from(self.leftmost)))
     }
 
     /// Whether the tree is empty.
     pub fn is_empty(&self) -> bool {
-        self.root == NONE
+        self.root == 0
     }
 }
 
@@ -177,23 +182,24 @@ impl TimelineNodes {
     /// The smallest vruntime in the tree (augmented trees only), O(1).
     #[inline]
     pub fn min_vruntime(&self, timeline: &Timeline) -> Option<u64> {
-        (timeline.root != NONE).then(|| self.node(timeline.root).min_vruntime)
+        (timeline.root != 0).then(|| self.node(Index::from(timeline.root)).min_vruntime)
     }
 
-    /// Node `at`: every [`Index`] is in bounds, so there is no check.
+    /// Node `at`. Every [`Link`] is in bounds, so there is no check, and the
+    /// narrowing is free: the index was read from a [`Link`].
     #[inline(always)]
     fn node(&self, at: Index) -> &Node {
-        &self.nodes[usize::from(at)]
+        &self.nodes[usize::from(at as Link)]
     }
 
     #[inline(always)]
     fn node_mut(&mut self, at: Index) -> &mut Node {
-        &mut self.nodes[usize::from(at)]
+        &mut self.nodes[usize::from(at as Link)]
     }
 
     #[inline(always)]
     fn set_parent(&mut self, at: Index, parent: Index) {
-        self.node_mut(at).parent = parent;
+        self.node_mut(at).parent = parent as Link;
     }
 
     #[inline(always)]
@@ -218,6 +224,7 @@ impl TimelineNodes {
         let node = self.node(at);
         let mut min = node.vruntime;
         for child in node.child {
+            let child = Index::from(child);
             if child != NONE {
                 let v = self.node(child).min_vruntime;
                 if vtime_before(v, min) {
@@ -232,11 +239,11 @@ impl TimelineNodes {
     #[inline(always)]
     fn replace_child(&mut self, timeline: &mut Timeline, parent: Index, old: Index, new: Index) {
         if parent == NONE {
-            timeline.root = new;
+            timeline.root = new as Link;
         } else {
             let node = self.node_mut(parent);
-            let dir = usize::from(node.child[RIGHT] != old);
-            node.child[dir] = new;
+            let dir = usize::from(Index::from(node.child[RIGHT]) != old);
+            node.child[dir] = new as Link;
         }
     }
 
@@ -245,14 +252,14 @@ impl TimelineNodes {
     /// returns `y`.
     #[inline(always)]
     fn rotate<const A: bool>(&mut self, timeline: &mut Timeline, x: Index, dir: usize) -> Index {
-        let x_parent = self.node(x).parent;
-        let y = self.node(x).child[1 - dir];
-        let inner = self.node(y).child[dir];
-        self.node_mut(x).child[1 - dir] = inner;
+        let x_parent = Index::from(self.node(x).parent);
+        let y = Index::from(self.node(x).child[1 - dir]);
+        let inner = Index::from(self.node(y).child[dir]);
+        self.node_mut(x).child[1 - dir] = inner as Link;
         if inner != NONE {
             self.set_parent(inner, x);
         }
-        self.node_mut(y).child[dir] = x;
+        self.node_mut(y).child[dir] = x as Link;
         self.set_parent(x, y);
         self.set_parent(y, x_parent);
         self.replace_child(timeline, x_parent, x, y);
@@ -285,18 +292,18 @@ impl TimelineNodes {
         vruntime: u64,
     ) {
         let z = index_of(id);
-        let mut parent = timeline.root;
+        let mut parent = Index::from(timeline.root);
         if parent == NONE {
             *self.node_mut(z) = Node {
-                child: [NONE; 2],
-                parent: NONE,
+                child: [0; 2],
+                parent: 0,
                 black: true,
                 key,
                 vruntime,
                 min_vruntime: vruntime,
             };
-            timeline.root = z;
-            timeline.leftmost = z;
+            timeline.root = z as Link;
+            timeline.leftmost = z as Link;
             return;
         }
         // Descend to the leaf position; only the node index is carried from
@@ -306,25 +313,25 @@ impl TimelineNodes {
             let node = self.node(parent);
             // Equal keys go right.
             dir = usize::from(vtime_before(key, node.key));
-            let next = node.child[dir];
+            let next = Index::from(node.child[dir]);
             if next == NONE {
                 break;
             }
             parent = next;
         }
         *self.node_mut(z) = Node {
-            child: [NONE; 2],
-            parent,
+            child: [0; 2],
+            parent: parent as Link,
             black: false,
             key,
             vruntime,
             min_vruntime: vruntime,
         };
-        self.node_mut(parent).child[dir] = z;
+        self.node_mut(parent).child[dir] = z as Link;
         // The new node is the leftmost exactly when it became the left child
         // of the old leftmost (which has no left child).
-        if parent == timeline.leftmost && dir == LEFT {
-            timeline.leftmost = z;
+        if parent == Index::from(timeline.leftmost) && dir == LEFT {
+            timeline.leftmost = z as Link;
         }
         if A {
             // Adding a value can only lower minima: stop where it does not.
@@ -332,7 +339,7 @@ impl TimelineNodes {
             while at != NONE && vtime_before(vruntime, self.node(at).min_vruntime) {
                 let node = self.node_mut(at);
                 node.min_vruntime = vruntime;
-                at = node.parent;
+                at = Index::from(node.parent);
             }
         }
         self.insert_color::<A>(timeline, z, parent);
@@ -351,15 +358,15 @@ impl TimelineNodes {
                 return;
             }
             // A red parent is never the root: the grandparent exists.
-            let grand = self.node(parent).parent;
-            let grand_child = self.node(grand).child;
+            let grand = Index::from(self.node(parent).parent);
+            let grand_child = self.node(grand).child.map(Index::from);
             let side = usize::from(grand_child[RIGHT] != parent);
             let uncle = grand_child[1 - side];
             if self.is_red(uncle) {
                 // Push the grandparent's black down to both of its children.
                 self.set_black(uncle);
                 self.set_black(parent);
-                let great = self.node(grand).parent;
+                let great = Index::from(self.node(grand).parent);
                 if great == NONE {
                     // The root stays black.
                     return;
@@ -369,7 +376,7 @@ impl TimelineNodes {
                 parent = great;
                 continue;
             }
-            if self.node(parent).child[1 - side] == node {
+            if Index::from(self.node(parent).child[1 - side]) == node {
                 // Inner grandchild: turn it into the outer one first.
                 self.rotate::<A>(timeline, parent, side);
                 parent = node;
@@ -386,14 +393,14 @@ impl TimelineNodes {
     pub fn next(&self, id: u32) -> Option<u32> {
         let at = index_of(id);
         let node = self.node(at);
-        if node.child[RIGHT] != NONE {
-            return Some(id_of(self.leftmost_below(node.child[RIGHT])));
+        if Index::from(node.child[RIGHT]) != NONE {
+            return Some(id_of(self.leftmost_below(Index::from(node.child[RIGHT]))));
         }
         let mut child = at;
-        let mut parent = node.parent;
-        while parent != NONE && self.node(parent).child[RIGHT] == child {
+        let mut parent = Index::from(node.parent);
+        while parent != NONE && Index::from(self.node(parent).child[RIGHT]) == child {
             child = parent;
-            parent = self.node(parent).parent;
+            parent = Index::from(self.node(parent).parent);
         }
         (parent != NONE).then(|| id_of(parent))
     }
@@ -401,7 +408,7 @@ impl TimelineNodes {
     #[inline(always)]
     fn leftmost_below(&self, mut at: Index) -> Index {
         loop {
-            let left = self.node(at).child[LEFT];
+            let left = Index::from(self.node(at).child[LEFT]);
             if left == NONE {
                 return at;
             }
@@ -428,14 +435,15 @@ impl TimelineNodes {
             black: z_black,
             ..
         } = *self.node(z);
-        if timeline.leftmost == z {
+        let [right, left, z_parent] = [right, left, z_parent].map(Index::from);
+        if Index::from(timeline.leftmost) == z {
             // The leftmost has no left child: its successor is the leftmost of
             // its right subtree, or its parent.
             timeline.leftmost = if right != NONE {
                 self.leftmost_below(right)
             } else {
                 z_parent
-            };
+            } as Link;
         }
         // `rebalance`: the parent of a position that lost a black node (NONE
         // when no black was lost). `changed`: the lowest node whose subtree
@@ -452,7 +460,7 @@ impl TimelineNodes {
             self.replace_child(timeline, z_parent, z, child);
             if child != NONE {
                 let node = self.node_mut(child);
-                node.parent = z_parent;
+                node.parent = z_parent as Link;
                 node.black = z_black;
                 rebalance = NONE;
             } else {
@@ -469,27 +477,29 @@ impl TimelineNodes {
                 black: successor_black,
                 ..
             } = *self.node(successor);
+            let [successor_right, successor_parent] =
+                [successor_right, successor_parent].map(Index::from);
             let hole_parent;
             if successor == right {
                 hole_parent = successor;
             } else {
                 hole_parent = successor_parent;
-                self.node_mut(hole_parent).child[LEFT] = successor_right;
-                self.node_mut(successor).child[RIGHT] = right;
+                self.node_mut(hole_parent).child[LEFT] = successor_right as Link;
+                self.node_mut(successor).child[RIGHT] = right as Link;
                 self.set_parent(right, successor);
             }
-            self.node_mut(successor).child[LEFT] = left;
+            self.node_mut(successor).child[LEFT] = left as Link;
             self.set_parent(left, successor);
             {
                 let node = self.node_mut(successor);
-                node.parent = z_parent;
+                node.parent = z_parent as Link;
                 node.black = z_black;
             }
             self.replace_child(timeline, z_parent, z, successor);
             if successor_right != NONE {
                 // A red child under the black successor takes its black.
                 let node = self.node_mut(successor_right);
-                node.parent = hole_parent;
+                node.parent = hole_parent as Link;
                 node.black = true;
                 rebalance = NONE;
             } else {
@@ -508,7 +518,7 @@ impl TimelineNodes {
                 } else if moved == NONE && self.node(at).min_vruntime == old {
                     break;
                 }
-                at = self.node(at).parent;
+                at = Index::from(self.node(at).parent);
             }
         }
         if rebalance != NONE {
@@ -525,17 +535,17 @@ impl TimelineNodes {
         loop {
             // The short side; its sibling subtree has a black height of at
             // least one, so the sibling exists.
-            let side = usize::from(self.node(parent).child[RIGHT] != node);
-            let mut sibling = self.node(parent).child[1 - side];
+            let side = usize::from(Index::from(self.node(parent).child[RIGHT]) != node);
+            let mut sibling = Index::from(self.node(parent).child[1 - side]);
             if self.is_red(sibling) {
                 // Make the sibling black: rotate it above the parent.
                 self.rotate::<A>(timeline, parent, side);
                 self.set_black(sibling);
                 self.set_red(parent);
-                sibling = self.node(parent).child[1 - side];
+                sibling = Index::from(self.node(parent).child[1 - side]);
             }
             let [near, far] = {
-                let child = self.node(sibling).child;
+                let child = self.node(sibling).child.map(Index::from);
                 [child[side], child[1 - side]]
             };
             if !self.is_red(far) {
@@ -548,7 +558,7 @@ impl TimelineNodes {
                         return;
                     }
                     node = parent;
-                    parent = self.node(parent).parent;
+                    parent = Index::from(self.node(parent).parent);
                     if parent == NONE {
                         return;
                     }
@@ -561,7 +571,7 @@ impl TimelineNodes {
             }
             // Far nephew red: the sibling takes the parent's place and colour,
             // and both the parent and the far side turn black.
-            let far = self.node(sibling).child[1 - side];
+            let far = Index::from(self.node(sibling).child[1 - side]);
             let parent_black = self.node(parent).black;
             self.rotate::<A>(timeline, parent, side);
             self.node_mut(sibling).black = parent_black;
@@ -581,14 +591,14 @@ impl TimelineNodes {
         eligible: impl Fn(u64) -> bool,
     ) -> Option<u32> {
         debug_assert!(self.augmented);
-        let leftmost = timeline.leftmost;
+        let leftmost = Index::from(timeline.leftmost);
         if leftmost != NONE && eligible(self.node(leftmost).vruntime) {
             return Some(id_of(leftmost));
         }
-        let mut at = timeline.root;
+        let mut at = Index::from(timeline.root);
         while at != NONE {
             let node = self.node(at);
-            let left = node.child[LEFT];
+            let left = Index::from(node.child[LEFT]);
             if left != NONE && eligible(self.node(left).min_vruntime) {
                 at = left;
                 continue;
@@ -596,7 +606,7 @@ impl TimelineNodes {
             if eligible(node.vruntime) {
                 return Some(id_of(at));
             }
-            at = node.child[RIGHT];
+            at = Index::from(node.child[RIGHT]);
         }
         None
     }

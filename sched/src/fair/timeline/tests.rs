@@ -14,8 +14,8 @@ impl TimelineNodes {
             }
             *count += 1;
             let node = *nodes.node(at);
-            let (left, right) = (node.child[LEFT], node.child[RIGHT]);
-            assert_eq!(node.parent, parent, "parent link of {at}");
+            let (left, right) = (Index::from(node.child[LEFT]), Index::from(node.child[RIGHT]));
+            assert_eq!(Index::from(node.parent), parent, "parent link of {at}");
             let red = !node.black;
             if red {
                 assert!(
@@ -44,13 +44,13 @@ impl TimelineNodes {
             (lh + usize::from(!red), min)
         }
         let mut count = 0;
-        assert!(!self.is_red(timeline.root), "the root is black");
-        walk(self, timeline.root, NONE, &mut count);
-        let mut leftmost = timeline.root;
-        while leftmost != NONE && self.node(leftmost).child[LEFT] != NONE {
-            leftmost = self.node(leftmost).child[LEFT];
+        assert!(!self.is_red(Index::from(timeline.root)), "the root is black");
+        walk(self, Index::from(timeline.root), NONE, &mut count);
+        let mut leftmost = Index::from(timeline.root);
+        while leftmost != NONE && Index::from(self.node(leftmost).child[LEFT]) != NONE {
+            leftmost = Index::from(self.node(leftmost).child[LEFT]);
         }
-        assert_eq!(timeline.leftmost, leftmost, "cached leftmost");
+        assert_eq!(Index::from(timeline.leftmost), leftmost, "cached leftmost");
         count
     }
 }
