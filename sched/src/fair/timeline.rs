@@ -46,7 +46,7 @@ type Link = u16;
 /// A node index in registers: a [`Link`] widened, so that values carried
 /// from one tree level to the next are known to be zero-extended and index
 /// the arena with no mask.
-type Index = u32;
+type Index = usize;
 
 /// Node index meaning "no node".
 const NONE: Index = 0;
@@ -101,13 +101,13 @@ const EMPTY: Node = Node {
 #[inline(always)]
 fn index_of(id: u32) -> Index {
     debug_assert!((id as usize) < MAX_ENTITIES);
-    id + 1
+    id as Index + 1
 }
 
 /// Entity number of node `at` (not `NONE`).
 #[inline(always)]
 fn id_of(at: Index) -> u32 {
-    at - 1
+    (at - 1) as u32
 }
 
 /// One tree: its root and its cached leftmost node (node indices).
