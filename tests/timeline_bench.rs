@@ -19,7 +19,6 @@
 extern crate alloc;
 
 use alloc::vec;
-use alloc::vec::Vec;
 use core::hint::black_box;
 
 use fairway::ExitCode;

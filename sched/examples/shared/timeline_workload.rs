@@ -1,7 +1,7 @@
 // The timeline benchmark's workload, shared by the host example
 // (`sched/examples/timeline_bench.rs`) and the AArch64 kernel image
 // (`tests/timeline_bench.rs`) through `include!`, so that both measure the
-// same operations on the same keys. Needs `alloc::vec` and `alloc::vec::Vec`
+// same operations on the same keys. Needs `alloc::vec`
 // and `fairway_sched::fair::timeline::{Timeline, TimelineNodes}` in scope.
 
 /// Deterministic xorshift so that runs are reproducible.
@@ -12,11 +12,29 @@ fn next_random(state: &mut u64) -> u64 {
     *state
 }
 
+/// Per-entity workload state, indexed by a 16-bit entity number so that,
+/// like the C harness's static arrays, an access needs no bounds check (the
+/// figures are the tree's, not the harness's).
+type PerEntity = alloc::boxed::Box<[u64; 1 << 16]>;
+
+fn per_entity() -> PerEntity {
+    match vec![0; 1 << 16].into_boxed_slice().try_into() {
+        Ok(array) => array,
+        Err(_) => unreachable!("the vector has 2^16 elements"),
+    }
+}
+
+/// Entity `id`'s slot in a [`PerEntity`] array.
+#[inline(always)]
+fn slot(id: u32) -> usize {
+    usize::from(id as u16)
+}
+
 struct Bench {
     nodes: TimelineNodes,
     timeline: Timeline,
-    vruntime: Vec<u64>,
-    slice: Vec<u64>,
+    vruntime: PerEntity,
+    slice: PerEntity,
     /// Σ vruntime (all weights equal), for the eligibility test Σv ≥ v·N.
     sum: u64,
     count: u64,
@@ -28,8 +46,8 @@ impl Bench {
         let mut bench = Bench {
             nodes: TimelineNodes::new(n, augmented),
             timeline: Timeline::default(),
-            vruntime: vec![0; n],
-            slice: vec![0; n],
+            vruntime: per_entity(),
+            slice: per_entity(),
             sum: 0,
             count: n as u64,
         };
@@ -52,8 +70,8 @@ fn measured_loop_cfs(bench: &mut Bench, ops: u64) {
     for _ in 0..ops {
         let id = bench.timeline.first().unwrap();
         bench.nodes.remove(&mut bench.timeline, id);
-        let v = bench.vruntime[id as usize] + bench.slice[id as usize];
-        bench.vruntime[id as usize] = v;
+        let v = bench.vruntime[slot(id)] + bench.slice[slot(id)];
+        bench.vruntime[slot(id)] = v;
         bench.nodes.insert(&mut bench.timeline, id, v, v);
     }
 }
@@ -71,9 +89,9 @@ fn measured_loop_eevdf(bench: &mut Bench, ops: u64) {
             .first_eligible(&bench.timeline, |v| v <= limit)
             .unwrap();
         bench.nodes.remove(&mut bench.timeline, id);
-        let slice = bench.slice[id as usize];
-        let v = bench.vruntime[id as usize] + slice;
-        bench.vruntime[id as usize] = v;
+        let slice = bench.slice[slot(id)];
+        let v = bench.vruntime[slot(id)] + slice;
+        bench.vruntime[slot(id)] = v;
         bench.sum += slice;
         bench.nodes.insert(&mut bench.timeline, id, v + slice, v);
     }

@@ -235,15 +235,24 @@ impl TimelineNodes {
         self.node_mut(at).min_vruntime = min;
     }
 
-    /// Makes `new` the child of `parent` in place of `old` (or the root).
+    /// Makes `new` the child of `parent` in place of `old` (or the root);
+    /// returns the side `old` was on (meaningless for the root).
     #[inline(always)]
-    fn replace_child(&mut self, timeline: &mut Timeline, parent: Index, old: Index, new: Index) {
+    fn replace_child(
+        &mut self,
+        timeline: &mut Timeline,
+        parent: Index,
+        old: Index,
+        new: Index,
+    ) -> usize {
         if parent == NONE {
             timeline.root = new as Link;
+            LEFT
         } else {
             let node = self.node_mut(parent);
             let dir = usize::from(Index::from(node.child[RIGHT]) != old);
             node.child[dir] = new as Link;
+            dir
         }
     }
 
@@ -436,28 +445,44 @@ impl TimelineNodes {
             ..
         } = *self.node(z);
         let [right, left, z_parent] = [right, left, z_parent].map(Index::from);
-        if Index::from(timeline.leftmost) == z {
-            // The leftmost has no left child: its successor is the leftmost of
-            // its right subtree, or its parent.
-            timeline.leftmost = if right != NONE {
-                self.leftmost_below(right)
-            } else {
-                z_parent
-            } as Link;
-        }
         // `rebalance`: the parent of a position that lost a black node (NONE
-        // when no black was lost). `changed`: the lowest node whose subtree
-        // lost an entity, where the augmented minima are recomputed from.
+        // when no black was lost), and `side`, the side of that position.
+        // `changed`: the lowest node whose subtree lost an entity, where the
+        // augmented minima are recomputed from.
         let rebalance;
+        let side;
         let changed;
         // Set when z had two children: its successor moved into z's place, so
         // the minima are recomputed at least up to it.
         let mut moved = NONE;
-        if left == NONE || right == NONE {
+        if Index::from(timeline.leftmost) == z {
+            // The common case (CFS dequeues the leftmost at every pick), by
+            // itself because its shape is known: z has no left child and is
+            // its parent's left child, and its right child, if any, is a red
+            // leaf (both sides have the same black height), which takes z's
+            // place and colour and becomes the leftmost.
+            if z_parent == NONE {
+                timeline.root = right as Link;
+            } else {
+                self.node_mut(z_parent).child[LEFT] = right as Link;
+            }
+            if right != NONE {
+                let node = self.node_mut(right);
+                node.parent = z_parent as Link;
+                node.black = z_black;
+                timeline.leftmost = right as Link;
+                rebalance = NONE;
+            } else {
+                timeline.leftmost = z_parent as Link;
+                rebalance = if z_black { z_parent } else { NONE };
+            }
+            side = LEFT;
+            changed = z_parent;
+        } else if left == NONE || right == NONE {
             // At most one child, which is then red under a black z: it takes
             // z's place and colour, and no black is lost.
             let child = left | right;
-            self.replace_child(timeline, z_parent, z, child);
+            side = self.replace_child(timeline, z_parent, z, child);
             if child != NONE {
                 let node = self.node_mut(child);
                 node.parent = z_parent as Link;
@@ -482,8 +507,10 @@ impl TimelineNodes {
             let hole_parent;
             if successor == right {
                 hole_parent = successor;
+                side = RIGHT;
             } else {
                 hole_parent = successor_parent;
+                side = LEFT;
                 self.node_mut(hole_parent).child[LEFT] = successor_right as Link;
                 self.node_mut(successor).child[RIGHT] = right as Link;
                 self.set_parent(right, successor);
@@ -522,20 +549,23 @@ impl TimelineNodes {
             }
         }
         if rebalance != NONE {
-            self.erase_color::<A>(timeline, rebalance);
+            self.erase_color::<A>(timeline, rebalance, side);
         }
     }
 
     /// Restores the red-black rules after a black node was removed below
-    /// `parent`, leaving the path through the (possibly absent) child one
-    /// black short.
+    /// `parent` on `side`, leaving the path through the (possibly absent)
+    /// child there one black short.
     #[inline(always)]
-    fn erase_color<const A: bool>(&mut self, timeline: &mut Timeline, mut parent: Index) {
-        let mut node = NONE;
+    fn erase_color<const A: bool>(
+        &mut self,
+        timeline: &mut Timeline,
+        mut parent: Index,
+        mut side: usize,
+    ) {
         loop {
-            // The short side; its sibling subtree has a black height of at
+            // The sibling subtree of the short side has a black height of at
             // least one, so the sibling exists.
-            let side = usize::from(Index::from(self.node(parent).child[RIGHT]) != node);
             let mut sibling = Index::from(self.node(parent).child[1 - side]);
             if self.is_red(sibling) {
                 // Make the sibling black: rotate it above the parent.
@@ -557,11 +587,12 @@ impl TimelineNodes {
                         self.set_black(parent);
                         return;
                     }
-                    node = parent;
+                    let node = parent;
                     parent = Index::from(self.node(parent).parent);
                     if parent == NONE {
                         return;
                     }
+                    side = usize::from(Index::from(self.node(parent).child[RIGHT]) != node);
                     continue;
                 }
                 // Near nephew red: rotate it up so that it becomes the sibling

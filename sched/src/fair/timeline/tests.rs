@@ -8,13 +8,21 @@ impl TimelineNodes {
     /// Checks the red-black, ordering, parent and augmentation invariants; returns
     /// the number of nodes. For tests.
     pub fn check(&self, timeline: &Timeline) -> usize {
-        fn walk(nodes: &TimelineNodes, at: Index, parent: Index, count: &mut usize) -> (usize, u64) {
+        fn walk(
+            nodes: &TimelineNodes,
+            at: Index,
+            parent: Index,
+            count: &mut usize,
+        ) -> (usize, u64) {
             if at == NONE {
                 return (1, u64::MAX);
             }
             *count += 1;
             let node = *nodes.node(at);
-            let (left, right) = (Index::from(node.child[LEFT]), Index::from(node.child[RIGHT]));
+            let (left, right) = (
+                Index::from(node.child[LEFT]),
+                Index::from(node.child[RIGHT]),
+            );
             assert_eq!(Index::from(node.parent), parent, "parent link of {at}");
             let red = !node.black;
             if red {
@@ -44,7 +52,10 @@ impl TimelineNodes {
             (lh + usize::from(!red), min)
         }
         let mut count = 0;
-        assert!(!self.is_red(Index::from(timeline.root)), "the root is black");
+        assert!(
+            !self.is_red(Index::from(timeline.root)),
+            "the root is black"
+        );
         walk(self, Index::from(timeline.root), NONE, &mut count);
         let mut leftmost = Index::from(timeline.root);
         while leftmost != NONE && Index::from(self.node(leftmost).child[LEFT]) != NONE {
