@@ -312,12 +312,16 @@ fn yield_and_delay() {
 
 /// More scheduling entities than a CPU's timeline arena holds is a clear
 /// configuration error, not a panic: 4096 tasks (the scenario limit), each in
-/// its own three-level group path, need 4096 + 3 × 4096 = 16384 entities, one
-/// over `MAX_ENTITIES` (2^14 - 1).
+/// its own fifteen-level group path, need 4096 + 15 × 4096 = 65536 entities,
+/// one over `MAX_ENTITIES` (2^16 - 1).
 #[test]
 fn too_many_entities_is_an_error() {
     let tasks: Vec<String> = (0..4096)
-        .map(|i| format!(r#""t{i}": {{ "taskgroup": "/a{i}/b/c", "run": 1000 }}"#))
+        .map(|i| {
+            format!(
+                r#""t{i}": {{ "taskgroup": "/a{i}/b/c/d/e/f/g/h/i/j/k/l/m/n/o", "run": 1000 }}"#
+            )
+        })
         .collect();
     let text = format!(
         r#"{{ "global": {{ "duration": 1 }}, "tasks": {{ {} }} }}"#,
@@ -325,13 +329,13 @@ fn too_many_entities_is_an_error() {
     );
     let scenario = parse_and_validate(&text, 1).unwrap();
     let error = match Simulation::new(&scenario, config(&[(1024, 1024)], None)) {
-        Ok(_) => panic!("16384 entities were accepted"),
+        Ok(_) => panic!("65536 entities were accepted"),
         Err(error) => error.to_string(),
     };
-    assert_eq!(fairway_sched::fair::timeline::MAX_ENTITIES, 16383);
+    assert_eq!(fairway_sched::fair::timeline::MAX_ENTITIES, 65535);
     assert!(
-        error.contains("4096 tasks and 12288 task groups need 16384 scheduling entities"),
+        error.contains("4096 tasks and 61440 task groups need 65536 scheduling entities"),
         "{error}"
     );
-    assert!(error.contains("the limit is 16383"), "{error}");
+    assert!(error.contains("the limit is 65535"), "{error}");
 }
