@@ -52,12 +52,16 @@ static inline void recompute(struct node *x)
 	x->min_vruntime = m;
 }
 
-static inline void replace_child(struct tree *t, struct node *parent, struct node *old, struct node *new)
+static inline int replace_child(struct tree *t, struct node *parent, struct node *old, struct node *new)
 {
-	if (!parent)
+	int dir;
+	if (!parent) {
 		t->root = new;
-	else
-		parent->child[parent->child[LEFT] != old] = new;
+		return LEFT;
+	}
+	dir = parent->child[LEFT] != old;
+	parent->child[dir] = new;
+	return dir;
 }
 
 static inline struct node *rotate(struct tree *t, struct node *x, int dir, int aug)
@@ -144,11 +148,25 @@ static inline __attribute__((always_inline)) void erase(struct tree *t, struct n
 	uintptr_t zpc = z->parent_color;
 	struct node *zp = parent_of(zpc), *rebalance, *changed, *moved = 0, *node, *parent, *sibling, *near, *far;
 	int side;
-	if (t->leftmost == z)
-		t->leftmost = right ? leftmost_below(right) : zp;
-	if (!left || !right) {
+	if (t->leftmost == z) {
+		/* No left child, its parent's left child; a right child is a red leaf. */
+		if (zp)
+			zp->child[LEFT] = right;
+		else
+			t->root = right;
+		if (right) {
+			right->parent_color = zpc;
+			t->leftmost = right;
+			rebalance = 0;
+		} else {
+			t->leftmost = zp;
+			rebalance = (zpc & BLACK) ? zp : 0;
+		}
+		side = LEFT;
+		changed = zp;
+	} else if (!left || !right) {
 		struct node *child = left ? left : right;
-		replace_child(t, zp, z, child);
+		side = replace_child(t, zp, z, child);
 		if (child) {
 			child->parent_color = zpc;
 			rebalance = 0;
@@ -161,8 +179,10 @@ static inline __attribute__((always_inline)) void erase(struct tree *t, struct n
 		uintptr_t spc = s->parent_color;
 		if (s == right) {
 			hole = s;
+			side = RIGHT;
 		} else {
 			hole = parent_of(spc);
+			side = LEFT;
 			hole->child[LEFT] = sr;
 			s->child[RIGHT] = right;
 			set_parent(right, s);
@@ -193,9 +213,7 @@ static inline __attribute__((always_inline)) void erase(struct tree *t, struct n
 	if (!rebalance)
 		return;
 	parent = rebalance;
-	node = 0;
 	for (;;) {
-		side = parent->child[LEFT] != node;
 		sibling = parent->child[1 - side];
 		if (is_red(sibling)) {
 			rotate(t, parent, side, aug);
@@ -217,6 +235,7 @@ static inline __attribute__((always_inline)) void erase(struct tree *t, struct n
 				parent = parent_of(ppc);
 				if (!parent)
 					return;
+				side = parent->child[LEFT] != node;
 				continue;
 			}
 			rotate(t, sibling, 1 - side, aug);
