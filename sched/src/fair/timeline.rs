@@ -111,20 +111,14 @@ fn id_of(at: Index) -> u32 {
 }
 
 /// One tree: its root and its cached leftmost node (node indices).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// The default is the empty tree (0 is [`NONE`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Timeline {
     root: Link,
     leftmost: Link,
 }
 
-impl Default for Timeline {
-    fn default() -> Self {
-        Timeline {
-            root: 0,
-            leftmost: 0,
-        }
-    }
-}
+const _: () = assert!(NONE == 0, "the derived Default is the empty tree");
 
 impl Timeline {
     /// The entity with the smallest key, if any (O(1)).
