@@ -38,12 +38,13 @@
 //!
 //! | tree                    | this crate            | C intrusive tree      | ratio     |
 //! |-------------------------|-----------------------|-----------------------|-----------|
-//! | CFS (vruntime key)      | 214 / 276 / 323 / 360 | 150 / 199 / 241 / 275 | 1.31–1.43 |
-//! | EEVDF (deadline + min)  | 309 / 399 / 569 / 656 | 209 / 279 / 402 / 467 | 1.40–1.48 |
+//! | CFS (vruntime key)      | 177 / 238 / 289 / 329 | 138 / 187 / 229 / 263 | 1.25–1.28 |
+//! | EEVDF (deadline + min)  | 269 / 358 / 529 / 614 | 200 / 271 / 403 / 467 | 1.31–1.35 |
 //!
 //! The difference is the price of safe index-based nodes: every link is an
-//! index into the arena (a mask and an index-to-address multiply-add) where C
-//! follows a pointer. On AArch64, the budget's architecture, it is 1.09–1.24.
+//! index into the arena (a shifted add from the arena base) where C follows a
+//! pointer, which x86_64 folds into its addressing modes. On AArch64, the
+//! budget's architecture, it is 1.03–1.09 (README).
 //!
 //! `cfs-class` / `eevdf-class` measure the whole class instead: one context
 //! switch of CPU-bound tasks (tick, put_prev, pick, set_next, PELT included)
