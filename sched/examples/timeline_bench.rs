@@ -42,9 +42,11 @@
 //! | EEVDF (deadline + min)  | 269 / 358 / 529 / 614 | 200 / 271 / 403 / 467 | 1.31–1.35 |
 //!
 //! The difference is the price of safe index-based nodes: every link is an
-//! index into the arena (a shifted add from the arena base) where C follows a
-//! pointer, which x86_64 folds into its addressing modes. On AArch64, the
-//! budget's architecture, it is 1.03–1.09 (README).
+//! index into the arena, turned into an address with a shift and an add
+//! (x86_64's addressing modes scale by at most 8, so the shift by 5 is an
+//! instruction of its own), where C follows a pointer. On AArch64, the
+//! budget's architecture, one shifted add does it, and the ratio is 1.03–1.09
+//! (README).
 //!
 //! `cfs-class` / `eevdf-class` measure the whole class instead: one context
 //! switch of CPU-bound tasks (tick, put_prev, pick, set_next, PELT included)
