@@ -191,8 +191,9 @@ fn agreement_cases() -> Vec<Agree> {
                         a wake-up preemption test falls within that margin";
     const ORDER: &str = "two periodic wake-ups fall within a few us of each other; the kernel's \
                          per-task wake-up offsets (instance start-up, timer path) swap them";
-    const LATE_PREEMPT: &str = "a wake-up preempts the running task ~0.1 ms later in the kernel, \
-                                so the preempted task has run longer and the next pick differs";
+    const LATE_PREEMPT: &str = "a wake-up preemption comes 0.1 ms later in the kernel (a preemption \
+                                test within the per-slice drift, it seems), so the preempted task \
+                                has run longer and the next pick differs";
     vec![
         Agree {
             scenario: HOGS,
