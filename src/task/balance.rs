@@ -204,6 +204,10 @@ fn candidates(rq: &CpuRunQueue, source: usize, buffer: &mut [TaskCandidate]) -> 
         );
         count += 1;
     }
+    // In the order `TaskCandidate` promises and Linux's `detach_tasks` takes
+    // them (from the tail of `cfs_tasks`): the task that ran least recently
+    // first. `members` is in no such order.
+    buffer[..count].sort_unstable_by_key(|c| task(c.task).exec_start.load(Ordering::Relaxed));
     count
 }
 
