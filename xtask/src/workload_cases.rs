@@ -221,15 +221,15 @@ pub(crate) fn known_gaps() -> Vec<Case> {
         );
     }
     // The 10 s check depends on where the balancer settles (README, under
-    // `--gaps`): at HZ 100 without skew_tick, the tasks settle into a balance
-    // cycle in which g1's two hogs each share a CPU with lighter group
-    // entities, and g1 ends at 26.23 %.
+    // `--gaps`): at HZ 1000 the tasks settle into a balance cycle in which
+    // g1's two hogs each share a CPU with lighter group entities, and g1
+    // ends at 26.78 %.
     cases.push(
-        Case::new("groups-4-equal-shares-10s-4cpus-eevdf-hz100", "fairway")
+        Case::new("groups-4-equal-shares-10s-4cpus-eevdf-hz1000", "fairway")
             .icount()
             .cpus(4)
             .scenario("tests/scenarios/groups-4-equal-shares-10s.json")
-            .append("sched=eevdf hz=100")
+            .append("sched=eevdf skew_tick=1 hz=1000")
             .timeout(600)
             .check(groups_share_equally),
     );
