@@ -223,7 +223,7 @@ pub(crate) fn known_gaps() -> Vec<Case> {
     // The 10 s check depends on where the balancer settles (README, under
     // `--gaps`): at HZ 1000 the tasks settle into a balance cycle in which
     // g1's two hogs each share a CPU with lighter group entities, and g1
-    // ends at 26.78 %.
+    // ends at 26.71 %.
     cases.push(
         Case::new("groups-4-equal-shares-10s-4cpus-eevdf-hz1000", "fairway")
             .icount()
