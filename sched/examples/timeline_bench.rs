@@ -45,7 +45,7 @@
 //! index into the arena, turned into an address with a shift and an add
 //! (x86_64's addressing modes scale by at most 8, so the shift by 5 is an
 //! instruction of its own), where C follows a pointer. On AArch64, the
-//! budget's architecture, one shifted add does it, and the ratio is 1.03–1.09
+//! budget's architecture, one shifted add does it, and the ratio is 1.03–1.07
 //! (README).
 //!
 //! `cfs-class` / `eevdf-class` measure the whole class instead: one context

@@ -192,9 +192,6 @@ fn timeline_figures_reported(lines: &[String]) -> Result<(), String> {
     Ok(())
 }
 
-/// Cases of issue 4 that Fairway does not pass yet (`cargo xtask test --gaps`
-/// runs them and prints how far off they are; the default test command and CI
-/// leave them out, so that they are visible without hiding regressions).
 /// The boot arguments of the 4-CPU fairness and group cases: the policy, with
 /// skewed ticks (Linux's skew_tick=1). With every CPU ticking at the same
 /// instants, QEMU icount costs the CPUs 0.4-0.8 s of each 2 s in lost turns
@@ -207,32 +204,46 @@ fn skewed_ticks(policy: &str) -> &'static str {
     }
 }
 
+/// A 4-CPU equal-share groups case: `scenario` booted with `append`, each
+/// group's share of the machine checked by [`groups_share_equally`].
+fn groups_case(
+    name: impl Into<String>,
+    scenario: &'static str,
+    append: &'static str,
+    timeout_seconds: u64,
+) -> Case {
+    Case::new(name, "fairway")
+        .icount()
+        .cpus(4)
+        .scenario(scenario)
+        .append(append)
+        .timeout(timeout_seconds)
+        .check(groups_share_equally)
+}
+
+/// Cases of issue 4 that Fairway does not pass yet (`cargo xtask test --gaps`
+/// runs them and prints how far off they are; the default test command and CI
+/// leave them out, so that they are visible without hiding regressions).
 pub(crate) fn known_gaps() -> Vec<Case> {
     let mut cases = Vec::new();
     for policy in ["eevdf", "cfs"] {
-        cases.push(
-            Case::new(format!("groups-4-equal-shares-4cpus-{policy}"), "fairway")
-                .icount()
-                .cpus(4)
-                .scenario("tests/scenarios/groups-4-equal-shares.json")
-                .append(skewed_ticks(policy))
-                .timeout(180)
-                .check(groups_share_equally),
-        );
+        cases.push(groups_case(
+            format!("groups-4-equal-shares-4cpus-{policy}"),
+            "tests/scenarios/groups-4-equal-shares.json",
+            skewed_ticks(policy),
+            180,
+        ));
     }
     // The 10 s check depends on where the balancer settles (README, under
     // `--gaps`): at HZ 1000 the tasks settle into a balance cycle in which
     // g1's two hogs each share a CPU with lighter group entities, and g1
     // ends at 26.71 %.
-    cases.push(
-        Case::new("groups-4-equal-shares-10s-4cpus-eevdf-hz1000", "fairway")
-            .icount()
-            .cpus(4)
-            .scenario("tests/scenarios/groups-4-equal-shares-10s.json")
-            .append("sched=eevdf skew_tick=1 hz=1000")
-            .timeout(600)
-            .check(groups_share_equally),
-    );
+    cases.push(groups_case(
+        "groups-4-equal-shares-10s-4cpus-eevdf-hz1000",
+        "tests/scenarios/groups-4-equal-shares-10s.json",
+        "sched=eevdf skew_tick=1 hz=1000",
+        600,
+    ));
     cases
 }
 
@@ -294,34 +305,22 @@ pub(crate) fn cases() -> Vec<Case> {
         // no duration; over 2 s Linux's own start-up (fork placement 3/3/2/2,
         // the first busy balance at 64 ms) costs the lone group ~40 ms, the
         // whole tolerance by itself, so that window stays in `known_gaps()`.
-        cases.push(
-            Case::new(
-                format!("groups-4-equal-shares-10s-4cpus-{policy}"),
-                "fairway",
-            )
-            .icount()
-            .cpus(4)
-            .scenario("tests/scenarios/groups-4-equal-shares-10s.json")
-            .append(skewed_ticks(policy))
-            .timeout(600)
-            .check(groups_share_equally),
-        );
+        cases.push(groups_case(
+            format!("groups-4-equal-shares-10s-4cpus-{policy}"),
+            "tests/scenarios/groups-4-equal-shares-10s.json",
+            skewed_ticks(policy),
+            600,
+        ));
         // The same groups pinned to the fair placement (g0 | g1, g3, g3 |
         // g1, g3, g3 | g2, g2, g2), where every root load is 1024: the group
         // shares alone (§2.7) must give each group its quarter, whatever
         // the balancer would have done (the case above also depends on that).
-        cases.push(
-            Case::new(
-                format!("groups-4-equal-shares-10s-pinned-4cpus-{policy}"),
-                "fairway",
-            )
-            .icount()
-            .cpus(4)
-            .scenario("tests/scenarios/groups-4-equal-shares-10s-pinned.json")
-            .append(skewed_ticks(policy))
-            .timeout(600)
-            .check(groups_share_equally),
-        );
+        cases.push(groups_case(
+            format!("groups-4-equal-shares-10s-pinned-4cpus-{policy}"),
+            "tests/scenarios/groups-4-equal-shares-10s-pinned.json",
+            skewed_ticks(policy),
+            600,
+        ));
     }
     cases.push(
         Case::new("rtapp-start-balance-off-4cpus", "fairway")

@@ -5,7 +5,8 @@
  * one word, no sentinel, mirror-image cases folded by direction, cached
  * leftmost), optionally augmented with the subtree minimum vruntime. It is the
  * algorithm of sched/src/fair/timeline.rs with raw pointers instead of
- * bounds-safe indices; it is not Linux code.
+ * bounds-safe indices (which keeps parent and colour in two fields, since its
+ * links are 16-bit indices); it is not Linux code.
  *
  * Host (x86_64, callgrind):
  *   gcc -O2 -o /tmp/rbtree_intrusive sched/examples/reference/rbtree_intrusive.c

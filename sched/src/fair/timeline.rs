@@ -20,11 +20,13 @@
 //!
 //! The algorithms are the classic red-black insertion and deletion, written the
 //! way an intrusive kernel tree does them because the scheduler's hot paths run
-//! them on every switch (issue 3's budget): a node's parent and colour share one
-//! word (one load answers both), the two mirror-image cases are one code path
-//! indexed by direction, a node with at most one child is unlinked without any
-//! rebalancing when its child can take its black, and nothing is written to a
-//! shared sentinel.
+//! them on every switch (issue 3's budget): the two mirror-image cases are one
+//! code path indexed by direction, a node with at most one child is unlinked
+//! without any rebalancing when its child can take its black, the leftmost
+//! (removed at every CFS pick) is unlinked by a path of its own, and nothing is
+//! written to a shared sentinel. Links are 16-bit indices into an arena of
+//! 2^16 nodes, so every index is in bounds by its type: a node access is one
+//! shifted add, with no bounds check and no mask.
 
 use alloc::boxed::Box;
 use alloc::vec;
@@ -460,31 +462,14 @@ impl TimelineNodes {
             } else {
                 self.node_mut(z_parent).child[LEFT] = right as Link;
             }
-            if right != NONE {
-                let node = self.node_mut(right);
-                node.parent = z_parent as Link;
-                node.black = z_black;
-                timeline.leftmost = right as Link;
-                rebalance = NONE;
-            } else {
-                timeline.leftmost = z_parent as Link;
-                rebalance = if z_black { z_parent } else { NONE };
-            }
+            rebalance = self.take_place(right, z_parent, z_black);
+            timeline.leftmost = if right != NONE { right } else { z_parent } as Link;
             side = LEFT;
             changed = z_parent;
         } else if left == NONE || right == NONE {
-            // At most one child, which is then red under a black z: it takes
-            // z's place and colour, and no black is lost.
             let child = left | right;
             side = self.replace_child(timeline, z_parent, z, child);
-            if child != NONE {
-                let node = self.node_mut(child);
-                node.parent = z_parent as Link;
-                node.black = z_black;
-                rebalance = NONE;
-            } else {
-                rebalance = if z_black { z_parent } else { NONE };
-            }
+            rebalance = self.take_place(child, z_parent, z_black);
             changed = z_parent;
         } else {
             // Two children: the successor (leftmost of the right subtree, with
@@ -544,6 +529,25 @@ impl TimelineNodes {
         }
         if rebalance != NONE {
             self.erase_color::<A>(timeline, rebalance, side);
+        }
+    }
+
+    /// Finishes unlinking a node with at most one child, `child`, already
+    /// linked under the node's parent `parent`: a child (then red under a
+    /// black node) takes the node's colour, and no black is lost; without one,
+    /// a black node leaves `parent` one black short. Returns the node to
+    /// rebalance from (`NONE` when none).
+    #[inline(always)]
+    fn take_place(&mut self, child: Index, parent: Index, black: bool) -> Index {
+        if child != NONE {
+            let node = self.node_mut(child);
+            node.parent = parent as Link;
+            node.black = black;
+            NONE
+        } else if black {
+            parent
+        } else {
+            NONE
         }
     }
 
