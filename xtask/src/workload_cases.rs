@@ -234,16 +234,6 @@ pub(crate) fn known_gaps() -> Vec<Case> {
             180,
         ));
     }
-    // The 10 s check depends on where the balancer settles (README, under
-    // `--gaps`): at HZ 1000 the tasks settle into a balance cycle in which
-    // g1's two hogs each share a CPU with lighter group entities, and g1
-    // ends at 26.71 %.
-    cases.push(groups_case(
-        "groups-4-equal-shares-10s-4cpus-eevdf-hz1000",
-        "tests/scenarios/groups-4-equal-shares-10s.json",
-        "sched=eevdf skew_tick=1 hz=1000",
-        600,
-    ));
     cases
 }
 
