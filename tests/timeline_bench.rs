@@ -24,7 +24,7 @@ use core::hint::black_box;
 use fairway::ExitCode;
 use fairway::arch::cpu::{irq_restore, irq_save};
 use fairway::arch::pmu::cycles;
-use fairway_sched::fair::timeline::{Timeline, TimelineNodes};
+use fairway_sched::fair::timeline::{Augment, MinVruntime, Timeline, TimelineArena};
 
 fairway::entry!(main);
 
@@ -54,16 +54,16 @@ fn count(f: impl FnOnce()) -> u64 {
 fn main() -> ExitCode {
     let empty = count(|| empty_loop(black_box(OPS)));
     for tree in ["cfs", "eevdf"] {
-        let augmented = tree == "eevdf";
         for n in [8, 64, 1024, 10_000] {
-            let mut bench = Bench::new(n, augmented);
-            let total = count(|| {
-                if augmented {
-                    measured_loop_eevdf(black_box(&mut bench), black_box(OPS));
-                } else {
-                    measured_loop_cfs(black_box(&mut bench), black_box(OPS));
-                }
-            });
+            let (total, leftmost) = if tree == "eevdf" {
+                let mut bench = Bench::<MinVruntime>::new(n);
+                let total = count(|| measured_loop_eevdf(black_box(&mut bench), black_box(OPS)));
+                (total, bench.timeline.first())
+            } else {
+                let mut bench = Bench::<()>::new(n);
+                let total = count(|| measured_loop_cfs(black_box(&mut bench), black_box(OPS)));
+                (total, bench.timeline.first())
+            };
             // Tenths of an instruction per operation.
             let tenths = (total - empty.min(total)) * 10 / OPS;
             defmt::println!(
@@ -73,7 +73,7 @@ fn main() -> ExitCode {
                 tenths / 10,
                 tenths % 10,
                 OPS,
-                bench.timeline.first().unwrap_or(u32::MAX)
+                leftmost.unwrap_or(u32::MAX)
             );
         }
     }

@@ -61,7 +61,7 @@ use std::hint::black_box;
 use std::time::Instant;
 
 use fairway_sched::class::{EnqueueFlags, SchedClass};
-use fairway_sched::fair::timeline::{Timeline, TimelineNodes};
+use fairway_sched::fair::timeline::{Augment, MinVruntime, Timeline, TimelineArena};
 use fairway_sched::fair::{CfsTunables, EevdfTunables, FairRunQueue, PickPolicy};
 use fairway_sched::task::{Policy, TaskId, TaskParams};
 
@@ -119,25 +119,26 @@ fn main() {
         }
         _ => {}
     }
-    let augmented = match tree {
-        "cfs" => false,
-        "eevdf" => true,
+    let start = Instant::now();
+    let leftmost = match tree {
+        "cfs" => {
+            let mut bench = Bench::<()>::new(n);
+            measured_loop_cfs(black_box(&mut bench), ops);
+            bench.timeline.first()
+        }
+        "eevdf" => {
+            let mut bench = Bench::<MinVruntime>::new(n);
+            measured_loop_eevdf(black_box(&mut bench), ops);
+            bench.timeline.first()
+        }
         other => {
             eprintln!("unknown tree {other:?}: use cfs, eevdf, cfs-class or eevdf-class");
             std::process::exit(2);
         }
     };
-    let mut bench = Bench::new(n, augmented);
-    let start = Instant::now();
-    if augmented {
-        measured_loop_eevdf(black_box(&mut bench), ops);
-    } else {
-        measured_loop_cfs(black_box(&mut bench), ops);
-    }
     let elapsed = start.elapsed();
     println!(
-        "{tree} n={n} ops={ops}: {:.1} ns/op (leftmost {:?})",
+        "{tree} n={n} ops={ops}: {:.1} ns/op (leftmost {leftmost:?})",
         elapsed.as_nanos() as f64 / ops as f64,
-        bench.timeline.first()
     );
 }

@@ -6,7 +6,12 @@
  * leftmost), optionally augmented with the subtree minimum vruntime. It is the
  * algorithm of sched/src/fair/timeline.rs with raw pointers instead of
  * bounds-safe indices (which keeps parent and colour in two fields, since its
- * links are 16-bit indices); it is not Linux code.
+ * links are 16-bit indices); it is not Linux code. Like the Rust tree, it
+ * compiles the CFS and the EEVDF variants apart (the constant `aug`). One node
+ * layout serves both here: with pointers, the node's size does not change the
+ * instruction count, where the Rust CFS tree's 16-byte nodes let AArch64 fold
+ * an index's zero-extension into the shifted add that makes it an address
+ * (extended-register adds shift by at most 4).
  *
  * Host (x86_64, callgrind):
  *   gcc -O2 -o /tmp/rbtree_intrusive sched/examples/reference/rbtree_intrusive.c

@@ -1,8 +1,10 @@
 // The timeline benchmark's workload, shared by the host example
 // (`sched/examples/timeline_bench.rs`) and the AArch64 kernel image
 // (`tests/timeline_bench.rs`) through `include!`, so that both measure the
-// same operations on the same keys. Needs `alloc::vec`
-// and `fairway_sched::fair::timeline::{Timeline, TimelineNodes}` in scope.
+// same operations on the same keys. Needs `alloc::vec` and
+// `fairway_sched::fair::timeline::{Augment, MinVruntime, Timeline, TimelineArena}`
+// in scope. Each loop runs on its tree's own type, as the C calibration tree
+// compiles its CFS and EEVDF variants apart.
 
 /// Deterministic xorshift so that runs are reproducible.
 fn next_random(state: &mut u64) -> u64 {
@@ -30,8 +32,8 @@ fn slot(id: u32) -> usize {
     usize::from(id as u16)
 }
 
-struct Bench {
-    nodes: TimelineNodes,
+struct Bench<A: Augment> {
+    nodes: TimelineArena<A>,
     timeline: Timeline,
     vruntime: PerEntity,
     slice: PerEntity,
@@ -40,11 +42,12 @@ struct Bench {
     count: u64,
 }
 
-impl Bench {
-    fn new(n: usize, augmented: bool) -> Bench {
+impl<A: Augment> Bench<A> {
+    fn new(n: usize) -> Bench<A> {
+        let augmented = A::AUGMENTED;
         let mut state = 0x9E37_79B9_7F4A_7C15;
         let mut bench = Bench {
-            nodes: TimelineNodes::new(n, augmented),
+            nodes: TimelineArena::new(n),
             timeline: Timeline::default(),
             vruntime: per_entity(),
             slice: per_entity(),
@@ -66,7 +69,7 @@ impl Bench {
 
 /// CFS: the leftmost runs one slice and goes back with its new vruntime.
 #[inline(never)]
-fn measured_loop_cfs(bench: &mut Bench, ops: u64) {
+fn measured_loop_cfs(bench: &mut Bench<()>, ops: u64) {
     for _ in 0..ops {
         let id = bench.timeline.first().unwrap();
         bench.nodes.remove(&mut bench.timeline, id);
@@ -81,7 +84,7 @@ fn measured_loop_cfs(bench: &mut Bench, ops: u64) {
 /// the same predicate for integers, with the quotient computed once per pick
 /// as `pick_eevdf` does.
 #[inline(never)]
-fn measured_loop_eevdf(bench: &mut Bench, ops: u64) {
+fn measured_loop_eevdf(bench: &mut Bench<MinVruntime>, ops: u64) {
     for _ in 0..ops {
         let limit = bench.sum / bench.count;
         let id = bench

@@ -27,6 +27,13 @@
 //! written to a shared sentinel. Links are 16-bit indices into an arena of
 //! 2^16 nodes, so every index is in bounds by its type: a node access is one
 //! shifted add, with no bounds check and no mask.
+//!
+//! What a node keeps besides its links and key is chosen by type ([`Augment`]),
+//! as Linux chooses between `rb_add_cached` and `rb_add_augmented_cached` at
+//! compile time: the CFS tree ([`CfsNodes`]) keeps nothing more, in 16-byte
+//! nodes, and its code has no trace of the augmentation; the EEVDF tree
+//! ([`EevdfNodes`]) keeps the vruntime and the subtree minimum, in 32-byte
+//! nodes. A run queue picks one at boot through [`TimelineNodes`].
 
 use alloc::boxed::Box;
 use alloc::vec;
@@ -53,8 +60,8 @@ type Index = usize;
 /// Node index meaning "no node".
 const NONE: Index = 0;
 
-/// Node slots of every arena: all the values of [`Index`]. 65,536 nodes of
-/// 32 bytes are 2 MiB per CPU.
+/// Node slots of every arena: all the values of [`Link`]. 65,536 nodes of
+/// 16 bytes (CFS) or 32 bytes (EEVDF) are 1 or 2 MiB per CPU.
 const ARENA: usize = 1 << Link::BITS;
 
 /// The most entities (tasks and group entities) one CPU's arena can hold.
@@ -69,11 +76,13 @@ const RIGHT: usize = 0;
 const _: () = assert!(LEFT == 1 && RIGHT == 0, "side tests rely on this");
 
 /// A node: the links first, so that `child[dir]` is addressed from the node's
-/// address with the direction as a scaled register offset; 32 bytes, so that
-/// an index becomes an address with one shift.
+/// address with the direction as a scaled register offset; 16 bytes (CFS) or
+/// 32 (EEVDF), so that an index becomes an address with one shifted add (on
+/// AArch64, the 16-byte node's add also zero-extends the 16-bit link, since
+/// an extended-register add shifts by up to 4).
 #[derive(Clone, Copy, Debug)]
 #[repr(C)]
-struct Node {
+struct Node<A> {
     /// Right and left children (`NONE` when absent).
     child: [Link; 2],
     /// `NONE` for the root. Parent and colour are separate fields, not one
@@ -82,21 +91,98 @@ struct Node {
     parent: Link,
     black: bool,
     key: u64,
+    /// What an augmented tree keeps besides the key.
+    augment: A,
+}
+
+const _: () = assert!(core::mem::size_of::<Node<()>>() == 16);
+const _: () = assert!(core::mem::size_of::<Node<MinVruntime>>() == 32);
+
+/// What a tree keeps per node besides its key, chosen by type as Linux
+/// chooses between `rb_add_cached` and `rb_add_augmented_cached` at compile
+/// time: the CFS tree (`()`) pays nothing for EEVDF's augmentation, not even
+/// a branch (issue 3's budget).
+pub trait Augment: Copy + core::fmt::Debug {
+    /// Whether the subtree minima are kept (rotations and removals update
+    /// them).
+    const AUGMENTED: bool;
+    /// The value of an unused node.
+    const EMPTY: Self;
+    /// The augmentation of a node of `vruntime`, alone in its subtree.
+    fn leaf(vruntime: u64) -> Self;
+    /// The node's vruntime (`key` is it in a vruntime-ordered tree).
+    fn vruntime(&self, key: u64) -> u64;
+    /// The smallest vruntime in the node's subtree (augmented trees only).
+    fn min_vruntime(&self) -> u64;
+    /// Sets it (augmented trees only).
+    fn set_min_vruntime(&mut self, min_vruntime: u64);
+}
+
+/// CFS: the tree is ordered by vruntime (§1.4), so the key is the vruntime and
+/// the smallest vruntime is the leftmost's; nothing more is kept.
+impl Augment for () {
+    const AUGMENTED: bool = false;
+    const EMPTY: Self = ();
+    #[inline(always)]
+    fn leaf(_: u64) -> Self {}
+    #[inline(always)]
+    fn vruntime(&self, key: u64) -> u64 {
+        key
+    }
+    #[inline(always)]
+    fn min_vruntime(&self) -> u64 {
+        unreachable!("a vruntime-ordered tree keeps no subtree minima")
+    }
+    #[inline(always)]
+    fn set_min_vruntime(&mut self, _: u64) {}
+}
+
+/// EEVDF: the tree is ordered by virtual deadline, and each node keeps its
+/// vruntime and its subtree's smallest vruntime, for the eligibility search
+/// (§1.5, `pick_eevdf`).
+#[derive(Clone, Copy, Debug)]
+pub struct MinVruntime {
     vruntime: u64,
-    /// Smallest vruntime in the subtree rooted here (augmented trees only).
+    /// Smallest vruntime in the subtree rooted here.
     min_vruntime: u64,
 }
 
-const _: () = assert!(core::mem::size_of::<Node>() == 32);
+impl Augment for MinVruntime {
+    const AUGMENTED: bool = true;
+    const EMPTY: Self = MinVruntime {
+        vruntime: 0,
+        min_vruntime: 0,
+    };
+    #[inline(always)]
+    fn leaf(vruntime: u64) -> Self {
+        MinVruntime {
+            vruntime,
+            min_vruntime: vruntime,
+        }
+    }
+    #[inline(always)]
+    fn vruntime(&self, _: u64) -> u64 {
+        self.vruntime
+    }
+    #[inline(always)]
+    fn min_vruntime(&self) -> u64 {
+        self.min_vruntime
+    }
+    #[inline(always)]
+    fn set_min_vruntime(&mut self, min_vruntime: u64) {
+        self.min_vruntime = min_vruntime;
+    }
+}
 
-const EMPTY: Node = Node {
-    child: [0; 2],
-    parent: 0,
-    black: true,
-    key: 0,
-    vruntime: 0,
-    min_vruntime: 0,
-};
+impl<A: Augment> Node<A> {
+    const EMPTY: Self = Node {
+        child: [0; 2],
+        parent: 0,
+        black: true,
+        key: 0,
+        augment: A::EMPTY,
+    };
+}
 
 /// Node index of entity `id` (below [`MAX_ENTITIES`], checked when the arena
 /// was sized).
@@ -135,31 +221,34 @@ impl Timeline {
     }
 }
 
-/// The node arena shared by the timelines of one CPU.
+/// The node arena shared by the timelines of one CPU, for one kind of tree:
+/// [`CfsNodes`] (ordered by vruntime) or [`EevdfNodes`] (ordered by deadline,
+/// augmented with the subtree minimum vruntime).
 #[derive(Clone, Debug)]
-pub struct TimelineNodes {
-    nodes: Box<[Node; ARENA]>,
-    augmented: bool,
+pub struct TimelineArena<A: Augment> {
+    nodes: Box<[Node<A>; ARENA]>,
 }
 
-impl TimelineNodes {
+/// The CFS tree's arena: 16-byte nodes, 1 MiB per CPU.
+pub type CfsNodes = TimelineArena<()>;
+
+/// The EEVDF tree's arena: 32-byte nodes, 2 MiB per CPU.
+pub type EevdfNodes = TimelineArena<MinVruntime>;
+
+impl<A: Augment> TimelineArena<A> {
     /// An arena for entity numbers below `capacity` (at most
-    /// [`MAX_ENTITIES`]; more is a configuration bug and panics); `augmented`
-    /// keeps the subtree minimum vruntime (needed by EEVDF).
-    pub fn new(capacity: usize, augmented: bool) -> Self {
-        TimelineNodes {
-            nodes: {
-                assert!(
-                    capacity <= MAX_ENTITIES,
-                    "timeline: {capacity} entities exceed MAX_ENTITIES ({MAX_ENTITIES})"
-                );
-                let nodes: Box<[Node]> = vec![EMPTY; ARENA].into_boxed_slice();
-                match nodes.try_into() {
-                    Ok(nodes) => nodes,
-                    Err(_) => unreachable!("the vector has ARENA nodes"),
-                }
+    /// [`MAX_ENTITIES`]; more is a configuration bug and panics).
+    pub fn new(capacity: usize) -> Self {
+        assert!(
+            capacity <= MAX_ENTITIES,
+            "timeline: {capacity} entities exceed MAX_ENTITIES ({MAX_ENTITIES})"
+        );
+        let nodes: Box<[Node<A>]> = vec![Node::EMPTY; ARENA].into_boxed_slice();
+        TimelineArena {
+            nodes: match nodes.try_into() {
+                Ok(nodes) => nodes,
+                Err(_) => unreachable!("the vector has ARENA nodes"),
             },
-            augmented,
         }
     }
 
@@ -172,24 +261,31 @@ impl TimelineNodes {
     /// The vruntime entity `id` was inserted with.
     #[inline]
     pub fn vruntime(&self, id: u32) -> u64 {
-        self.node(index_of(id)).vruntime
+        let node = self.node(index_of(id));
+        node.augment.vruntime(node.key)
     }
 
-    /// The smallest vruntime in the tree (augmented trees only), O(1).
+    /// The smallest vruntime in the tree, O(1): the root's subtree minimum,
+    /// or in a vruntime-ordered tree the leftmost's key.
     #[inline]
     pub fn min_vruntime(&self, timeline: &Timeline) -> Option<u64> {
-        (timeline.root != 0).then(|| self.node(Index::from(timeline.root)).min_vruntime)
+        if A::AUGMENTED {
+            (timeline.root != 0)
+                .then(|| self.node(Index::from(timeline.root)).augment.min_vruntime())
+        } else {
+            timeline.first().map(|id| self.key(id))
+        }
     }
 
     /// Node `at`. Every [`Link`] is in bounds, so there is no check, and the
     /// narrowing is free: the index was read from a [`Link`].
     #[inline(always)]
-    fn node(&self, at: Index) -> &Node {
+    fn node(&self, at: Index) -> &Node<A> {
         &self.nodes[usize::from(at as Link)]
     }
 
     #[inline(always)]
-    fn node_mut(&mut self, at: Index) -> &mut Node {
+    fn node_mut(&mut self, at: Index) -> &mut Node<A> {
         &mut self.nodes[usize::from(at as Link)]
     }
 
@@ -218,17 +314,17 @@ impl TimelineNodes {
     #[inline(always)]
     fn recompute(&mut self, at: Index) {
         let node = self.node(at);
-        let mut min = node.vruntime;
+        let mut min = node.augment.vruntime(node.key);
         for child in node.child {
             let child = Index::from(child);
             if child != NONE {
-                let v = self.node(child).min_vruntime;
+                let v = self.node(child).augment.min_vruntime();
                 if vtime_before(v, min) {
                     min = v;
                 }
             }
         }
-        self.node_mut(at).min_vruntime = min;
+        self.node_mut(at).augment.set_min_vruntime(min);
     }
 
     /// Makes `new` the child of `parent` in place of `old` (or the root);
@@ -256,7 +352,7 @@ impl TimelineNodes {
     /// place and `x` becomes `y`'s child on side `dir`. Colours are unchanged;
     /// returns `y`.
     #[inline(always)]
-    fn rotate<const A: bool>(&mut self, timeline: &mut Timeline, x: Index, dir: usize) -> Index {
+    fn rotate(&mut self, timeline: &mut Timeline, x: Index, dir: usize) -> Index {
         let x_parent = Index::from(self.node(x).parent);
         let y = Index::from(self.node(x).child[1 - dir]);
         let inner = Index::from(self.node(y).child[dir]);
@@ -268,34 +364,21 @@ impl TimelineNodes {
         self.set_parent(x, y);
         self.set_parent(y, x_parent);
         self.replace_child(timeline, x_parent, x, y);
-        if A {
+        if A::AUGMENTED {
             // y now covers the subtree x covered; x lost y's other subtree.
-            self.node_mut(y).min_vruntime = self.node(x).min_vruntime;
+            let min = self.node(x).augment.min_vruntime();
+            self.node_mut(y).augment.set_min_vruntime(min);
             self.recompute(x);
         }
         y
     }
 
-    /// Inserts entity `id` with `key` (vruntime for CFS, deadline for EEVDF).
-    /// `id` must not be in any tree.
+    /// Inserts entity `id` with `key` (vruntime for CFS, deadline for EEVDF)
+    /// and `vruntime` (the key itself in a vruntime-ordered tree). `id` must
+    /// not be in any tree.
     #[inline]
     pub fn insert(&mut self, timeline: &mut Timeline, id: u32, key: u64, vruntime: u64) {
-        // One branch here instead of one per rotation and per step.
-        if self.augmented {
-            self.insert_with::<true>(timeline, id, key, vruntime);
-        } else {
-            self.insert_with::<false>(timeline, id, key, vruntime);
-        }
-    }
-
-    #[inline(always)]
-    fn insert_with<const A: bool>(
-        &mut self,
-        timeline: &mut Timeline,
-        id: u32,
-        key: u64,
-        vruntime: u64,
-    ) {
+        debug_assert!(A::AUGMENTED || key == vruntime, "CFS keys are vruntimes");
         let z = index_of(id);
         let mut parent = Index::from(timeline.root);
         if parent == NONE {
@@ -304,8 +387,7 @@ impl TimelineNodes {
                 parent: 0,
                 black: true,
                 key,
-                vruntime,
-                min_vruntime: vruntime,
+                augment: A::leaf(vruntime),
             };
             timeline.root = z as Link;
             timeline.leftmost = z as Link;
@@ -329,8 +411,7 @@ impl TimelineNodes {
             parent: parent as Link,
             black: false,
             key,
-            vruntime,
-            min_vruntime: vruntime,
+            augment: A::leaf(vruntime),
         };
         self.node_mut(parent).child[dir] = z as Link;
         // The new node is the leftmost exactly when it became the left child
@@ -338,26 +419,21 @@ impl TimelineNodes {
         if parent == Index::from(timeline.leftmost) && dir == LEFT {
             timeline.leftmost = z as Link;
         }
-        if A {
+        if A::AUGMENTED {
             // Adding a value can only lower minima: stop where it does not.
             let mut at = parent;
-            while at != NONE && vtime_before(vruntime, self.node(at).min_vruntime) {
+            while at != NONE && vtime_before(vruntime, self.node(at).augment.min_vruntime()) {
                 let node = self.node_mut(at);
-                node.min_vruntime = vruntime;
+                node.augment.set_min_vruntime(vruntime);
                 at = Index::from(node.parent);
             }
         }
-        self.insert_color::<A>(timeline, z, parent);
+        self.insert_color(timeline, z, parent);
     }
 
     /// Restores the red-black rules after red `node` was linked under `parent`.
     #[inline(always)]
-    fn insert_color<const A: bool>(
-        &mut self,
-        timeline: &mut Timeline,
-        mut node: Index,
-        mut parent: Index,
-    ) {
+    fn insert_color(&mut self, timeline: &mut Timeline, mut node: Index, mut parent: Index) {
         loop {
             if self.node(parent).black {
                 return;
@@ -383,11 +459,11 @@ impl TimelineNodes {
             }
             if Index::from(self.node(parent).child[1 - side]) == node {
                 // Inner grandchild: turn it into the outer one first.
-                self.rotate::<A>(timeline, parent, side);
+                self.rotate(timeline, parent, side);
                 parent = node;
             }
             // Outer grandchild: the parent takes the grandparent's place.
-            self.rotate::<A>(timeline, grand, 1 - side);
+            self.rotate(timeline, grand, 1 - side);
             self.set_black(parent);
             self.set_red(grand);
             return;
@@ -424,15 +500,6 @@ impl TimelineNodes {
     /// Removes entity `id`, which must be in `timeline`.
     #[inline]
     pub fn remove(&mut self, timeline: &mut Timeline, id: u32) {
-        if self.augmented {
-            self.remove_with::<true>(timeline, id);
-        } else {
-            self.remove_with::<false>(timeline, id);
-        }
-    }
-
-    #[inline(always)]
-    fn remove_with<const A: bool>(&mut self, timeline: &mut Timeline, id: u32) {
         let z = index_of(id);
         let Node {
             child: [right, left],
@@ -514,21 +581,21 @@ impl TimelineNodes {
             changed = hole_parent;
             moved = successor;
         }
-        if A {
+        if A::AUGMENTED {
             let mut at = changed;
             while at != NONE {
-                let old = self.node(at).min_vruntime;
+                let old = self.node(at).augment.min_vruntime();
                 self.recompute(at);
                 if at == moved {
                     moved = NONE;
-                } else if moved == NONE && self.node(at).min_vruntime == old {
+                } else if moved == NONE && self.node(at).augment.min_vruntime() == old {
                     break;
                 }
                 at = Index::from(self.node(at).parent);
             }
         }
         if rebalance != NONE {
-            self.erase_color::<A>(timeline, rebalance, side);
+            self.erase_color(timeline, rebalance, side);
         }
     }
 
@@ -555,19 +622,14 @@ impl TimelineNodes {
     /// `parent` on `side`, leaving the path through the (possibly absent)
     /// child there one black short.
     #[inline(always)]
-    fn erase_color<const A: bool>(
-        &mut self,
-        timeline: &mut Timeline,
-        mut parent: Index,
-        mut side: usize,
-    ) {
+    fn erase_color(&mut self, timeline: &mut Timeline, mut parent: Index, mut side: usize) {
         loop {
             // The sibling subtree of the short side has a black height of at
             // least one, so the sibling exists.
             let mut sibling = Index::from(self.node(parent).child[1 - side]);
             if self.is_red(sibling) {
                 // Make the sibling black: rotate it above the parent.
-                self.rotate::<A>(timeline, parent, side);
+                self.rotate(timeline, parent, side);
                 self.set_black(sibling);
                 self.set_red(parent);
                 sibling = Index::from(self.node(parent).child[1 - side]);
@@ -595,14 +657,14 @@ impl TimelineNodes {
                 }
                 // Near nephew red: rotate it up so that it becomes the sibling
                 // with a red far child (the old sibling).
-                self.rotate::<A>(timeline, sibling, 1 - side);
+                self.rotate(timeline, sibling, 1 - side);
                 sibling = near;
             }
             // Far nephew red: the sibling takes the parent's place and colour,
             // and both the parent and the far side turn black.
             let far = Index::from(self.node(sibling).child[1 - side]);
             let parent_black = self.node(parent).black;
-            self.rotate::<A>(timeline, parent, side);
+            self.rotate(timeline, parent, side);
             self.node_mut(sibling).black = parent_black;
             self.set_black(parent);
             self.set_black(far);
@@ -613,31 +675,115 @@ impl TimelineNodes {
     /// The entity with the earliest key among those whose vruntime satisfies
     /// `eligible`, found through the augmented minima (§1.5 `pick_eevdf` steps
     /// 4–5): descend left while the left subtree holds an eligible entity; an
-    /// eligible node is the answer; otherwise go right.
+    /// eligible node is the answer; otherwise go right. In a vruntime-ordered
+    /// tree that is the leftmost, or none.
     pub fn first_eligible(
         &self,
         timeline: &Timeline,
         eligible: impl Fn(u64) -> bool,
     ) -> Option<u32> {
-        debug_assert!(self.augmented);
         let leftmost = Index::from(timeline.leftmost);
-        if leftmost != NONE && eligible(self.node(leftmost).vruntime) {
+        if leftmost != NONE && {
+            let node = self.node(leftmost);
+            eligible(node.augment.vruntime(node.key))
+        } {
             return Some(id_of(leftmost));
+        }
+        if !A::AUGMENTED {
+            return None;
         }
         let mut at = Index::from(timeline.root);
         while at != NONE {
             let node = self.node(at);
             let left = Index::from(node.child[LEFT]);
-            if left != NONE && eligible(self.node(left).min_vruntime) {
+            if left != NONE && eligible(self.node(left).augment.min_vruntime()) {
                 at = left;
                 continue;
             }
-            if eligible(node.vruntime) {
+            if eligible(node.augment.vruntime(node.key)) {
                 return Some(id_of(at));
             }
             at = Index::from(node.child[RIGHT]);
         }
         None
+    }
+}
+
+/// The node arena of a run queue whose pick policy is chosen at boot: the
+/// CFS or the EEVDF tree. Each call dispatches once on the policy, where the
+/// tree code below it is compiled for that tree alone.
+#[derive(Clone, Debug)]
+pub enum TimelineNodes {
+    /// Ordered by vruntime (CFS, §1.4).
+    Cfs(CfsNodes),
+    /// Ordered by virtual deadline, augmented with the subtree minimum
+    /// vruntime (EEVDF, §1.5).
+    Eevdf(EevdfNodes),
+}
+
+/// Calls `$method` on whichever arena `$nodes` holds.
+macro_rules! dispatch {
+    ($nodes:expr, $arena:ident => $call:expr) => {
+        match $nodes {
+            TimelineNodes::Cfs($arena) => $call,
+            TimelineNodes::Eevdf($arena) => $call,
+        }
+    };
+}
+
+impl TimelineNodes {
+    /// An arena for entity numbers below `capacity` (at most
+    /// [`MAX_ENTITIES`]); `augmented` chooses the EEVDF tree.
+    pub fn new(capacity: usize, augmented: bool) -> Self {
+        if augmented {
+            TimelineNodes::Eevdf(TimelineArena::new(capacity))
+        } else {
+            TimelineNodes::Cfs(TimelineArena::new(capacity))
+        }
+    }
+
+    /// See [`TimelineArena::key`].
+    #[inline]
+    pub fn key(&self, id: u32) -> u64 {
+        dispatch!(self, arena => arena.key(id))
+    }
+
+    /// See [`TimelineArena::vruntime`].
+    #[inline]
+    pub fn vruntime(&self, id: u32) -> u64 {
+        dispatch!(self, arena => arena.vruntime(id))
+    }
+
+    /// See [`TimelineArena::min_vruntime`].
+    #[inline]
+    pub fn min_vruntime(&self, timeline: &Timeline) -> Option<u64> {
+        dispatch!(self, arena => arena.min_vruntime(timeline))
+    }
+
+    /// See [`TimelineArena::insert`].
+    #[inline]
+    pub fn insert(&mut self, timeline: &mut Timeline, id: u32, key: u64, vruntime: u64) {
+        dispatch!(self, arena => arena.insert(timeline, id, key, vruntime))
+    }
+
+    /// See [`TimelineArena::remove`].
+    #[inline]
+    pub fn remove(&mut self, timeline: &mut Timeline, id: u32) {
+        dispatch!(self, arena => arena.remove(timeline, id))
+    }
+
+    /// See [`TimelineArena::next`].
+    pub fn next(&self, id: u32) -> Option<u32> {
+        dispatch!(self, arena => arena.next(id))
+    }
+
+    /// See [`TimelineArena::first_eligible`].
+    pub fn first_eligible(
+        &self,
+        timeline: &Timeline,
+        eligible: impl Fn(u64) -> bool,
+    ) -> Option<u32> {
+        dispatch!(self, arena => arena.first_eligible(timeline, eligible))
     }
 }
 

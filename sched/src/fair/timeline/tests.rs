@@ -4,12 +4,12 @@ use super::*;
 use crate::fair::test_rng::Rng;
 use alloc::vec::Vec;
 
-impl TimelineNodes {
+impl<A: Augment> TimelineArena<A> {
     /// Checks the red-black, ordering, parent and augmentation invariants; returns
     /// the number of nodes. For tests.
     pub fn check(&self, timeline: &Timeline) -> usize {
-        fn walk(
-            nodes: &TimelineNodes,
+        fn walk<A: Augment>(
+            nodes: &TimelineArena<A>,
             at: Index,
             parent: Index,
             count: &mut usize,
@@ -40,14 +40,14 @@ impl TimelineNodes {
             let (lh, lmin) = walk(nodes, left, at, count);
             let (rh, rmin) = walk(nodes, right, at, count);
             assert_eq!(lh, rh, "black height at {at}");
-            let mut min = node.vruntime;
+            let mut min = node.augment.vruntime(node.key);
             for m in [lmin, rmin] {
                 if m != u64::MAX && vtime_before(m, min) {
                     min = m;
                 }
             }
-            if nodes.augmented {
-                assert_eq!(node.min_vruntime, min, "augmented min at {at}");
+            if A::AUGMENTED {
+                assert_eq!(node.augment.min_vruntime(), min, "augmented min at {at}");
             }
             (lh + usize::from(!red), min)
         }
@@ -63,6 +63,13 @@ impl TimelineNodes {
         }
         assert_eq!(Index::from(timeline.leftmost), leftmost, "cached leftmost");
         count
+    }
+}
+
+impl TimelineNodes {
+    /// See [`TimelineArena::check`]. For tests.
+    pub fn check(&self, timeline: &Timeline) -> usize {
+        dispatch!(self, arena => arena.check(timeline))
     }
 }
 
@@ -92,7 +99,8 @@ fn model_run(capacity: u64, keys: u64, ops: usize, augmented: bool) {
                 nodes.remove(&mut timeline, id);
             } else {
                 let key = rng.below(keys);
-                let vruntime = rng.below(1000);
+                // A vruntime-ordered tree's key is the vruntime.
+                let vruntime = if augmented { rng.below(1000) } else { key };
                 // Equal keys go after existing ones.
                 let pos = model.iter().position(|e| e.0 > key).unwrap_or(model.len());
                 model.insert(pos, (key, id, vruntime));
@@ -108,10 +116,10 @@ fn model_run(capacity: u64, keys: u64, ops: usize, augmented: bool) {
             }
             let expected: Vec<u32> = model.iter().map(|e| e.1).collect();
             assert_eq!(walk, expected);
-            if augmented {
+            {
                 let min = model.iter().map(|e| e.2).min();
                 assert_eq!(nodes.min_vruntime(&timeline), min);
-                let limit = rng.below(1000);
+                let limit = rng.below(if augmented { 1000 } else { keys });
                 let brute = model.iter().find(|e| e.2 <= limit).map(|e| e.1);
                 assert_eq!(nodes.first_eligible(&timeline, |v| v <= limit), brute);
             }
