@@ -36,21 +36,21 @@
 //!
 //! | pick  | depth | Ir per enqueue + dequeue  |
 //! |-------|-------|---------------------------|
-//! | cfs   | 0     | 1881 / 1998 / 2134 / 2225 |
-//! | cfs   | 1     | 3012 / 3129 / 3265 / 3356 |
-//! | cfs   | 2     | 4132 / 4250 / 4387 / 4476 |
-//! | cfs   | 3     | 5253 / 5370 / 5506 / 5596 |
-//! | eevdf | 0     | 2361 / 2561 / 2648 / 2922 |
-//! | eevdf | 1     | 3492 / 3692 / 3780 / 4054 |
-//! | eevdf | 2     | 4612 / 4812 / 4900 / 5174 |
-//! | eevdf | 3     | 5733 / 5933 / 6021 / 6295 |
+//! | cfs   | 0     | 1894 / 2011 / 2152 / 2242 |
+//! | cfs   | 1     | 3026 / 3143 / 3282 / 3374 |
+//! | cfs   | 2     | 4146 / 4263 / 4404 / 4494 |
+//! | cfs   | 3     | 5267 / 5384 / 5523 / 5614 |
+//! | eevdf | 0     | 2367 / 2569 / 2656 / 2936 |
+//! | eevdf | 1     | 3498 / 3700 / 3788 / 4068 |
+//! | eevdf | 2     | 4619 / 4820 / 4908 / 5188 |
+//! | eevdf | 3     | 5739 / 5941 / 6029 / 6309 |
 //!
 //! Each group level adds about 1,100 instructions per pair (the group entity's
 //! PELT update, `calc_group_shares` and reweight on the way up, as Linux's
 //! `for_each_sched_entity` loops do); N adds the tree's O(log N) walk. The
 //! uclamp accounting costs about 145 of them (`uclamp-off`, depth 0, N = 1024:
-//! CFS 1994, EEVDF 2511; CFS depth 3: 5329). With EEVDF's delayed dequeue on
-//! (`delay`, the v6.12+ default): 2714 at depth 0 and 6050 at depth 3, N = 1024.
+//! CFS 2006, EEVDF 2510; CFS depth 3: 5377). With EEVDF's delayed dequeue on
+//! (`delay`, the v6.12+ default): 2713 at depth 0 and 6086 at depth 3, N = 1024.
 
 use std::hint::black_box;
 use std::time::Instant;

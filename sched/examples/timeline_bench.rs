@@ -38,15 +38,15 @@
 //!
 //! | tree                    | this crate            | C intrusive tree      | ratio     |
 //! |-------------------------|-----------------------|-----------------------|-----------|
-//! | CFS (vruntime key)      | 177 / 238 / 289 / 329 | 138 / 187 / 229 / 263 | 1.25–1.28 |
-//! | EEVDF (deadline + min)  | 269 / 358 / 529 / 614 | 200 / 271 / 403 / 467 | 1.31–1.35 |
+//! | CFS (vruntime key)      | 173 / 234 / 286 / 326 | 138 / 187 / 229 / 263 | 1.24–1.25 |
+//! | EEVDF (deadline + min)  | 269 / 357 / 528 / 612 | 200 / 271 / 403 / 467 | 1.31–1.35 |
 //!
 //! The difference is the price of safe index-based nodes: every link is an
 //! index into the arena, turned into an address with a shift and an add
-//! (x86_64's addressing modes scale by at most 8, so the shift by 5 is an
-//! instruction of its own), where C follows a pointer. On AArch64, the
-//! budget's architecture, one shifted add does it, and the ratio is 1.03–1.07
-//! (README).
+//! (x86_64's addressing modes scale by at most 8, so the shift by 4 or 5 is
+//! an instruction of its own), where C follows a pointer. On AArch64, the
+//! budget's architecture, one shifted add does it, and the ratio is 0.93–0.97
+//! for CFS and 1.06–1.10 for EEVDF (README).
 //!
 //! `cfs-class` / `eevdf-class` measure the whole class instead: one context
 //! switch of CPU-bound tasks (tick, put_prev, pick, set_next, PELT included)

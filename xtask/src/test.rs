@@ -550,6 +550,8 @@ fn host_tests() -> Result<(u64, u64), String> {
             "fairway-sched",
             "--package",
             "fairway-sim",
+            "--package",
+            "xtask",
         ])
         .current_dir(workspace_root())
         .stdin(Stdio::null())
