@@ -178,6 +178,30 @@ pub(crate) fn groups_share_equally(lines: &[String]) -> Result<(), String> {
     Ok(())
 }
 
+/// The value of `key=` in the first line containing `needle`, a decimal with
+/// one digit after the point, in tenths (`109.2` is 1092).
+fn tenths_in(lines: &[String], needle: &str, key: &str) -> Result<u64, String> {
+    let line = lines
+        .iter()
+        .find(|l| l.contains(needle))
+        .ok_or_else(|| format!("no line contains '{needle}'"))?;
+    let value = line
+        .split_whitespace()
+        .find_map(|pair| pair.strip_prefix(key)?.strip_prefix('='))
+        .ok_or_else(|| format!("no {key}= in: {line}"))?;
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    match value.split_once('.') {
+        Some((whole, tenth)) if digits(whole) && digits(tenth) && tenth.len() == 1 => whole
+            .parse::<u64>()
+            .ok()
+            .and_then(|whole| whole.checked_mul(10)?.checked_add(tenth.parse().ok()?))
+            .ok_or_else(|| format!("{key}={value} out of range in: {line}")),
+        _ => Err(format!(
+            "{key}={value} is not a decimal with one digit after the point in: {line}"
+        )),
+    }
+}
+
 /// Issue 3's budget (a): at most 1.2 times the reference tree's AArch64
 /// instructions per pick + dequeue + enqueue, as the issue gives them (about
 /// 94 at N = 8 and 219 at N = 10,000 for the vruntime-ordered tree, 196 and
@@ -189,35 +213,40 @@ const TIMELINE_BUDGET_TENTHS: [(&str, usize, u64); 4] = [
     ("eevdf", 10_000, 12 * 337),
 ];
 
-/// The timeline benchmark printed a figure for every tree and N, and the
-/// figures the issue budgets are within budget. Instruction counts under
-/// icount are exact, so the check is repeatable.
+/// The entity leftmost after the benchmark's 20,000 operations, as the C
+/// calibration tree (`sched/examples/reference/rbtree_intrusive.c`, run with
+/// `TREE N 20000`) ends them: the proof that the measured loop did the
+/// workload's work.
+const TIMELINE_LEFTMOST: [(&str, usize, u64); 8] = [
+    ("cfs", 8, 4),
+    ("cfs", 64, 35),
+    ("cfs", 1024, 315),
+    ("cfs", 10_000, 8205),
+    ("eevdf", 8, 6),
+    ("eevdf", 64, 28),
+    ("eevdf", 1024, 757),
+    ("eevdf", 10_000, 7319),
+];
+
+/// The timeline benchmark did the workload for every tree and N (same final
+/// leftmost as the C tree, a nonzero cost), and the figures the issue budgets
+/// are within budget. Instruction counts under icount are exact, so the check
+/// is repeatable.
 fn timeline_within_budget(lines: &[String]) -> Result<(), String> {
-    let figure = |tree: &str, n: usize| -> Result<u64, String> {
-        let needle = format!("timeline_bench: tree={tree} n={n} instructions_per_op=");
-        let line = lines
-            .iter()
-            .find(|l| l.contains(&needle))
-            .ok_or_else(|| format!("no timeline figure for tree={tree} n={n}"))?;
-        let value = line[line.find(&needle).unwrap_or(0) + needle.len()..]
-            .split_whitespace()
-            .next()
-            .unwrap_or("");
-        let (whole, tenth) = value.split_once('.').unwrap_or((value, "0"));
-        match (whole.parse::<u64>(), tenth.parse::<u64>()) {
-            (Ok(whole), Ok(tenth)) if tenth < 10 => Ok(whole * 10 + tenth),
-            _ => Err(format!(
-                "unreadable timeline figure {value:?} for tree={tree} n={n}"
-            )),
+    let needle = |tree: &str, n: usize| format!("timeline_bench: tree={tree} n={n} ");
+    for (tree, n, leftmost) in TIMELINE_LEFTMOST {
+        let found = value_in(lines, &needle(tree, n), "leftmost")?;
+        if found != leftmost {
+            return Err(format!(
+                "timeline {tree} at N={n} ended with leftmost {found}, not the C tree's {leftmost}"
+            ));
         }
-    };
-    for tree in ["cfs", "eevdf"] {
-        for n in [8, 64, 1024, 10_000] {
-            figure(tree, n)?;
+        if tenths_in(lines, &needle(tree, n), "instructions_per_op")? == 0 {
+            return Err(format!("timeline {tree} at N={n}: no instructions counted"));
         }
     }
     for (tree, n, budget) in TIMELINE_BUDGET_TENTHS {
-        let measured = figure(tree, n)?;
+        let measured = tenths_in(lines, &needle(tree, n), "instructions_per_op")?;
         if measured > budget {
             return Err(format!(
                 "timeline {tree} at N={n}: {}.{} instructions per operation, over the budget of {}.{}",
@@ -397,24 +426,19 @@ pub(crate) fn cases() -> Vec<Case> {
 
 #[cfg(test)]
 mod tests {
-    use super::timeline_within_budget;
+    use super::{TIMELINE_LEFTMOST, timeline_within_budget};
 
     /// A benchmark log with every figure, `cfs_8` in place of CFS at N = 8.
     fn log(cfs_8: &str) -> Vec<String> {
-        let mut lines = Vec::new();
-        for tree in ["cfs", "eevdf"] {
-            for n in [8, 64, 1024, 10_000] {
-                let value = if (tree, n) == ("cfs", 8) {
-                    cfs_8
-                } else {
-                    "100.0"
-                };
-                lines.push(format!(
-                    "0.004 timeline_bench: tree={tree} n={n} instructions_per_op={value} ops=20000 leftmost=4"
-                ));
-            }
-        }
-        lines
+        TIMELINE_LEFTMOST
+            .iter()
+            .map(|&(tree, n, leftmost)| {
+                let value = if (tree, n) == ("cfs", 8) { cfs_8 } else { "100.0" };
+                format!(
+                    "0.004 timeline_bench: tree={tree} n={n} instructions_per_op={value} ops=20000 leftmost={leftmost}"
+                )
+            })
+            .collect()
     }
 
     #[test]
@@ -429,12 +453,34 @@ mod tests {
     }
 
     #[test]
-    fn timeline_budget_needs_every_figure() {
+    fn timeline_budget_needs_every_figure_well_formed() {
         let mut lines = log("100.0");
         lines.retain(|l| !l.contains("tree=eevdf n=64 "));
         let error = timeline_within_budget(&lines).unwrap_err();
         assert!(error.contains("tree=eevdf n=64"), "{error}");
-        let error = timeline_within_budget(&log("1x0.0")).unwrap_err();
-        assert!(error.contains("unreadable"), "{error}");
+        for bad in ["1x0.0", "112.08", "112.+5", "112", ".5"] {
+            let error = timeline_within_budget(&log(bad)).unwrap_err();
+            assert!(error.contains("not a decimal"), "{bad}: {error}");
+        }
+    }
+
+    #[test]
+    fn timeline_budget_needs_the_workload_done() {
+        let error = timeline_within_budget(&log("0.0")).unwrap_err();
+        assert!(error.contains("no instructions"), "{error}");
+        let lines: Vec<String> = log("100.0")
+            .into_iter()
+            .map(|l| {
+                l.replace(
+                    "n=1024 instructions_per_op=100.0 ops=20000 leftmost=757",
+                    "n=1024 instructions_per_op=100.0 ops=20000 leftmost=756",
+                )
+            })
+            .collect();
+        let error = timeline_within_budget(&lines).unwrap_err();
+        assert!(
+            error.contains("eevdf at N=1024") && error.contains("757"),
+            "{error}"
+        );
     }
 }

@@ -102,7 +102,7 @@ const _: () = assert!(core::mem::size_of::<Node<MinVruntime>>() == 32);
 /// chooses between `rb_add_cached` and `rb_add_augmented_cached` at compile
 /// time: the CFS tree (`()`) pays nothing for EEVDF's augmentation, not even
 /// a branch (issue 3's budget).
-pub trait Augment: Copy + core::fmt::Debug {
+pub trait Augment: sealed::Sealed + Copy + core::fmt::Debug {
     /// Whether the subtree minima are kept (rotations and removals update
     /// them).
     const AUGMENTED: bool;
@@ -116,6 +116,14 @@ pub trait Augment: Copy + core::fmt::Debug {
     fn min_vruntime(&self) -> u64;
     /// Sets it (augmented trees only).
     fn set_min_vruntime(&mut self, min_vruntime: u64);
+}
+
+/// Only the two trees below: `min_vruntime` and `first_eligible` rely on an
+/// unaugmented tree's key being its vruntime.
+mod sealed {
+    pub trait Sealed {}
+    impl Sealed for () {}
+    impl Sealed for super::MinVruntime {}
 }
 
 /// CFS: the tree is ordered by vruntime (§1.4), so the key is the vruntime and
@@ -675,8 +683,9 @@ impl<A: Augment> TimelineArena<A> {
     /// The entity with the earliest key among those whose vruntime satisfies
     /// `eligible`, found through the augmented minima (§1.5 `pick_eevdf` steps
     /// 4–5): descend left while the left subtree holds an eligible entity; an
-    /// eligible node is the answer; otherwise go right. In a vruntime-ordered
-    /// tree that is the leftmost, or none.
+    /// eligible node is the answer; otherwise go right. `eligible` must hold
+    /// for every vruntime below one it holds for (EEVDF's `v ≤ V` does), so
+    /// that in a vruntime-ordered tree the answer is the leftmost, or none.
     pub fn first_eligible(
         &self,
         timeline: &Timeline,
@@ -721,7 +730,7 @@ pub enum TimelineNodes {
     Eevdf(EevdfNodes),
 }
 
-/// Calls `$method` on whichever arena `$nodes` holds.
+/// Evaluates `$call` with `$arena` bound to whichever arena `$nodes` holds.
 macro_rules! dispatch {
     ($nodes:expr, $arena:ident => $call:expr) => {
         match $nodes {

@@ -87,42 +87,38 @@ fn matches_a_sorted_list_model() {
 }
 
 fn model_run(capacity: u64, keys: u64, ops: usize, augmented: bool) {
-    {
-        let mut rng = Rng::new(7 + capacity);
-        let mut nodes = TimelineNodes::new(capacity as usize, augmented);
-        let mut timeline = Timeline::default();
-        let mut model: Vec<(u64, u32, u64)> = Vec::new();
-        for _ in 0..ops {
-            let id = rng.below(capacity) as u32;
-            if let Some(pos) = model.iter().position(|e| e.1 == id) {
-                model.remove(pos);
-                nodes.remove(&mut timeline, id);
-            } else {
-                let key = rng.below(keys);
-                // A vruntime-ordered tree's key is the vruntime.
-                let vruntime = if augmented { rng.below(1000) } else { key };
-                // Equal keys go after existing ones.
-                let pos = model.iter().position(|e| e.0 > key).unwrap_or(model.len());
-                model.insert(pos, (key, id, vruntime));
-                nodes.insert(&mut timeline, id, key, vruntime);
-            }
-            assert_eq!(nodes.check(&timeline), model.len());
-            assert_eq!(timeline.first(), model.first().map(|e| e.1));
-            let mut walk = Vec::new();
-            let mut at = timeline.first();
-            while let Some(id) = at {
-                walk.push(id);
-                at = nodes.next(id);
-            }
-            let expected: Vec<u32> = model.iter().map(|e| e.1).collect();
-            assert_eq!(walk, expected);
-            {
-                let min = model.iter().map(|e| e.2).min();
-                assert_eq!(nodes.min_vruntime(&timeline), min);
-                let limit = rng.below(if augmented { 1000 } else { keys });
-                let brute = model.iter().find(|e| e.2 <= limit).map(|e| e.1);
-                assert_eq!(nodes.first_eligible(&timeline, |v| v <= limit), brute);
-            }
+    let mut rng = Rng::new(7 + capacity);
+    let mut nodes = TimelineNodes::new(capacity as usize, augmented);
+    let mut timeline = Timeline::default();
+    let mut model: Vec<(u64, u32, u64)> = Vec::new();
+    for _ in 0..ops {
+        let id = rng.below(capacity) as u32;
+        if let Some(pos) = model.iter().position(|e| e.1 == id) {
+            model.remove(pos);
+            nodes.remove(&mut timeline, id);
+        } else {
+            let key = rng.below(keys);
+            // A vruntime-ordered tree's key is the vruntime.
+            let vruntime = if augmented { rng.below(1000) } else { key };
+            // Equal keys go after existing ones.
+            let pos = model.iter().position(|e| e.0 > key).unwrap_or(model.len());
+            model.insert(pos, (key, id, vruntime));
+            nodes.insert(&mut timeline, id, key, vruntime);
         }
+        assert_eq!(nodes.check(&timeline), model.len());
+        assert_eq!(timeline.first(), model.first().map(|e| e.1));
+        let mut walk = Vec::new();
+        let mut at = timeline.first();
+        while let Some(id) = at {
+            walk.push(id);
+            at = nodes.next(id);
+        }
+        let expected: Vec<u32> = model.iter().map(|e| e.1).collect();
+        assert_eq!(walk, expected);
+        let min = model.iter().map(|e| e.2).min();
+        assert_eq!(nodes.min_vruntime(&timeline), min);
+        let limit = rng.below(if augmented { 1000 } else { keys });
+        let brute = model.iter().find(|e| e.2 <= limit).map(|e| e.1);
+        assert_eq!(nodes.first_eligible(&timeline, |v| v <= limit), brute);
     }
 }
