@@ -62,9 +62,10 @@ impl FairRunQueue {
         if let Some(curr) = curr {
             candidate = self.entities[curr as usize].vruntime;
         }
-        // The leftmost's key in the CFS tree, the root's subtree minimum in
-        // the EEVDF tree.
-        let tree_min = self.nodes.min_vruntime(&queue.timeline);
+        let tree_min = match self.pick {
+            PickPolicy::Cfs(_) => queue.timeline.first().map(|id| self.nodes.key(id)),
+            PickPolicy::Eevdf(_) => self.nodes.min_vruntime(&queue.timeline),
+        };
         if let Some(tree_min) = tree_min
             && (curr.is_none() || vtime_before(tree_min, candidate))
         {
