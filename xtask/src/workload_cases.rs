@@ -4,15 +4,29 @@
 
 use crate::test::Case;
 
-/// The value of `key=` in the first line containing `needle`.
-fn value_in(lines: &[String], needle: &str, key: &str) -> Result<u64, String> {
+/// The text after `key=` in the first line containing `needle`, with the line.
+fn field_in<'a>(
+    lines: &'a [String],
+    needle: &str,
+    key: &str,
+) -> Result<(&'a str, &'a str), String> {
     let line = lines
         .iter()
         .find(|l| l.contains(needle))
         .ok_or_else(|| format!("no line contains '{needle}'"))?;
-    line.split_whitespace()
-        .find_map(|pair| pair.strip_prefix(key)?.strip_prefix('=')?.parse().ok())
-        .ok_or_else(|| format!("no number {key}= in: {line}"))
+    let value = line
+        .split_whitespace()
+        .find_map(|pair| pair.strip_prefix(key)?.strip_prefix('='))
+        .ok_or_else(|| format!("no {key}= in: {line}"))?;
+    Ok((value, line))
+}
+
+/// The value of `key=` in the first line containing `needle`.
+fn value_in(lines: &[String], needle: &str, key: &str) -> Result<u64, String> {
+    let (value, line) = field_in(lines, needle, key)?;
+    value
+        .parse()
+        .map_err(|_| format!("no number {key}= in: {line}"))
 }
 
 /// linux-sched-facts.md §2.8, "Periodic tasks in steady state": a 25 % duty,
@@ -181,14 +195,7 @@ pub(crate) fn groups_share_equally(lines: &[String]) -> Result<(), String> {
 /// The value of `key=` in the first line containing `needle`, a decimal with
 /// one digit after the point, in tenths (`109.2` is 1092).
 fn tenths_in(lines: &[String], needle: &str, key: &str) -> Result<u64, String> {
-    let line = lines
-        .iter()
-        .find(|l| l.contains(needle))
-        .ok_or_else(|| format!("no line contains '{needle}'"))?;
-    let value = line
-        .split_whitespace()
-        .find_map(|pair| pair.strip_prefix(key)?.strip_prefix('='))
-        .ok_or_else(|| format!("no {key}= in: {line}"))?;
+    let (value, line) = field_in(lines, needle, key)?;
     let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
     match value.split_once('.') {
         Some((whole, tenth)) if digits(whole) && digits(tenth) && tenth.len() == 1 => whole
@@ -241,12 +248,14 @@ fn timeline_within_budget(lines: &[String]) -> Result<(), String> {
                 "timeline {tree} at N={n} ended with leftmost {found}, not the C tree's {leftmost}"
             ));
         }
-        if tenths_in(lines, &needle(tree, n), "instructions_per_op")? == 0 {
+        let measured = tenths_in(lines, &needle(tree, n), "instructions_per_op")?;
+        if measured == 0 {
             return Err(format!("timeline {tree} at N={n}: no instructions counted"));
         }
-    }
-    for (tree, n, budget) in TIMELINE_BUDGET_TENTHS {
-        let measured = tenths_in(lines, &needle(tree, n), "instructions_per_op")?;
+        let budget = TIMELINE_BUDGET_TENTHS
+            .iter()
+            .find(|&&(t, m, _)| (t, m) == (tree, n))
+            .map_or(u64::MAX, |&(_, _, budget)| budget);
         if measured > budget {
             return Err(format!(
                 "timeline {tree} at N={n}: {}.{} instructions per operation, over the budget of {}.{}",

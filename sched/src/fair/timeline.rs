@@ -266,13 +266,6 @@ impl<A: Augment> TimelineArena<A> {
         self.node(index_of(id)).key
     }
 
-    /// The vruntime entity `id` was inserted with.
-    #[inline]
-    pub fn vruntime(&self, id: u32) -> u64 {
-        let node = self.node(index_of(id));
-        node.augment.vruntime(node.key)
-    }
-
     /// The smallest vruntime in the tree, O(1): the root's subtree minimum,
     /// or in a vruntime-ordered tree the leftmost's key.
     #[inline]
@@ -755,12 +748,6 @@ impl TimelineNodes {
     #[inline]
     pub fn key(&self, id: u32) -> u64 {
         dispatch!(self, arena => arena.key(id))
-    }
-
-    /// See [`TimelineArena::vruntime`].
-    #[inline]
-    pub fn vruntime(&self, id: u32) -> u64 {
-        dispatch!(self, arena => arena.vruntime(id))
     }
 
     /// See [`TimelineArena::min_vruntime`].
