@@ -31,6 +31,7 @@
 //! - [`uclamp`]: utilization clamping: requests, effective values, run-queue buckets.
 //! - [`topology`]: CPU capacities, clusters and the scheduling-domain levels (§7).
 //! - [`balance`]: wake-up CPU selection and load balancing between CPUs (§5.5).
+//! - [`boot_options`]: the kernel command line, every option checked (host and kernel).
 //! - [`scenario`]: the rt-app workload model and its validation (§8.3).
 //! - [`weight`]: nice → weight tables and the fixed-point `__calc_delta`.
 //! - [`fair`]: the fair class (CFS or EEVDF pick) with task groups.
@@ -41,6 +42,7 @@
 extern crate alloc;
 
 pub mod balance;
+pub mod boot_options;
 pub mod class;
 pub mod class_stack;
 pub mod fair;

@@ -43,6 +43,13 @@ pub struct QemuConfig {
     pub extra_arguments: Vec<String>,
     /// Extra `-smp` topology, e.g. `,clusters=2,cores=2`.
     pub smp_topology: String,
+    /// Boot without any firmware QEMU could load (see [`isolated_qemu`]): the tests
+    /// do, so that any dependence on an optional ROM fails on every machine, not
+    /// only on one without Debian's `ipxe-qemu`.
+    pub no_firmware: bool,
+    /// Let QEMU add its default devices (no `-nodefaults`): only for the test that
+    /// shows [`isolated_qemu`] catches a default device's ROM.
+    pub qemu_defaults: bool,
     /// Wall-clock limit.
     pub timeout: Duration,
     /// Print decoded log lines as they arrive.
@@ -64,6 +71,8 @@ impl QemuConfig {
             extra_arguments: Vec::new(),
             as_image: false,
             scenario: None,
+            no_firmware: false,
+            qemu_defaults: false,
             timeout: Duration::from_secs(60),
             echo: true,
         }
@@ -154,6 +163,12 @@ impl QemuConfig {
     }
 
     /// QEMU's arguments (without the kernel, for `dumpdtb`, when `kernel` is None).
+    ///
+    /// `-nodefaults`: QEMU adds no device of its own (the `virt` machine's default
+    /// network card would load an option ROM, `efi-virtio.rom`, from a package that
+    /// `apt-get install --no-install-recommends qemu-system-arm` leaves out). Fairway
+    /// uses the machine's built-in PL011, GIC, timer and PSCI, and asks for the
+    /// serial port explicitly.
     pub fn arguments(&self, kernel: Option<&Path>, machine_extra: &str) -> Vec<String> {
         let mut args: Vec<String> = vec![
             "-machine".into(),
@@ -175,6 +190,9 @@ impl QemuConfig {
         ];
         if self.icount {
             args.extend(["-icount".into(), "shift=0,align=off,sleep=off".into()]);
+        }
+        if !self.qemu_defaults {
+            args.insert(0, "-nodefaults".into());
         }
         if let Some(kernel) = kernel {
             args.extend(["-kernel".into(), kernel.display().to_string()]);
@@ -244,13 +262,20 @@ pub fn run(kernel: &Path, config: &QemuConfig) -> Result<Outcome, String> {
     } else {
         kernel.to_path_buf()
     };
-    let mut child = Command::new("qemu-system-aarch64")
-        .args(config.arguments(Some(&image), ""))
+    let (program, mut arguments) = if config.no_firmware {
+        let (program, empty) = isolated_qemu()?;
+        (program, vec!["-L".into(), empty.display().to_string()])
+    } else {
+        (PathBuf::from("qemu-system-aarch64"), Vec::new())
+    };
+    arguments.extend(config.arguments(Some(&image), ""));
+    let mut child = Command::new(&program)
+        .args(&arguments)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .map_err(|e| format!("cannot start qemu-system-aarch64: {e}"))?;
+        .map_err(|e| format!("cannot start {}: {e}", program.display()))?;
     let start = Instant::now();
     let lines = Arc::new(Mutex::new(Vec::new()));
     let mut stdout = child.stdout.take().expect("piped stdout");
@@ -400,4 +425,73 @@ pub fn dump_dtb(config: &QemuConfig, path: &Path) -> Result<(), String> {
         ));
     }
     Ok(())
+}
+
+/// A copy of QEMU that can find no firmware, and an empty folder for `-L`.
+///
+/// `-L DIR` only puts DIR in front of QEMU's search path (QEMU 7.2 still searches
+/// `share/qemu`, `share/seabios` and `lib/ipxe/qemu` after it), so by itself it
+/// hides nothing. Those folders are found relative to the executable, so a copy
+/// of the executable in a folder of its own has none. This checks that QEMU lists
+/// only such folders, so a QEMU that searches elsewhere fails here rather than
+/// passing the tests by luck.
+pub fn isolated_qemu() -> Result<(PathBuf, PathBuf), String> {
+    let root = crate::board::workspace_root()
+        .join("target")
+        .join("xtask-isolated-qemu");
+    let program = root.join("bin").join("qemu-system-aarch64");
+    let empty = root.join("empty");
+    let installed = which("qemu-system-aarch64")?;
+    let stale = match (std::fs::metadata(&installed), std::fs::metadata(&program)) {
+        (Ok(source), Ok(copy)) => {
+            source.len() != copy.len() || source.modified().ok() > copy.modified().ok()
+        }
+        _ => true,
+    };
+    if stale {
+        std::fs::create_dir_all(program.parent().expect("bin folder"))
+            .map_err(|e| format!("{}: {e}", root.display()))?;
+        std::fs::copy(&installed, &program).map_err(|e| {
+            format!(
+                "copying {} to {}: {e}",
+                installed.display(),
+                program.display()
+            )
+        })?;
+    }
+    std::fs::create_dir_all(&empty).map_err(|e| format!("{}: {e}", empty.display()))?;
+    let listed = Command::new(&program)
+        .args(["-L"])
+        .arg(&empty)
+        .args(["-L", "help"])
+        .output()
+        .map_err(|e| format!("{}: {e}", program.display()))?;
+    for folder in String::from_utf8_lossy(&listed.stdout).lines() {
+        let folder = Path::new(folder.trim());
+        let inside = folder
+            .canonicalize()
+            .map_or(folder.starts_with(&root) || !folder.exists(), |f| {
+                f.starts_with(&root)
+            });
+        let has_files = std::fs::read_dir(folder).is_ok_and(|mut d| d.next().is_some());
+        if !inside || has_files {
+            return Err(format!(
+                "QEMU searches {} for firmware, outside {} or not empty: the tests cannot \
+                 boot without optional firmware",
+                folder.display(),
+                root.display()
+            ));
+        }
+    }
+    Ok((program, empty))
+}
+
+/// The file `program` names on the PATH, with symbolic links resolved.
+fn which(program: &str) -> Result<PathBuf, String> {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .map(|folder| folder.join(program))
+        .find(|candidate| candidate.is_file())
+        .and_then(|found| found.canonicalize().ok())
+        .ok_or_else(|| format!("{program} is not on the PATH"))
 }

@@ -63,6 +63,8 @@ pub(crate) struct Case {
     must_contain: Vec<String>,
     /// Run an rt-app scenario and compare its switches with the simulator's.
     agree: Option<Agree>,
+    /// Boot without `-nodefaults` (the firmware-isolation control case).
+    qemu_defaults: bool,
 }
 
 /// A host-and-kernel agreement check (`crate::agree`): the scenario's first
@@ -106,6 +108,7 @@ impl Case {
             expect: Expect::Success,
             must_contain: Vec::new(),
             agree: None,
+            qemu_defaults: false,
         }
     }
     pub(crate) fn cpus(mut self, cpus: u32) -> Self {
@@ -258,6 +261,13 @@ fn cases() -> Vec<Case> {
         .contains("boot: every CPU ran a task and answered an IPI");
     image.as_image = true;
     cases.push(image);
+    // The control of the firmware isolation every case boots with: QEMU's default
+    // devices include a network card whose option ROM it must then fail to find.
+    let mut defaults = Case::new("no-firmware-control-default-devices-fail", "boot")
+        .expect(Expect::Failure)
+        .contains("failed to find romfile");
+    defaults.qemu_defaults = true;
+    cases.push(defaults);
     cases.push(
         Case::new("demo-default", "fairway")
             .contains("demo: 4 CPUs, 16 tasks done, 1000 pipe round trips per pair, checked"),
@@ -682,6 +692,10 @@ fn run_case(case: &Case, image: &Path, expect: Expect) -> Result<Vec<String>, St
         config.load_scenario()?;
     }
     config.smp_topology = case.smp_topology.to_string();
+    // Every case boots a QEMU that can find no firmware, so a dependence on an
+    // optional ROM (a default device's) fails here on any machine.
+    config.no_firmware = true;
+    config.qemu_defaults = case.qemu_defaults;
     config.timeout = Duration::from_secs(case.timeout_seconds);
     config.echo = false;
     config.as_image = case.as_image;

@@ -1,0 +1,470 @@
+//! The kernel command line (`/chosen/bootargs`), read strictly.
+//!
+//! Linux refuses a bad `sched_setattr` with `EINVAL`; Fairway refuses a bad boot
+//! option the same way: every option is known, appears at most once, and has a
+//! value in its range, or the boot stops with a [`BootOptionError`] that names the
+//! option and the value. Nothing falls back silently to a default.
+//!
+//! The same parser runs twice: on the host, before QEMU starts (the runner checks
+//! `--append`), and in the kernel at boot (a board's boot loader can pass anything).
+//! It allocates nothing, so the kernel can run it before its heap exists.
+//!
+//! ```text
+//!   "sched=cfs hz=1000 workload=sched-pipe loops=500"
+//!     -> BootOptions { policy: Cfs, hz: 1000, workload: SchedPipe { loops: 500, .. }, .. }
+//!   "hz=abc"  -> error: hz=abc: not a number
+//!   "hz=1000 hz=100" -> error: hz=100: hz is given twice
+//! ```
+
+use core::fmt;
+
+/// The longest command line the kernel keeps (bytes of `/chosen/bootargs`).
+pub const MAX_BOOTARGS: usize = 1024;
+
+/// The largest `trace_switches`: the trace buffer is allocated at the start of a run.
+pub const MAX_TRACE_SWITCHES: u64 = 200_000;
+
+/// The scheduling policy of every run queue (`sched=`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PolicyChoice {
+    /// Round-robin (`rr`).
+    RoundRobin,
+    /// The fair class with the CFS pick (`cfs`).
+    Cfs,
+    /// The fair class with the EEVDF pick (`eevdf`, Linux ≥ 6.6).
+    Eevdf,
+}
+
+impl PolicyChoice {
+    /// The policy `sched=` names.
+    pub fn parse(name: &str) -> Option<Self> {
+        match name {
+            "rr" => Some(PolicyChoice::RoundRobin),
+            "cfs" => Some(PolicyChoice::Cfs),
+            "eevdf" => Some(PolicyChoice::Eevdf),
+            _ => None,
+        }
+    }
+
+    /// The name `sched=` takes.
+    pub fn name(self) -> &'static str {
+        match self {
+            PolicyChoice::RoundRobin => "rr",
+            PolicyChoice::Cfs => "cfs",
+            PolicyChoice::Eevdf => "eevdf",
+        }
+    }
+}
+
+/// What the kernel's main task runs (`workload=`), with that workload's options.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Workload {
+    /// Two CPU-bound tasks per CPU and a pipe ping-pong between neighbours.
+    Demo,
+    /// An rt-app scenario the host loaded into RAM.
+    RtApp(RtAppOptions),
+    /// The sched-pipe ping-pong benchmark.
+    SchedPipe(SchedPipeOptions),
+    /// hackbench in pipe mode.
+    Hackbench(HackbenchOptions),
+}
+
+impl Workload {
+    /// The name `workload=` takes.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Workload::Demo => "demo",
+            Workload::RtApp(_) => "rtapp",
+            Workload::SchedPipe(_) => "sched-pipe",
+            Workload::Hackbench(_) => "hackbench",
+        }
+    }
+}
+
+/// A blob the host loaded into RAM below the kernel: its address and size.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LoadedBlob {
+    /// Physical address.
+    pub address: u64,
+    /// Bytes.
+    pub size: u64,
+}
+
+/// `workload=rtapp` options.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RtAppOptions {
+    /// `scenario=0xADDRESS scenario_size=BYTES`: the encoded scenario (both required).
+    pub scenario: LoadedBlob,
+    /// `trace_switches=N`: print the first N context switches (0 = off).
+    pub trace_switches: u64,
+    /// `util_sample_us=N`: sample every task's util_avg every N µs (0 = off).
+    pub util_sample_us: u64,
+    /// `util_warmup_ms=M`: start sampling M ms into the run.
+    pub util_warmup_ms: u64,
+}
+
+/// `workload=sched-pipe` options.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SchedPipeOptions {
+    /// `loops=N`: round trips, at least 1.
+    pub loops: u64,
+    /// `pinned=0|1`: both tasks on CPU 0.
+    pub pinned: bool,
+    /// `depth=0..=3`: the task-group depth of both tasks.
+    pub depth: u64,
+}
+
+/// `workload=hackbench` options.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HackbenchOptions {
+    /// `groups=G`: groups of senders and receivers.
+    pub groups: u64,
+    /// `fds=F`: senders (and receivers) per group.
+    pub fds: u64,
+    /// `loops=L`: messages each sender sends to each receiver of its group.
+    pub loops: u64,
+}
+
+/// Every boot option, typed, with its default when absent.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BootOptions {
+    /// `sched=`.
+    pub policy: PolicyChoice,
+    /// `hz=` (`CONFIG_HZ`), 10..=10000.
+    pub hz: u64,
+    /// `hrtick=0|1`: end slices on a high-resolution timer.
+    pub hrtick: bool,
+    /// `skew_tick=0|1`.
+    pub skew_tick: bool,
+    /// `slice_us=` of the round-robin policy, 100..=1000000; `None` = the kernel's default.
+    pub slice_us: Option<u64>,
+    /// `uclamp=0|1`: uclamp's run-queue accounting.
+    pub uclamp: bool,
+    /// `balance=0|1`: wake-up CPU selection and load balancing.
+    pub balance: bool,
+    /// `icount=0|1`: the host ran QEMU with `-icount` (reported, not acted on).
+    pub icount: bool,
+    /// `dtb=0xADDRESS dtb_size=BYTES`: a device tree loaded for the `device_tree`
+    /// test image to parse.
+    pub loaded_dtb: Option<LoadedBlob>,
+    /// `workload=` and its options.
+    pub workload: Workload,
+}
+
+/// Why a command line was refused: the option as written and what is wrong.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BootOptionError<'a> {
+    /// The `key=value` word (or the bare word) as written.
+    pub word: &'a str,
+    /// What is wrong with it.
+    pub problem: Problem,
+}
+
+/// What is wrong with a boot option.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Problem {
+    /// A word without `=`.
+    NotKeyValue,
+    /// A key Fairway does not know.
+    UnknownOption,
+    /// The key appears a second time.
+    GivenTwice,
+    /// Not a decimal number (or, for addresses, not `0x` and hexadecimal digits).
+    NotANumber,
+    /// A number outside its range.
+    OutOfRange {
+        /// Smallest allowed.
+        min: u64,
+        /// Largest allowed.
+        max: u64,
+    },
+    /// Not one of the listed words.
+    NotOneOf(&'static str),
+    /// An option of another workload than the one chosen.
+    OtherWorkload {
+        /// The workloads it belongs to.
+        belongs_to: &'static str,
+        /// The workload chosen.
+        chosen: &'static str,
+    },
+    /// A required option is missing (`word` is the option that requires it).
+    Missing(&'static str),
+    /// The command line is longer than [`MAX_BOOTARGS`].
+    TooLong(usize),
+}
+
+impl fmt::Display for BootOptionError<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let key = self.word.split('=').next().unwrap_or(self.word);
+        match self.problem {
+            Problem::TooLong(length) => write!(
+                f,
+                "bootargs: the command line is {length} bytes, more than {MAX_BOOTARGS}"
+            ),
+            Problem::NotKeyValue => {
+                write!(f, "bootargs: '{}' is not an option=value pair", self.word)
+            }
+            Problem::UnknownOption => write!(f, "bootargs: {}: unknown option '{key}'", self.word),
+            Problem::GivenTwice => write!(f, "bootargs: {}: {key} is given twice", self.word),
+            Problem::NotANumber => write!(f, "bootargs: {}: not a number", self.word),
+            Problem::OutOfRange { min, max } => {
+                write!(f, "bootargs: {}: outside {min}..={max}", self.word)
+            }
+            Problem::NotOneOf(choices) => {
+                write!(f, "bootargs: {}: must be one of {choices}", self.word)
+            }
+            Problem::OtherWorkload { belongs_to, chosen } => write!(
+                f,
+                "bootargs: {}: an option of workload={belongs_to}, not of workload={chosen}",
+                self.word
+            ),
+            Problem::Missing(needed) => {
+                write!(f, "bootargs: {} needs {needed} as well", self.word)
+            }
+        }
+    }
+}
+
+/// The option keys Fairway knows.
+const KEYS: [&str; 21] = [
+    "sched",
+    "hz",
+    "hrtick",
+    "skew_tick",
+    "slice_us",
+    "uclamp",
+    "balance",
+    "icount",
+    "dtb",
+    "dtb_size",
+    "workload",
+    "scenario",
+    "scenario_size",
+    "trace_switches",
+    "util_sample_us",
+    "util_warmup_ms",
+    "loops",
+    "pinned",
+    "depth",
+    "groups",
+    "fds",
+];
+
+/// The words of a command line as `(key, value, word)`, each key known and given
+/// once; `values[i]` is the word of `KEYS[i]`.
+struct Words<'a> {
+    values: [Option<(&'a str, &'a str)>; KEYS.len()],
+}
+
+impl<'a> Words<'a> {
+    fn split(line: &'a str) -> Result<Self, BootOptionError<'a>> {
+        let mut values = [None; KEYS.len()];
+        for word in line.split_ascii_whitespace() {
+            let Some((key, value)) = word.split_once('=') else {
+                return Err(error(word, Problem::NotKeyValue));
+            };
+            let Some(index) = KEYS.iter().position(|k| *k == key) else {
+                return Err(error(word, Problem::UnknownOption));
+            };
+            if values[index].is_some() {
+                return Err(error(word, Problem::GivenTwice));
+            }
+            values[index] = Some((word, value));
+        }
+        Ok(Words { values })
+    }
+
+    fn get(&self, key: &str) -> Option<(&'a str, &'a str)> {
+        let index = KEYS.iter().position(|k| *k == key)?;
+        self.values[index]
+    }
+
+    fn number(
+        &self,
+        key: &str,
+        default: u64,
+        min: u64,
+        max: u64,
+    ) -> Result<u64, BootOptionError<'a>> {
+        let Some((word, value)) = self.get(key) else {
+            return Ok(default);
+        };
+        // Digits only: `u64::from_str` would also take a leading `+`.
+        if value.is_empty() || !value.bytes().all(|b| b.is_ascii_digit()) {
+            return Err(error(word, Problem::NotANumber));
+        }
+        match value.parse::<u64>() {
+            Ok(n) if (min..=max).contains(&n) => Ok(n),
+            _ => Err(error(word, Problem::OutOfRange { min, max })),
+        }
+    }
+
+    fn flag(&self, key: &str, default: bool) -> Result<bool, BootOptionError<'a>> {
+        match self.get(key) {
+            None => Ok(default),
+            Some((_, "0")) => Ok(false),
+            Some((_, "1")) => Ok(true),
+            Some((word, _)) => Err(error(word, Problem::NotOneOf("0, 1"))),
+        }
+    }
+
+    fn address(&self, key: &str) -> Result<Option<u64>, BootOptionError<'a>> {
+        let Some((word, value)) = self.get(key) else {
+            return Ok(None);
+        };
+        let digits = value.strip_prefix("0x").unwrap_or("");
+        if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return Err(error(word, Problem::NotANumber));
+        }
+        u64::from_str_radix(digits, 16).map(Some).map_err(|_| {
+            error(
+                word,
+                Problem::OutOfRange {
+                    min: 0,
+                    max: u64::MAX,
+                },
+            )
+        })
+    }
+
+    /// A blob's `key=0xADDRESS` and `size_key=BYTES`, both or neither.
+    fn blob(
+        &self,
+        key: &'static str,
+        size_key: &'static str,
+    ) -> Result<Option<LoadedBlob>, BootOptionError<'a>> {
+        let address = self.address(key)?;
+        let size = match self.get(size_key) {
+            Some(_) => Some(self.number(size_key, 0, 1, u64::from(u32::MAX))?),
+            None => None,
+        };
+        match (address, size) {
+            (Some(address), Some(size)) => Ok(Some(LoadedBlob { address, size })),
+            (None, None) => Ok(None),
+            (Some(_), None) => Err(error(
+                self.get(key).map_or(key, |(w, _)| w),
+                Problem::Missing(size_key),
+            )),
+            (None, Some(_)) => Err(error(
+                self.get(size_key).map_or(size_key, |(w, _)| w),
+                Problem::Missing(key),
+            )),
+        }
+    }
+
+    /// Refuses `keys` that are present, as options of `belongs_to`, not of `chosen`.
+    fn refuse(
+        &self,
+        keys: &[&str],
+        belongs_to: &'static str,
+        chosen: &'static str,
+    ) -> Result<(), BootOptionError<'a>> {
+        match keys.iter().find_map(|k| self.get(k)) {
+            Some((word, _)) => Err(error(word, Problem::OtherWorkload { belongs_to, chosen })),
+            None => Ok(()),
+        }
+    }
+}
+
+fn error(word: &str, problem: Problem) -> BootOptionError<'_> {
+    BootOptionError { word, problem }
+}
+
+const RTAPP_KEYS: [&str; 5] = [
+    "scenario",
+    "scenario_size",
+    "trace_switches",
+    "util_sample_us",
+    "util_warmup_ms",
+];
+const SCHED_PIPE_KEYS: [&str; 2] = ["pinned", "depth"];
+const HACKBENCH_KEYS: [&str; 2] = ["groups", "fds"];
+
+impl BootOptions {
+    /// Reads a command line; every word must be a known `key=value`, given once,
+    /// with a value in range, and belong to the chosen workload.
+    pub fn parse(line: &str) -> Result<BootOptions, BootOptionError<'_>> {
+        if line.len() > MAX_BOOTARGS {
+            return Err(error(line, Problem::TooLong(line.len())));
+        }
+        let words = Words::split(line)?;
+        let policy = match words.get("sched") {
+            None => PolicyChoice::Eevdf,
+            Some((word, name)) => {
+                PolicyChoice::parse(name).ok_or(error(word, Problem::NotOneOf("eevdf, cfs, rr")))?
+            }
+        };
+        let slice_us = match words.get("slice_us") {
+            None => None,
+            Some(_) => Some(words.number("slice_us", 0, 100, 1_000_000)?),
+        };
+        let workload_name = words.get("workload").map_or("demo", |(_, name)| name);
+        let workload = match workload_name {
+            "demo" => {
+                words.refuse(&RTAPP_KEYS, "rtapp", "demo")?;
+                words.refuse(&["loops"], "sched-pipe or hackbench", "demo")?;
+                words.refuse(&SCHED_PIPE_KEYS, "sched-pipe", "demo")?;
+                words.refuse(&HACKBENCH_KEYS, "hackbench", "demo")?;
+                Workload::Demo
+            }
+            "rtapp" => {
+                words.refuse(&["loops"], "sched-pipe or hackbench", "rtapp")?;
+                words.refuse(&SCHED_PIPE_KEYS, "sched-pipe", "rtapp")?;
+                words.refuse(&HACKBENCH_KEYS, "hackbench", "rtapp")?;
+                let Some(scenario) = words.blob("scenario", "scenario_size")? else {
+                    let word = words.get("workload").map_or("workload=rtapp", |(w, _)| w);
+                    return Err(error(
+                        word,
+                        Problem::Missing("scenario=0xADDRESS scenario_size=BYTES"),
+                    ));
+                };
+                Workload::RtApp(RtAppOptions {
+                    scenario,
+                    trace_switches: words.number("trace_switches", 0, 0, MAX_TRACE_SWITCHES)?,
+                    util_sample_us: words.number("util_sample_us", 0, 0, 10_000_000)?,
+                    util_warmup_ms: words.number("util_warmup_ms", 1000, 0, 3_600_000)?,
+                })
+            }
+            "sched-pipe" => {
+                words.refuse(&RTAPP_KEYS, "rtapp", "sched-pipe")?;
+                words.refuse(&HACKBENCH_KEYS, "hackbench", "sched-pipe")?;
+                Workload::SchedPipe(SchedPipeOptions {
+                    loops: words.number("loops", 100_000, 1, 100_000_000)?,
+                    pinned: words.flag("pinned", false)?,
+                    depth: words.number("depth", 0, 0, 3)?,
+                })
+            }
+            "hackbench" => {
+                words.refuse(&RTAPP_KEYS, "rtapp", "hackbench")?;
+                words.refuse(&SCHED_PIPE_KEYS, "sched-pipe", "hackbench")?;
+                Workload::Hackbench(HackbenchOptions {
+                    groups: words.number("groups", 4, 1, 40)?,
+                    fds: words.number("fds", 10, 1, 20)?,
+                    loops: words.number("loops", 50, 1, 100_000)?,
+                })
+            }
+            _ => {
+                let word = words.get("workload").map_or("workload", |(w, _)| w);
+                return Err(error(
+                    word,
+                    Problem::NotOneOf("demo, rtapp, sched-pipe, hackbench"),
+                ));
+            }
+        };
+        Ok(BootOptions {
+            policy,
+            hz: words.number("hz", 250, 10, 10_000)?,
+            hrtick: words.flag("hrtick", true)?,
+            skew_tick: words.flag("skew_tick", false)?,
+            slice_us,
+            uclamp: words.flag("uclamp", true)?,
+            balance: words.flag("balance", true)?,
+            icount: words.flag("icount", false)?,
+            loaded_dtb: words.blob("dtb", "dtb_size")?,
+            workload,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests;

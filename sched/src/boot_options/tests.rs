@@ -1,0 +1,169 @@
+//! The command lines of issue 10's reproductions, and the defaults the README lists.
+
+use super::*;
+use alloc::string::ToString;
+
+fn refused(line: &str) -> alloc::string::String {
+    match BootOptions::parse(line) {
+        Ok(options) => panic!("'{line}' was accepted as {options:?}"),
+        Err(error) => error.to_string(),
+    }
+}
+
+#[test]
+fn an_empty_line_gives_the_documented_defaults() {
+    let options = BootOptions::parse("").unwrap();
+    assert_eq!(options.policy, PolicyChoice::Eevdf);
+    assert_eq!(options.hz, 250);
+    assert!(options.hrtick && options.uclamp && options.balance);
+    assert!(!options.skew_tick && !options.icount);
+    assert_eq!(options.slice_us, None);
+    assert_eq!(options.loaded_dtb, None);
+    assert_eq!(options.workload, Workload::Demo);
+}
+
+#[test]
+fn every_option_is_read() {
+    let options = BootOptions::parse(
+        "sched=cfs hz=1000 hrtick=0 skew_tick=1 slice_us=2000 uclamp=0 balance=0 icount=1 \
+         workload=sched-pipe loops=7 pinned=1 depth=3",
+    )
+    .unwrap();
+    assert_eq!(options.policy, PolicyChoice::Cfs);
+    assert_eq!(options.hz, 1000);
+    assert!(!options.hrtick && options.skew_tick && !options.uclamp && !options.balance);
+    assert!(options.icount);
+    assert_eq!(options.slice_us, Some(2000));
+    assert_eq!(
+        options.workload,
+        Workload::SchedPipe(SchedPipeOptions {
+            loops: 7,
+            pinned: true,
+            depth: 3
+        })
+    );
+    let rtapp = BootOptions::parse(
+        "workload=rtapp scenario=0x40100000 scenario_size=512 trace_switches=20 util_sample_us=100",
+    )
+    .unwrap();
+    assert_eq!(
+        rtapp.workload,
+        Workload::RtApp(RtAppOptions {
+            scenario: LoadedBlob {
+                address: 0x4010_0000,
+                size: 512
+            },
+            trace_switches: 20,
+            util_sample_us: 100,
+            util_warmup_ms: 1000,
+        })
+    );
+    let hackbench = BootOptions::parse("workload=hackbench groups=8 fds=10 loops=100").unwrap();
+    assert_eq!(
+        hackbench.workload,
+        Workload::Hackbench(HackbenchOptions {
+            groups: 8,
+            fds: 10,
+            loops: 100
+        })
+    );
+    let dtb = BootOptions::parse("dtb=0x40100000 dtb_size=4096").unwrap();
+    assert_eq!(
+        dtb.loaded_dtb,
+        Some(LoadedBlob {
+            address: 0x4010_0000,
+            size: 4096
+        })
+    );
+}
+
+/// Issue 10: each of these was silently accepted or silently defaulted.
+#[test]
+fn bad_values_are_refused_naming_the_option_and_the_value() {
+    assert_eq!(refused("hz=abc"), "bootargs: hz=abc: not a number");
+    assert_eq!(refused("hz="), "bootargs: hz=: not a number");
+    assert_eq!(refused("hz=-5"), "bootargs: hz=-5: not a number");
+    assert_eq!(refused("hz=+5"), "bootargs: hz=+5: not a number");
+    assert_eq!(refused("hz=5"), "bootargs: hz=5: outside 10..=10000");
+    assert_eq!(
+        refused("hz=99999999999999999999999"),
+        "bootargs: hz=99999999999999999999999: outside 10..=10000"
+    );
+    assert_eq!(
+        refused("balance=2"),
+        "bootargs: balance=2: must be one of 0, 1"
+    );
+    assert_eq!(
+        refused("trace_switches=abc workload=rtapp scenario=0x1 scenario_size=1"),
+        "bootargs: trace_switches=abc: not a number"
+    );
+    assert_eq!(
+        refused("workload=sched-pipe pinned=7"),
+        "bootargs: pinned=7: must be one of 0, 1"
+    );
+    assert_eq!(
+        refused("workload=sched-pipe loops=0"),
+        "bootargs: loops=0: outside 1..=100000000"
+    );
+    assert_eq!(
+        refused("sched=eevdf garbage"),
+        "bootargs: 'garbage' is not an option=value pair"
+    );
+    assert_eq!(
+        refused("colour=blue"),
+        "bootargs: colour=blue: unknown option 'colour'"
+    );
+    assert_eq!(
+        refused("hz=100 hz=1000"),
+        "bootargs: hz=1000: hz is given twice"
+    );
+    assert_eq!(
+        refused("sched=bfs"),
+        "bootargs: sched=bfs: must be one of eevdf, cfs, rr"
+    );
+    assert_eq!(
+        refused("workload=fork-bomb"),
+        "bootargs: workload=fork-bomb: must be one of demo, rtapp, sched-pipe, hackbench"
+    );
+}
+
+#[test]
+fn options_of_another_workload_are_refused() {
+    assert_eq!(
+        refused("pinned=1"),
+        "bootargs: pinned=1: an option of workload=sched-pipe, not of workload=demo"
+    );
+    assert_eq!(
+        refused("workload=hackbench depth=2"),
+        "bootargs: depth=2: an option of workload=sched-pipe, not of workload=hackbench"
+    );
+    assert_eq!(
+        refused("workload=demo scenario=0x40100000 scenario_size=10"),
+        "bootargs: scenario=0x40100000: an option of workload=rtapp, not of workload=demo"
+    );
+    assert_eq!(
+        refused("workload=rtapp"),
+        "bootargs: workload=rtapp needs scenario=0xADDRESS scenario_size=BYTES as well"
+    );
+    assert_eq!(
+        refused("workload=rtapp scenario=0x40100000"),
+        "bootargs: scenario=0x40100000 needs scenario_size as well"
+    );
+    assert_eq!(
+        refused("workload=rtapp scenario=40100000 scenario_size=3"),
+        "bootargs: scenario=40100000: not a number"
+    );
+}
+
+#[test]
+fn a_line_longer_than_the_kernel_keeps_is_refused() {
+    let long = "hz=250 ".repeat(MAX_BOOTARGS / 7 + 1);
+    assert!(refused(&long).contains("more than 1024"));
+}
+
+#[test]
+fn whitespace_of_any_kind_separates_words() {
+    let options = BootOptions::parse("  sched=rr\thz=100\n").unwrap();
+    assert_eq!(options.policy, PolicyChoice::RoundRobin);
+    assert_eq!(options.hz, 100);
+}
