@@ -117,8 +117,11 @@ pub struct BoardInfo {
     pub cpus: Vec<CpuInfo, MAX_CPUS>,
     /// How many CPU nodes were beyond [`MAX_CPUS`] and ignored.
     pub ignored_cpus: usize,
-    /// `/chosen/bootargs`.
-    pub bootargs: String<256>,
+    /// `/chosen/bootargs`, when it fits (see `bootargs_length`).
+    pub bootargs: String<{ fairway_sched::boot_options::MAX_BOOTARGS }>,
+    /// The length of `/chosen/bootargs` in bytes, also when it is too long to keep
+    /// (the boot then stops with the length, rather than parse a truncated line).
+    pub bootargs_length: usize,
     /// Fallbacks taken.
     pub notices: Vec<Notice, 16>,
 }
@@ -288,6 +291,7 @@ impl BoardInfo {
             cpus: Vec::new(),
             ignored_cpus: 0,
             bootargs: String::new(),
+            bootargs_length: 0,
             notices: Vec::new(),
         };
         if let Some(model) = property(&root, "model").and_then(|m| strings(m).next()) {
@@ -315,16 +319,9 @@ impl BoardInfo {
                 "chosen" => {
                     if let Some(args) = property(&child, "bootargs").and_then(|a| strings(a).next())
                     {
-                        for c in args.chars() {
-                            if info.bootargs.push(c).is_err() {
-                                info.notice(
-                                    "/chosen/bootargs",
-                                    "longer than 256 bytes",
-                                    "truncated",
-                                );
-                                break;
-                            }
-                        }
+                        info.bootargs_length = args.len();
+                        // Too long: left empty; init refuses the length.
+                        let _ = info.bootargs.push_str(args);
                     }
                 }
                 _ => {}

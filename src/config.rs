@@ -13,4 +13,4 @@ pub const TASK_SLOTS: usize = MAX_TASKS + MAX_CPUS;
 pub const TASK_STACK_SIZE: usize = 16 * 1024;
 
 /// Default scheduler tick frequency (`CONFIG_HZ`); `hz=` on the command line overrides it.
-pub const DEFAULT_HZ: u64 = 250;
+pub const DEFAULT_HZ: u64 = fairway_sched::boot_options::DEFAULT_HZ;

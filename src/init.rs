@@ -4,6 +4,7 @@
 
 use core::sync::atomic::Ordering;
 
+use fairway_sched::boot_options::{BootOptions, MAX_BOOTARGS, PolicyChoice};
 use heapless::String;
 use spin::Once;
 
@@ -30,8 +31,8 @@ pub struct SystemInfo {
     pub entry_el: u8,
     /// The generic timer's frequency, from CNTFRQ_EL0.
     pub timer_frequency: u64,
-    /// `/chosen/bootargs`.
-    pub bootargs: String<256>,
+    /// The kernel command line (`/chosen/bootargs`), checked.
+    pub options: BootOptions,
     /// Scheduler tick frequency.
     pub hz: u64,
     /// The round-robin slice in ns.
@@ -39,7 +40,7 @@ pub struct SystemInfo {
     /// Slices end on a high-resolution timer.
     pub hrtick: bool,
     /// The scheduling policy.
-    pub policy: scheduler::PolicyChoice,
+    pub policy: PolicyChoice,
 }
 
 static SYSTEM: Once<SystemInfo> = Once::new();
@@ -49,12 +50,28 @@ pub fn system() -> &'static SystemInfo {
     SYSTEM.get().expect("system() before boot finished")
 }
 
-/// The value of `key=value` on the kernel command line.
-pub fn boot_arg(key: &str) -> Option<&'static str> {
-    system()
-        .bootargs
-        .split_ascii_whitespace()
-        .find_map(|arg| arg.strip_prefix(key)?.strip_prefix('='))
+/// The kernel command line, checked at boot (`fairway_sched::boot_options`).
+pub fn boot_options() -> &'static BootOptions {
+    &system().options
+}
+
+/// Reads `/chosen/bootargs`, or stops the boot naming the bad option and value.
+fn read_boot_options(board: &BoardInfo) -> BootOptions {
+    if board.bootargs_length > MAX_BOOTARGS {
+        defmt::error!(
+            "bootargs: the command line is {=usize} bytes, more than {=usize}",
+            board.bootargs_length,
+            MAX_BOOTARGS
+        );
+        exit(ExitCode::Failure)
+    }
+    match BootOptions::parse(board.bootargs.as_str()) {
+        Ok(options) => options,
+        Err(error) => {
+            defmt::error!("{}", defmt::Display2Format(&error));
+            exit(ExitCode::Failure)
+        }
+    }
 }
 
 unsafe extern "Rust" {
@@ -224,82 +241,18 @@ pub extern "C" fn kernel_init_primary(dtb: usize, entry_el: u64) -> ! {
         slot.capacity.store(info.capacity, Ordering::Relaxed);
         slot.cluster.store(info.cluster, Ordering::Relaxed);
     }
-    let mut bootargs = String::new();
-    let _ = bootargs.push_str(board.bootargs.as_str());
-    let hz = bootargs
-        .split_ascii_whitespace()
-        .find_map(|a| a.strip_prefix("hz=")?.parse::<u64>().ok())
-        .unwrap_or(crate::config::DEFAULT_HZ);
-    if !(10..=10_000).contains(&hz) {
-        defmt::error!("bootargs: hz={=u64} is outside 10..=10000", hz);
-        exit(ExitCode::Failure)
-    }
+    let options = read_boot_options(&board);
+    let hz = options.hz;
     scheduler::set_hz(hz);
-    if let Some(slice) = bootargs
-        .split_ascii_whitespace()
-        .find_map(|a| a.strip_prefix("slice_us="))
-    {
-        match slice.parse::<u64>() {
-            Ok(us) if (100..=1_000_000).contains(&us) => scheduler::set_slice_ns(us * 1000),
-            _ => {
-                defmt::error!("bootargs: slice_us={=str} is not in 100..=1000000", slice);
-                exit(ExitCode::Failure)
-            }
-        }
+    if let Some(us) = options.slice_us {
+        scheduler::set_slice_ns(us * 1000);
     }
-    match bootargs
-        .split_ascii_whitespace()
-        .find_map(|a| a.strip_prefix("hrtick="))
-    {
-        None | Some("1") => scheduler::set_hrtick(true),
-        Some("0") => scheduler::set_hrtick(false),
-        Some(other) => {
-            defmt::error!("bootargs: hrtick={=str} must be 0 or 1", other);
-            exit(ExitCode::Failure)
-        }
-    }
-    match bootargs
-        .split_ascii_whitespace()
-        .find_map(|a| a.strip_prefix("skew_tick="))
-    {
-        Some("1") => scheduler::set_skew_tick(true),
-        None | Some("0") => scheduler::set_skew_tick(false),
-        Some(other) => {
-            defmt::error!("bootargs: skew_tick={=str} must be 0 or 1", other);
-            exit(ExitCode::Failure)
-        }
-    }
-    let policy = match bootargs
-        .split_ascii_whitespace()
-        .find_map(|a| a.strip_prefix("sched="))
-    {
-        None => scheduler::PolicyChoice::Eevdf,
-        Some(name) => match scheduler::PolicyChoice::parse(name) {
-            Some(choice) => choice,
-            None => {
-                defmt::error!("bootargs: sched={=str} is not one of eevdf, cfs, rr", name);
-                exit(ExitCode::Failure)
-            }
-        },
-    };
+    scheduler::set_hrtick(options.hrtick);
+    scheduler::set_skew_tick(options.skew_tick);
+    let policy = options.policy;
     scheduler::set_policy(policy, nr_cpus);
-    match bootargs
-        .split_ascii_whitespace()
-        .find_map(|a| a.strip_prefix("uclamp="))
-    {
-        None | Some("1") => scheduler::set_uclamp(true),
-        Some("0") => scheduler::set_uclamp(false),
-        Some(other) => {
-            defmt::error!("bootargs: uclamp={=str} must be 0 or 1", other);
-            exit(ExitCode::Failure)
-        }
-    }
-    let balance = !matches!(
-        bootargs
-            .split_ascii_whitespace()
-            .find_map(|a| a.strip_prefix("balance=")),
-        Some("0")
-    );
+    scheduler::set_uclamp(options.uclamp);
+    let balance = options.balance;
     if let Err(reason) = crate::task::balance::init(nr_cpus, balance) {
         defmt::warn!("load balancing off: {=str}", reason);
     }
@@ -327,7 +280,7 @@ pub extern "C" fn kernel_init_primary(dtb: usize, entry_el: u64) -> ! {
         gic_version: gic.version(),
         entry_el: entry_el as u8,
         timer_frequency: frequency,
-        bootargs,
+        options,
         hz,
         slice_ns: scheduler::slice_ns(),
         hrtick: scheduler::hrtick_enabled(),

@@ -49,7 +49,7 @@ pub mod task;
 pub mod workload;
 
 pub use exit::ExitCode;
-pub use init::{boot_arg, system};
+pub use init::{boot_options, system};
 
 /// Time since boot in nanoseconds.
 pub fn now_ns() -> u64 {

@@ -71,18 +71,12 @@ fn pong(pair: usize) {
 }
 
 fn main() -> ExitCode {
-    match fairway::boot_arg("workload").unwrap_or("demo") {
-        "demo" => demo(),
-        "rtapp" => fairway::workload::rtapp::run_from_boot_args(),
-        "sched-pipe" => fairway::workload::sched_pipe::run(),
-        "hackbench" => fairway::workload::hackbench::run(),
-        other => {
-            defmt::error!(
-                "bootargs: workload={=str} is not one of demo, rtapp, sched-pipe, hackbench",
-                other
-            );
-            ExitCode::Failure
-        }
+    use fairway_sched::boot_options::Workload;
+    match fairway::boot_options().workload {
+        Workload::Demo => demo(),
+        Workload::RtApp(options) => fairway::workload::rtapp::run_from_boot_options(&options),
+        Workload::SchedPipe(options) => fairway::workload::sched_pipe::run(&options),
+        Workload::Hackbench(options) => fairway::workload::hackbench::run(&options),
     }
 }
 

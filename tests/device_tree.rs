@@ -7,22 +7,16 @@
 #![no_main]
 
 use fairway::board::BoardInfo;
-use fairway::{ExitCode, boot_arg};
+use fairway::{ExitCode, boot_options};
 
 fairway::entry!(main);
 
 fn main() -> ExitCode {
-    let Some(address) = boot_arg("dtb")
-        .and_then(|a| a.strip_prefix("0x"))
-        .and_then(|hex| usize::from_str_radix(hex, 16).ok())
-    else {
-        defmt::println!("device_tree: give dtb=0xADDRESS on the command line");
+    let Some(loaded) = boot_options().loaded_dtb else {
+        defmt::println!("device_tree: give dtb=0xADDRESS dtb_size=BYTES on the command line");
         return ExitCode::Failure;
     };
-    let Some(size) = boot_arg("dtb_size").and_then(|s| s.parse::<usize>().ok()) else {
-        defmt::println!("device_tree: give dtb_size=BYTES on the command line");
-        return ExitCode::Failure;
-    };
+    let (address, size) = (loaded.address as usize, loaded.size as usize);
     let blob = fairway::init::loaded_blob(address, size);
     match BoardInfo::parse(blob, address, 0) {
         Ok(board) => {

@@ -21,6 +21,9 @@ use core::fmt;
 /// The longest command line the kernel keeps (bytes of `/chosen/bootargs`).
 pub const MAX_BOOTARGS: usize = 1024;
 
+/// The scheduler tick frequency without `hz=` (Linux's common `CONFIG_HZ`).
+pub const DEFAULT_HZ: u64 = 250;
+
 /// The largest `trace_switches`: the trace buffer is allocated at the start of a run.
 pub const MAX_TRACE_SWITCHES: u64 = 200_000;
 
@@ -453,7 +456,7 @@ impl BootOptions {
         };
         Ok(BootOptions {
             policy,
-            hz: words.number("hz", 250, 10, 10_000)?,
+            hz: words.number("hz", DEFAULT_HZ, 10, 10_000)?,
             hrtick: words.flag("hrtick", true)?,
             skew_tick: words.flag("skew_tick", false)?,
             slice_us,

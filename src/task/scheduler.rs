@@ -129,38 +129,7 @@ pub fn uclamp_enabled() -> bool {
     UCLAMP.load(Ordering::Relaxed)
 }
 
-/// The scheduling policy of every run queue, chosen at boot (`sched=` on the
-/// command line: `eevdf`, the default as in Linux >= 6.6, `cfs`, or `rr`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, defmt::Format)]
-pub enum PolicyChoice {
-    /// Round-robin.
-    RoundRobin,
-    /// The fair class with the CFS pick.
-    Cfs,
-    /// The fair class with the EEVDF pick.
-    Eevdf,
-}
-
-impl PolicyChoice {
-    /// Parses the `sched=` value.
-    pub fn parse(name: &str) -> Option<Self> {
-        match name {
-            "rr" => Some(PolicyChoice::RoundRobin),
-            "cfs" => Some(PolicyChoice::Cfs),
-            "eevdf" => Some(PolicyChoice::Eevdf),
-            _ => None,
-        }
-    }
-
-    /// The name `sched=` takes.
-    pub fn name(self) -> &'static str {
-        match self {
-            PolicyChoice::RoundRobin => "rr",
-            PolicyChoice::Cfs => "cfs",
-            PolicyChoice::Eevdf => "eevdf",
-        }
-    }
-}
+pub use fairway_sched::boot_options::PolicyChoice;
 
 /// Fixes the policy for every run queue (boot core, once, after the tick rate
 /// and the CPU count are known).

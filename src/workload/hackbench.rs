@@ -16,7 +16,8 @@ use crate::arch::timer::now_ns;
 use crate::task::pipe::Pipe;
 use crate::task::wait::Completion;
 use crate::task::{TaskId, TaskParams, spawn};
-use crate::{ExitCode, boot_arg, percpu};
+use crate::{ExitCode, percpu};
+use fairway_sched::boot_options::HackbenchOptions;
 
 /// hackbench's message size.
 const MESSAGE_BYTES: usize = 100;
@@ -71,39 +72,18 @@ fn receiver(index: usize) {
     DONE.complete();
 }
 
-fn option(key: &str, default: u64, range: core::ops::RangeInclusive<u64>) -> Result<u64, ExitCode> {
-    let value = match boot_arg(key) {
-        None => default,
-        Some(text) => text.parse().map_err(|_| {
-            defmt::error!("hackbench: {=str}={=str} is not a number", key, text);
-            ExitCode::Failure
-        })?,
-    };
-    if !range.contains(&value) {
-        defmt::error!(
-            "hackbench: {=str}={=u64} is outside {=u64}..={=u64}",
-            key,
-            value,
-            *range.start(),
-            *range.end()
-        );
-        return Err(ExitCode::Failure);
-    }
-    Ok(value)
-}
-
 /// Runs hackbench with the command line's options.
-pub fn run() -> ExitCode {
-    match run_inner() {
+pub fn run(options: &HackbenchOptions) -> ExitCode {
+    match run_inner(options) {
         Ok(code) => code,
         Err(code) => code,
     }
 }
 
-fn run_inner() -> Result<ExitCode, ExitCode> {
-    let groups = option("groups", 4, 1..=40)? as usize;
-    let fds = option("fds", 10, 1..=20)? as usize;
-    let loops = option("loops", 50, 1..=100_000)?;
+fn run_inner(options: &HackbenchOptions) -> Result<ExitCode, ExitCode> {
+    let groups = options.groups as usize;
+    let fds = options.fds as usize;
+    let loops = options.loops;
     if groups * fds * 2 >= crate::config::MAX_TASKS {
         defmt::error!(
             "hackbench: groups={=usize} x fds={=usize} needs {=usize} tasks, more than the kernel supports",

@@ -14,7 +14,7 @@ use heapless::String;
 
 use crate::instrument::{self, OPS};
 use crate::task::{TaskId, idle_task_id, task};
-use crate::{boot_arg, percpu};
+use crate::{boot_options, percpu};
 
 fn print_line(record: impl core::fmt::Display) {
     let mut line: String<2048> = String::new();
@@ -69,7 +69,7 @@ pub fn print(results: &RunResults<'_>) {
         name: results.name,
         config: results.config,
         cpus: cpus as u16,
-        icount: boot_arg("icount") == Some("1"),
+        icount: boot_options().icount,
         wall_ns: results.wall_ns,
     });
     if instrument::ENABLED {

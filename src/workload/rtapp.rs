@@ -32,6 +32,7 @@ use alloc::string::String;
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicU64, Ordering};
 
+use fairway_sched::boot_options::RtAppOptions;
 use fairway_sched::scenario::program::{Cursor, Step};
 use fairway_sched::scenario::{Event, Scenario, TimerMode};
 use fairway_sched::task::GroupId;
@@ -310,7 +311,7 @@ fn starter_main(_: usize) {
 
 /// Runs `scenario` to its end (every program finished, or its duration passed),
 /// prints the `report:` lines, and returns whether every instance started.
-pub fn run(scenario: Scenario) -> Result<(), SpawnError> {
+pub fn run(scenario: Scenario, options: &RtAppOptions) -> Result<(), SpawnError> {
     let mut instances = Vec::new();
     for (spec_index, spec) in scenario.tasks.iter().enumerate() {
         for instance in 0..spec.instances.max(0) {
@@ -329,9 +330,7 @@ pub fn run(scenario: Scenario) -> Result<(), SpawnError> {
         }
     }
     MAIN_TASK.store(current().0, Ordering::Release);
-    let trace_limit = crate::boot_arg("trace_switches")
-        .and_then(|n| n.parse::<usize>().ok())
-        .unwrap_or(0);
+    let trace_limit = options.trace_switches as usize;
     let run = RUN.call_once(|| Run {
         scenario,
         instances,
@@ -343,13 +342,9 @@ pub fn run(scenario: Scenario) -> Result<(), SpawnError> {
     }
     let groups = create_groups(&run.scenario)?;
     GROUPS.call_once(|| groups);
-    let sample_us = crate::boot_arg("util_sample_us")
-        .and_then(|n| n.parse::<u64>().ok())
-        .unwrap_or(0);
+    let sample_us = options.util_sample_us;
     if sample_us > 0 && run.scenario.global.duration_s > 0 {
-        let warmup = crate::boot_arg("util_warmup_ms")
-            .and_then(|n| n.parse::<u64>().ok())
-            .unwrap_or(1000);
+        let warmup = options.util_warmup_ms;
         SAMPLE_PERIOD_NS.store(sample_us * 1000, Ordering::Relaxed);
         SAMPLE_FROM_NS.store(run.start + warmup * 1_000_000, Ordering::Relaxed);
         SAMPLE_UNTIL_NS.store(
@@ -406,16 +401,11 @@ pub fn run(scenario: Scenario) -> Result<(), SpawnError> {
 /// Loads the scenario blob the host placed in RAM (`scenario=0xADDRESS
 /// scenario_size=BYTES` on the command line), decodes and validates it as the host
 /// does, and runs it.
-pub fn run_from_boot_args() -> crate::ExitCode {
-    let address = crate::boot_arg("scenario")
-        .and_then(|a| a.strip_prefix("0x"))
-        .and_then(|hex| usize::from_str_radix(hex, 16).ok());
-    let size = crate::boot_arg("scenario_size").and_then(|s| s.parse::<usize>().ok());
-    let (Some(address), Some(size)) = (address, size) else {
-        defmt::error!("rtapp: give scenario=0xADDRESS scenario_size=BYTES on the command line");
-        return crate::ExitCode::Failure;
-    };
-    let blob = crate::init::loaded_blob(address, size);
+pub fn run_from_boot_options(options: &RtAppOptions) -> crate::ExitCode {
+    let blob = crate::init::loaded_blob(
+        options.scenario.address as usize,
+        options.scenario.size as usize,
+    );
     let scenario =
         match fairway_sched::scenario::wire::decode_and_validate(blob, percpu::nr_online()) {
             Ok(scenario) => scenario,
@@ -424,7 +414,7 @@ pub fn run_from_boot_args() -> crate::ExitCode {
                 return crate::ExitCode::Failure;
             }
         };
-    match run(scenario) {
+    match run(scenario, options) {
         Ok(()) => crate::ExitCode::Success,
         Err(error) => {
             defmt::error!("rtapp: {}", error);

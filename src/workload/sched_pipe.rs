@@ -16,7 +16,8 @@ use crate::task::groups::create_group_chain;
 use crate::task::pipe::Pipe;
 use crate::task::wait::Completion;
 use crate::task::{TaskParams, spawn};
-use crate::{ExitCode, boot_arg, percpu};
+use crate::{ExitCode, percpu};
+use fairway_sched::boot_options::SchedPipeOptions;
 
 static PIPES: Once<(Pipe, Pipe)> = Once::new();
 static LOOPS: AtomicU64 = AtomicU64::new(0);
@@ -54,32 +55,20 @@ fn pong(_: usize) {
     DONE.complete();
 }
 
-fn number(key: &str, default: u64) -> Result<u64, ExitCode> {
-    match boot_arg(key) {
-        None => Ok(default),
-        Some(text) => text.parse().map_err(|_| {
-            defmt::error!("sched-pipe: {=str}={=str} is not a number", key, text);
-            ExitCode::Failure
-        }),
-    }
-}
-
 /// Runs sched-pipe with the command line's options and prints its report lines.
-pub fn run() -> ExitCode {
-    match run_inner() {
+pub fn run(options: &SchedPipeOptions) -> ExitCode {
+    match run_inner(options) {
         Ok(()) => ExitCode::Success,
         Err(code) => code,
     }
 }
 
-fn run_inner() -> Result<(), ExitCode> {
-    let loops = number("loops", 100_000)?;
-    let pinned = number("pinned", 0)? != 0;
-    let depth = number("depth", 0)?;
-    if depth > 3 {
-        defmt::error!("sched-pipe: depth={=u64} is outside 0..=3", depth);
-        return Err(ExitCode::Failure);
-    }
+fn run_inner(options: &SchedPipeOptions) -> Result<(), ExitCode> {
+    let SchedPipeOptions {
+        loops,
+        pinned,
+        depth,
+    } = *options;
     let second_cpu = if pinned || percpu::nr_online() < 2 {
         0
     } else {

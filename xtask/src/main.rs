@@ -60,9 +60,14 @@ fn parse_runner_options(args: &[String]) -> Result<QemuConfig, String> {
         .or_else(|| std::env::var("FAIRWAY_BOARD").ok())
         .unwrap_or_else(|| "qemu-virt".into());
     let mut config = QemuConfig::for_board(Board::load(&board_name)?);
+    let mut seen: Vec<&str> = Vec::new();
     let mut i = 0;
     while i < args.len() {
         let flag = args[i].as_str();
+        if flag != "--append" && seen.contains(&flag) {
+            return Err(format!("{flag} is given twice"));
+        }
+        seen.push(flag);
         match flag {
             "--board" => i += 1,
             "--cpus" => {
@@ -80,7 +85,11 @@ fn parse_runner_options(args: &[String]) -> Result<QemuConfig, String> {
             "--icount" => config.icount = true,
             "--image" => config.as_image = true,
             "--timeout" => {
-                config.timeout = Duration::from_secs(u64::from(number(value(i, flag)?, flag)?));
+                let seconds = number(value(i, flag)?, flag)?;
+                if seconds == 0 {
+                    return Err("--timeout 0: the limit must be at least 1 second".into());
+                }
+                config.timeout = Duration::from_secs(u64::from(seconds));
                 i += 1;
             }
             "--append" => {
@@ -103,10 +112,12 @@ fn parse_runner_options(args: &[String]) -> Result<QemuConfig, String> {
         i += 1;
     }
     config.validate()?;
+    config.check_dtb()?;
     if config.dtb.is_none() {
         config.use_board_device_tree()?;
     }
     config.load_scenario()?;
+    config.check_command_line()?;
     Ok(config)
 }
 
@@ -137,8 +148,14 @@ fn runner(args: &[String]) -> Result<ExitCode, String> {
         if config.icount { ", icount" } else { "" }
     );
     let outcome = qemu::run(&PathBuf::from(kernel), &config)?;
+    let kernel_spoke = outcome.lines.iter().any(|l| !l.starts_with("qemu: "));
     eprintln!(
-        "xtask: kernel exited with {} after {:.2} s",
+        "xtask: {} with {} after {:.2} s",
+        if kernel_spoke {
+            "kernel exited"
+        } else {
+            "QEMU stopped before the kernel printed anything; it exited"
+        },
         match outcome.status {
             Some(code) => format!("status {code}"),
             None => "no status (timeout)".into(),

@@ -100,6 +100,16 @@ impl QemuConfig {
         let Some(path) = &self.scenario else {
             return Ok(());
         };
+        for word in self.append.split_ascii_whitespace() {
+            let key = word.split('=').next().unwrap_or(word);
+            if matches!(key, "workload" | "scenario" | "scenario_size") && word != "workload=rtapp"
+            {
+                return Err(format!(
+                    "--append \"{word}\" conflicts with --scenario, which runs workload=rtapp \
+                     with the scenario's blob"
+                ));
+            }
+        }
         let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
         let scenario = fairway_sim::parse::parse_and_validate(&text, self.cpus as usize)
             .map_err(|e| format!("{}: {e}", path.display()))?;
@@ -152,6 +162,51 @@ impl QemuConfig {
         Ok(())
     }
 
+    /// The kernel command line QEMU passes (`/chosen/bootargs`): `--append`, the
+    /// scenario's blob, and `icount=1` under icount (the kernel learns it from
+    /// there, for its report).
+    pub fn command_line(&self) -> String {
+        match (self.icount, self.append.is_empty()) {
+            (true, true) => "icount=1".to_string(),
+            (true, false) => format!("{} icount=1", self.append),
+            (false, _) => self.append.clone(),
+        }
+    }
+
+    /// Checks the kernel command line with the kernel's own parser, so a bad
+    /// option stops here, before QEMU starts.
+    pub fn check_command_line(&self) -> Result<(), String> {
+        let line = self.command_line();
+        fairway_sched::boot_options::BootOptions::parse(&line)
+            .map(|_| ())
+            .map_err(|error| error.to_string())
+    }
+
+    /// Checks that `--dtb` names a flattened device tree before QEMU reads it.
+    pub fn check_dtb(&self) -> Result<(), String> {
+        let Some(path) = &self.dtb else {
+            return Ok(());
+        };
+        let bytes = std::fs::read(path).map_err(|e| format!("--dtb {}: {e}", path.display()))?;
+        const FDT_MAGIC: [u8; 4] = [0xd0, 0x0d, 0xfe, 0xed];
+        if bytes.len() < 40 || bytes[..4] != FDT_MAGIC {
+            return Err(format!(
+                "--dtb {}: not a flattened device tree (a .dtb starts with the magic number \
+                 0xd00dfeed; compile a .dts with dtc)",
+                path.display()
+            ));
+        }
+        let total = u32::from_be_bytes([bytes[4], bytes[5], bytes[6], bytes[7]]) as usize;
+        if total != bytes.len() {
+            return Err(format!(
+                "--dtb {}: its header says {total} bytes, the file has {}",
+                path.display(),
+                bytes.len()
+            ));
+        }
+        Ok(())
+    }
+
     /// The `-machine` value.
     fn machine(&self, extra: &str) -> String {
         let mut machine = format!("{},gic-version={}", self.board.machine, self.gic);
@@ -197,12 +252,7 @@ impl QemuConfig {
         if let Some(kernel) = kernel {
             args.extend(["-kernel".into(), kernel.display().to_string()]);
         }
-        // The kernel learns it runs under icount from the command line, for its report.
-        let append = match (self.icount, self.append.is_empty()) {
-            (true, true) => "icount=1".to_string(),
-            (true, false) => format!("{} icount=1", self.append),
-            (false, _) => self.append.clone(),
-        };
+        let append = self.command_line();
         if !append.is_empty() {
             args.extend(["-append".into(), append]);
         }

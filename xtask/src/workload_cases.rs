@@ -343,7 +343,7 @@ pub(crate) fn cases() -> Vec<Case> {
         Case::new("hackbench-bad-option", "fairway")
             .append("workload=hackbench groups=0")
             .expect(crate::test::Expect::Failure)
-            .contains("hackbench: groups=0 is outside 1..=40"),
+            .contains("bootargs: groups=0: outside 1..=40"),
         Case::new("rtapp-periodic-util-in-range", "fairway")
             .icount()
             .cpus(2)
