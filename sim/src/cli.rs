@@ -31,6 +31,8 @@ usage: fairway-sim SCENARIO.json [options]
   --encode FILE              only validate, then write the scenario (with the topology
                              options applied) as the kernel's binary blob
   --quiet                    no summary on stdout
+  --verbose                  notes on what the scenario sets that has no effect here
+                             (rt-app's host options, a byte-order mark), on stderr
 times without a unit are seconds; units: ns, us, ms, s";
 
 /// Parsed command-line options.
@@ -72,6 +74,8 @@ pub struct Options {
     pub encode: Option<String>,
     /// `--quiet`.
     pub quiet: bool,
+    /// `--verbose`.
+    pub verbose: bool,
 }
 
 impl Default for Options {
@@ -95,6 +99,7 @@ impl Default for Options {
             check: false,
             encode: None,
             quiet: false,
+            verbose: false,
         }
     }
 }
@@ -149,6 +154,10 @@ pub fn parse_args(args: &[String]) -> Result<Options, SimError> {
             }
             "--quiet" => {
                 options.quiet = true;
+                continue;
+            }
+            "--verbose" => {
+                options.verbose = true;
                 continue;
             }
             "--help" | "-h" => return Err(SimError::Config(USAGE.into())),
@@ -225,7 +234,7 @@ pub fn capacities(scenario: &Scenario, options: &Options) -> Result<Vec<CpuCapac
             fairway_sched::task::MAX_CPUS
         )));
     }
-    scenario.validate(nr_cpus)?;
+    scenario.validate_for(nr_cpus, options.duration_ns.is_some())?;
     let pick = |v: &Vec<i64>, i: usize| v.get(i).map_or(1024, |&x| x as u32);
     Ok((0..nr_cpus)
         .map(|i| CpuCapacity {
@@ -274,7 +283,12 @@ fn create(path: &str) -> Result<Box<dyn Write>, SimError> {
 pub fn run(options: &Options) -> Result<(), SimError> {
     let text = std::fs::read_to_string(&options.scenario)
         .map_err(|e| SimError::Config(format!("{}: {e}", options.scenario)))?;
-    let scenario = parse::parse(&text)?;
+    let parse::Parsed { scenario, notes } = parse::parse_with_notes(&text)?;
+    if options.verbose {
+        for note in &notes {
+            eprintln!("fairway-sim: note: {note}");
+        }
+    }
     let capacities = capacities(&scenario, options)?;
     if let Some(path) = &options.encode {
         return write_blob(&scenario, options, path);
@@ -455,9 +469,10 @@ mod tests {
 
     #[test]
     fn topology_comes_from_options_then_scenario() {
-        let scenario =
-            parse::parse(r#"{"global": {"capacities": [446, 1024]}, "tasks": {"t": {"run": 5}}}"#)
-                .unwrap();
+        let scenario = parse::parse(
+            r#"{"global": {"capacities": [446, 1024]}, "tasks": {"t": {"loop": 1, "run": 5}}}"#,
+        )
+        .unwrap();
         let from_scenario = capacities(&scenario, &Options::default()).unwrap();
         assert_eq!(
             from_scenario

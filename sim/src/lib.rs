@@ -53,10 +53,16 @@ pub enum SimError {
         /// The task.
         task: String,
     },
-    /// Too many zero-time steps at one instant (a policy that never settles).
+    /// Virtual time stopped: too many program steps, reschedules or events at
+    /// one instant (a policy that never settles, or a timer re-armed for the
+    /// instant it fires at).
     Stuck {
         /// The virtual time.
         time_ns: u64,
+        /// The CPU where the limit was crossed, when the step or event has one.
+        cpu: Option<usize>,
+        /// What went over its limit, and the last of them.
+        what: String,
     },
     /// A bad command-line or configuration value.
     Config(String),
@@ -77,8 +83,12 @@ impl fmt::Display for SimError {
                 f,
                 "tasks.{task} loops forever without a positive run, runtime, sleep or a timer"
             ),
-            SimError::Stuck { time_ns } => {
-                write!(f, "no progress at {time_ns} ns: too many zero-time steps")
+            SimError::Stuck { time_ns, cpu, what } => {
+                write!(f, "no progress at {time_ns} ns")?;
+                if let Some(cpu) = cpu {
+                    write!(f, " on cpu{cpu}")?;
+                }
+                write!(f, ": {what}")
             }
             SimError::Config(message) => write!(f, "{message}"),
             SimError::Io(e) => write!(f, "{e}"),

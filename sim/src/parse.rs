@@ -1,11 +1,34 @@
-//! The rt-app JSON parser (facts §8.3, rt-app `doc/tutorial.txt`) into the portable
-//! [`Scenario`] model. Every error names the JSON path of the offending field.
+//! The rt-app JSON reader (facts §8.3, `docs/rtapp.md`) into the portable [`Scenario`]
+//! model. Every error names the JSON path of the offending field.
+//!
+//! rt-app reads its files with json-c in the lenient mode, so real rt-app files use
+//! `/* */` and `//` comments and trailing commas; its companion script (workgen) lets
+//! a phase repeat a key (`"run": 10, "sleep": 5, "run": 10`) and renames the repeats
+//! before rt-app sees them. This reader accepts exactly that on top of strict JSON
+//! (no single quotes, bare words, hexadecimal or non-finite numbers), through
+//! jsonc-parser's syntax tree, which keeps every member of an object in file order:
+//! events run in file order, and a repeated event key is one more event. A repeated
+//! key that is not an event (a task name, `instance`, `global`...) is refused.
+
+use std::borrow::Cow;
 
 use fairway_sched::scenario::{
     Attributes, Calibration, ErrorKind, Event, Global, NamedEvent, Phase, PolicyName, Scenario,
     ScenarioError, TaskGroup, TaskSpec, TimerMode,
 };
-use serde_json::{Map, Value};
+use jsonc_parser::ast::{ObjectProp, Value};
+use jsonc_parser::common::Ranged;
+use jsonc_parser::{CollectOptions, ParseOptions};
+
+/// A parsed scenario and the notes of what was accepted but has no effect here
+/// (host-only rt-app options, a byte-order mark), for verbose output.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Parsed {
+    /// The scenario.
+    pub scenario: Scenario,
+    /// One line per note, each naming the JSON path.
+    pub notes: Vec<String>,
+}
 
 /// Parses rt-app JSON text, then validates it for `nr_cpus` CPUs.
 pub fn parse_and_validate(text: &str, nr_cpus: usize) -> Result<Scenario, ScenarioError> {
@@ -14,33 +37,73 @@ pub fn parse_and_validate(text: &str, nr_cpus: usize) -> Result<Scenario, Scenar
     Ok(scenario)
 }
 
+/// Parses rt-app JSON text, then validates it for `nr_cpus` CPUs, where
+/// `ended_elsewhere` says the caller ends the run (the simulator's `--duration`).
+pub fn parse_and_validate_for(
+    text: &str,
+    nr_cpus: usize,
+    ended_elsewhere: bool,
+) -> Result<Scenario, ScenarioError> {
+    let scenario = parse(text)?;
+    scenario.validate_for(nr_cpus, ended_elsewhere)?;
+    Ok(scenario)
+}
+
 /// Parses rt-app JSON text into the model, without range checks (see [`Scenario::validate`]).
 pub fn parse(text: &str) -> Result<Scenario, ScenarioError> {
-    let root: Value = serde_json::from_str(text).map_err(|e| {
-        ScenarioError::new(
-            "",
-            ErrorKind::Syntax {
-                message: e.to_string(),
-            },
-        )
-    })?;
-    let root = object(&root, "")?;
-    let mut global = Global::default();
-    let mut tasks = Vec::new();
-    for (key, value) in root {
-        match key.as_str() {
-            "global" => global = parse_global(value)?,
-            "tasks" => {
-                for (name, task) in object(value, "tasks")? {
-                    tasks.push(parse_task(name, task)?);
-                }
-            }
-            // Kept by rt-app for backward compatibility; resources are created on use.
-            "resources" => {}
-            _ => return Err(unknown(key)),
-        }
+    parse_with_notes(text).map(|parsed| parsed.scenario)
+}
+
+/// json-c's lenient syntax: comments and trailing commas, nothing else beyond JSON.
+fn rt_app_syntax() -> ParseOptions {
+    ParseOptions {
+        allow_comments: true,
+        allow_trailing_commas: true,
+        allow_loose_object_property_names: false,
+        allow_missing_commas: false,
+        allow_single_quoted_strings: false,
+        allow_hexadecimal_numbers: false,
+        allow_unary_plus_numbers: false,
+        allow_bare_decimal_point_numbers: false,
+        allow_non_finite_numbers: false,
+        allow_extended_string_escapes: false,
     }
-    Ok(Scenario { global, tasks })
+}
+
+/// Parses rt-app JSON text into the model, with notes; no range checks.
+pub fn parse_with_notes(text: &str) -> Result<Parsed, ScenarioError> {
+    let mut reader = Reader {
+        text,
+        notes: Vec::new(),
+    };
+    let text = match text.strip_prefix('\u{feff}') {
+        Some(rest) => {
+            reader
+                .notes
+                .push("a UTF-8 byte-order mark at the start of the file was skipped".into());
+            rest
+        }
+        None => text,
+    };
+    reader.text = text;
+    let syntax = |message: String| ScenarioError::new("", ErrorKind::Syntax { message });
+    let tree = jsonc_parser::parse_to_ast(text, &CollectOptions::default(), &rt_app_syntax())
+        .map_err(|e| {
+            syntax(format!(
+                "{} at line {} column {}",
+                e.kind(),
+                e.line_display(),
+                e.column_display()
+            ))
+        })?;
+    let Some(root) = tree.value else {
+        return Err(syntax("the file holds no JSON value".into()));
+    };
+    let scenario = reader.scenario(&root)?;
+    Ok(Parsed {
+        scenario,
+        notes: reader.notes,
+    })
 }
 
 fn join(path: &str, key: &str) -> String {
@@ -55,236 +118,397 @@ fn unknown(path: &str) -> ScenarioError {
     ScenarioError::new(path, ErrorKind::UnknownEvent)
 }
 
-fn wrong_type(path: &str, expected: &'static str, value: &Value) -> ScenarioError {
-    ScenarioError::new(
-        path,
-        ErrorKind::WrongType {
-            expected,
-            found: value.to_string(),
-        },
-    )
+fn given_twice(path: &str) -> ScenarioError {
+    ScenarioError::new(path, ErrorKind::GivenTwice)
 }
 
-fn object<'a>(value: &'a Value, path: &str) -> Result<&'a Map<String, Value>, ScenarioError> {
-    value
-        .as_object()
-        .ok_or_else(|| wrong_type(path, "an object", value))
+/// rt-app's host-side global options: accepted, no effect on the schedule.
+const HOST_OPTIONS: [&str; 10] = [
+    "pi_enabled",
+    "lock_pages",
+    "logdir",
+    "log_basename",
+    "log_size",
+    "ftrace",
+    "gnuplot",
+    "io_device",
+    "mem_buffer_size",
+    "cumulative_slack",
+];
+
+/// The scheduling attributes a task or a phase may set.
+const ATTRIBUTE_KEYS: [&str; 10] = [
+    "policy",
+    "priority",
+    "cpus",
+    "util_min",
+    "util_max",
+    "taskgroup",
+    "nodes_membind",
+    "dl-runtime",
+    "dl-period",
+    "dl-deadline",
+];
+
+/// Members of an object: `(key, value)` in file order, repeats kept.
+type Members<'r, 'a> = Vec<(Cow<'r, str>, &'r Value<'a>)>;
+
+struct Reader<'t> {
+    text: &'t str,
+    notes: Vec<String>,
 }
 
-fn integer(value: &Value, path: &str) -> Result<i64, ScenarioError> {
-    value
-        .as_i64()
-        .ok_or_else(|| wrong_type(path, "an integer", value))
-}
+impl<'t> Reader<'t> {
+    /// The value as written in the file (shortened), for messages.
+    fn written(&self, value: &Value<'_>) -> String {
+        let range = value.range();
+        let written = self.text.get(range.start..range.end).unwrap_or("?");
+        let mut shown: String = written.chars().take(60).collect();
+        if shown.len() < written.len() {
+            shown.push('…');
+        }
+        shown
+    }
 
-fn string<'a>(value: &'a Value, path: &str) -> Result<&'a str, ScenarioError> {
-    value
-        .as_str()
-        .ok_or_else(|| wrong_type(path, "a string", value))
-}
+    fn wrong_type(&self, path: &str, expected: &'static str, value: &Value<'_>) -> ScenarioError {
+        ScenarioError::new(
+            path,
+            ErrorKind::WrongType {
+                expected,
+                found: self.written(value),
+            },
+        )
+    }
 
-fn integers(value: &Value, path: &str) -> Result<Vec<i64>, ScenarioError> {
-    let array = value
-        .as_array()
-        .ok_or_else(|| wrong_type(path, "an array of integers", value))?;
-    array
-        .iter()
-        .enumerate()
-        .map(|(i, v)| integer(v, &join(path, &i.to_string())))
-        .collect()
-}
+    fn object<'r, 'a>(
+        &self,
+        value: &'r Value<'a>,
+        path: &str,
+    ) -> Result<Members<'r, 'a>, ScenarioError> {
+        match value {
+            Value::Object(object) => Ok(object
+                .properties
+                .iter()
+                .map(|ObjectProp { name, value, .. }| (Cow::Borrowed(name.as_str()), value))
+                .collect()),
+            _ => Err(self.wrong_type(path, "an object", value)),
+        }
+    }
 
-fn policy(value: &Value, path: &str) -> Result<PolicyName, ScenarioError> {
-    let name = string(value, path)?;
-    PolicyName::from_rt_app(name)
-        .ok_or_else(|| ScenarioError::new(path, ErrorKind::UnknownPolicy { name: name.into() }))
-}
-
-fn parse_global(value: &Value) -> Result<Global, ScenarioError> {
-    let mut global = Global::default();
-    for (key, value) in object(value, "global")? {
-        let path = join("global", key);
-        match key.as_str() {
-            "duration" => global.duration_s = integer(value, &path)?,
-            "calibration" => {
-                global.calibration = match value {
-                    Value::String(s) => match s.strip_prefix("CPU").map(str::parse::<i64>) {
-                        Some(Ok(cpu)) => Calibration::Cpu(cpu),
-                        _ => return Err(wrong_type(&path, "\"CPUn\" or an integer", value)),
-                    },
-                    _ => Calibration::NsPerLoop(integer(value, &path)?),
-                }
+    /// Members of an object whose keys must be unique (task names, options).
+    fn unique_object<'r, 'a>(
+        &self,
+        value: &'r Value<'a>,
+        path: &str,
+    ) -> Result<Members<'r, 'a>, ScenarioError> {
+        let members = self.object(value, path)?;
+        for (index, (key, _)) in members.iter().enumerate() {
+            if members[..index].iter().any(|(k, _)| k == key) {
+                return Err(given_twice(&join(path, key)));
             }
-            "default_policy" => global.default_policy = policy(value, &path)?,
-            "capacities" => global.capacities = integers(value, &path)?,
-            "frequency_scales" => global.frequency_scales = integers(value, &path)?,
-            "taskgroups" => {
-                for (group_path, group) in object(value, &path)? {
-                    let here = join(&path, group_path);
-                    let mut shares = fairway_sched::scenario::DEFAULT_SHARES;
-                    for (k, v) in object(group, &here)? {
-                        match k.as_str() {
-                            "shares" => shares = integer(v, &join(&here, k))?,
-                            _ => return Err(unknown(&join(&here, k))),
+        }
+        Ok(members)
+    }
+
+    fn integer(&self, value: &Value<'_>, path: &str) -> Result<i64, ScenarioError> {
+        let Value::NumberLit(number) = value else {
+            return Err(self.wrong_type(path, "an integer", value));
+        };
+        let digits = number.value.strip_prefix('-').unwrap_or(number.value);
+        if !digits.bytes().all(|b| b.is_ascii_digit()) {
+            return Err(self.wrong_type(path, "an integer", value));
+        }
+        number.value.parse::<i64>().map_err(|_| {
+            ScenarioError::new(
+                path,
+                ErrorKind::TooLarge {
+                    written: self.written(value),
+                },
+            )
+        })
+    }
+
+    fn string<'r>(&self, value: &'r Value<'_>, path: &str) -> Result<&'r str, ScenarioError> {
+        match value {
+            Value::StringLit(text) => Ok(&text.value),
+            _ => Err(self.wrong_type(path, "a string", value)),
+        }
+    }
+
+    fn integers(&self, value: &Value<'_>, path: &str) -> Result<Vec<i64>, ScenarioError> {
+        let Value::Array(array) = value else {
+            return Err(self.wrong_type(path, "an array of integers", value));
+        };
+        array
+            .elements
+            .iter()
+            .enumerate()
+            .map(|(i, v)| self.integer(v, &join(path, &i.to_string())))
+            .collect()
+    }
+
+    fn policy(&self, value: &Value<'_>, path: &str) -> Result<PolicyName, ScenarioError> {
+        let name = self.string(value, path)?;
+        if name == "SCHED_DEADLINE" {
+            return Err(ScenarioError::new(
+                path,
+                ErrorKind::UnsupportedPolicy {
+                    name: name.into(),
+                    reason: "Fairway has no deadline class",
+                },
+            ));
+        }
+        PolicyName::from_rt_app(name)
+            .ok_or_else(|| ScenarioError::new(path, ErrorKind::UnknownPolicy { name: name.into() }))
+    }
+
+    fn scenario(&mut self, root: &Value<'_>) -> Result<Scenario, ScenarioError> {
+        let mut global = Global::default();
+        let mut tasks = Vec::new();
+        for (key, value) in self.unique_object(root, "")? {
+            match key.as_ref() {
+                "global" => global = self.global(value)?,
+                "tasks" => {
+                    for (name, task) in self.unique_object(value, "tasks")? {
+                        tasks.push(self.task(&name, task)?);
+                    }
+                }
+                // Kept by rt-app for backward compatibility; resources are created on use.
+                "resources" => self.notes.push("resources: ignored, as rt-app does".into()),
+                _ => return Err(unknown(&key)),
+            }
+        }
+        Ok(Scenario { global, tasks })
+    }
+
+    fn global(&mut self, value: &Value<'_>) -> Result<Global, ScenarioError> {
+        let mut global = Global::default();
+        for (key, value) in self.unique_object(value, "global")? {
+            let path = join("global", &key);
+            match key.as_ref() {
+                "duration" => global.duration_s = self.integer(value, &path)?,
+                "calibration" => {
+                    global.calibration = match value {
+                        Value::StringLit(s) => {
+                            match s.value.strip_prefix("CPU").map(str::parse::<i64>) {
+                                Some(Ok(cpu)) => Calibration::Cpu(cpu),
+                                _ => {
+                                    return Err(self.wrong_type(
+                                        &path,
+                                        "\"CPUn\" or an integer",
+                                        value,
+                                    ));
+                                }
+                            }
+                        }
+                        _ => Calibration::NsPerLoop(self.integer(value, &path)?),
+                    }
+                }
+                "default_policy" => global.default_policy = self.policy(value, &path)?,
+                "capacities" => global.capacities = self.integers(value, &path)?,
+                "frequency_scales" => global.frequency_scales = self.integers(value, &path)?,
+                "taskgroups" => {
+                    for (group_path, group) in self.unique_object(value, &path)? {
+                        let here = join(&path, &group_path);
+                        let mut shares = fairway_sched::scenario::DEFAULT_SHARES;
+                        for (k, v) in self.unique_object(group, &here)? {
+                            match k.as_ref() {
+                                "shares" => shares = self.integer(v, &join(&here, &k))?,
+                                _ => return Err(unknown(&join(&here, &k))),
+                            }
+                        }
+                        global.task_groups.push(TaskGroup {
+                            path: group_path.into_owned(),
+                            shares,
+                        });
+                    }
+                }
+                host if HOST_OPTIONS.contains(&host) => self.notes.push(format!(
+                    "{path}: an rt-app host option (logs, traces, memory locking, I/O); \
+                     accepted, no effect here"
+                )),
+                _ => return Err(unknown(&path)),
+            }
+        }
+        Ok(global)
+    }
+
+    /// Sets the scheduling attribute `key` (one of [`ATTRIBUTE_KEYS`]).
+    fn attribute(
+        &mut self,
+        attributes: &mut Attributes,
+        key: &str,
+        value: &Value<'_>,
+        path: &str,
+    ) -> Result<(), ScenarioError> {
+        match key {
+            "policy" => attributes.policy = Some(self.policy(value, path)?),
+            "priority" => attributes.priority = Some(self.integer(value, path)?),
+            "cpus" => attributes.cpus = Some(self.integers(value, path)?),
+            "util_min" => attributes.util_min = Some(self.integer(value, path)?),
+            "util_max" => attributes.util_max = Some(self.integer(value, path)?),
+            "taskgroup" => attributes.taskgroup = Some(self.string(value, path)?.to_string()),
+            // NUMA binding: a single memory node here.
+            "nodes_membind" => self
+                .notes
+                .push(format!("{path}: one NUMA node here; accepted, no effect")),
+            // SCHED_DEADLINE parameters have no effect on this model.
+            "dl-runtime" | "dl-period" | "dl-deadline" => {}
+            _ => return Err(unknown(path)),
+        }
+        Ok(())
+    }
+
+    /// The event for `key` (matched by prefix as rt-app does, so `run0`, `sleep1`...).
+    fn event(&self, key: &str, value: &Value<'_>, path: &str) -> Result<Event, ScenarioError> {
+        const UNSUPPORTED: [&str; 14] = [
+            "lock", "unlock", "wait", "signal", "broad", "sync", "barrier", "suspend", "resume",
+            "mem", "iorun", "fork", "sem_post", "sem_wait",
+        ];
+        if key.starts_with("runtime") {
+            Ok(Event::Runtime {
+                us: self.integer(value, path)?,
+            })
+        } else if key.starts_with("run") {
+            Ok(Event::Run {
+                us: self.integer(value, path)?,
+            })
+        } else if key.starts_with("sleep") {
+            Ok(Event::Sleep {
+                us: self.integer(value, path)?,
+            })
+        } else if key.starts_with("timer") {
+            let mut reference = String::from("unique");
+            let mut period_us = None;
+            let mut mode = TimerMode::Relative;
+            for (k, v) in self.unique_object(value, path)? {
+                let here = join(path, &k);
+                match k.as_ref() {
+                    "ref" => reference = self.string(v, &here)?.to_string(),
+                    "period" => period_us = Some(self.integer(v, &here)?),
+                    "mode" => {
+                        mode = match self.string(v, &here)? {
+                            "relative" => TimerMode::Relative,
+                            "absolute" => TimerMode::Absolute,
+                            _ => {
+                                return Err(self.wrong_type(
+                                    &here,
+                                    "\"relative\" or \"absolute\"",
+                                    v,
+                                ));
+                            }
                         }
                     }
-                    global.task_groups.push(TaskGroup {
-                        path: group_path.clone(),
-                        shares,
-                    });
+                    _ => return Err(unknown(&here)),
                 }
             }
-            // Host-side options of rt-app that do not change the schedule.
-            "pi_enabled" | "lock_pages" | "logdir" | "log_basename" | "log_size" | "ftrace"
-            | "gnuplot" | "io_device" | "mem_buffer_size" | "cumulative_slack" => {}
-            _ => return Err(unknown(&path)),
+            Ok(Event::Timer {
+                reference,
+                period_us,
+                mode,
+            })
+        } else if key.starts_with("yield") {
+            Ok(Event::Yield)
+        } else if UNSUPPORTED.iter().any(|u| key.starts_with(u)) {
+            Err(ScenarioError::new(path, ErrorKind::UnsupportedEvent))
+        } else {
+            Err(unknown(path))
         }
     }
-    Ok(global)
-}
 
-/// Sets a scheduling attribute if `key` names one; `Ok(false)` if it does not.
-fn attribute(
-    attributes: &mut Attributes,
-    key: &str,
-    value: &Value,
-    path: &str,
-) -> Result<bool, ScenarioError> {
-    match key {
-        "policy" => attributes.policy = Some(policy(value, path)?),
-        "priority" => attributes.priority = Some(integer(value, path)?),
-        "cpus" => attributes.cpus = Some(integers(value, path)?),
-        "util_min" => attributes.util_min = Some(integer(value, path)?),
-        "util_max" => attributes.util_max = Some(integer(value, path)?),
-        "taskgroup" => attributes.taskgroup = Some(string(value, path)?.to_string()),
-        // NUMA binding and SCHED_DEADLINE parameters have no effect on this model.
-        "membind_nodes" | "dl-runtime" | "dl-period" | "dl-deadline" => {}
-        _ => return Ok(false),
-    }
-    Ok(true)
-}
-
-/// The event for `key` (matched by prefix as rt-app does, so `run0`, `sleep1`...).
-fn event(key: &str, value: &Value, path: &str) -> Result<Event, ScenarioError> {
-    const UNSUPPORTED: [&str; 12] = [
-        "lock", "unlock", "wait", "signal", "broad", "sync", "barrier", "suspend", "resume", "mem",
-        "iorun", "fork",
-    ];
-    if key.starts_with("runtime") {
-        Ok(Event::Runtime {
-            us: integer(value, path)?,
-        })
-    } else if key.starts_with("run") {
-        Ok(Event::Run {
-            us: integer(value, path)?,
-        })
-    } else if key.starts_with("sleep") {
-        Ok(Event::Sleep {
-            us: integer(value, path)?,
-        })
-    } else if key.starts_with("timer") {
-        let mut reference = String::from("unique");
-        let mut period_us = None;
-        let mut mode = TimerMode::Relative;
-        for (k, v) in object(value, path)? {
-            let here = join(path, k);
-            match k.as_str() {
-                "ref" => reference = string(v, &here)?.to_string(),
-                "period" => period_us = Some(integer(v, &here)?),
-                "mode" => {
-                    mode = match string(v, &here)? {
-                        "relative" => TimerMode::Relative,
-                        "absolute" => TimerMode::Absolute,
-                        _ => return Err(wrong_type(&here, "\"relative\" or \"absolute\"", v)),
-                    }
-                }
-                _ => return Err(unknown(&here)),
+    /// A phase from an object's members; `skip` lists the task keys of a task
+    /// without `phases`. A repeated attribute or `loop` is refused; a repeated
+    /// event key is one more event (workgen's rule).
+    fn phase(
+        &mut self,
+        name: &str,
+        members: &Members<'_, '_>,
+        path: &str,
+        skip: &[&str],
+    ) -> Result<Phase, ScenarioError> {
+        let mut phase = Phase {
+            name: name.to_string(),
+            loop_count: 1,
+            attributes: Attributes::default(),
+            events: Vec::new(),
+        };
+        let mut seen: Vec<&str> = Vec::new();
+        for (key, value) in members {
+            let here = join(path, key);
+            if skip.contains(&key.as_ref()) {
+                continue;
+            }
+            let is_event = key != "loop" && !ATTRIBUTE_KEYS.contains(&key.as_ref());
+            if is_event {
+                phase.events.push(NamedEvent {
+                    key: key.to_string(),
+                    event: self.event(key, value, &here)?,
+                });
+                continue;
+            }
+            if seen.contains(&key.as_ref()) {
+                return Err(given_twice(&here));
+            }
+            seen.push(key);
+            if key == "loop" {
+                phase.loop_count = self.integer(value, &here)?;
+            } else {
+                self.attribute(&mut phase.attributes, key, value, &here)?;
             }
         }
-        Ok(Event::Timer {
-            reference,
-            period_us,
-            mode,
-        })
-    } else if key.starts_with("yield") {
-        Ok(Event::Yield)
-    } else if UNSUPPORTED.iter().any(|u| key.starts_with(u)) {
-        Err(ScenarioError::new(path, ErrorKind::UnsupportedEvent))
-    } else {
-        Err(unknown(path))
+        Ok(phase)
     }
-}
 
-fn parse_phase(
-    name: &str,
-    map: &Map<String, Value>,
-    path: &str,
-    skip: &[&str],
-) -> Result<Phase, ScenarioError> {
-    let mut phase = Phase {
-        name: name.to_string(),
-        loop_count: 1,
-        attributes: Attributes::default(),
-        events: Vec::new(),
-    };
-    for (key, value) in map {
-        let here = join(path, key);
-        if skip.contains(&key.as_str()) || attribute(&mut phase.attributes, key, value, &here)? {
-            continue;
-        }
-        if key == "loop" {
-            phase.loop_count = integer(value, &here)?;
-            continue;
-        }
-        phase.events.push(NamedEvent {
-            key: key.clone(),
-            event: event(key, value, &here)?,
-        });
-    }
-    Ok(phase)
-}
-
-fn parse_task(name: &str, value: &Value) -> Result<TaskSpec, ScenarioError> {
-    let path = join("tasks", name);
-    let map = object(value, &path)?;
-    let mut task = TaskSpec {
-        name: name.to_string(),
-        instances: 1,
-        loop_count: -1,
-        delay_us: 0,
-        attributes: Attributes::default(),
-        phases: Vec::new(),
-    };
-    const TASK_KEYS: [&str; 4] = ["instance", "loop", "delay", "phases"];
-    for (key, value) in map {
-        let here = join(&path, key);
-        match key.as_str() {
-            "instance" => task.instances = integer(value, &here)?,
-            "loop" => task.loop_count = integer(value, &here)?,
-            "delay" => task.delay_us = integer(value, &here)?,
-            "phases" => {
-                for (phase_name, phase) in object(value, &here)? {
-                    let phase_path = join(&here, phase_name);
-                    let phase_map = object(phase, &phase_path)?;
-                    task.phases
-                        .push(parse_phase(phase_name, phase_map, &phase_path, &[])?);
-                }
-            }
-            _ => {
-                if !attribute(&mut task.attributes, key, value, &here)?
-                    && map.contains_key("phases")
-                {
+    fn task(&mut self, name: &str, value: &Value<'_>) -> Result<TaskSpec, ScenarioError> {
+        let path = join("tasks", name);
+        let members = self.object(value, &path)?;
+        let mut task = TaskSpec {
+            name: name.to_string(),
+            instances: 1,
+            loop_count: -1,
+            delay_us: 0,
+            attributes: Attributes::default(),
+            phases: Vec::new(),
+        };
+        const TASK_KEYS: [&str; 4] = ["instance", "loop", "delay", "phases"];
+        let has_phases = members.iter().any(|(k, _)| k == "phases");
+        let mut seen: Vec<&str> = Vec::new();
+        for (key, value) in &members {
+            let here = join(&path, key);
+            let is_task_key =
+                TASK_KEYS.contains(&key.as_ref()) || ATTRIBUTE_KEYS.contains(&key.as_ref());
+            if !is_task_key {
+                if has_phases {
                     // With a `phases` object, events cannot also sit in the task.
                     return Err(unknown(&here));
                 }
+                continue;
+            }
+            if seen.contains(&key.as_ref()) {
+                return Err(given_twice(&here));
+            }
+            seen.push(key);
+            match key.as_ref() {
+                "instance" => task.instances = self.integer(value, &here)?,
+                "loop" => task.loop_count = self.integer(value, &here)?,
+                "delay" => task.delay_us = self.integer(value, &here)?,
+                "phases" => {
+                    for (phase_name, phase) in self.unique_object(value, &here)? {
+                        let phase_path = join(&here, &phase_name);
+                        let phase_members = self.object(phase, &phase_path)?;
+                        let phase = self.phase(&phase_name, &phase_members, &phase_path, &[])?;
+                        task.phases.push(phase);
+                    }
+                }
+                _ => self.attribute(&mut task.attributes, key, value, &here)?,
             }
         }
+        if !has_phases {
+            // Events directly in the task form one implicit phase (rt-app tutorial);
+            // the task's own keys and attributes were read above.
+            let skip: Vec<&str> = TASK_KEYS.iter().chain(&ATTRIBUTE_KEYS).copied().collect();
+            task.phases.push(self.phase("", &members, &path, &skip)?);
+        }
+        Ok(task)
     }
-    if !map.contains_key("phases") {
-        // Events directly in the task form one implicit phase (rt-app tutorial).
-        let mut phase = parse_phase("", map, &path, &TASK_KEYS)?;
-        phase.attributes = Attributes::default();
-        task.phases.push(phase);
-    }
-    Ok(task)
 }

@@ -4,7 +4,7 @@
 
 use fairway_sched::round_robin::DEFAULT_SLICE_NS;
 use fairway_sched::run_queue::{CpuCapacity, PolicyKind};
-use fairway_sim::parse::parse_and_validate;
+use fairway_sim::parse::{parse, parse_and_validate_for};
 use fairway_sim::results::Results;
 use fairway_sim::{Config, Sampler, Simulation};
 
@@ -32,7 +32,10 @@ fn config(capacities: &[(u32, u32)], duration_ns: Option<u64>) -> Config {
 }
 
 fn simulate(text: &str, capacities: &[(u32, u32)], duration_ns: Option<u64>) -> Results {
-    let scenario = parse_and_validate(text, capacities.len()).unwrap();
+    let scenario = parse(text).unwrap();
+    scenario
+        .validate_for(capacities.len(), duration_ns.is_some())
+        .unwrap();
     Simulation::new(&scenario, config(capacities, duration_ns))
         .unwrap()
         .run(None)
@@ -45,7 +48,10 @@ fn simulate_with_outputs(
     capacities: &[(u32, u32)],
     duration_ns: Option<u64>,
 ) -> (String, String) {
-    let scenario = parse_and_validate(text, capacities.len()).unwrap();
+    let scenario = parse(text).unwrap();
+    scenario
+        .validate_for(capacities.len(), duration_ns.is_some())
+        .unwrap();
     let mut csv = Vec::new();
     let mut sampler = Sampler::new(&mut csv);
     let results = Simulation::new(&scenario, config(capacities, duration_ns))
@@ -327,7 +333,7 @@ fn too_many_entities_is_an_error() {
         r#"{{ "global": {{ "duration": 1 }}, "tasks": {{ {} }} }}"#,
         tasks.join(",")
     );
-    let scenario = parse_and_validate(&text, 1).unwrap();
+    let scenario = parse_and_validate_for(&text, 1, true).unwrap();
     let error = match Simulation::new(&scenario, config(&[(1024, 1024)], None)) {
         Ok(_) => panic!("65536 entities were accepted"),
         Err(error) => error.to_string(),

@@ -7,7 +7,7 @@
 use fairway_sched::fair::{CfsTunables, EevdfTunables};
 use fairway_sched::run_queue::{CpuCapacity, PolicyKind, RunQueue};
 use fairway_sched::task::GroupId;
-use fairway_sim::parse::parse_and_validate;
+use fairway_sim::parse::parse_and_validate_for;
 use fairway_sim::results::Results;
 use fairway_sim::{Config, Sampler, Simulation, policy_kind};
 
@@ -30,7 +30,7 @@ fn config(policy: &str, cpus: usize, duration_ns: u64) -> Config {
 }
 
 fn simulate(text: &str, policy: &str, cpus: usize, duration_ns: u64) -> Results {
-    let scenario = parse_and_validate(text, cpus).unwrap();
+    let scenario = parse_and_validate_for(text, cpus, true).unwrap();
     let results = Simulation::new(&scenario, config(policy, cpus, duration_ns))
         .unwrap()
         .run(None)
@@ -201,7 +201,7 @@ fn periodic_25_percent_util_settles_in_the_reference_range() {
     let text = r#"{"tasks": {"periodic": {"loop": -1, "run": 4000,
                    "timer": {"ref": "unique", "period": 16000}}}}"#;
     for policy in ["cfs", "eevdf"] {
-        let scenario = parse_and_validate(text, 1).unwrap();
+        let scenario = parse_and_validate_for(text, 1, true).unwrap();
         let mut csv = Vec::new();
         let mut sampler = Sampler::new(&mut csv);
         Simulation::new(&scenario, config(policy, 1, 2 * SECOND))
@@ -232,7 +232,7 @@ fn an_affinity_change_migrates_the_task_with_its_signals() {
                     "on0": {"cpus": [0], "run": 50000},
                     "on1": {"cpus": [1], "run": 50000}}}}}"#;
     for policy in ["cfs", "eevdf"] {
-        let scenario = parse_and_validate(text, 2).unwrap();
+        let scenario = parse_and_validate_for(text, 2, true).unwrap();
         let mut csv = Vec::new();
         let mut sampler = Sampler::new(&mut csv);
         let results = Simulation::new(&scenario, config(policy, 2, SECOND))

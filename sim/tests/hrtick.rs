@@ -5,7 +5,7 @@
 
 use fairway_sched::round_robin::DEFAULT_SLICE_NS;
 use fairway_sched::run_queue::{CpuCapacity, PolicyKind};
-use fairway_sim::parse::parse_and_validate;
+use fairway_sim::parse::parse_and_validate_for;
 use fairway_sim::{Config, Simulation};
 
 const MS: u64 = 1_000_000;
@@ -13,7 +13,7 @@ const MS: u64 = 1_000_000;
 const TICK: u64 = 100 * MS;
 
 fn switch_times(text: &str, hrtick: bool, tick_phase_ns: u64, duration_ns: u64) -> Vec<u64> {
-    let scenario = parse_and_validate(text, 1).unwrap();
+    let scenario = parse_and_validate_for(text, 1, true).unwrap();
     let config = Config {
         policy: PolicyKind::RoundRobin {
             slice: DEFAULT_SLICE_NS,

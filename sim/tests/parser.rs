@@ -185,7 +185,7 @@ fn bad_group_path() {
         error(text, 1),
         "tasks.t.taskgroup: task-group path \"fg\" must start with '/' and have no empty component"
     );
-    let text = r#"{"tasks": {"t": {"taskgroup": "", "run": 5}}}"#;
+    let text = r#"{"tasks": {"t": {"taskgroup": "", "loop": 1, "run": 5}}}"#;
     assert!(
         parse_and_validate(text, 1).is_ok(),
         "\"\" means no group (rt-app)"
@@ -212,10 +212,10 @@ fn too_many_tasks() {
 
 #[test]
 fn unknown_policy_and_wrong_types() {
-    let text = r#"{"tasks": {"t": {"policy": "SCHED_DEADLINE", "run": 5}}}"#;
+    let text = r#"{"tasks": {"t": {"policy": "SCHED_EDF", "run": 5}}}"#;
     assert_eq!(
         error(text, 1),
-        "tasks.t.policy: unknown policy \"SCHED_DEADLINE\""
+        "tasks.t.policy: unknown policy \"SCHED_EDF\""
     );
     let text = r#"{"tasks": {"t": {"run": "abc"}}}"#;
     assert_eq!(

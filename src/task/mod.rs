@@ -21,6 +21,10 @@ pub use fairway_sched::task::{CpuMask, Policy, TaskId, TaskParams};
 
 use crate::arch::context::TaskContext;
 use crate::config::{MAX_CPUS, MAX_TASKS, TASK_SLOTS, TASK_STACK_SIZE};
+
+/// The longest task name kept, in bytes: a scenario's instance names are checked
+/// against the same limit on the host, so no two are cut to the same name.
+pub const TASK_NAME_BYTES: usize = fairway_sched::scenario::MAX_NAME_BYTES;
 use crate::sync::IrqSpinLock;
 
 pub use scheduler::{
@@ -75,7 +79,7 @@ pub struct Task {
     pub(crate) context: TaskContext,
     stack_base: AtomicUsize,
     entry: IrqSpinLock<(fn(usize), usize)>,
-    name: [AtomicU8; 16],
+    name: [AtomicU8; TASK_NAME_BYTES],
     /// Total time run, in ns.
     pub sum_exec_runtime: AtomicU64,
     /// When it last started running.
@@ -121,7 +125,7 @@ impl Task {
             context: TaskContext::new(),
             stack_base: AtomicUsize::new(0),
             entry: IrqSpinLock::new((no_entry, 0)),
-            name: [const { AtomicU8::new(0) }; 16],
+            name: [const { AtomicU8::new(0) }; TASK_NAME_BYTES],
             sum_exec_runtime: AtomicU64::new(0),
             exec_start: AtomicU64::new(0),
             switches_in: AtomicU64::new(0),
@@ -150,8 +154,8 @@ impl Task {
         self.cpu.load(Ordering::Acquire) as usize
     }
 
-    /// The task's name (up to 16 bytes).
-    pub fn name(&self) -> heapless::String<16> {
+    /// The task's name (up to [`TASK_NAME_BYTES`] bytes).
+    pub fn name(&self) -> heapless::String<TASK_NAME_BYTES> {
         let mut name = heapless::String::new();
         for byte in &self.name {
             let b = byte.load(Ordering::Relaxed);

@@ -16,7 +16,8 @@
 //! `--scenario FILE.json` (run an rt-app scenario), `--el 1|2`, `--icount`,
 //! `--image` (boot a flat arm64 Image, device tree in x0), `--timeout SECONDS`,
 //! `--append "ARGS"`, `--dtb FILE`, `--report FILE.json` (write the end-of-run
-//! report; see `docs/report-format.md`).
+//! report; see `docs/report-format.md`), `--verbose` (notes on what a scenario sets
+//! that has no effect here).
 
 mod agree;
 mod board;
@@ -36,7 +37,7 @@ use qemu::QemuConfig;
 
 fn usage() -> String {
     "usage: cargo xtask <runner KERNEL [--board NAME] [--cpus N] [--gic 2|3] [--el 1|2] [--icount] [--image] \
-     [--timeout S] [--append ARGS] [--dtb FILE] [--scenario FILE.json] [--report FILE.json] \
+     [--timeout S] [--append ARGS] [--dtb FILE] [--scenario FILE.json] [--report FILE.json] [--verbose] \
      | report TRANSCRIPT [--json FILE] | agree TRANSCRIPT SCENARIO.json POLICY [--limit N] [--sim FILE.csv] | test [--only NAME] [--sabotage] [--no-lint] | lint | ensure-tools>"
         .into()
 }
@@ -83,6 +84,7 @@ fn parse_runner_options(args: &[String]) -> Result<QemuConfig, String> {
                 i += 1;
             }
             "--icount" => config.icount = true,
+            "--verbose" => config.verbose = true,
             "--image" => config.as_image = true,
             "--timeout" => {
                 let seconds = number(value(i, flag)?, flag)?;

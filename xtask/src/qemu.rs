@@ -52,6 +52,8 @@ pub struct QemuConfig {
     pub qemu_defaults: bool,
     /// Wall-clock limit.
     pub timeout: Duration,
+    /// Print notes on what a scenario sets that has no effect (`--verbose`).
+    pub verbose: bool,
     /// Print decoded log lines as they arrive.
     pub echo: bool,
 }
@@ -73,6 +75,7 @@ impl QemuConfig {
             scenario: None,
             no_firmware: false,
             qemu_defaults: false,
+            verbose: false,
             timeout: Duration::from_secs(60),
             echo: true,
         }
@@ -111,8 +114,17 @@ impl QemuConfig {
             }
         }
         let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-        let scenario = fairway_sim::parse::parse_and_validate(&text, self.cpus as usize)
+        let parsed = fairway_sim::parse::parse_with_notes(&text)
             .map_err(|e| format!("{}: {e}", path.display()))?;
+        let scenario = parsed.scenario;
+        scenario
+            .validate(self.cpus as usize)
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+        if self.verbose {
+            for note in &parsed.notes {
+                eprintln!("xtask: {}: note: {note}", path.display());
+            }
+        }
         let blob = fairway_sched::scenario::wire::encode(&scenario).map_err(|e| e.to_string())?;
         if blob.len() > SCENARIO_ROOM {
             return Err(format!(

@@ -11,9 +11,23 @@
 //!   CFS:   check_preempt_tick reschedules once ran > sched_slice (§1.4):
 //!            remaining = sched_slice(se) + 1 - ran,  ran = time since set_next
 //!   EEVDF: update_deadline fires once vruntime ≥ deadline (§1.5):
-//!            remaining = min T: calc_delta_fair(T, se) ≥ deadline - vruntime,
+//!            remaining = min T ≥ 1: calc_delta_fair(T, se) ≥ deadline - vruntime,
 //!            T counted from the entity's last charge, less the time since then
 //! ```
+//!
+//! The EEVDF charge counts at least 1 ns: `update_curr` returns before
+//! `update_deadline` when it has nothing to charge (Linux's `delta_exec <= 0`),
+//! so a deadline already reached is only acted on by a tick that charges some
+//! run time. An entity can hold such a zero-length request (`deadline ==
+//! vruntime`): `reweight_entity` scales the relative deadline by `old / new`
+//! weight and truncates, as Linux's does, so a group entity left one virtual ns
+//! short of its deadline and then made heavier has none left. Reporting 0 ns
+//! for it right after a pick or a charge named an instant at which the tick
+//! keeps the task, and a mechanism that re-arms its timer for what is left
+//! stood still there. Linux never asks this question: `hrtick_start_fair` looks
+//! at the task's own slice only, and `hrtick_start` keeps every expiry at least
+//! 10 µs ahead, a guard against timer interrupt storms rather than a
+//! scheduling rule.
 //!
 //! [`SchedClass::slice_remaining`]: crate::class::SchedClass::slice_remaining
 
@@ -77,8 +91,10 @@ impl FairRunQueue {
                         (self.sched_slice(se, &tunables) + 1).saturating_sub(ran)
                     }
                     PickPolicy::Eevdf(_) => {
+                        // The tick's update_curr looks at the deadline only
+                        // when it charges something: at least 1 ns in all.
                         let to_deadline = vtime_delta(entity.deadline, entity.vruntime);
-                        let wall = wall_time_for(to_deadline.max(0) as u64, entity.load);
+                        let wall = wall_time_for(to_deadline.max(0) as u64, entity.load).max(1);
                         wall.saturating_sub(since_charge)
                     }
                 };
@@ -93,7 +109,10 @@ impl FairRunQueue {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::class::{Resched, SchedClass};
     use crate::fair::test_rng::Rng;
+    use crate::fair::test_support::{INITIAL, MS, eevdf, in_group, nice};
+    use crate::task::GroupId;
 
     /// Brute-force check of the inverse: `t` reaches the virtual time and
     /// `t - 1` does not, for every nice level and random virtual times.
@@ -118,5 +137,100 @@ mod tests {
             }
         }
         assert_eq!(wall_time_for(0, LoadWeight::from_nice(5)), 0);
+    }
+
+    /// The state the simulator hung in (`--policy eevdf --cpus 3 --hrtick 1`,
+    /// 375.2 ms): a group entity running with `deadline == vruntime`.
+    ///
+    /// A task of `/background` runs against a root task; another CPU holds as
+    /// much of the group's load, so its group entity weighs about half a nice-0
+    /// task (`calc_group_shares`, §2.7). A tick charges the group entity to one
+    /// virtual ns short of its deadline (in the run, a slice charged in two
+    /// parts lost that ns to the rounding of §1.2), so `update_deadline` does
+    /// not fire; the other CPU's load has meanwhile gone, and the same tick
+    /// reweights the group entity to the full shares: the relative deadline
+    /// becomes ⌊1 · old / new⌋ = 0 (§1.5 "Reweight"). Nothing more is charged
+    /// at that instant, so the tick there keeps the task; 1 ns later the charge
+    /// finds vruntime ≥ deadline with the root task queued, and reschedules.
+    #[test]
+    fn a_zero_length_request_ends_after_one_charged_nanosecond() {
+        let mut fair = FairRunQueue::new(eevdf(4 * MS), 2, 2);
+        let background = fair.create_group(GroupId::ROOT, 1024).unwrap();
+        let (indexer, ui) = (TaskId(0), TaskId(1));
+        fair.task_new(indexer, &in_group(0, background), 0).unwrap();
+        fair.task_new(ui, &nice(0), 0).unwrap();
+        fair.set_group_load_sum(background, 1024);
+        fair.enqueue_task(indexer, 0, INITIAL);
+        assert_eq!(fair.pick_next_task(0), Some(indexer));
+        fair.set_next_task(indexer, 0);
+        fair.enqueue_task(ui, 0, INITIAL);
+        let se = fair.group_entity(background) as usize;
+        let old_weight = fair.entities[se].weight();
+        assert!(old_weight < 1024, "half-weight group entity: {old_weight}");
+
+        // Deadline one virtual ns past what the tick at `t` charges, its slice
+        // protected (RUN_TO_PARITY) as a fresh one is.
+        let t = 100_000;
+        let entity = &mut fair.entities[se];
+        let charge = calc_delta_fair(t - entity.exec_start, entity.load);
+        entity.deadline = entity.vruntime.wrapping_add(charge + 1);
+        entity.protected_deadline = Some(entity.deadline);
+        let contribution = fair.group_load_contribution(background);
+        fair.set_group_load_sum(background, contribution);
+        assert_eq!(fair.task_tick(indexer, t), Resched::Keep);
+        let entity = &fair.entities[se];
+        assert!(
+            entity.weight() > old_weight,
+            "reweighted to the full shares"
+        );
+        assert_eq!(entity.deadline, entity.vruntime, "zero-length request");
+
+        // The tick at `t` charges nothing, so the earliest slice end is t + 1.
+        assert_eq!(fair.slice_remaining(indexer, t), Some(1));
+        assert_eq!(fair.task_tick(indexer, t), Resched::Keep);
+        assert_eq!(fair.task_tick(indexer, t + 1), Resched::Reschedule);
+    }
+
+    /// The mechanism's contract (`update_hrtick`): after `slice_remaining(now)`
+    /// is `Some(r)`, the tick at `now + r` reschedules, so a slice-end timer
+    /// never has to be re-armed for the instant it fired at. Driven only by
+    /// that timer, over a configuration like the one that hung: a root task and
+    /// a group of two tasks whose group entity is reweighted at every tick by a
+    /// remote load that changes between arming and firing (§2.7). After a pick
+    /// nothing has been charged, so every slice end lies at least 1 ns ahead.
+    #[test]
+    fn the_tick_at_the_reported_slice_end_reschedules() {
+        let mut rng = Rng::new(5);
+        let mut fair = FairRunQueue::new(eevdf(4 * MS), 3, 2);
+        let background = fair.create_group(GroupId::ROOT, 1024).unwrap();
+        fair.task_new(TaskId(0), &nice(0), 0).unwrap();
+        for t in 1..3 {
+            fair.task_new(TaskId(t), &in_group(0, background), 0)
+                .unwrap();
+        }
+        for t in 0..3 {
+            fair.enqueue_task(TaskId(t), 0, INITIAL);
+        }
+        let mut now = 0;
+        let mut curr = fair.pick_next_task(now).unwrap();
+        fair.set_next_task(curr, now);
+        for step in 0..20_000 {
+            let remaining = fair
+                .slice_remaining(curr, now)
+                .expect("three runnable tasks: every level competes");
+            assert!(remaining > 0, "step {step}: time stands still at {now}");
+            let remote = rng.below(2048);
+            let contribution = fair.group_load_contribution(background);
+            fair.set_group_load_sum(background, contribution + remote);
+            now += remaining;
+            assert_eq!(
+                fair.task_tick(curr, now),
+                Resched::Reschedule,
+                "step {step}: {curr:?}'s slice end at {now} ({remaining} ns)"
+            );
+            fair.put_prev_task(curr, now);
+            curr = fair.pick_next_task(now).unwrap();
+            fair.set_next_task(curr, now);
+        }
     }
 }

@@ -59,6 +59,13 @@ pub enum ErrorKind {
         /// The name given.
         name: String,
     },
+    /// A policy rt-app knows that Fairway does not model.
+    UnsupportedPolicy {
+        /// The name given.
+        name: String,
+        /// Why.
+        reason: &'static str,
+    },
     /// A task-group path that is not absolute or has an empty component.
     BadTaskGroupPath {
         /// The path given.
@@ -66,6 +73,35 @@ pub enum ErrorKind {
     },
     /// The scenario has no task.
     NoTasks,
+    /// A key given twice in one object where a repeat has no meaning (a task name,
+    /// an option); repeated event keys are events.
+    GivenTwice,
+    /// A task name that is empty or has a character other than ASCII letters,
+    /// digits and punctuation (a space, a control character, NUL, non-ASCII).
+    BadName,
+    /// A task name too long for the kernel's task table, with its instance number.
+    NameTooLong {
+        /// The longest instance name, as the kernel would name it.
+        instance_name: String,
+        /// The limit in bytes, [`super::MAX_NAME_BYTES`].
+        max: usize,
+    },
+    /// Two task instances would have the same name.
+    DuplicateName {
+        /// The name.
+        name: String,
+    },
+    /// A task loops forever and nothing ends the run (`global.duration` ≤ 0 runs
+    /// until every task has finished, as in rt-app).
+    RunsForever,
+    /// A task loops forever without an event that takes time (a positive run,
+    /// runtime or sleep, or a timer): it could never be stopped or simulated.
+    NoProgress,
+    /// An integer too large for 64 bits.
+    TooLarge {
+        /// The number as written.
+        written: String,
+    },
     /// A phase (or a task without phases) has no event.
     NoEvents,
 }
@@ -118,12 +154,41 @@ impl fmt::Display for ScenarioError {
                 write!(f, "{count} task instances, at most {max} are supported")
             }
             ErrorKind::UnknownPolicy { name } => write!(f, "unknown policy \"{name}\""),
+            ErrorKind::UnsupportedPolicy { name, reason } => {
+                write!(f, "{name} is not supported: {reason}")
+            }
             ErrorKind::BadTaskGroupPath { path } => write!(
                 f,
                 "task-group path \"{path}\" must start with '/' and have no empty component"
             ),
             ErrorKind::NoTasks => write!(f, "the scenario has no task"),
             ErrorKind::NoEvents => write!(f, "no event"),
+            ErrorKind::GivenTwice => write!(f, "given twice in the same object"),
+            ErrorKind::TooLarge { written } => {
+                write!(f, "{written} does not fit in a 64-bit integer")
+            }
+            ErrorKind::BadName => write!(
+                f,
+                "a task name must be ASCII letters, digits and punctuation (no space, \
+                 control character, NUL or non-ASCII character)"
+            ),
+            ErrorKind::NameTooLong { instance_name, max } => write!(
+                f,
+                "instance name \"{instance_name}\" is longer than {max} bytes"
+            ),
+            ErrorKind::DuplicateName { name } => {
+                write!(f, "two task instances would both be named \"{name}\"")
+            }
+            ErrorKind::RunsForever => write!(
+                f,
+                "loops forever, and nothing ends the run: give global.duration in seconds \
+                 (0 and -1 run until every task has finished, as in rt-app)"
+            ),
+            ErrorKind::NoProgress => write!(
+                f,
+                "loops forever without an event that takes time (a positive run, runtime, \
+                 sleep, or a timer)"
+            ),
         }
     }
 }

@@ -31,6 +31,10 @@ use alloc::vec::Vec;
 /// The most task instances a scenario may create (it bounds the run queues' task tables).
 pub const MAX_TASKS: usize = 4096;
 
+/// The longest task-instance name, in bytes (the kernel's task table keeps names
+/// whole, so two instances never share a name by truncation).
+pub const MAX_NAME_BYTES: usize = 32;
+
 /// Linux's `MIN_SHARES` and `MAX_SHARES`, the range of a group's `cpu.shares` (§9).
 pub const SHARES_RANGE: (i64, i64) = (2, 1 << 18);
 
@@ -270,9 +274,22 @@ impl Scenario {
         path
     }
 
-    /// The total number of task instances.
+    /// The total number of task instances (saturating: a count this large is
+    /// refused by [`Scenario::validate`], never wrapped).
     pub fn instance_count(&self) -> i64 {
-        self.tasks.iter().map(|t| t.instances.max(0)).sum()
+        self.tasks
+            .iter()
+            .fold(0i64, |sum, t| sum.saturating_add(t.instances.max(0)))
+    }
+
+    /// The name of instance `index` of `task`, as the kernel and the simulator
+    /// name it: the task's name alone, or `name-index` when it has several.
+    pub fn instance_name(task: &TaskSpec, index: i64) -> String {
+        if task.instances == 1 {
+            task.name.clone()
+        } else {
+            alloc::format!("{}-{index}", task.name)
+        }
     }
 
     /// Every group path the scenario names (in `global.taskgroups` or a `taskgroup`

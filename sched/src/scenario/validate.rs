@@ -4,9 +4,12 @@
 use alloc::format;
 use alloc::string::String;
 
+use alloc::collections::BTreeSet;
+
+use super::program::Cursor;
 use super::{
-    Attributes, CAPACITY_SCALE, Calibration, ErrorKind, Event, MAX_TASKS, Phase, PolicyName,
-    SHARES_RANGE, Scenario, ScenarioError, TaskSpec,
+    Attributes, CAPACITY_SCALE, Calibration, ErrorKind, Event, MAX_NAME_BYTES, MAX_TASKS, Phase,
+    PolicyName, SHARES_RANGE, Scenario, ScenarioError, TaskSpec,
 };
 use crate::task::{CpuId, CpuMask, MAX_CPUS, Policy, TaskParams};
 
@@ -56,11 +59,27 @@ pub fn check_group_path(path: &str, field: impl FnOnce() -> String) -> Result<()
 }
 
 impl Scenario {
-    /// Checks every field for a machine with `nr_cpus` CPUs; the first bad one is returned.
+    /// Checks every field for a machine with `nr_cpus` CPUs, and that the run ends;
+    /// the first bad one is returned.
     pub fn validate(&self, nr_cpus: usize) -> Result<(), ScenarioError> {
+        self.validate_for(nr_cpus, false)
+    }
+
+    /// [`Scenario::validate`], where `ended_elsewhere` says whether the caller ends
+    /// the run itself (the simulator's `--duration`), whatever `global.duration`.
+    pub fn validate_for(&self, nr_cpus: usize, ended_elsewhere: bool) -> Result<(), ScenarioError> {
         self.validate_global(nr_cpus)?;
         if self.tasks.is_empty() {
             return Err(ScenarioError::new("tasks", ErrorKind::NoTasks));
+        }
+        for task in &self.tasks {
+            let path = Self::task_path(task);
+            check_range(
+                || format!("{path}.instance"),
+                task.instances,
+                0,
+                MAX_TASKS as i64,
+            )?;
         }
         let count = self.instance_count();
         if count > MAX_TASKS as i64 {
@@ -74,6 +93,56 @@ impl Scenario {
         }
         for task in &self.tasks {
             self.validate_task(task, nr_cpus)?;
+        }
+        self.validate_names()?;
+        self.validate_end(ended_elsewhere)
+    }
+
+    /// Task names: printable ASCII, instance names within [`MAX_NAME_BYTES`] and
+    /// unique (`a` with two instances makes `a-0` and `a-1`, which a task named
+    /// `a-1` would collide with).
+    fn validate_names(&self) -> Result<(), ScenarioError> {
+        let mut names = BTreeSet::new();
+        for task in &self.tasks {
+            let path = Self::task_path(task);
+            if task.name.is_empty() || !task.name.bytes().all(|b| b.is_ascii_graphic()) {
+                return Err(ScenarioError::new(path, ErrorKind::BadName));
+            }
+            for index in 0..task.instances {
+                let name = Self::instance_name(task, index);
+                if name.len() > MAX_NAME_BYTES {
+                    return Err(ScenarioError::new(
+                        path,
+                        ErrorKind::NameTooLong {
+                            instance_name: name,
+                            max: MAX_NAME_BYTES,
+                        },
+                    ));
+                }
+                if !names.insert(name.clone()) {
+                    return Err(ScenarioError::new(path, ErrorKind::DuplicateName { name }));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether the run ends: a task that loops forever needs time to pass in each
+    /// pass (else neither the kernel nor the simulator could stop it), and a
+    /// positive `global.duration`, unless the caller ends the run itself
+    /// (`ended_elsewhere`: the simulator's `--duration`).
+    fn validate_end(&self, ended_elsewhere: bool) -> Result<(), ScenarioError> {
+        for task in &self.tasks {
+            if !Cursor::runs_forever(task) {
+                continue;
+            }
+            let path = Self::task_path(task);
+            if !Cursor::makes_progress(task) {
+                return Err(ScenarioError::new(path, ErrorKind::NoProgress));
+            }
+            if self.global.duration_s <= 0 && !ended_elsewhere {
+                return Err(ScenarioError::new(path, ErrorKind::RunsForever));
+            }
         }
         Ok(())
     }
@@ -126,12 +195,6 @@ impl Scenario {
 
     fn validate_task(&self, task: &TaskSpec, nr_cpus: usize) -> Result<(), ScenarioError> {
         let path = Self::task_path(task);
-        check_range(
-            || format!("{path}.instance"),
-            task.instances,
-            0,
-            MAX_TASKS as i64,
-        )?;
         check_range(|| format!("{path}.loop"), task.loop_count, -1, i64::MAX)?;
         check_duration(|| format!("{path}.delay"), task.delay_us)?;
         self.validate_attributes(&task.attributes, &Attributes::default(), &path, nr_cpus)?;

@@ -167,7 +167,10 @@ impl Simulation<'_> {
             // A tick between arming and firing charged the run time in two parts, and
             // the rounding of the weighted clock can leave the slice a few ns short
             // (§1.2). The kernel's handler reads the clock later than the expiry, so it
-            // never sees this; here the timer is armed again for what is left.
+            // never sees this; here the timer is armed again for what is left. The tick
+            // kept the task, so what is left lies ahead (EEVDF's `slice_remaining`
+            // counts a charge of at least 1 ns); a policy that said 0 here would hold
+            // virtual time still, which `EVENT_LIMIT` turns into an error.
             self.arm_hrtick(cpu);
         }
     }
@@ -239,7 +242,11 @@ impl Simulation<'_> {
         while let Some(cpu) = self.cpus.iter().position(|c| c.need_resched) {
             self.steps += 1;
             if self.steps > STEP_LIMIT {
-                return Err(SimError::Stuck { time_ns: self.now });
+                return Err(SimError::Stuck {
+                    time_ns: self.now,
+                    cpu: Some(cpu),
+                    what: format!("more than {STEP_LIMIT} zero-time steps, the last a reschedule"),
+                });
             }
             self.schedule(cpu)?;
         }

@@ -15,6 +15,13 @@
 //!                of one instant, as the kernel's timer interrupt handles them all
 //! ```
 //!
+//! Virtual time only moves on when the events of one instant run out, so a policy
+//! that keeps asking for an event at the instant it is handled (a slice end 0 ns away
+//! that the tick then does not act on) would hold the run at that instant forever.
+//! Program steps and reschedules (`STEP_LIMIT`) and events ([`EVENT_LIMIT`]) at one
+//! instant are therefore bounded; crossing a bound ends the run with
+//! [`SimError::Stuck`] naming the time and the CPU.
+//!
 //! Placement: a task starts on the least-loaded allowed CPU (fewest queued tasks, lowest id
 //! first) and wakes on the CPU it last ran on. There is no load balancing yet, so a task
 //! only changes CPU when a phase's `cpus` excludes its current one; it then moves with
@@ -150,6 +157,29 @@ enum Kind {
 }
 
 impl Kind {
+    /// The CPU the event belongs to, when it names one.
+    fn cpu(self) -> Option<usize> {
+        match self {
+            Kind::Completion { cpu, .. } | Kind::Hrtick { cpu, .. } => Some(cpu),
+            Kind::Start { .. } | Kind::Wake { .. } | Kind::Tick | Kind::LoadSync | Kind::Sample => {
+                None
+            }
+        }
+    }
+
+    /// What the event is, for errors.
+    fn describe(self) -> &'static str {
+        match self {
+            Kind::Completion { .. } => "the end of a run",
+            Kind::Start { .. } => "a task start",
+            Kind::Wake { .. } => "a wake-up",
+            Kind::Tick => "the tick",
+            Kind::Hrtick { .. } => "the slice-end timer (hrtick)",
+            Kind::LoadSync => "the group load exchange",
+            Kind::Sample => "a sample",
+        }
+    }
+
     /// Whether the kernel would handle this in its timer interrupt.
     fn is_timer(self) -> bool {
         matches!(
@@ -172,6 +202,12 @@ pub const LOAD_SYNC_NS: u64 = 1_000_000;
 /// Zero-time steps allowed at one instant before the run is declared stuck.
 const STEP_LIMIT: u64 = 10_000_000;
 
+/// Events allowed at one instant before the run is declared stuck. A run that
+/// moves on has a few per task and CPU at any instant (start, wake-up, end of a
+/// run, the timers); only an event that keeps re-arming itself for the instant it
+/// fires at comes near this.
+pub const EVENT_LIMIT: u64 = 1_000_000;
+
 /// A simulation of one scenario.
 pub struct Simulation<'s> {
     scenario: &'s Scenario,
@@ -185,6 +221,8 @@ pub struct Simulation<'s> {
     switches: Vec<Switch>,
     live: usize,
     steps: u64,
+    /// Events handled at the current instant (see [`EVENT_LIMIT`]).
+    events: u64,
     /// Task groups by path (the root is not listed), ids equal on every CPU.
     groups: BTreeMap<String, GroupId>,
 }
@@ -327,6 +365,7 @@ impl<'s> Simulation<'s> {
             timers: BTreeMap::new(),
             switches: Vec::new(),
             steps: 0,
+            events: 0,
             groups,
         })
     }
@@ -340,11 +379,13 @@ impl<'s> Simulation<'s> {
         }));
     }
 
-    /// The end of the run: the override, else `global.duration`, else none.
+    /// The end of the run: the override, else a positive `global.duration` (rt-app
+    /// stops its tasks only after a positive duration; 0 and -1 run until every task
+    /// has finished), else none.
     fn end(&self) -> Option<u64> {
         self.config.duration_ns.or_else(|| {
             let seconds = self.scenario.global.duration_s;
-            (seconds >= 0).then(|| seconds as u64 * 1_000_000_000)
+            (seconds > 0).then(|| seconds as u64 * 1_000_000_000)
         })
     }
 
@@ -381,8 +422,24 @@ impl<'s> Simulation<'s> {
             }
             if pending.time != self.now {
                 self.steps = 0;
+                self.events = 0;
             }
             self.now = pending.time;
+            self.events += 1;
+            if self.events > EVENT_LIMIT {
+                let cpu = match pending.kind {
+                    Kind::Start { task } | Kind::Wake { task } => self.tasks[task].cpu,
+                    kind => kind.cpu(),
+                };
+                return Err(SimError::Stuck {
+                    time_ns: self.now,
+                    cpu,
+                    what: format!(
+                        "more than {EVENT_LIMIT} events at one instant, the last {}",
+                        pending.kind.describe()
+                    ),
+                });
+            }
             match pending.kind {
                 Kind::Completion { cpu, generation } => {
                     if self.cpus[cpu].generation == generation {
@@ -480,6 +537,50 @@ impl<'s> Simulation<'s> {
             cpus: self.cpus.into_iter().map(|c| c.result).collect(),
             tasks,
             switches: self.switches,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fairway_sched::round_robin::DEFAULT_SLICE_NS;
+
+    const MS: u64 = 1_000_000;
+
+    /// Events that keep coming at one instant (here a flood of slice-end timers of
+    /// cpu1 at 5 ms; stale ones count too) end the run with the time and the CPU,
+    /// instead of holding virtual time there.
+    #[test]
+    fn events_piling_up_at_one_instant_end_the_run_naming_time_and_cpu() {
+        let text = r#"{"tasks": {"a": {"runtime": 1000000}, "b": {"runtime": 1000000}}}"#;
+        let scenario = crate::parse::parse_and_validate_for(text, 2, true).unwrap();
+        let config = Config {
+            policy: PolicyKind::RoundRobin {
+                slice: DEFAULT_SLICE_NS,
+            },
+            policy_name: "rr".into(),
+            capacities: vec![CpuCapacity::default(); 2],
+            tick_ns: 4 * MS,
+            duration_ns: Some(100 * MS),
+            sample_interval_ns: MS,
+            hrtick: true,
+            tick_phase_ns: 0,
+        };
+        let mut simulation = Simulation::new(&scenario, config).unwrap();
+        for _ in 0..=EVENT_LIMIT {
+            let stale = Kind::Hrtick {
+                cpu: 1,
+                generation: u64::MAX,
+            };
+            simulation.push(5 * MS, stale);
+        }
+        match simulation.run(None) {
+            Err(SimError::Stuck { time_ns, cpu, what }) => {
+                assert_eq!((time_ns, cpu), (5 * MS, Some(1)));
+                assert!(what.contains("slice-end timer"), "{what}");
+            }
+            other => panic!("expected Stuck, got {:?}", other.map(|r| r.end_ns)),
         }
     }
 }

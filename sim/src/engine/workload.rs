@@ -17,7 +17,14 @@ impl Simulation<'_> {
         loop {
             self.steps += 1;
             if self.steps > STEP_LIMIT {
-                return Err(SimError::Stuck { time_ns: self.now });
+                return Err(SimError::Stuck {
+                    time_ns: self.now,
+                    cpu: self.tasks[task].cpu,
+                    what: format!(
+                        "more than {STEP_LIMIT} zero-time steps, the last of task {}'s program",
+                        self.tasks[task].name
+                    ),
+                });
             }
             let now = self.now;
             let (event, phase, phase_start) = match self.tasks[task].cursor.next(spec) {
