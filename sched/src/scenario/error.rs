@@ -97,6 +97,16 @@ pub enum ErrorKind {
     /// A task loops forever without an event that takes time (a positive run,
     /// runtime or sleep, or a timer): it could never be stopped or simulated.
     NoProgress,
+    /// An empty name of a mutex, condition, barrier, semaphore or task.
+    EmptyName,
+    /// A `resume` or `fork` names no task of the scenario.
+    NoSuchTask {
+        /// The name given.
+        name: String,
+    },
+    /// A barrier used by a task started by `fork` (its users are counted from the
+    /// file, as rt-app does).
+    BarrierWithFork,
     /// An integer too large for 64 bits.
     TooLarge {
         /// The number as written.
@@ -164,6 +174,13 @@ impl fmt::Display for ScenarioError {
             ErrorKind::NoTasks => write!(f, "the scenario has no task"),
             ErrorKind::NoEvents => write!(f, "no event"),
             ErrorKind::GivenTwice => write!(f, "given twice in the same object"),
+            ErrorKind::EmptyName => write!(f, "the name is empty"),
+            ErrorKind::NoSuchTask { name } => write!(f, "no task is named \"{name}\""),
+            ErrorKind::BarrierWithFork => write!(
+                f,
+                "a barrier cannot be used by a task started by fork (rt-app counts a \
+                 barrier's users from the file)"
+            ),
             ErrorKind::TooLarge { written } => {
                 write!(f, "{written} does not fit in a 64-bit integer")
             }

@@ -12,11 +12,15 @@
 //!           └ tasks[] ─ name, instances, loop, delay, attributes (policy, priority, cpus,
 //!                       util_min/util_max, taskgroup)
 //!                     └ phases[] ─ name, loop, attributes (override the task's)
-//!                                └ events[] ─ run | runtime | sleep | timer | yield
+//!                                └ events[] ─ run | runtime | sleep | timer | yield |
+//!                                             lock | unlock | wait | signal | broad |
+//!                                             sync | barrier | suspend | resume |
+//!                                             sem_post | sem_wait | fork | mem | iorun
 //! ```
 
 mod error;
 pub mod program;
+pub mod resources;
 #[cfg(test)]
 mod tests;
 pub mod validate;
@@ -79,6 +83,9 @@ pub struct Global {
     /// Fairway extension `taskgroups`: `{ "/path": { "shares": n } }`. Groups named by a
     /// task but not listed here get [`DEFAULT_SHARES`].
     pub task_groups: Vec<TaskGroup>,
+    /// `pi_enabled`: mutexes use priority inheritance (an RT waiter lends its
+    /// priority to the holder, as Linux's rt_mutex does).
+    pub pi_enabled: bool,
 }
 
 impl Default for Global {
@@ -90,6 +97,7 @@ impl Default for Global {
             capacities: Vec::new(),
             frequency_scales: Vec::new(),
             task_groups: Vec::new(),
+            pi_enabled: false,
         }
     }
 }
@@ -155,6 +163,9 @@ pub struct Attributes {
     pub util_max: Option<i64>,
     /// `taskgroup` path; `""` means none.
     pub taskgroup: Option<String>,
+    /// `dl-runtime` of a fair task (µs): its EEVDF request size, Linux 6.12's custom
+    /// slice (`sched_attr.sched_runtime` of SCHED_NORMAL), clamped to 0.1..=100 ms.
+    pub custom_slice_us: Option<i64>,
 }
 
 impl Attributes {
@@ -167,6 +178,7 @@ impl Attributes {
             util_min: self.util_min.or(parent.util_min),
             util_max: self.util_max.or(parent.util_max),
             taskgroup: self.taskgroup.clone().or_else(|| parent.taskgroup.clone()),
+            custom_slice_us: self.custom_slice_us.or(parent.custom_slice_us),
         }
     }
 
@@ -254,6 +266,102 @@ pub enum Event {
     },
     /// Give up the CPU (`sched_yield`).
     Yield,
+    /// Take a mutex, sleeping while another task holds it; waiters take it in
+    /// arrival order (`docs/rtapp.md`, "Resources").
+    Lock {
+        /// The mutex's name.
+        mutex: String,
+    },
+    /// Release a mutex the task holds; the first waiter takes it.
+    Unlock {
+        /// The mutex's name.
+        mutex: String,
+    },
+    /// Condition wait: release `mutex`, sleep until `condition` is signalled, take
+    /// `mutex` again.
+    Wait {
+        /// The condition's name (rt-app's `ref`).
+        condition: String,
+        /// The mutex the task holds.
+        mutex: String,
+    },
+    /// Wake the first task waiting on a condition (lost if none waits).
+    Signal {
+        /// The condition's name.
+        condition: String,
+    },
+    /// Wake every task waiting on a condition (rt-app's `broad`).
+    Broadcast {
+        /// The condition's name.
+        condition: String,
+    },
+    /// Take `mutex`, signal `condition`, wait on it, release `mutex`: wake a
+    /// partner and block, atomically.
+    Sync {
+        /// The condition's name.
+        condition: String,
+        /// The mutex.
+        mutex: String,
+    },
+    /// Meet every other task that uses the same barrier; the last to arrive
+    /// releases the others.
+    Barrier {
+        /// The barrier's name.
+        name: String,
+    },
+    /// Block until another task resumes this one.
+    Suspend,
+    /// Wake the named task (every instance of it) if it is suspended.
+    Resume {
+        /// A task's name (as in `tasks`) or an instance's (`name-i`).
+        task: String,
+    },
+    /// Add one to a counting semaphore (starting at 0), waking its first waiter.
+    SemPost {
+        /// The semaphore's name.
+        name: String,
+    },
+    /// Take one from a counting semaphore, sleeping while it is 0.
+    SemWait {
+        /// The semaphore's name.
+        name: String,
+    },
+    /// Start one more instance of a task now.
+    Fork {
+        /// The task's name in `tasks`.
+        task: String,
+    },
+    /// Write `bytes` to a per-task buffer: here, CPU work of
+    /// `bytes / MEMORY_BYTES_PER_US` µs (`docs/rtapp.md`).
+    Mem {
+        /// Bytes.
+        bytes: i64,
+    },
+    /// Write `bytes` to the I/O device: here, CPU work of
+    /// `bytes / MEMORY_BYTES_PER_US` µs (`docs/rtapp.md`).
+    IoRun {
+        /// Bytes.
+        bytes: i64,
+    },
+}
+
+/// How fast `mem` and `iorun` write, as capacity-invariant work: 1,000 bytes per
+/// µs at capacity 1024 and maximum frequency (1 GB/s, the order of a memcpy of a
+/// buffer that misses the caches). Fairway has no memory hierarchy or I/O device
+/// to model, so the events cost CPU time proportional to their size.
+pub const MEMORY_BYTES_PER_US: i64 = 1000;
+
+impl Event {
+    /// The capacity-invariant work of a busy event in µs (`run`, `mem`, `iorun`).
+    pub fn work_us(&self) -> Option<i64> {
+        match *self {
+            Event::Run { us } => Some(us),
+            Event::Mem { bytes } | Event::IoRun { bytes } => {
+                Some(bytes.max(0).saturating_add(MEMORY_BYTES_PER_US - 1) / MEMORY_BYTES_PER_US)
+            }
+            _ => None,
+        }
+    }
 }
 
 impl Scenario {

@@ -49,13 +49,15 @@ impl Cursor {
     }
 
     /// Whether a forever-looping program spends time in each pass (a positive run, runtime,
-    /// sleep, or a timer); without it a simulation could not advance.
+    /// sleep, mem or iorun, or a timer); without it a simulation could not advance. Waiting
+    /// for another task (a lock, a condition, a barrier...) does not count: two tasks
+    /// that only wake each other would loop at one instant.
     pub fn makes_progress(spec: &TaskSpec) -> bool {
         spec.phases.iter().filter(|p| p.loop_count != 0).any(|p| {
             p.events.iter().any(|e| match e.event {
-                Event::Run { us } | Event::Runtime { us } | Event::Sleep { us } => us > 0,
+                Event::Runtime { us } | Event::Sleep { us } => us > 0,
                 Event::Timer { .. } => true,
-                Event::Yield => false,
+                ref busy => busy.work_us().is_some_and(|us| us > 0),
             })
         })
     }

@@ -8,7 +8,8 @@ use alloc::collections::BTreeSet;
 
 use super::program::Cursor;
 use super::{
-    Attributes, CAPACITY_SCALE, Calibration, ErrorKind, Event, MAX_NAME_BYTES, MAX_TASKS, Phase,
+    Attributes, CAPACITY_SCALE, Calibration, ErrorKind, Event, MAX_NAME_BYTES, MAX_TASKS,
+    MEMORY_BYTES_PER_US, Phase,
     PolicyName, SHARES_RANGE, Scenario, ScenarioError, TaskSpec,
 };
 use crate::task::{CpuId, CpuMask, MAX_CPUS, Policy, TaskParams};
@@ -42,6 +43,15 @@ fn check_duration(path: impl FnOnce() -> String, us: i64) -> Result<(), Scenario
         ))
     } else {
         check_range(path, us, 0, MAX_DURATION_US)
+    }
+}
+
+/// Checks the name of a mutex, condition, barrier, semaphore or task: not empty.
+fn check_name(path: impl FnOnce() -> String, name: &str) -> Result<(), ScenarioError> {
+    if name.is_empty() {
+        Err(ScenarioError::new(path(), ErrorKind::EmptyName))
+    } else {
+        Ok(())
     }
 }
 
@@ -237,7 +247,62 @@ impl Scenario {
                             check_range(field, us, 1, MAX_DURATION_US)?;
                         }
                     },
-                    Event::Yield => {}
+                    Event::Yield | Event::Suspend => {}
+                    Event::Mem { bytes } | Event::IoRun { bytes } => {
+                        check_duration(event_path, bytes)?;
+                        check_range(event_path, bytes, 0, MAX_DURATION_US * MEMORY_BYTES_PER_US)?;
+                    }
+                    Event::Lock { ref mutex } | Event::Unlock { ref mutex } => {
+                        check_name(event_path, mutex)?
+                    }
+                    Event::Signal { ref condition } | Event::Broadcast { ref condition } => {
+                        check_name(event_path, condition)?
+                    }
+                    Event::Wait {
+                        ref condition,
+                        ref mutex,
+                    }
+                    | Event::Sync {
+                        ref condition,
+                        ref mutex,
+                    } => {
+                        check_name(|| format!("{}.ref", event_path()), condition)?;
+                        check_name(|| format!("{}.mutex", event_path()), mutex)?;
+                    }
+                    Event::Barrier { ref name } => {
+                        check_name(event_path, name)?;
+                        if task.instances == 0 || self.is_forked(&task.name) {
+                            return Err(ScenarioError::new(
+                                event_path(),
+                                ErrorKind::BarrierWithFork,
+                            ));
+                        }
+                    }
+                    Event::SemPost { ref name } | Event::SemWait { ref name } => {
+                        check_name(event_path, name)?
+                    }
+                    Event::Resume { task: ref target } => {
+                        check_name(event_path, target)?;
+                        if self.resume_targets(target).next().is_none() {
+                            return Err(ScenarioError::new(
+                                event_path(),
+                                ErrorKind::NoSuchTask {
+                                    name: target.clone(),
+                                },
+                            ));
+                        }
+                    }
+                    Event::Fork { task: ref target } => {
+                        check_name(event_path, target)?;
+                        if !self.tasks.iter().any(|t| t.name == *target) {
+                            return Err(ScenarioError::new(
+                                event_path(),
+                                ErrorKind::NoSuchTask {
+                                    name: target.clone(),
+                                },
+                            ));
+                        }
+                    }
                 }
             }
         }
@@ -303,7 +368,39 @@ impl Scenario {
         {
             check_group_path(group, || format!("{path}.taskgroup"))?;
         }
+        if let Some(slice) = own.custom_slice_us {
+            check_duration(|| format!("{path}.dl-runtime"), slice)?;
+            check_range(|| format!("{path}.dl-runtime"), slice, 0, MAX_DURATION_US)?;
+        }
         Ok(())
+    }
+
+    /// Whether some task forks `name`.
+    pub fn is_forked(&self, name: &str) -> bool {
+        self.tasks.iter().any(|t| {
+            t.phases.iter().any(|p| {
+                p.events
+                    .iter()
+                    .any(|e| matches!(&e.event, Event::Fork { task } if task == name))
+            })
+        })
+    }
+
+    /// The tasks (index, instance or `None` for all) a `resume` names: a task's
+    /// name (every instance) or an instance's (`name-i`).
+    pub fn resume_targets<'a>(
+        &'a self,
+        target: &'a str,
+    ) -> impl Iterator<Item = (usize, Option<i64>)> + 'a {
+        self.tasks.iter().enumerate().filter_map(move |(index, task)| {
+            if task.name == target {
+                return Some((index, None));
+            }
+            let instance = target.strip_prefix(task.name.as_str())?.strip_prefix('-')?;
+            let instance: i64 = instance.parse().ok()?;
+            (task.instances > 1 && (0..task.instances).contains(&instance))
+                .then_some((index, Some(instance)))
+        })
     }
 
     /// The attributes in force during `phase` of `task`: the phase's, else the task's

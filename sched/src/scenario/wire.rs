@@ -8,7 +8,7 @@
 //! input, and a refusal is a [`WireError`] naming the field and its byte offset; it never
 //! panics and never allocates more than a small multiple of the input's size.
 //!
-//! # Layout (format version 1)
+//! # Layout (format version 2)
 //!
 //! Integers are little-endian and fixed-width; offsets are from the start of the blob.
 //!
@@ -28,15 +28,15 @@
 //! | item        | encoding                                                                |
 //! |-------------|-------------------------------------------------------------------------|
 //! | Scenario    | Global, list\<TaskSpec\>                                                |
-//! | Global      | duration_s `i64`, Calibration, default_policy Policy, capacities list\<`i64`\>, frequency_scales list\<`i64`\>, task_groups list\<TaskGroup\> |
+//! | Global      | duration_s `i64`, Calibration, default_policy Policy, capacities list\<`i64`\>, frequency_scales list\<`i64`\>, task_groups list\<TaskGroup\>, pi_enabled `u8` (0 or 1) |
 //! | Calibration | `u8` tag (0 = `Cpu`, 1 = `NsPerLoop`), then the value `i64`             |
 //! | Policy      | `u8` tag: 0 `Other`, 1 `Batch`, 2 `Idle`, 3 `Fifo`, 4 `RoundRobin`      |
 //! | TaskGroup   | path string, shares `i64`                                               |
 //! | TaskSpec    | name string, instances `i64`, loop_count `i64`, delay_us `i64`, Attributes, list\<Phase\> |
-//! | Attributes  | policy option\<Policy\>, priority option\<`i64`\>, cpus option\<list\<`i64`\>\>, util_min option\<`i64`\>, util_max option\<`i64`\>, taskgroup option\<string\> |
+//! | Attributes  | policy option\<Policy\>, priority option\<`i64`\>, cpus option\<list\<`i64`\>\>, util_min option\<`i64`\>, util_max option\<`i64`\>, taskgroup option\<string\>, custom_slice_us option\<`i64`\> |
 //! | Phase       | name string, loop_count `i64`, Attributes, list\<NamedEvent\>           |
 //! | NamedEvent  | key string, Event                                                       |
-//! | Event       | `u8` tag: 0 `Run` us `i64`; 1 `Runtime` us `i64`; 2 `Sleep` us `i64`; 3 `Timer` reference string, period_us option\<`i64`\>, TimerMode; 4 `Yield` (nothing) |
+//! | Event       | `u8` tag: 0 `Run` us `i64`; 1 `Runtime` us `i64`; 2 `Sleep` us `i64`; 3 `Timer` reference string, period_us option\<`i64`\>, TimerMode; 4 `Yield` (nothing); 5 `Lock` mutex string; 6 `Unlock` mutex string; 7 `Wait` condition string, mutex string; 8 `Signal` condition string; 9 `Broadcast` condition string; 10 `Sync` condition string, mutex string; 11 `Barrier` name string; 12 `Suspend` (nothing); 13 `Resume` task string; 14 `SemPost` name string; 15 `SemWait` name string; 16 `Fork` task string; 17 `Mem` bytes `i64`; 18 `IoRun` bytes `i64` |
 //! | TimerMode   | `u8` tag: 0 `Relative`, 1 `Absolute`                                    |
 //!
 //! The body must end exactly at the total length. Values are stored as the model holds
@@ -61,7 +61,7 @@ use writer::Writer;
 pub const MAGIC: [u8; 4] = *b"FWSC";
 
 /// The format version this module writes and reads.
-pub const VERSION: u32 = 1;
+pub const VERSION: u32 = 2;
 
 /// The header's size in bytes (magic, version, total length, checksum).
 pub const HEADER_LEN: usize = 16;

@@ -14,7 +14,7 @@ use crate::scenario::{
 mod min_size {
     pub const I64: usize = 8;
     pub const STRING: usize = 4;
-    pub const ATTRIBUTES: usize = 6; // six absent options
+    pub const ATTRIBUTES: usize = 7; // seven absent options
     pub const TASK_GROUP: usize = STRING + I64;
     pub const TASK: usize = STRING + 3 * I64 + ATTRIBUTES + 4;
     pub const PHASE: usize = STRING + I64 + ATTRIBUTES + 4;
@@ -188,6 +188,7 @@ impl<'a> Reader<'a> {
                 shares: self.i64("task_group.shares")?,
             });
         }
+        let pi_enabled = self.tag("global.pi_enabled", 2)? == 1;
         let global = Global {
             duration_s,
             calibration,
@@ -195,6 +196,7 @@ impl<'a> Reader<'a> {
             capacities,
             frequency_scales,
             task_groups,
+            pi_enabled,
         };
         let count = self.count("tasks", min_size::TASK)?;
         let mut tasks = Vec::with_capacity(count);
@@ -240,6 +242,7 @@ impl<'a> Reader<'a> {
         } else {
             None
         };
+        let custom_slice_us = self.option_i64("attributes.custom_slice")?;
         Ok(Attributes {
             policy,
             priority,
@@ -247,6 +250,7 @@ impl<'a> Reader<'a> {
             util_min,
             util_max,
             taskgroup,
+            custom_slice_us,
         })
     }
 
@@ -258,7 +262,7 @@ impl<'a> Reader<'a> {
         let mut events = Vec::with_capacity(count);
         for _ in 0..count {
             let key = self.string("event.key")?;
-            let event = match self.tag("event", 5)? {
+            let event = match self.tag("event", 19)? {
                 0 => Event::Run {
                     us: self.i64("event.run")?,
                 },
@@ -276,7 +280,49 @@ impl<'a> Reader<'a> {
                         _ => TimerMode::Absolute,
                     },
                 },
-                _ => Event::Yield,
+                4 => Event::Yield,
+                5 => Event::Lock {
+                    mutex: self.string("event.lock")?,
+                },
+                6 => Event::Unlock {
+                    mutex: self.string("event.unlock")?,
+                },
+                7 => Event::Wait {
+                    condition: self.string("event.wait.ref")?,
+                    mutex: self.string("event.wait.mutex")?,
+                },
+                8 => Event::Signal {
+                    condition: self.string("event.signal")?,
+                },
+                9 => Event::Broadcast {
+                    condition: self.string("event.broad")?,
+                },
+                10 => Event::Sync {
+                    condition: self.string("event.sync.ref")?,
+                    mutex: self.string("event.sync.mutex")?,
+                },
+                11 => Event::Barrier {
+                    name: self.string("event.barrier")?,
+                },
+                12 => Event::Suspend,
+                13 => Event::Resume {
+                    task: self.string("event.resume")?,
+                },
+                14 => Event::SemPost {
+                    name: self.string("event.sem_post")?,
+                },
+                15 => Event::SemWait {
+                    name: self.string("event.sem_wait")?,
+                },
+                16 => Event::Fork {
+                    task: self.string("event.fork")?,
+                },
+                17 => Event::Mem {
+                    bytes: self.i64("event.mem")?,
+                },
+                _ => Event::IoRun {
+                    bytes: self.i64("event.iorun")?,
+                },
             };
             events.push(NamedEvent { key, event });
         }

@@ -65,11 +65,12 @@ impl Rng {
 /// Which variants and optional fields a generated scenario exercised.
 #[derive(Default)]
 struct Coverage {
-    events: [usize; 5],
+    events: [usize; EVENT_KINDS],
     timer_modes: [usize; 2],
     policies: [usize; 5],
     calibrations: [usize; 2],
-    attributes_set: [usize; 6],
+    attributes_set: [usize; 7],
+    pi_enabled: usize,
     period_absent: usize,
 }
 
@@ -85,6 +86,7 @@ fn random_attributes(rng: &mut Rng, coverage: &mut Coverage) -> Attributes {
     let util_min = set(rng, 3).then(|| rng.i64());
     let util_max = set(rng, 4).then(|| rng.i64());
     let taskgroup = set(rng, 5).then(|| rng.string());
+    let custom_slice_us = set(rng, 6).then(|| rng.i64());
     if let Some(policy) = policy {
         coverage.policies[policy as usize] += 1;
     }
@@ -95,11 +97,15 @@ fn random_attributes(rng: &mut Rng, coverage: &mut Coverage) -> Attributes {
         util_min,
         util_max,
         taskgroup,
+        custom_slice_us,
     }
 }
 
+/// Event variants, one tag each (`wire.rs`, "Event").
+const EVENT_KINDS: usize = 19;
+
 fn random_event(rng: &mut Rng, coverage: &mut Coverage) -> Event {
-    let kind = rng.below(5) as usize;
+    let kind = rng.below(EVENT_KINDS as u64) as usize;
     coverage.events[kind] += 1;
     match kind {
         0 => Event::Run { us: rng.i64() },
@@ -124,7 +130,35 @@ fn random_event(rng: &mut Rng, coverage: &mut Coverage) -> Event {
                 mode,
             }
         }
-        _ => Event::Yield,
+        4 => Event::Yield,
+        5 => Event::Lock {
+            mutex: rng.string(),
+        },
+        6 => Event::Unlock {
+            mutex: rng.string(),
+        },
+        7 => Event::Wait {
+            condition: rng.string(),
+            mutex: rng.string(),
+        },
+        8 => Event::Signal {
+            condition: rng.string(),
+        },
+        9 => Event::Broadcast {
+            condition: rng.string(),
+        },
+        10 => Event::Sync {
+            condition: rng.string(),
+            mutex: rng.string(),
+        },
+        11 => Event::Barrier { name: rng.string() },
+        12 => Event::Suspend,
+        13 => Event::Resume { task: rng.string() },
+        14 => Event::SemPost { name: rng.string() },
+        15 => Event::SemWait { name: rng.string() },
+        16 => Event::Fork { task: rng.string() },
+        17 => Event::Mem { bytes: rng.i64() },
+        _ => Event::IoRun { bytes: rng.i64() },
     }
 }
 
@@ -151,6 +185,11 @@ fn random_scenario(rng: &mut Rng, coverage: &mut Coverage) -> Scenario {
                 shares: rng.i64(),
             })
             .collect(),
+        pi_enabled: {
+            let on = rng.chance(2);
+            coverage.pi_enabled += usize::from(on);
+            on
+        },
     };
     let tasks = (0..rng.below(4))
         .map(|_| TaskSpec {
@@ -201,32 +240,33 @@ fn tiny() -> Scenario {
 }
 
 /// The blob of [`tiny`], written by hand from the layout table in the module doc. The
-/// CRC-32 was computed independently with Python's `zlib.crc32` over bytes 16..127.
+/// CRC-32 was computed independently with Python's `zlib.crc32` over bytes 16..130.
 #[rustfmt::skip]
-const TINY_BLOB: [u8; 127] = [
+const TINY_BLOB: [u8; 130] = [
     b'F', b'W', b'S', b'C',                         // 0: magic
-    1, 0, 0, 0,                                     // 4: version 1
-    127, 0, 0, 0,                                   // 8: total length
-    0xb2, 0x61, 0xb4, 0x31,                         // 12: CRC-32 0x31b461b2
+    2, 0, 0, 0,                                     // 4: version 2
+    130, 0, 0, 0,                                   // 8: total length
+    0xb7, 0x83, 0xec, 0x2b,                         // 12: CRC-32 0x2bec83b7
     0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, // 16: duration -1
     0, 0, 0, 0, 0, 0, 0, 0, 0,                      // 24: calibration Cpu(0)
     0,                                              // 33: default policy Other
     0, 0, 0, 0,                                     // 34: no capacities
     0, 0, 0, 0,                                     // 38: no frequency scales
     0, 0, 0, 0,                                     // 42: no task groups
-    1, 0, 0, 0,                                     // 46: one task
-    1, 0, 0, 0, b't',                               // 50: name "t"
-    1, 0, 0, 0, 0, 0, 0, 0,                         // 55: instances 1
-    1, 0, 0, 0, 0, 0, 0, 0,                         // 63: loop 1
-    0, 0, 0, 0, 0, 0, 0, 0,                         // 71: delay 0
-    0, 0, 0, 0, 0, 0,                               // 79: no attributes
-    1, 0, 0, 0,                                     // 85: one phase
-    0, 0, 0, 0,                                     // 89: name ""
-    1, 0, 0, 0, 0, 0, 0, 0,                         // 93: loop 1
-    0, 0, 0, 0, 0, 0,                               // 101: no attributes
-    1, 0, 0, 0,                                     // 107: one event
-    3, 0, 0, 0, b'r', b'u', b'n',                   // 111: key "run"
-    0, 5, 0, 0, 0, 0, 0, 0, 0,                      // 118: Run { us: 5 }
+    0,                                              // 46: pi_enabled false
+    1, 0, 0, 0,                                     // 47: one task
+    1, 0, 0, 0, b't',                               // 51: name "t"
+    1, 0, 0, 0, 0, 0, 0, 0,                         // 56: instances 1
+    1, 0, 0, 0, 0, 0, 0, 0,                         // 64: loop 1
+    0, 0, 0, 0, 0, 0, 0, 0,                         // 72: delay 0
+    0, 0, 0, 0, 0, 0, 0,                            // 80: no attributes
+    1, 0, 0, 0,                                     // 87: one phase
+    0, 0, 0, 0,                                     // 91: name ""
+    1, 0, 0, 0, 0, 0, 0, 0,                         // 95: loop 1
+    0, 0, 0, 0, 0, 0, 0,                            // 103: no attributes
+    1, 0, 0, 0,                                     // 110: one event
+    3, 0, 0, 0, b'r', b'u', b'n',                   // 114: key "run"
+    0, 5, 0, 0, 0, 0, 0, 0, 0,                      // 121: Run { us: 5 }
 ];
 
 /// Rewrites the total length and checksum after a body edit, so the body decoder sees it.
@@ -256,7 +296,7 @@ fn crc32_matches_the_catalogue_check_value() {
 fn tiny_scenario_encodes_to_the_hand_written_bytes() {
     assert_eq!(encode(&tiny()).unwrap(), TINY_BLOB);
     assert_eq!(decode(&TINY_BLOB).unwrap(), tiny());
-    assert_eq!(declared_length(&TINY_BLOB[..HEADER_LEN]), Ok(127));
+    assert_eq!(declared_length(&TINY_BLOB[..HEADER_LEN]), Ok(130));
 }
 
 #[test]
@@ -326,14 +366,14 @@ fn header_errors_name_the_field() {
         (0, WireErrorKind::BadMagic { found: *b"XWSC" })
     );
     let mut blob = TINY_BLOB;
-    blob[4] = 2;
+    blob[4] = 3;
     assert_eq!(
         error_at(&blob),
         (
             4,
             WireErrorKind::UnsupportedVersion {
-                found: 2,
-                supported: 1
+                found: 3,
+                supported: 2
             }
         )
     );
@@ -361,7 +401,7 @@ fn length_and_checksum_errors() {
             0,
             WireErrorKind::Truncated {
                 field: "blob",
-                needed: 127,
+                needed: 130,
                 available: 100
             }
         )
@@ -371,28 +411,28 @@ fn length_and_checksum_errors() {
     long.extend_from_slice(&[0, 0, 0]);
     assert_eq!(
         error_at(&long),
-        (127, WireErrorKind::TrailingBytes { count: 3 })
+        (130, WireErrorKind::TrailingBytes { count: 3 })
     );
     // A body byte changed: run 5 µs becomes 6 µs.
     let mut blob = TINY_BLOB;
-    blob[119] = 6;
+    blob[122] = 6;
     assert_eq!(
         error_at(&blob),
         (
             12,
             WireErrorKind::ChecksumMismatch {
-                stored: 0x31B4_61B2,
+                stored: 0x2BEC_83B7,
                 computed: crc32(&blob[HEADER_LEN..])
             }
         )
     );
     // A consistent header over a body that stops inside the event's `us`.
-    let mut cut = TINY_BLOB[..123].to_vec();
+    let mut cut = TINY_BLOB[..126].to_vec();
     reseal(&mut cut);
     assert_eq!(
         error_at(&cut),
         (
-            119,
+            122,
             WireErrorKind::Truncated {
                 field: "event.run",
                 needed: 8,
@@ -406,7 +446,7 @@ fn length_and_checksum_errors() {
     reseal(&mut padded);
     assert_eq!(
         error_at(&padded),
-        (127, WireErrorKind::TrailingBytes { count: 1 })
+        (130, WireErrorKind::TrailingBytes { count: 1 })
     );
 }
 
@@ -419,12 +459,12 @@ fn body_errors_name_the_field_and_offset() {
         error_at(&blob)
     };
     assert_eq!(
-        edit(118, 5),
+        edit(121, 19),
         (
-            118,
+            121,
             WireErrorKind::BadTag {
                 field: "event",
-                tag: 5
+                tag: 19
             }
         )
     );
@@ -449,9 +489,9 @@ fn body_errors_name_the_field_and_offset() {
         )
     );
     assert_eq!(
-        edit(79, 2),
+        edit(80, 2),
         (
-            79,
+            80,
             WireErrorKind::BadTag {
                 field: "attributes.policy",
                 tag: 2
@@ -460,30 +500,30 @@ fn body_errors_name_the_field_and_offset() {
     );
     // 0xff can never appear in UTF-8; it replaces the `t` of the task name.
     assert_eq!(
-        edit(54, 0xff),
-        (54, WireErrorKind::BadUtf8 { field: "task.name" })
+        edit(55, 0xff),
+        (55, WireErrorKind::BadUtf8 { field: "task.name" })
     );
-    // The name's count becomes 0x0100_0001; only 127 - 54 = 73 bytes follow it.
+    // The name's count becomes 0x0100_0001; only 130 - 55 = 75 bytes follow it.
     assert_eq!(
-        edit(53, 1),
+        edit(54, 1),
         (
-            50,
+            51,
             WireErrorKind::LengthOverflow {
                 field: "task.name",
                 length: 0x0100_0001,
-                available: 73
+                available: 75
             }
         )
     );
-    // Three tasks need at least 3 x 38 = 114 bytes; 127 - 50 = 77 follow the count.
+    // Three tasks need at least 3 x 39 = 117 bytes; 130 - 51 = 79 follow the count.
     assert_eq!(
-        edit(46, 3),
+        edit(47, 3),
         (
-            46,
+            47,
             WireErrorKind::LengthOverflow {
                 field: "tasks",
                 length: 3,
-                available: 77
+                available: 79
             }
         )
     );
@@ -501,8 +541,8 @@ fn timer_tags_are_checked() {
         },
     };
     let blob = encode(&scenario).unwrap();
-    // Event at 111: key (4 + 5 bytes), tag, reference (4 + 6), period (1 + 8), mode.
-    let mode = 111 + 9 + 1 + 10 + 9;
+    // Event at 114: key (4 + 5 bytes), tag, reference (4 + 6), period (1 + 8), mode.
+    let mode = 114 + 9 + 1 + 10 + 9;
     assert_eq!(blob.len(), mode + 1);
     assert_eq!(blob[mode], 1);
     let mut bad = blob.clone();

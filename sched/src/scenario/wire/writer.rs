@@ -80,6 +80,7 @@ impl Writer {
             self.string("task_group.path", &group.path)?;
             self.i64(group.shares);
         }
+        self.u8(u8::from(global.pi_enabled));
         self.count("tasks", scenario.tasks.len())?;
         for task in &scenario.tasks {
             self.string("task.name", &task.name)?;
@@ -120,7 +121,19 @@ impl Writer {
                 self.string("attributes.taskgroup", group)?;
             }
         }
+        self.option_i64(attributes.custom_slice_us);
         Ok(())
+    }
+
+    /// An event tag followed by its name.
+    fn tagged_string(
+        &mut self,
+        tag: u8,
+        field: &'static str,
+        text: &str,
+    ) -> Result<(), WireError> {
+        self.u8(tag);
+        self.string(field, text)
     }
 
     fn phase(&mut self, phase: &Phase) -> Result<(), WireError> {
@@ -157,6 +170,36 @@ impl Writer {
                     });
                 }
                 Event::Yield => self.u8(4),
+                Event::Lock { mutex } => self.tagged_string(5, "event.lock", mutex)?,
+                Event::Unlock { mutex } => self.tagged_string(6, "event.unlock", mutex)?,
+                Event::Wait { condition, mutex } => {
+                    self.tagged_string(7, "event.wait.ref", condition)?;
+                    self.string("event.wait.mutex", mutex)?;
+                }
+                Event::Signal { condition } => {
+                    self.tagged_string(8, "event.signal", condition)?
+                }
+                Event::Broadcast { condition } => {
+                    self.tagged_string(9, "event.broad", condition)?
+                }
+                Event::Sync { condition, mutex } => {
+                    self.tagged_string(10, "event.sync.ref", condition)?;
+                    self.string("event.sync.mutex", mutex)?;
+                }
+                Event::Barrier { name } => self.tagged_string(11, "event.barrier", name)?,
+                Event::Suspend => self.u8(12),
+                Event::Resume { task } => self.tagged_string(13, "event.resume", task)?,
+                Event::SemPost { name } => self.tagged_string(14, "event.sem_post", name)?,
+                Event::SemWait { name } => self.tagged_string(15, "event.sem_wait", name)?,
+                Event::Fork { task } => self.tagged_string(16, "event.fork", task)?,
+                Event::Mem { bytes } => {
+                    self.u8(17);
+                    self.i64(*bytes);
+                }
+                Event::IoRun { bytes } => {
+                    self.u8(18);
+                    self.i64(*bytes);
+                }
             }
         }
         Ok(())
