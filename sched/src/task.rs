@@ -116,7 +116,13 @@ pub struct TaskParams {
     pub uclamp_max: Option<u16>,
     /// The task group the task starts in (the root group by default).
     pub group: GroupId,
+    /// A custom EEVDF slice (Linux 6.12's `sched_attr.sched_runtime` for a fair
+    /// task, §1.5), clamped to [`CUSTOM_SLICE_RANGE`]; `None` = the base slice.
+    pub custom_slice: Option<Nanoseconds>,
 }
+
+/// The range Linux clamps a custom slice to: 0.1 ms to 100 ms (§1.5, §9).
+pub const CUSTOM_SLICE_RANGE: (Nanoseconds, Nanoseconds) = (100_000, 100_000_000);
 
 impl Default for TaskParams {
     fn default() -> Self {
@@ -125,6 +131,7 @@ impl Default for TaskParams {
             affinity: CpuMask::ALL,
             uclamp_min: None,
             uclamp_max: None,
+            custom_slice: None,
             group: GroupId::ROOT,
         }
     }

@@ -64,6 +64,22 @@ pub enum SimError {
         /// What went over its limit, and the last of them.
         what: String,
     },
+    /// A task misused a mutex (unlocked one it does not hold, locked one twice).
+    Resource {
+        /// The task instance.
+        task: String,
+        /// What it did.
+        message: String,
+        /// The virtual time.
+        time_ns: u64,
+    },
+    /// Every live task is blocked on a resource and nothing ends the run.
+    Deadlock {
+        /// The blocked tasks.
+        tasks: Vec<String>,
+        /// The virtual time.
+        time_ns: u64,
+    },
     /// A bad command-line or configuration value.
     Config(String),
     /// Writing an output failed.
@@ -90,6 +106,17 @@ impl fmt::Display for SimError {
                 }
                 write!(f, ": {what}")
             }
+            SimError::Resource {
+                task,
+                message,
+                time_ns,
+            } => write!(f, "task {task} at {time_ns} ns: {message}"),
+            SimError::Deadlock { tasks, time_ns } => write!(
+                f,
+                "deadlock at {time_ns} ns: every live task is blocked on a resource ({}) \
+                 and global.duration does not end the run",
+                tasks.join(", ")
+            ),
             SimError::Config(message) => write!(f, "{message}"),
             SimError::Io(e) => write!(f, "{e}"),
         }

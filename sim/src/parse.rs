@@ -123,8 +123,7 @@ fn given_twice(path: &str) -> ScenarioError {
 }
 
 /// rt-app's host-side global options: accepted, no effect on the schedule.
-const HOST_OPTIONS: [&str; 10] = [
-    "pi_enabled",
+const HOST_OPTIONS: [&str; 9] = [
     "lock_pages",
     "logdir",
     "log_basename",
@@ -323,6 +322,12 @@ impl<'t> Reader<'t> {
                         });
                     }
                 }
+                "pi_enabled" => {
+                    global.pi_enabled = match value {
+                        Value::BooleanLit(b) => b.value,
+                        _ => return Err(self.wrong_type(&path, "true or false", value)),
+                    }
+                }
                 host if HOST_OPTIONS.contains(&host) => self.notes.push(format!(
                     "{path}: an rt-app host option (logs, traces, memory locking, I/O); \
                      accepted, no effect here"
@@ -352,68 +357,138 @@ impl<'t> Reader<'t> {
             "nodes_membind" => self
                 .notes
                 .push(format!("{path}: one NUMA node here; accepted, no effect")),
-            // SCHED_DEADLINE parameters have no effect on this model.
-            "dl-runtime" | "dl-period" | "dl-deadline" => {}
+            // Linux 6.12: `sched_runtime` of a fair task is its custom slice (refused
+            // with the policy check for other policies' use in validation).
+            "dl-runtime" => attributes.custom_slice_us = Some(self.integer(value, path)?),
+            // SCHED_DEADLINE's period and deadline: no deadline class here.
+            "dl-period" | "dl-deadline" => self.notes.push(format!(
+                "{path}: a SCHED_DEADLINE parameter; accepted, no effect (no deadline class)"
+            )),
             _ => return Err(unknown(path)),
         }
         Ok(())
     }
 
-    /// The event for `key` (matched by prefix as rt-app does, so `run0`, `sleep1`...).
+    /// `{ "ref": ..., "mutex": ... }` of `wait` and `sync`.
+    fn condition_and_mutex(
+        &self,
+        value: &Value<'_>,
+        path: &str,
+    ) -> Result<(String, String), ScenarioError> {
+        let mut condition = None;
+        let mut mutex = None;
+        for (k, v) in self.unique_object(value, path)? {
+            let here = join(path, &k);
+            match k.as_ref() {
+                "ref" => condition = Some(self.string(v, &here)?.to_string()),
+                "mutex" => mutex = Some(self.string(v, &here)?.to_string()),
+                _ => return Err(unknown(&here)),
+            }
+        }
+        let missing = |field: &str| ScenarioError::new(join(path, field), ErrorKind::Missing);
+        Ok((
+            condition.ok_or_else(|| missing("ref"))?,
+            mutex.ok_or_else(|| missing("mutex"))?,
+        ))
+    }
+
+    /// The event for `key`, matched by prefix as rt-app does (`run0`, `sleep1`...),
+    /// longer names first (`runtime` before `run`, `memrun` before `mem`).
     fn event(&self, key: &str, value: &Value<'_>, path: &str) -> Result<Event, ScenarioError> {
-        const UNSUPPORTED: [&str; 14] = [
-            "lock", "unlock", "wait", "signal", "broad", "sync", "barrier", "suspend", "resume",
-            "mem", "iorun", "fork", "sem_post", "sem_wait",
-        ];
-        if key.starts_with("runtime") {
-            Ok(Event::Runtime {
+        let name = |v: &Value<'_>| self.string(v, path).map(str::to_string);
+        let event = if key.starts_with("runtime") {
+            Event::Runtime {
                 us: self.integer(value, path)?,
-            })
+            }
         } else if key.starts_with("run") {
-            Ok(Event::Run {
+            Event::Run {
                 us: self.integer(value, path)?,
-            })
+            }
         } else if key.starts_with("sleep") {
-            Ok(Event::Sleep {
+            Event::Sleep {
                 us: self.integer(value, path)?,
-            })
+            }
         } else if key.starts_with("timer") {
-            let mut reference = String::from("unique");
-            let mut period_us = None;
-            let mut mode = TimerMode::Relative;
-            for (k, v) in self.unique_object(value, path)? {
-                let here = join(path, &k);
-                match k.as_ref() {
-                    "ref" => reference = self.string(v, &here)?.to_string(),
-                    "period" => period_us = Some(self.integer(v, &here)?),
-                    "mode" => {
-                        mode = match self.string(v, &here)? {
-                            "relative" => TimerMode::Relative,
-                            "absolute" => TimerMode::Absolute,
-                            _ => {
-                                return Err(self.wrong_type(
-                                    &here,
-                                    "\"relative\" or \"absolute\"",
-                                    v,
-                                ));
-                            }
+            self.timer(value, path)?
+        } else if key.starts_with("yield") {
+            Event::Yield
+        } else if key.starts_with("lock") {
+            Event::Lock {
+                mutex: name(value)?,
+            }
+        } else if key.starts_with("unlock") {
+            Event::Unlock {
+                mutex: name(value)?,
+            }
+        } else if key.starts_with("wait") {
+            let (condition, mutex) = self.condition_and_mutex(value, path)?;
+            Event::Wait { condition, mutex }
+        } else if key.starts_with("signal") {
+            Event::Signal {
+                condition: name(value)?,
+            }
+        } else if key.starts_with("broad") {
+            Event::Broadcast {
+                condition: name(value)?,
+            }
+        } else if key.starts_with("sync") {
+            let (condition, mutex) = self.condition_and_mutex(value, path)?;
+            Event::Sync { condition, mutex }
+        } else if key.starts_with("barrier") {
+            Event::Barrier { name: name(value)? }
+        } else if key.starts_with("suspend") {
+            // rt-app ignores the value (often the task's own name).
+            Event::Suspend
+        } else if key.starts_with("resume") {
+            Event::Resume { task: name(value)? }
+        } else if key.starts_with("sem_post") {
+            Event::SemPost { name: name(value)? }
+        } else if key.starts_with("sem_wait") {
+            Event::SemWait { name: name(value)? }
+        } else if key.starts_with("fork") {
+            Event::Fork { task: name(value)? }
+        } else if key.starts_with("memrun") {
+            return Err(ScenarioError::new(path, ErrorKind::UnsupportedEvent));
+        } else if key.starts_with("mem") {
+            Event::Mem {
+                bytes: self.integer(value, path)?,
+            }
+        } else if key.starts_with("iorun") {
+            Event::IoRun {
+                bytes: self.integer(value, path)?,
+            }
+        } else {
+            return Err(unknown(path));
+        };
+        Ok(event)
+    }
+
+    fn timer(&self, value: &Value<'_>, path: &str) -> Result<Event, ScenarioError> {
+        let mut reference = String::from("unique");
+        let mut period_us = None;
+        let mut mode = TimerMode::Relative;
+        for (k, v) in self.unique_object(value, path)? {
+            let here = join(path, &k);
+            match k.as_ref() {
+                "ref" => reference = self.string(v, &here)?.to_string(),
+                "period" => period_us = Some(self.integer(v, &here)?),
+                "mode" => {
+                    mode = match self.string(v, &here)? {
+                        "relative" => TimerMode::Relative,
+                        "absolute" => TimerMode::Absolute,
+                        _ => {
+                            return Err(self.wrong_type(&here, "\"relative\" or \"absolute\"", v));
                         }
                     }
-                    _ => return Err(unknown(&here)),
                 }
+                _ => return Err(unknown(&here)),
             }
-            Ok(Event::Timer {
-                reference,
-                period_us,
-                mode,
-            })
-        } else if key.starts_with("yield") {
-            Ok(Event::Yield)
-        } else if UNSUPPORTED.iter().any(|u| key.starts_with(u)) {
-            Err(ScenarioError::new(path, ErrorKind::UnsupportedEvent))
-        } else {
-            Err(unknown(path))
         }
+        Ok(Event::Timer {
+            reference,
+            period_us,
+            mode,
+        })
     }
 
     /// A phase from an object's members; `skip` lists the task keys of a task

@@ -60,6 +60,8 @@ pub struct TaskResult {
     pub involuntary_switches: u64,
     /// Whether its program ended before the run did.
     pub finished: bool,
+    /// When its program ended, in ns (`None`: it had not when the run ended).
+    pub finished_at_ns: Option<u64>,
     /// Its task group (path, shares) as the scenario gives it (its first phase's).
     pub taskgroup: Option<(String, i64)>,
 }
@@ -143,6 +145,7 @@ impl Results {
                     "voluntary_switches": t.voluntary_switches,
                     "involuntary_switches": t.involuntary_switches,
                     "finished": t.finished,
+                    "finished_at_ns": t.finished_at_ns,
                     "taskgroup": t.taskgroup.as_ref().map(|(path, shares)| json!({
                         "path": path,
                         "shares": shares,

@@ -107,10 +107,11 @@ fn unknown_event() {
 
 #[test]
 fn unsupported_event() {
-    let text = r#"{"tasks": {"t": {"lock": "m", "run": 5}}}"#;
+    // rt-app's finer memory workloads are not modelled.
+    let text = r#"{"tasks": {"t": {"loop": 1, "memrun": {"size": 64}, "run": 5}}}"#;
     assert_eq!(
         error(text, 1),
-        "tasks.t.lock: event not supported by Fairway yet"
+        "tasks.t.memrun: event not supported by Fairway yet"
     );
 }
 

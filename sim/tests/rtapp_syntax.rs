@@ -148,7 +148,6 @@ fn host_only_options_are_accepted_with_a_note() {
         "ftrace",
         "gnuplot",
         "lock_pages",
-        "pi_enabled",
         "io_device",
         "mem_buffer_size",
     ] {
@@ -231,6 +230,17 @@ fn a_run_that_would_never_end_is_refused() {
 }
 
 #[test]
+fn priority_inheritance_is_refused_until_it_is_modelled() {
+    let text = r#"{"global": {"pi_enabled": true}, "tasks": {"t": {"loop": 1, "run": 5}}}"#;
+    assert_eq!(
+        refused(text, 1),
+        "global.pi_enabled: priority inheritance is not supported by Fairway yet"
+    );
+    let text = r#"{"global": {"pi_enabled": false}, "tasks": {"t": {"loop": 1, "run": 5}}}"#;
+    assert!(parse_and_validate(text, 1).is_ok());
+}
+
+#[test]
 fn sched_deadline_is_refused_naming_the_policy() {
     let text = r#"{"tasks": {"t": {"policy": "SCHED_DEADLINE", "loop": 1, "run": 5}}}"#;
     assert_eq!(
@@ -265,4 +275,22 @@ fn duration_zero_runs_until_every_task_has_finished() {
         .run(None)
         .unwrap();
     assert_eq!(results.tasks[0].runtime_ns, 3_000_000);
+}
+
+/// Linux 6.12: `dl-runtime` of a fair task is its custom EEVDF slice; RT policies
+/// ignore it; a phase may not change it (not applied at a phase start yet).
+#[test]
+fn dl_runtime_of_a_fair_task_is_its_custom_slice() {
+    let text = r#"{"tasks": {"t": {"loop": 1, "dl-runtime": 3000, "run": 5},
+                   "r": {"loop": 1, "policy": "SCHED_FIFO", "dl-runtime": 3000, "run": 5}}}"#;
+    let scenario = parse_and_validate(text, 1).unwrap();
+    let params = |i: usize| scenario.task_params(&scenario.tasks[i].attributes);
+    assert_eq!(params(0).custom_slice, Some(3_000_000));
+    assert_eq!(params(1).custom_slice, None);
+    let text = r#"{"tasks": {"t": {"loop": 1, "phases": {"p": {"dl-runtime": 3000, "run": 5}}}}}"#;
+    assert_eq!(
+        refused(text, 1),
+        "tasks.t.phases.p.dl-runtime: changing the policy, priority or dl-runtime at a phase \
+         start is not supported by Fairway yet"
+    );
 }

@@ -66,7 +66,7 @@ impl FairRunQueue {
         if vtime_before(entity.vruntime, entity.deadline) {
             return false;
         }
-        entity.slice = tunables.base_slice;
+        entity.slice = entity.custom_slice.unwrap_or(tunables.base_slice);
         entity.deadline = entity
             .vruntime
             .wrapping_add(calc_delta_fair(entity.slice, entity.load));

@@ -63,6 +63,8 @@ pub struct Entity {
     pub vlag: i64,
     /// EEVDF request size in ns (the base slice, §1.5).
     pub slice: Nanoseconds,
+    /// A custom slice (`se->custom_slice`, §1.5): kept at every new request.
+    pub custom_slice: Option<Nanoseconds>,
     /// RUN_TO_PARITY: the deadline the slice protection was granted for (§1.5).
     pub protected_deadline: Option<u64>,
     /// Whether the entity is queued (running included), delayed ones too.
@@ -99,6 +101,7 @@ impl Entity {
             rel_deadline: false,
             vlag: 0,
             slice,
+            custom_slice: None,
             protected_deadline: None,
             on_rq: false,
             delayed: false,

@@ -33,6 +33,8 @@ pub struct FairMigration {
     pub relative_deadline: Option<u64>,
     /// EEVDF request size.
     pub slice: Nanoseconds,
+    /// EEVDF custom slice, if the task has one.
+    pub custom_slice: Option<Nanoseconds>,
     /// Total run time so far.
     pub sum_exec_runtime: Nanoseconds,
     /// PELT signals, detached (`last_update_time == 0`), to attach on arrival.
@@ -255,6 +257,7 @@ impl FairRunQueue {
             vlag: entity.vlag,
             relative_deadline: entity.rel_deadline.then_some(entity.deadline),
             slice: entity.slice,
+            custom_slice: entity.custom_slice,
             sum_exec_runtime: entity.sum_exec_runtime,
             avg,
         })
@@ -291,6 +294,7 @@ impl FairRunQueue {
             migration.group,
             migration.slice,
         );
+        entity.custom_slice = migration.custom_slice;
         entity.vruntime = migration.vruntime_offset as u64;
         entity.relative = matches!(self.pick, PickPolicy::Cfs(_));
         entity.vlag = migration.vlag;

@@ -17,7 +17,7 @@ use super::timeline::NIL;
 use super::{FairRunQueue, PickPolicy};
 use crate::class::{DequeueFlags, EnqueueFlags, Resched, SchedClass};
 use crate::pelt::update::UpdateFlags;
-use crate::task::{GroupId, Nanoseconds, ParamError, TaskId, TaskParams};
+use crate::task::{CUSTOM_SLICE_RANGE, GroupId, Nanoseconds, ParamError, TaskId, TaskParams};
 use crate::weight::calc_delta_fair;
 
 impl FairRunQueue {
@@ -95,11 +95,17 @@ impl SchedClass for FairRunQueue {
         }
         self.advance_clock(now);
         let (policy, load) = FairPolicy::of(params.policy);
+        let custom_slice = params
+            .custom_slice
+            .map(|s| s.clamp(CUSTOM_SLICE_RANGE.0, CUSTOM_SLICE_RANGE.1));
         let slice = match self.pick {
             PickPolicy::Cfs(_) => 0,
-            PickPolicy::Eevdf(tunables) => tunables.base_slice,
+            PickPolicy::Eevdf(tunables) => custom_slice.unwrap_or(tunables.base_slice),
         };
         self.entities[e as usize] = Entity::new(EntityKind::Task(policy), load, group, slice);
+        if matches!(self.pick, PickPolicy::Eevdf(_)) {
+            self.entities[e as usize].custom_slice = custom_slice;
+        }
         self.groups[group.index()].tasks += 1;
         if let PickPolicy::Cfs(tunables) = self.pick {
             // task_fork_fair (§1.4): start from the running entity (or the

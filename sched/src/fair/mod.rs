@@ -40,9 +40,9 @@
 //!
 //! Not implemented (Linux behaviour that differs): buddies (`NEXT_BUDDY`,
 //! `LAST_BUDDY`; the CFS pick is strictly leftmost, the EEVDF pick strictly
-//! `pick_eevdf`), custom slices (`sched_runtime`), `cpu.idle` groups, and the
-//! group entity slice as the minimum of its children's (all slices are the base
-//! slice).
+//! `pick_eevdf`), `cpu.idle` groups, and the group entity slice as the minimum
+//! of its children's (group entities request the base slice; a task's custom
+//! slice, `sched_runtime`, applies at its own level only).
 
 pub mod entity;
 pub mod group;

@@ -329,3 +329,53 @@ fn a_grouped_task_alone_in_its_group_ends_its_slice_at_the_group_level() {
         );
     }
 }
+
+/// §1.5, Linux 6.12's custom slice: `sched_runtime` of a fair task is its request
+/// size, clamped to 0.1..=100 ms, kept at every new request.
+#[test]
+fn eevdf_custom_slice_sets_the_request_size() {
+    let tunables = EevdfTunables::for_cpus(1, 4 * MS);
+    let with_slice = |slice: Option<Nanoseconds>| TaskParams {
+        custom_slice: slice,
+        ..with_policy(NICE_0)
+    };
+    let start = |slice: Option<Nanoseconds>| {
+        let mut rq = RunQueue::new(PolicyKind::Eevdf(tunables), 4);
+        rq.task_new(TaskId(0), &with_slice(slice), 0).unwrap();
+        rq.enqueue_task(TaskId(0), 0, EnqueueFlags::default());
+        add(&mut rq, 1, NICE_0, 0);
+        rq
+    };
+    // Both start at lag 0; the base slice (0.7 ms) ends first, so task 1 runs first.
+    let mut rq = start(Some(3 * MS));
+    let first = switch_to_next(&mut rq, None, 0).unwrap();
+    assert_eq!(first, TaskId(1));
+    assert_eq!(rq.slice_remaining(first, 0), Some(tunables.base_slice));
+    let slice_end = tunables.base_slice;
+    assert_eq!(rq.task_tick(first, slice_end), Resched::Reschedule);
+    let second = switch_to_next(&mut rq, Some(first), slice_end).unwrap();
+    assert_eq!(second, TaskId(0));
+    // Task 0's request: 3 ms from its vruntime 0, run at nice 0 = 3 ms of wall time.
+    assert_eq!(rq.slice_remaining(second, slice_end), Some(3 * MS));
+    // Its next request is 3 ms again, not the base slice.
+    assert_eq!(
+        rq.task_tick(second, slice_end + 3 * MS),
+        Resched::Reschedule
+    );
+    assert_eq!(
+        rq.slice_remaining(second, slice_end + 3 * MS),
+        Some(3 * MS),
+        "the new deadline is one custom slice on"
+    );
+    // Clamped to Linux's range.
+    for (asked, granted) in [(10_000, 100_000), (200 * MS, 100 * MS)] {
+        let mut rq = start(Some(asked));
+        rq.dequeue_task(TaskId(1), 0, SLEEP);
+        add(&mut rq, 2, NICE_0, 0);
+        rq.dequeue_task(TaskId(2), 0, SLEEP);
+        let only = switch_to_next(&mut rq, None, 0).unwrap();
+        assert_eq!(only, TaskId(0));
+        add(&mut rq, 3, NICE_0, 0);
+        assert_eq!(rq.slice_remaining(only, 0), Some(granted), "asked {asked}");
+    }
+}

@@ -97,6 +97,11 @@ pub enum ErrorKind {
     /// A task loops forever without an event that takes time (a positive run,
     /// runtime or sleep, or a timer): it could never be stopped or simulated.
     NoProgress,
+    /// A feature of rt-app that Fairway does not model yet.
+    Unsupported {
+        /// What.
+        what: &'static str,
+    },
     /// An empty name of a mutex, condition, barrier, semaphore or task.
     EmptyName,
     /// A `resume` or `fork` names no task of the scenario.
@@ -175,6 +180,9 @@ impl fmt::Display for ScenarioError {
             ErrorKind::NoEvents => write!(f, "no event"),
             ErrorKind::GivenTwice => write!(f, "given twice in the same object"),
             ErrorKind::EmptyName => write!(f, "the name is empty"),
+            ErrorKind::Unsupported { what } => {
+                write!(f, "{what} is not supported by Fairway yet")
+            }
             ErrorKind::NoSuchTask { name } => write!(f, "no task is named \"{name}\""),
             ErrorKind::BarrierWithFork => write!(
                 f,

@@ -9,8 +9,7 @@ use alloc::collections::BTreeSet;
 use super::program::Cursor;
 use super::{
     Attributes, CAPACITY_SCALE, Calibration, ErrorKind, Event, MAX_NAME_BYTES, MAX_TASKS,
-    MEMORY_BYTES_PER_US, Phase,
-    PolicyName, SHARES_RANGE, Scenario, ScenarioError, TaskSpec,
+    MEMORY_BYTES_PER_US, Phase, PolicyName, SHARES_RANGE, Scenario, ScenarioError, TaskSpec,
 };
 use crate::task::{CpuId, CpuMask, MAX_CPUS, Policy, TaskParams};
 
@@ -159,6 +158,14 @@ impl Scenario {
 
     fn validate_global(&self, nr_cpus: usize) -> Result<(), ScenarioError> {
         let global = &self.global;
+        if global.pi_enabled {
+            return Err(ScenarioError::new(
+                "global.pi_enabled",
+                ErrorKind::Unsupported {
+                    what: "priority inheritance",
+                },
+            ));
+        }
         check_range(
             || "global.duration".into(),
             global.duration_s,
@@ -217,6 +224,32 @@ impl Scenario {
         for phase in &task.phases {
             let phase_path = Self::phase_path(task, phase);
             self.validate_attributes(&phase.attributes, &task.attributes, &phase_path, nr_cpus)?;
+            // Neither mechanism applies a policy, priority or slice change at a phase
+            // start yet (no `sched_setattr` for them in the run-queue interface).
+            let own = &phase.attributes;
+            let fixed = [
+                (
+                    "policy",
+                    own.policy.is_some() && own.policy != task.attributes.policy,
+                ),
+                (
+                    "priority",
+                    own.priority.is_some() && own.priority != task.attributes.priority,
+                ),
+                (
+                    "dl-runtime",
+                    own.custom_slice_us.is_some()
+                        && own.custom_slice_us != task.attributes.custom_slice_us,
+                ),
+            ];
+            if let Some((field, _)) = fixed.iter().find(|(_, changes)| *changes) {
+                return Err(ScenarioError::new(
+                    format!("{phase_path}.{field}"),
+                    ErrorKind::Unsupported {
+                        what: "changing the policy, priority or dl-runtime at a phase start",
+                    },
+                ));
+            }
             if !phase.name.is_empty() {
                 check_range(
                     || format!("{phase_path}.loop"),
@@ -392,15 +425,18 @@ impl Scenario {
         &'a self,
         target: &'a str,
     ) -> impl Iterator<Item = (usize, Option<i64>)> + 'a {
-        self.tasks.iter().enumerate().filter_map(move |(index, task)| {
-            if task.name == target {
-                return Some((index, None));
-            }
-            let instance = target.strip_prefix(task.name.as_str())?.strip_prefix('-')?;
-            let instance: i64 = instance.parse().ok()?;
-            (task.instances > 1 && (0..task.instances).contains(&instance))
-                .then_some((index, Some(instance)))
-        })
+        self.tasks
+            .iter()
+            .enumerate()
+            .filter_map(move |(index, task)| {
+                if task.name == target {
+                    return Some((index, None));
+                }
+                let instance = target.strip_prefix(task.name.as_str())?.strip_prefix('-')?;
+                let instance: i64 = instance.parse().ok()?;
+                (task.instances > 1 && (0..task.instances).contains(&instance))
+                    .then_some((index, Some(instance)))
+            })
     }
 
     /// The attributes in force during `phase` of `task`: the phase's, else the task's
@@ -444,6 +480,14 @@ impl Scenario {
             uclamp_min: attributes.util_min.map(|v| v.clamp(0, 1024) as u16),
             uclamp_max: attributes.util_max.map(|v| v.clamp(0, 1024) as u16),
             group: crate::task::GroupId::ROOT,
+            // Linux 6.12 reads `sched_runtime` of a fair task as its slice; RT
+            // policies ignore it.
+            custom_slice: match policy_name {
+                PolicyName::Other | PolicyName::Batch | PolicyName::Idle => attributes
+                    .custom_slice_us
+                    .map(|us| (us.clamp(0, MAX_DURATION_US) as u64) * 1000),
+                PolicyName::Fifo | PolicyName::RoundRobin => None,
+            },
         }
     }
 }

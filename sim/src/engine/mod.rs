@@ -40,6 +40,7 @@ use std::collections::{BTreeMap, BinaryHeap};
 
 use fairway_sched::run_queue::{CpuCapacity, PolicyKind, RunQueue};
 use fairway_sched::scenario::Scenario;
+use fairway_sched::scenario::resources::Resources;
 use fairway_sched::task::{GroupId, TaskParams};
 
 use crate::SimError;
@@ -129,6 +130,41 @@ pub(crate) struct SimTask {
     woke_at: Option<u64>,
     pub(crate) result: TaskResult,
     latencies: Vec<u64>,
+}
+
+impl SimTask {
+    /// Instance `name` of task `spec_index`, not started, in its first phase's
+    /// group (the group id is set once the groups exist).
+    fn new(scenario: &Scenario, spec_index: usize, name: String) -> Self {
+        let spec = &scenario.tasks[spec_index];
+        let attributes = Scenario::effective_attributes(spec, &spec.phases[0]);
+        let params = scenario.task_params(&attributes);
+        let taskgroup = attributes
+            .taskgroup
+            .filter(|path| !path.is_empty())
+            .map(|path| {
+                let shares = scenario.group_shares(&path);
+                (path, shares)
+            });
+        SimTask {
+            result: TaskResult {
+                name: name.clone(),
+                taskgroup,
+                ..TaskResult::default()
+            },
+            name,
+            spec: spec_index,
+            state: TaskState::NotStarted,
+            cpu: None,
+            params,
+            cursor: Cursor::default(),
+            remaining: None,
+            iteration_start: 0,
+            runnable_since: 0,
+            woke_at: None,
+            latencies: Vec::new(),
+        }
+    }
 }
 
 /// One simulated CPU.
@@ -225,6 +261,12 @@ pub struct Simulation<'s> {
     events: u64,
     /// Task groups by path (the root is not listed), ids equal on every CPU.
     groups: BTreeMap<String, GroupId>,
+    /// The run queues' room for tasks (more than the scenario's when it forks).
+    max_tasks: usize,
+    /// The simulated tasks of each task of the scenario, started and forked.
+    instances_of: Vec<Vec<usize>>,
+    /// rt-app's mutexes, conditions, barriers, semaphores and suspended tasks.
+    resources: Resources,
 }
 
 fn ns(us: i64) -> u64 {
@@ -249,6 +291,7 @@ impl<'s> Simulation<'s> {
         }
         let group_paths = scenario.group_paths();
         let mut tasks = Vec::new();
+        let mut instances_of = vec![Vec::new(); scenario.tasks.len()];
         for (spec_index, spec) in scenario.tasks.iter().enumerate() {
             if Cursor::runs_forever(spec) && !Cursor::makes_progress(spec) {
                 return Err(SimError::NoProgress {
@@ -256,48 +299,27 @@ impl<'s> Simulation<'s> {
                 });
             }
             let forever = Cursor::runs_forever(spec);
-            if forever && config.duration_ns.is_none() && scenario.global.duration_s < 0 {
+            if forever && config.duration_ns.is_none() && scenario.global.duration_s <= 0 {
                 return Err(SimError::Forever {
                     task: spec.name.clone(),
                 });
             }
             for instance in 0..spec.instances.max(0) {
-                let name = if spec.instances == 1 {
-                    spec.name.clone()
-                } else {
-                    format!("{}-{instance}", spec.name)
-                };
-                let first = &spec.phases[0];
-                let attributes = Scenario::effective_attributes(spec, first);
-                let params = scenario.task_params(&attributes);
-                let taskgroup = attributes
-                    .taskgroup
-                    .filter(|path| !path.is_empty())
-                    .map(|path| {
-                        let shares = scenario.group_shares(&path);
-                        (path, shares)
-                    });
-                tasks.push(SimTask {
-                    result: TaskResult {
-                        name: name.clone(),
-                        taskgroup,
-                        ..TaskResult::default()
-                    },
-                    name,
-                    spec: spec_index,
-                    state: TaskState::NotStarted,
-                    cpu: None,
-                    params,
-                    cursor: Cursor::default(),
-                    remaining: None,
-                    iteration_start: 0,
-                    runnable_since: 0,
-                    woke_at: None,
-                    latencies: Vec::new(),
-                });
+                instances_of[spec_index].push(tasks.len());
+                tasks.push(SimTask::new(
+                    scenario,
+                    spec_index,
+                    Scenario::instance_name(spec, instance),
+                ));
             }
         }
-        let max_tasks = tasks.len().max(1);
+        // `fork` creates tasks at run time: room for as many as a scenario may have.
+        let forks = scenario.tasks.iter().any(|t| scenario.is_forked(&t.name));
+        let max_tasks = if forks {
+            fairway_sched::scenario::MAX_TASKS
+        } else {
+            tasks.len().max(1)
+        };
         let entities = max_tasks + group_paths.len();
         if entities > fairway_sched::fair::timeline::MAX_ENTITIES {
             return Err(SimError::Config(format!(
@@ -360,6 +382,9 @@ impl<'s> Simulation<'s> {
             cpus,
             live: tasks.len(),
             tasks,
+            max_tasks,
+            instances_of,
+            resources: Resources::new(scenario),
             queue: BinaryHeap::new(),
             sequence: 0,
             timers: BTreeMap::new(),

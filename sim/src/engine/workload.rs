@@ -2,6 +2,7 @@
 //! timer, yield; phase affinity), blocking and exiting.
 
 use fairway_sched::class::{DequeueFlags, EnqueueFlags, SchedClass};
+use fairway_sched::scenario::resources::Outcome;
 use fairway_sched::scenario::{Event, Scenario, TimerMode};
 use fairway_sched::task::{CpuId, TaskId};
 
@@ -47,23 +48,31 @@ impl Simulation<'_> {
             if phase_start {
                 self.apply_phase(task, phase)?;
             }
-            match *event {
-                Event::Run { us } if us > 0 => {
+            if let Some(us) = event.work_us() {
+                // run, mem, iorun: capacity-invariant work.
+                if us > 0 {
                     let work = u128::from(ns(us)) * 1024 * 1024;
                     self.tasks[task].remaining = Some(Remaining::Work(work));
                     return Ok(());
                 }
+                continue;
+            }
+            if let Some(outcome) = self.resource_event(task, event)? {
+                match outcome {
+                    Outcome::Proceed => continue,
+                    Outcome::Block => return Ok(()),
+                }
+            }
+            match *event {
                 Event::Runtime { us } if us > 0 => {
                     self.tasks[task].remaining = Some(Remaining::Wall(ns(us)));
                     return Ok(());
                 }
-                Event::Run { .. } | Event::Runtime { .. } => {}
-                Event::Sleep { us } => {
-                    if us > 0 {
-                        self.block(task, now + ns(us));
-                        return Ok(());
-                    }
+                Event::Sleep { us } if us > 0 => {
+                    self.block(task, now + ns(us));
+                    return Ok(());
                 }
+                Event::Runtime { .. } | Event::Sleep { .. } => {}
                 Event::Timer {
                     ref reference,
                     period_us,
@@ -104,8 +113,97 @@ impl Simulation<'_> {
                         self.cpus[cpu].need_resched = true;
                     }
                 }
+                Event::Fork { task: ref name } => self.fork(name)?,
+                // Handled above: work and resources.
+                _ => {}
             }
         }
+    }
+
+    /// An event on rt-app's resources (`fairway_sched::scenario::resources`), or
+    /// `None` for any other event. A blocked task sleeps with no wake-up of its own:
+    /// the call that unblocks it lists it, and it is woken at this instant.
+    fn resource_event(&mut self, task: usize, event: &Event) -> Result<Option<Outcome>, SimError> {
+        let mut wake = Vec::new();
+        let resources = &mut self.resources;
+        let outcome = match event {
+            Event::Lock { mutex } => resources.lock(task, mutex, &mut wake),
+            Event::Unlock { mutex } => resources.unlock(task, mutex, &mut wake),
+            Event::Wait { condition, mutex } => resources.wait(task, condition, mutex, &mut wake),
+            Event::Sync { condition, mutex } => resources.sync(task, condition, mutex, &mut wake),
+            Event::Signal { condition } => Ok(resources.signal(condition, false, &mut wake)),
+            Event::Broadcast { condition } => Ok(resources.signal(condition, true, &mut wake)),
+            Event::Barrier { name } => Ok(resources.barrier(task, name, &mut wake)),
+            Event::SemPost { name } => Ok(resources.sem_post(name, &mut wake)),
+            Event::SemWait { name } => Ok(resources.sem_wait(task, name)),
+            Event::Suspend => Ok(resources.suspend(task)),
+            Event::Resume { task: target } => {
+                let targets: Vec<usize> = self
+                    .scenario
+                    .resume_targets(target)
+                    .flat_map(|(spec, instance)| {
+                        let all = &self.instances_of[spec];
+                        match instance {
+                            None => all.clone(),
+                            Some(i) => all.get(i as usize).copied().into_iter().collect(),
+                        }
+                    })
+                    .collect();
+                Ok(self.resources.resume(targets, &mut wake))
+            }
+            _ => return Ok(None),
+        };
+        let outcome = outcome.map_err(|error| SimError::Resource {
+            task: self.tasks[error.instance()].name.clone(),
+            message: error.to_string(),
+            time_ns: self.now,
+        })?;
+        if outcome == Outcome::Block {
+            self.leave(task, TaskState::Sleeping);
+        }
+        for woken in wake {
+            self.push(self.now, Kind::Wake { task: woken });
+        }
+        if outcome == Outcome::Block
+            && self.end().is_none()
+            && self.resources.blocked_count() >= self.live
+        {
+            return Err(SimError::Deadlock {
+                tasks: self
+                    .resources
+                    .blocked()
+                    .map(|t| self.tasks[t].name.clone())
+                    .collect(),
+                time_ns: self.now,
+            });
+        }
+        Ok(Some(outcome))
+    }
+
+    /// `fork`: one more instance of task `name`, started now on the least-loaded
+    /// allowed CPU. Instances are numbered on from the task's own (`name-k`).
+    fn fork(&mut self, name: &str) -> Result<(), SimError> {
+        let Some(spec) = self.scenario.tasks.iter().position(|t| t.name == name) else {
+            return Ok(()); // validation checked the name
+        };
+        if self.tasks.len() >= self.max_tasks {
+            return Err(SimError::Config(format!(
+                "fork of {name} at {} ns: more than {} tasks",
+                self.now, self.max_tasks
+            )));
+        }
+        let index = self.tasks.len();
+        let number = self.instances_of[spec].len();
+        let mut task = super::SimTask::new(self.scenario, spec, format!("{name}-{number}"));
+        if let Some((path, _)) = &task.result.taskgroup {
+            task.params.group = self.group_of(Some(path));
+        }
+        self.tasks.push(task);
+        self.instances_of[spec].push(index);
+        self.live += 1;
+        let delay = ns(self.scenario.tasks[spec].delay_us);
+        self.push(self.now + delay, Kind::Start { task: index });
+        Ok(())
     }
 
     /// A phase's first pass starts: its affinity, clamps and task group take effect
@@ -165,6 +263,7 @@ impl Simulation<'_> {
     }
 
     pub(super) fn exit(&mut self, task: usize) {
+        self.tasks[task].result.finished_at_ns = Some(self.now);
         self.leave(task, TaskState::Done);
         self.live -= 1;
     }

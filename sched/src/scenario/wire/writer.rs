@@ -126,12 +126,7 @@ impl Writer {
     }
 
     /// An event tag followed by its name.
-    fn tagged_string(
-        &mut self,
-        tag: u8,
-        field: &'static str,
-        text: &str,
-    ) -> Result<(), WireError> {
+    fn tagged_string(&mut self, tag: u8, field: &'static str, text: &str) -> Result<(), WireError> {
         self.u8(tag);
         self.string(field, text)
     }
@@ -176,9 +171,7 @@ impl Writer {
                     self.tagged_string(7, "event.wait.ref", condition)?;
                     self.string("event.wait.mutex", mutex)?;
                 }
-                Event::Signal { condition } => {
-                    self.tagged_string(8, "event.signal", condition)?
-                }
+                Event::Signal { condition } => self.tagged_string(8, "event.signal", condition)?,
                 Event::Broadcast { condition } => {
                     self.tagged_string(9, "event.broad", condition)?
                 }
