@@ -4,7 +4,7 @@
 //!
 //! Lock order, outermost first (a lock may only be taken while holding locks
 //! above it in this list):
-//! 1. a pipe's or wait queue's lock;
+//! 1. a pipe's or wait queue's lock, or the rt-app resources' lock (`workload::rtapp`);
 //! 2. a CPU's run-queue lock; two at once only in CPU-number order (load
 //!    balancing moving tasks between them, `task::balance`);
 //! 3. a CPU's wake list, call-function mailbox, or high-resolution timer queue.

@@ -95,6 +95,24 @@ pub fn wait_until<'a, T>(
     guard
 }
 
+/// Sleeps until `condition(&mut *guard)` holds, on no wait list: the waker knows
+/// the task (rt-app's resources name the instances to wake), changes the state
+/// under `lock` and then calls `wake_up`. The task is marked sleeping before the
+/// lock is dropped, so a wake-up between the drop and the switch is not lost.
+pub fn park_until<'a, T>(
+    lock: &'a IrqSpinLock<T>,
+    mut guard: IrqSpinLockGuard<'a, T>,
+    mut condition: impl FnMut(&mut T) -> bool,
+) -> IrqSpinLockGuard<'a, T> {
+    while !condition(&mut guard) {
+        set_current_sleeping();
+        drop(guard);
+        sleep_current();
+        guard = lock.lock();
+    }
+    guard
+}
+
 /// A wait queue with its own lock.
 pub struct WaitQueue {
     list: IrqSpinLock<WaitList>,

@@ -30,10 +30,11 @@
 use alloc::collections::BTreeMap;
 use alloc::string::String;
 use alloc::vec::Vec;
-use core::sync::atomic::{AtomicU64, Ordering};
+use core::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use fairway_sched::boot_options::RtAppOptions;
 use fairway_sched::scenario::program::{Cursor, Step};
+use fairway_sched::scenario::resources::{Outcome, Resources};
 use fairway_sched::scenario::{Event, Scenario, TimerMode};
 use fairway_sched::task::GroupId;
 use spin::Once;
@@ -57,23 +58,60 @@ pub struct InstanceResult {
 }
 
 struct Instance {
-    spec: usize,
-    name: String,
+    /// Its task in the scenario (set at creation; `usize::MAX` for a free slot).
+    spec: AtomicUsize,
+    /// Set when the instance is created: at the start, or by a `fork`.
+    name: Once<String>,
     task: Once<TaskId>,
     result: InstanceResult,
     /// Smallest and largest util_avg sampled after the warm-up.
     util_range: IrqSpinLock<Option<(u64, u64)>>,
 }
 
+impl Instance {
+    fn new(spec: usize, name: Option<String>) -> Self {
+        let slot = Once::new();
+        if let Some(name) = name {
+            slot.call_once(|| name);
+        }
+        Instance {
+            spec: AtomicUsize::new(spec),
+            name: slot,
+            task: Once::new(),
+            result: InstanceResult::default(),
+            util_range: IrqSpinLock::new(None),
+        }
+    }
+
+    fn spec(&self) -> usize {
+        self.spec.load(Ordering::Acquire)
+    }
+}
+
 struct Run {
     scenario: Scenario,
+    /// The instances the scenario starts, then room for those `fork` creates
+    /// (slots `started..`, claimed with [`INSTANCES_CREATED`]).
     instances: Vec<Instance>,
+    /// rt-app's resources and which blocked instances have been granted their event.
+    sync: IrqSpinLock<SyncState>,
     /// Timer grids: (instance for `unique*` references, reference) -> next expiry.
     timers: IrqSpinLock<BTreeMap<(Option<usize>, String), u64>>,
     start: u64,
 }
 
 static RUN: Once<Run> = Once::new();
+/// Instances created so far (started ones first, then forked ones).
+static INSTANCES_CREATED: AtomicUsize = AtomicUsize::new(0);
+/// Instances the scenario starts (slots `0..STARTED_INSTANCES`).
+static STARTED_INSTANCES: AtomicUsize = AtomicUsize::new(0);
+
+/// The shared resource model and the mechanism's side of it.
+struct SyncState {
+    resources: Resources,
+    /// `granted[i]`: instance `i`, blocked on a resource, has been woken by it.
+    granted: Vec<bool>,
+}
 /// Completed once: by the last instance to finish, or by the starter on failure.
 static FINISHED: Completion = Completion::new();
 /// Instances whose program ended.
@@ -117,28 +155,41 @@ fn run_wall(us: i64) {
 fn instance_main(index: usize) {
     let run = RUN.get().expect("scenario set before its tasks");
     let instance = &run.instances[index];
-    let spec = &run.scenario.tasks[instance.spec];
-    if spec.delay_us > 0 {
+    let spec = &run.scenario.tasks[instance.spec()];
+    // The starter creates a started instance when its delay has passed (as the
+    // simulator starts it); a forked one waits out its delay itself.
+    if index >= STARTED_INSTANCES.load(Ordering::Acquire) && spec.delay_us > 0 {
         crate::task::sleep_for(ns(spec.delay_us));
     }
     let mut cursor = Cursor::default();
     let mut iteration_start = now_ns();
     loop {
-        let (event, iteration_begins) = match cursor.next(spec) {
+        let (event, phase, phase_start, iteration_begins) = match cursor.next(spec) {
             Step::Finished => break,
             Step::Event {
                 event,
+                phase,
+                phase_start,
                 iteration_start,
-                ..
-            } => (event, iteration_start),
+            } => (event, phase, phase_start, iteration_start),
         };
+        if phase_start && phase > 0 {
+            apply_phase(run, index, phase);
+        }
         let now = now_ns();
         if iteration_begins {
             iteration_start = now;
         }
         instance.result.events.fetch_add(1, Ordering::Relaxed);
+        if let Some(us) = event.work_us() {
+            // run, mem, iorun: capacity-invariant work.
+            run_work(us);
+            continue;
+        }
+        if resource_event(run, index, event) {
+            continue;
+        }
         match event {
-            Event::Run { us } => run_work(*us),
             Event::Runtime { us } => run_wall(*us),
             Event::Sleep { us } => {
                 if *us > 0 {
@@ -177,19 +228,199 @@ fn instance_main(index: usize) {
                 }
             }
             Event::Yield => yield_now(),
+            Event::Fork { task: name } => fork(run, name),
+            // Handled above: work and resources.
+            _ => {}
         }
     }
     instance
         .result
         .finished_at
         .store(now_ns(), Ordering::Relaxed);
-    if FINISHED_COUNT.fetch_add(1, Ordering::AcqRel) + 1 == run.instances.len() as u64 {
+    let finished = FINISHED_COUNT.fetch_add(1, Ordering::AcqRel) + 1;
+    if run.scenario.global.duration_s <= 0 {
+        // The last running task ends while others wait on resources: a deadlock.
+        let state = run.sync.lock();
+        check_deadlock(run, &state);
+    }
+    if finished == INSTANCES_CREATED.load(Ordering::Acquire) as u64 {
         FINISHED.complete();
         // A run with a duration sleeps until its end: end it early.
         task::wake_up(TaskId(MAIN_TASK.load(Ordering::Acquire)));
     }
     // Stay (asleep) until the report has read this task's figures.
     REPORTED.wait_for(1);
+}
+
+/// A phase after the first starts: its affinity, clamps and group take effect,
+/// as in the simulator. A task no longer allowed on its CPU moves through a
+/// wake-up (the scheduler places a waking task on an allowed CPU), about a
+/// microsecond later than the simulator's immediate move.
+fn apply_phase(run: &Run, index: usize, phase: usize) {
+    let spec = &run.scenario.tasks[run.instances[index].spec()];
+    let attributes = Scenario::effective_attributes(spec, &spec.phases[phase]);
+    let params = run.scenario.task_params(&attributes);
+    let id = current();
+    let group = group_of(attributes.taskgroup.as_deref());
+    let cpu = task::task(id).cpu();
+    crate::task::scheduler::with_run_queue(cpu, |rq| {
+        // Validated values: the run queue accepts them.
+        let _ = rq
+            .queue
+            .set_task_uclamp(id, params.uclamp_min, params.uclamp_max);
+    });
+    let _ = crate::task::groups::set_task_group(id, group);
+    if task::set_affinity(id, params.affinity).is_ok()
+        && !params
+            .affinity
+            .contains(fairway_sched::task::CpuId(this_cpu() as u16))
+    {
+        sleep_until(now_ns() + 1);
+    }
+}
+
+/// The group of a `taskgroup` path (`None` or `""`: the root).
+fn group_of(path: Option<&str>) -> GroupId {
+    match path {
+        Some(path) if !path.is_empty() => GROUPS
+            .get()
+            .and_then(|groups| groups.get(path).copied())
+            .unwrap_or(GroupId::ROOT),
+        _ => GroupId::ROOT,
+    }
+}
+
+/// Carries out an event on rt-app's resources; `false` for any other event. The
+/// decisions are the shared model's (`fairway_sched::scenario::resources`); the
+/// kernel only sleeps and wakes. A misuse of a mutex, or a deadlock in a run that
+/// no duration ends, stops the kernel with a message naming the tasks.
+fn resource_event(run: &Run, me: usize, event: &Event) -> bool {
+    let mut wake = Vec::new();
+    let mut state = run.sync.lock();
+    let resources = &mut state.resources;
+    let outcome = match event {
+        Event::Lock { mutex } => resources.lock(me, mutex, &mut wake),
+        Event::Unlock { mutex } => resources.unlock(me, mutex, &mut wake),
+        Event::Wait { condition, mutex } => resources.wait(me, condition, mutex, &mut wake),
+        Event::Sync { condition, mutex } => resources.sync(me, condition, mutex, &mut wake),
+        Event::Signal { condition } => Ok(resources.signal(condition, false, &mut wake)),
+        Event::Broadcast { condition } => Ok(resources.signal(condition, true, &mut wake)),
+        Event::Barrier { name } => Ok(resources.barrier(me, name, &mut wake)),
+        Event::SemPost { name } => Ok(resources.sem_post(name, &mut wake)),
+        Event::SemWait { name } => Ok(resources.sem_wait(me, name)),
+        Event::Suspend => Ok(resources.suspend(me)),
+        Event::Resume { task: target } => {
+            let created = INSTANCES_CREATED.load(Ordering::Acquire);
+            let targets: Vec<usize> = run
+                .scenario
+                .resume_targets(target)
+                .flat_map(|(spec, instance)| {
+                    let of_spec = run.instances[..created]
+                        .iter()
+                        .enumerate()
+                        .filter(move |(_, i)| i.spec() == spec)
+                        .map(|(index, _)| index);
+                    of_spec
+                        .enumerate()
+                        .filter(move |(number, _)| instance.is_none_or(|i| i as usize == *number))
+                        .map(|(_, index)| index)
+                })
+                .collect();
+            Ok(resources.resume(targets, &mut wake))
+        }
+        _ => return false,
+    };
+    let outcome = match outcome {
+        Ok(outcome) => outcome,
+        Err(error) => {
+            let name = run.instances[error.instance()]
+                .name
+                .get()
+                .map_or("?", String::as_str);
+            defmt::error!(
+                "rtapp: task {=str}: {}",
+                name,
+                defmt::Display2Format(&error)
+            );
+            crate::exit::exit(crate::ExitCode::Failure)
+        }
+    };
+    for &woken in &wake {
+        state.granted[woken] = true;
+    }
+    if outcome == Outcome::Block && run.scenario.global.duration_s <= 0 {
+        check_deadlock(run, &state);
+    }
+    // Wake-ups under the resources' lock (its order is before the run queues'),
+    // before this task may park: they must not wait for it.
+    for &woken in wake.iter().filter(|&&woken| woken != me) {
+        if let Some(&id) = run.instances[woken].task.get() {
+            task::wake_up(id);
+        }
+    }
+    if outcome == Outcome::Block {
+        // Woken (possibly by this very call) once the model grants the event.
+        state = crate::task::wait::park_until(&run.sync, state, |s| s.granted[me]);
+    }
+    state.granted[me] = false;
+    drop(state);
+    crate::task::preempt_point();
+    true
+}
+
+/// Stops the kernel if every live instance is blocked on a resource in a run
+/// that no duration ends: nothing could wake them (as the simulator reports).
+fn check_deadlock(run: &Run, state: &SyncState) {
+    let live =
+        INSTANCES_CREATED.load(Ordering::Acquire) - FINISHED_COUNT.load(Ordering::Acquire) as usize;
+    let blocked = state.resources.blocked_count();
+    if blocked == 0 || blocked < live {
+        return;
+    }
+    let mut names = String::new();
+    for index in state.resources.blocked() {
+        if !names.is_empty() {
+            names.push_str(", ");
+        }
+        names.push_str(run.instances[index].name.get().map_or("?", String::as_str));
+    }
+    defmt::error!(
+        "rtapp: deadlock: every live task is blocked on a resource ({=str}) and global.duration does not end the run",
+        names.as_str()
+    );
+    crate::exit::exit(crate::ExitCode::Failure)
+}
+
+/// `fork`: one more instance of task `name`, created now on the least-loaded
+/// allowed CPU and numbered on from the task's own instances (`name-k`).
+fn fork(run: &Run, name: &str) {
+    let Some(spec_index) = run.scenario.tasks.iter().position(|t| t.name == name) else {
+        return; // validation checked the name
+    };
+    let index = INSTANCES_CREATED.fetch_add(1, Ordering::AcqRel);
+    let Some(instance) = run.instances.get(index) else {
+        INSTANCES_CREATED.fetch_sub(1, Ordering::AcqRel);
+        defmt::error!(
+            "rtapp: fork of {=str}: more than {=usize} tasks",
+            name,
+            run.instances.len()
+        );
+        crate::exit::exit(crate::ExitCode::Failure)
+    };
+    let number = run.instances[..index]
+        .iter()
+        .filter(|i| i.spec() == spec_index)
+        .count();
+    instance.spec.store(spec_index, Ordering::Release);
+    instance
+        .name
+        .call_once(|| alloc::format!("{name}-{number}"));
+    let params = first_params(run, index);
+    let cpu = initial_cpu(params.affinity, &queued_per_cpu());
+    if let Err(error) = spawn_instance(run, index, cpu, params) {
+        defmt::error!("rtapp: fork of {=str}: {}", name, error);
+        crate::exit::exit(crate::ExitCode::Failure)
+    }
 }
 
 static REPORTED: Completion = Completion::new();
@@ -268,45 +499,122 @@ fn initial_cpu(affinity: fairway_sched::task::CpuMask, load: &[usize]) -> usize 
         .unwrap_or(0)
 }
 
-/// The starter (SCHED_FIFO): at the start time, spawns every instance on the
-/// least-loaded allowed CPU, in CPU order, then exits.
+/// The starter (SCHED_FIFO): at the start time, spawns every instance without a
+/// `delay`, in file order, on the least-loaded allowed CPU (CPU order breaks
+/// ties); arms the timer that creates the others; then sleeps until the report.
 fn starter_main(_: usize) {
     let run = RUN.get().expect("scenario set before its starter");
     sleep_until(run.start);
     let cpus = percpu::nr_online();
     let mut load = alloc::vec![0usize; cpus];
     let mut outcome = Ok(());
-    for (index, instance) in run.instances.iter().enumerate() {
-        let spec = &run.scenario.tasks[instance.spec];
-        let attributes = spec
-            .phases
-            .first()
-            .map(|phase| Scenario::effective_attributes(spec, phase))
-            .unwrap_or_else(|| spec.attributes.clone());
-        let mut params = run.scenario.task_params(&attributes);
-        if let Some(path) = &attributes.taskgroup {
-            params.group = GROUPS
-                .get()
-                .and_then(|groups| groups.get(path).copied())
-                .unwrap_or(GroupId::ROOT);
-        }
+    let started = STARTED_INSTANCES.load(Ordering::Acquire);
+    let delay = |index: usize| run.scenario.tasks[run.instances[index].spec()].delay_us;
+    for index in (0..started).filter(|&index| delay(index) == 0) {
+        let params = first_params(run, index);
         let cpu = initial_cpu(params.affinity, &load);
         load[cpu] += 1;
-        match task::spawn(&instance.name, instance_main, index, cpu, params) {
-            Ok(id) => {
-                instance.task.call_once(|| id);
-            }
-            Err(error) => {
-                outcome = Err(error);
-                break;
-            }
+        if let Err(error) = spawn_instance(run, index, cpu, params) {
+            outcome = Err(error);
+            break;
         }
     }
-    let failed = outcome.is_err();
-    STARTED.call_once(|| outcome);
-    if failed {
+    // The others start as the simulator starts them: at `start + delay`, from a
+    // timer (a wake-up, not a preemption by this SCHED_FIFO task), in order of
+    // their delays (file order among equal ones).
+    let mut delayed: Vec<(u64, usize)> = (0..started)
+        .filter(|&index| delay(index) > 0)
+        .map(|index| (run.start + ns(delay(index)), index))
+        .collect();
+    delayed.sort_by_key(|&(at, _)| at);
+    if outcome.is_ok()
+        && let Some(&(first, _)) = delayed.first()
+    {
+        DELAYED.call_once(|| delayed);
+        crate::hrtimer::start(
+            crate::hrtimer::task_timer(current().index()),
+            first,
+            start_delayed,
+            current().index(),
+        );
+    } else if outcome.is_ok() {
+        STARTED.call_once(|| Ok(()));
+    }
+    if let Err(error) = outcome {
+        STARTED.call_once(|| Err(error));
         FINISHED.complete();
     }
+    // Stay (asleep) until the report: a task slot freed now would be reused by a
+    // `fork`, and the switch trace names tasks by slot; its timer starts the
+    // delayed instances.
+    REPORTED.wait_for(1);
+}
+
+/// Instances with a `delay`: (start time, instance), in start order.
+static DELAYED: Once<Vec<(u64, usize)>> = Once::new();
+/// The next of [`DELAYED`] to start.
+static NEXT_DELAYED: AtomicUsize = AtomicUsize::new(0);
+
+/// The starter's timer (interrupt context): creates the delayed instances that
+/// are due on the least-loaded allowed CPU, then re-arms for the next.
+fn start_delayed(timer: usize) {
+    let (Some(run), Some(delayed)) = (RUN.get(), DELAYED.get()) else {
+        return;
+    };
+    let now = now_ns();
+    while let Some(&(at, index)) = delayed.get(NEXT_DELAYED.load(Ordering::Acquire)) {
+        if at > now {
+            crate::hrtimer::start(crate::hrtimer::task_timer(timer), at, start_delayed, timer);
+            return;
+        }
+        NEXT_DELAYED.fetch_add(1, Ordering::AcqRel);
+        let params = first_params(run, index);
+        let cpu = initial_cpu(params.affinity, &queued_per_cpu());
+        if let Err(error) = spawn_instance(run, index, cpu, params) {
+            STARTED.call_once(|| Err(error));
+            FINISHED.complete();
+            return;
+        }
+    }
+    STARTED.call_once(|| Ok(()));
+}
+
+/// Tasks queued on each CPU (running included), for placing a task created
+/// during the run.
+fn queued_per_cpu() -> Vec<usize> {
+    (0..percpu::nr_online())
+        .map(|cpu| {
+            crate::task::scheduler::with_run_queue(cpu, |rq| {
+                fairway_sched::class::SchedClass::nr_running(&rq.queue)
+            })
+        })
+        .collect()
+}
+
+/// The parameters instance `index` starts with (its first phase's attributes).
+fn first_params(run: &Run, index: usize) -> task::TaskParams {
+    let spec = &run.scenario.tasks[run.instances[index].spec()];
+    let attributes = spec
+        .phases
+        .first()
+        .map(|phase| Scenario::effective_attributes(spec, phase))
+        .unwrap_or_else(|| spec.attributes.clone());
+    let mut params = run.scenario.task_params(&attributes);
+    params.group = group_of(attributes.taskgroup.as_deref());
+    params
+}
+
+fn spawn_instance(
+    run: &Run,
+    index: usize,
+    cpu: usize,
+    params: task::TaskParams,
+) -> Result<(), SpawnError> {
+    let instance = &run.instances[index];
+    let name = instance.name.get().map_or("?", String::as_str);
+    let id = task::spawn(name, instance_main, index, cpu, params)?;
+    instance.task.call_once(|| id);
+    Ok(())
 }
 
 /// Runs `scenario` to its end (every program finished, or its duration passed),
@@ -315,25 +623,30 @@ pub fn run(scenario: Scenario, options: &RtAppOptions) -> Result<(), SpawnError>
     let mut instances = Vec::new();
     for (spec_index, spec) in scenario.tasks.iter().enumerate() {
         for instance in 0..spec.instances.max(0) {
-            let mut name = spec.name.clone();
-            if spec.instances > 1 {
-                name.push('-');
-                name.push_str(&alloc::format!("{instance}"));
-            }
-            instances.push(Instance {
-                spec: spec_index,
-                name,
-                task: Once::new(),
-                result: InstanceResult::default(),
-                util_range: IrqSpinLock::new(None),
-            });
+            let name = Scenario::instance_name(spec, instance);
+            instances.push(Instance::new(spec_index, Some(name)));
         }
     }
+    let started = instances.len();
+    INSTANCES_CREATED.store(started, Ordering::Release);
+    STARTED_INSTANCES.store(started, Ordering::Release);
+    if scenario.tasks.iter().any(|t| scenario.is_forked(&t.name)) {
+        // Room for forks: every task slot the kernel has left (main, the starter
+        // and the sampler take three).
+        let room = crate::config::MAX_TASKS.saturating_sub(started + 3);
+        instances.extend((0..room).map(|_| Instance::new(usize::MAX, None)));
+    }
+    let slots = instances.len();
     MAIN_TASK.store(current().0, Ordering::Release);
     let trace_limit = options.trace_switches as usize;
+    let resources = Resources::new(&scenario);
     let run = RUN.call_once(|| Run {
         scenario,
         instances,
+        sync: IrqSpinLock::new(SyncState {
+            resources,
+            granted: alloc::vec![false; slots],
+        }),
         timers: IrqSpinLock::new(BTreeMap::new()),
         start: now_ns() + START_DELAY_NS,
     });
@@ -370,7 +683,7 @@ pub fn run(scenario: Scenario, options: &RtAppOptions) -> Result<(), SpawnError>
         ..task::TaskParams::default()
     };
     task::spawn("rtapp-start", starter_main, 0, this_cpu(), starter)?;
-    if run.instances.is_empty() {
+    if INSTANCES_CREATED.load(Ordering::Acquire) == 0 {
         FINISHED.complete();
     }
     if run.scenario.global.duration_s > 0 {
@@ -437,13 +750,15 @@ fn report(run: &Run, elapsed: u64) {
     let mut values: Vec<u64> = Vec::new();
     for instance in &run.instances {
         if let Some((low, high)) = *instance.util_range.lock() {
-            names.push(alloc::format!("util_min.{}", instance.name));
+            let name = instance.name.get().map_or("?", String::as_str);
+            names.push(alloc::format!("util_min.{name}"));
             values.push(low);
-            names.push(alloc::format!("util_max.{}", instance.name));
+            names.push(alloc::format!("util_max.{name}"));
             values.push(high);
         }
     }
-    let mut metrics: Vec<(&str, u64)> = alloc::vec![("tasks", run.instances.len() as u64)];
+    let created = INSTANCES_CREATED.load(Ordering::Acquire) as u64;
+    let mut metrics: Vec<(&str, u64)> = alloc::vec![("tasks", created)];
     metrics.extend(names.iter().map(String::as_str).zip(values.iter().copied()));
     super::report::print(&super::report::RunResults {
         name: "rtapp",

@@ -187,6 +187,8 @@ fn remove_node(dts: &str, header: &str) -> Result<String, String> {
 fn agreement_cases() -> Vec<Agree> {
     const HOGS: &str = "sim/scenarios/agree-hogs.json";
     const PERIODIC: &str = "sim/scenarios/agree-periodic-mix.json";
+    // rt-app's synchronisation events: every block and wake-up shows in the order.
+    const EVENTS: &str = "sim/scenarios/agree-rtapp-events.json";
     const LAG: &str = "the kernel charges each slice the ~0.1-0.3 us its timer interrupt and \
                        schedule() take; vruntimes drift until a pick (CFS: leftmost vruntime, \
                        EEVDF: eligibility) compares values within that";
@@ -197,6 +199,10 @@ fn agreement_cases() -> Vec<Agree> {
     const LATE_PREEMPT: &str = "a wake-up preemption comes 0.1 ms later in the kernel (a preemption \
                                 test within the per-slice drift, it seems), so the preempted task \
                                 has run longer and the next pick differs";
+    const EVENTS_EEVDF: &str = "a mutex hand-over wakes a task that preempts the waker under \
+                                EEVDF; in the kernel the waker runs ~7 us longer first and \
+                                the next preemption test goes the other way (not analysed \
+                                further)";
     vec![
         Agree {
             scenario: HOGS,
@@ -233,6 +239,18 @@ fn agreement_cases() -> Vec<Agree> {
             policy: "cfs",
             agree_through: Some(603),
             why: WAKE,
+        },
+        Agree {
+            scenario: EVENTS,
+            policy: "rr",
+            agree_through: None,
+            why: "",
+        },
+        Agree {
+            scenario: EVENTS,
+            policy: "eevdf",
+            agree_through: Some(16),
+            why: EVENTS_EEVDF,
         },
     ]
 }

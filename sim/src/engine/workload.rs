@@ -31,7 +31,7 @@ impl Simulation<'_> {
             let (event, phase, phase_start) = match self.tasks[task].cursor.next(spec) {
                 Step::Finished => {
                     self.exit(task);
-                    return Ok(());
+                    return self.check_deadlock();
                 }
                 Step::Event {
                     event,
@@ -111,6 +111,10 @@ impl Simulation<'_> {
                             .run_queue
                             .yield_task(TaskId(task as u16), now);
                         self.cpus[cpu].need_resched = true;
+                        // `sched_yield` returns only once the task is picked again:
+                        // the rest of its program waits for that (the kernel's
+                        // instance really switches away here).
+                        return Ok(());
                     }
                 }
                 Event::Fork { task: ref name } => self.fork(name)?,
@@ -122,7 +126,7 @@ impl Simulation<'_> {
 
     /// An event on rt-app's resources (`fairway_sched::scenario::resources`), or
     /// `None` for any other event. A blocked task sleeps with no wake-up of its own:
-    /// the call that unblocks it lists it, and it is woken at this instant.
+    /// the call that unblocks it lists it, and wakes it.
     fn resource_event(&mut self, task: usize, event: &Event) -> Result<Option<Outcome>, SimError> {
         let mut wake = Vec::new();
         let resources = &mut self.resources;
@@ -161,23 +165,33 @@ impl Simulation<'_> {
         if outcome == Outcome::Block {
             self.leave(task, TaskState::Sleeping);
         }
+        // Woken at once, before the caller's CPU picks its next task (as the
+        // kernel's `wake_up` and Linux's do), so a partner woken by a task that
+        // then blocks is there to be picked.
         for woken in wake {
-            self.push(self.now, Kind::Wake { task: woken });
+            self.wake(woken)?;
         }
-        if outcome == Outcome::Block
-            && self.end().is_none()
-            && self.resources.blocked_count() >= self.live
-        {
-            return Err(SimError::Deadlock {
-                tasks: self
-                    .resources
-                    .blocked()
-                    .map(|t| self.tasks[t].name.clone())
-                    .collect(),
-                time_ns: self.now,
-            });
+        if outcome == Outcome::Block {
+            self.check_deadlock()?;
         }
         Ok(Some(outcome))
+    }
+
+    /// Every live task blocked on a resource, in a run that no duration ends:
+    /// nothing can wake them (checked when a task blocks and when one exits).
+    fn check_deadlock(&self) -> Result<(), SimError> {
+        let blocked = self.resources.blocked_count();
+        if blocked == 0 || blocked < self.live || self.end().is_some() {
+            return Ok(());
+        }
+        Err(SimError::Deadlock {
+            tasks: self
+                .resources
+                .blocked()
+                .map(|t| self.tasks[t].name.clone())
+                .collect(),
+            time_ns: self.now,
+        })
     }
 
     /// `fork`: one more instance of task `name`, started now on the least-loaded
