@@ -385,7 +385,8 @@ fn check_deadlock(run: &Run, state: &SyncState) {
         names.push_str(run.instances[index].name.get().map_or("?", String::as_str));
     }
     defmt::error!(
-        "rtapp: deadlock: every live task is blocked on a resource ({=str}) and global.duration does not end the run",
+        "rtapp: deadlock at {=u64} ns: every live task is blocked on a resource ({=str}) and global.duration does not end the run",
+        now_ns().saturating_sub(run.start),
         names.as_str()
     );
     crate::exit::exit(crate::ExitCode::Failure)

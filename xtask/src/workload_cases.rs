@@ -29,6 +29,19 @@ fn value_in(lines: &[String], needle: &str, key: &str) -> Result<u64, String> {
         .map_err(|_| format!("no number {key}= in: {line}"))
 }
 
+/// `rtapp-events-chain-4cpus.json`: 3 + 1 + 2 + 1 ms of work in a chain of
+/// blocking events, one task per CPU; the kernel adds a few microseconds per
+/// hand-over (wake-up IPI, switch), far below the 0.5 ms allowed.
+fn chain_ends_at_7_ms(lines: &[String]) -> Result<(), String> {
+    let wall = value_in(lines, "report: run name=rtapp ", "wall_ns")?;
+    let (low, high) = (7_000_000, 7_500_000);
+    if (low..=high).contains(&wall) {
+        Ok(())
+    } else {
+        Err(format!("the chain took {wall} ns, expected {low}..={high}"))
+    }
+}
+
 /// linux-sched-facts.md §2.8, "Periodic tasks in steady state": a 25 % duty,
 /// 16 ms period task alone on a CPU swings between 225 and 288.
 fn periodic_util_in_reference_range(lines: &[String]) -> Result<(), String> {
@@ -344,6 +357,21 @@ pub(crate) fn cases() -> Vec<Case> {
             .append("workload=hackbench groups=0")
             .expect(crate::test::Expect::Failure)
             .contains("bootargs: groups=0: outside 1..=40"),
+        // rt-app's events in the kernel: a chain through suspend/resume, a
+        // condition signal and fork that only ends at 7 ms if each step blocked
+        // until the one before it (the agreement case covers the rest).
+        Case::new("rtapp-events-chain-4cpus", "fairway")
+            .icount()
+            .cpus(4)
+            .scenario("tests/scenarios/rtapp-events-chain-4cpus.json")
+            .contains("name=kid-0")
+            .check(chain_ends_at_7_ms),
+        Case::new("rtapp-deadlock-is-reported", "fairway")
+            .icount()
+            .cpus(2)
+            .scenario("tests/scenarios/rtapp-deadlock.json")
+            .expect(crate::test::Expect::Failure)
+            .contains("every live task is blocked on a resource (a, b)"),
         Case::new("rtapp-periodic-util-in-range", "fairway")
             .icount()
             .cpus(2)
