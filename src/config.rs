@@ -3,8 +3,14 @@
 /// The most CPUs Fairway runs on (QEMU virt's GICv2 limit; GICv3 boards use the first 8).
 pub const MAX_CPUS: usize = 8;
 
-/// The most tasks that can exist at once, idle tasks excluded.
-pub const MAX_TASKS: usize = 1024;
+/// The kernel's own tasks beside a scenario's: `main`, the rt-app starter and
+/// the util_avg sampler, and one spare.
+pub const KERNEL_TASKS: usize = 4;
+
+/// The most tasks that can exist at once, idle tasks excluded: a scenario's
+/// instances (the one task limit, `fairway_sched::scenario::MAX_TASKS`) and the
+/// kernel's own.
+pub const MAX_TASKS: usize = fairway_sched::scenario::MAX_TASKS + KERNEL_TASKS;
 
 /// Task slots in all: the tasks, then one idle task per CPU.
 pub const TASK_SLOTS: usize = MAX_TASKS + MAX_CPUS;

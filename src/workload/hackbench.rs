@@ -160,6 +160,7 @@ fn run_inner(options: &HackbenchOptions) -> Result<ExitCode, ExitCode> {
                 received * 1_000_000_000 / elapsed.max(1),
             ),
         ],
+        window: None,
     });
     Ok(if received == expected && bad == 0 {
         ExitCode::Success

@@ -38,6 +38,86 @@ pub struct RunResults<'a> {
     pub tasks: &'a [(TaskId, u64)],
     /// Figures of merit.
     pub metrics: &'a [(&'a str, u64)],
+    /// The counters at the run's start and end, when the workload took them: the
+    /// figures then cover the run alone, not the boot before it or the printing
+    /// after it. `None`: counted from boot to the printing.
+    pub window: Option<&'a RunWindow>,
+}
+
+/// A task's counters at one instant.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct TaskCounters {
+    /// `sum_exec_runtime`.
+    pub runtime_ns: u64,
+    /// Time spent runnable, waiting for the CPU.
+    pub wait_ns: u64,
+    /// Migrations.
+    pub migrations: u64,
+    /// Switches in.
+    pub switches: u64,
+}
+
+impl TaskCounters {
+    fn of(id: TaskId) -> Self {
+        let slot = task(id);
+        TaskCounters {
+            runtime_ns: slot.sum_exec_runtime.load(Ordering::Relaxed),
+            wait_ns: slot.wait_total.load(Ordering::Relaxed),
+            migrations: slot.migrations.load(Ordering::Relaxed),
+            switches: slot.switches_in.load(Ordering::Relaxed),
+        }
+    }
+}
+
+/// Each CPU's idle time and switch count at one instant.
+#[derive(Clone, Debug)]
+pub struct CpuCounters {
+    /// When.
+    pub at_ns: u64,
+    /// `(idle_ns, context_switches)` per online CPU.
+    pub cpus: alloc::vec::Vec<(u64, u64)>,
+}
+
+impl CpuCounters {
+    /// The counters now.
+    pub fn now() -> Self {
+        CpuCounters {
+            at_ns: crate::now_ns(),
+            cpus: (0..percpu::nr_online())
+                .map(|cpu| {
+                    (
+                        task(idle_task_id(cpu))
+                            .sum_exec_runtime
+                            .load(Ordering::Relaxed),
+                        percpu::of(cpu).context_switches.load(Ordering::Relaxed),
+                    )
+                })
+                .collect(),
+        }
+    }
+}
+
+/// The counters a run's figures are taken between.
+#[derive(Clone, Debug)]
+pub struct RunWindow {
+    /// At the start.
+    pub start: CpuCounters,
+    /// At the end.
+    pub end: CpuCounters,
+    /// The reported tasks' counters at the end (they started at the start, at 0),
+    /// in the order of [`RunResults::tasks`].
+    pub tasks: alloc::vec::Vec<TaskCounters>,
+}
+
+impl RunWindow {
+    /// Ends the window now: the CPUs' and `tasks`' counters.
+    pub fn close(start: CpuCounters, tasks: &[(TaskId, u64)]) -> Self {
+        RunWindow {
+            end: CpuCounters::now(),
+            start,
+            tasks: tasks.iter().map(|&(id, _)| TaskCounters::of(id)).collect(),
+        }
+    }
 }
 
 /// A configuration label from the boot options: scheduler, HZ, uclamp, and
@@ -75,20 +155,33 @@ pub fn print(results: &RunResults<'_>) {
     if instrument::ENABLED {
         print_costs(cpus);
     }
-    let now = crate::now_ns();
+    let end = results
+        .window
+        .map_or_else(CpuCounters::now, |window| window.end.clone());
+    let start = results.window.map(|window| &window.start);
     for cpu in 0..cpus {
-        let idle = task(idle_task_id(cpu))
-            .sum_exec_runtime
-            .load(Ordering::Relaxed);
+        let (idle_end, switches_end) = end.cpus.get(cpu).copied().unwrap_or_default();
+        let (since, idle_start, switches_start) = match start {
+            Some(start) => {
+                let (idle, switches) = start.cpus.get(cpu).copied().unwrap_or_default();
+                (start.at_ns, idle, switches)
+            }
+            None => (0, 0, 0),
+        };
+        let idle = idle_end.saturating_sub(idle_start);
         print_line(CpuLine {
             id: CpuId(cpu as u16),
-            busy_ns: now.saturating_sub(idle),
+            busy_ns: end.at_ns.saturating_sub(since).saturating_sub(idle),
             idle_ns: idle,
-            switches: percpu::of(cpu).context_switches.load(Ordering::Relaxed),
+            switches: switches_end.saturating_sub(switches_start),
         });
     }
-    for &(id, missed_periods) in results.tasks {
+    for (index, &(id, missed_periods)) in results.tasks.iter().enumerate() {
         let slot = task(id);
+        let counters = results
+            .window
+            .and_then(|window| window.tasks.get(index).copied())
+            .unwrap_or_else(|| TaskCounters::of(id));
         let mut latency = slot.latency.lock();
         let Some(stats) = latency.as_mut() else {
             continue;
@@ -98,12 +191,12 @@ pub fn print(results: &RunResults<'_>) {
             id,
             name: slot.name().as_str(),
             cpu: CpuId(slot.cpu() as u16),
-            runtime_ns: slot.sum_exec_runtime.load(Ordering::Relaxed),
-            wait_ns: slot.wait_total.load(Ordering::Relaxed),
+            runtime_ns: counters.runtime_ns,
+            wait_ns: counters.wait_ns,
             latency: &summary,
             missed_periods,
-            migrations: slot.migrations.load(Ordering::Relaxed),
-            switches: slot.switches_in.load(Ordering::Relaxed),
+            migrations: counters.migrations,
+            switches: counters.switches,
         });
         if summary.count > 0 {
             print_line(HistogramLine {

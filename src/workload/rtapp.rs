@@ -30,7 +30,7 @@
 use alloc::collections::BTreeMap;
 use alloc::string::String;
 use alloc::vec::Vec;
-use core::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
 use fairway_sched::boot_options::RtAppOptions;
 use fairway_sched::scenario::program::{Cursor, Step};
@@ -42,6 +42,7 @@ use spin::Once;
 use crate::arch::cpu::this_cpu;
 use crate::arch::timer::now_ns;
 use crate::percpu;
+use crate::workload::report::{CpuCounters, RunWindow};
 use crate::sync::IrqSpinLock;
 use crate::task::wait::Completion;
 use crate::task::{self, SpawnError, TaskId, current, current_runtime_ns, sleep_until, yield_now};
@@ -135,7 +136,7 @@ fn run_work(us: i64) {
     let target = u128::from(ns(us)) * 1024;
     let mut done: u128 = 0;
     let mut last = current_runtime_ns();
-    while done < target {
+    while done < target && !STOPPED.load(Ordering::Relaxed) {
         core::hint::spin_loop();
         let runtime = current_runtime_ns();
         let capacity = percpu::of(this_cpu()).capacity.load(Ordering::Relaxed);
@@ -147,7 +148,7 @@ fn run_work(us: i64) {
 /// Busy-waits for `us` µs of wall time.
 fn run_wall(us: i64) {
     let end = now_ns() + ns(us);
-    while now_ns() < end {
+    while now_ns() < end && !STOPPED.load(Ordering::Relaxed) {
         core::hint::spin_loop();
     }
 }
@@ -164,6 +165,11 @@ fn instance_main(index: usize) {
     let mut cursor = Cursor::default();
     let mut iteration_start = now_ns();
     loop {
+        if STOPPED.load(Ordering::Acquire) {
+            // The run's duration is over: stop here, unfinished, until the report.
+            REPORTED.wait_for(1);
+            return;
+        }
         let (event, phase, phase_start, iteration_begins) = match cursor.next(spec) {
             Step::Finished => break,
             Step::Event {
@@ -244,6 +250,7 @@ fn instance_main(index: usize) {
         check_deadlock(run, &state);
     }
     if finished == INSTANCES_CREATED.load(Ordering::Acquire) as u64 {
+        end_of_run(run);
         FINISHED.complete();
         // A run with a duration sleeps until its end: end it early.
         task::wake_up(TaskId(MAIN_TASK.load(Ordering::Acquire)));
@@ -366,6 +373,49 @@ fn resource_event(run: &Run, me: usize, event: &Event) -> bool {
     drop(state);
     crate::task::preempt_point();
     true
+}
+
+/// Set when the run is over (its duration passed, or every instance finished):
+/// instances stop at their next check, so nothing runs on into the report.
+static STOPPED: AtomicBool = AtomicBool::new(false);
+/// When the run ended, the instances that existed then (with their missed
+/// periods), and the counters then (`report::RunWindow`).
+static ENDED: Once<(u64, Vec<(TaskId, u64)>, RunWindow)> = Once::new();
+/// The CPUs' counters when the instances started.
+static STARTED_COUNTERS: Once<CpuCounters> = Once::new();
+
+/// Ends the run now (first caller wins): stops the instances and takes the
+/// counters the report covers. Runs from the deadline's timer (interrupt
+/// context) or from the last instance to finish; no lock is taken but the
+/// report's own.
+fn end_of_run(run: &Run) {
+    if STOPPED.swap(true, Ordering::AcqRel) {
+        return;
+    }
+    let now = now_ns();
+    let tasks = reported_tasks(run);
+    let start = STARTED_COUNTERS.get().cloned().unwrap_or_else(CpuCounters::now);
+    let window = RunWindow::close(start, &tasks);
+    ENDED.call_once(|| (now, tasks, window));
+}
+
+/// The deadline's timer (interrupt context): the run is over.
+fn deadline_passed(_: usize) {
+    if let Some(run) = RUN.get() {
+        end_of_run(run);
+    }
+    task::wake_up(TaskId(MAIN_TASK.load(Ordering::Acquire)));
+}
+
+/// The instances that exist, with their missed periods.
+fn reported_tasks(run: &Run) -> Vec<(TaskId, u64)> {
+    run.instances
+        .iter()
+        .filter_map(|instance| {
+            let id = *instance.task.get()?;
+            Some((id, instance.result.missed_periods.load(Ordering::Relaxed)))
+        })
+        .collect()
 }
 
 /// Stops the kernel if every live instance is blocked on a resource in a run
@@ -506,6 +556,7 @@ fn initial_cpu(affinity: fairway_sched::task::CpuMask, load: &[usize]) -> usize 
 fn starter_main(_: usize) {
     let run = RUN.get().expect("scenario set before its starter");
     sleep_until(run.start);
+    STARTED_COUNTERS.call_once(CpuCounters::now);
     let cpus = percpu::nr_online();
     let mut load = alloc::vec![0usize; cpus];
     let mut outcome = Ok(());
@@ -540,6 +591,7 @@ fn starter_main(_: usize) {
         );
     } else if outcome.is_ok() {
         STARTED.call_once(|| Ok(()));
+        arm_deadline(run, current().index());
     }
     if let Err(error) = outcome {
         STARTED.call_once(|| Err(error));
@@ -564,6 +616,9 @@ fn start_delayed(timer: usize) {
     };
     let now = now_ns();
     while let Some(&(at, index)) = delayed.get(NEXT_DELAYED.load(Ordering::Acquire)) {
+        if STOPPED.load(Ordering::Acquire) {
+            return;
+        }
         if at > now {
             crate::hrtimer::start(crate::hrtimer::task_timer(timer), at, start_delayed, timer);
             return;
@@ -578,6 +633,20 @@ fn start_delayed(timer: usize) {
         }
     }
     STARTED.call_once(|| Ok(()));
+    arm_deadline(run, timer);
+}
+
+/// Arms `timer` (the starter's) for the end of a run with a duration.
+fn arm_deadline(run: &Run, timer: usize) {
+    if run.scenario.global.duration_s > 0 {
+        let deadline = run.start + ns(run.scenario.global.duration_s * 1_000_000);
+        crate::hrtimer::start(
+            crate::hrtimer::task_timer(timer),
+            deadline,
+            deadline_passed,
+            timer,
+        );
+    }
 }
 
 /// Tasks queued on each CPU (running included), for placing a task created
@@ -632,9 +701,8 @@ pub fn run(scenario: Scenario, options: &RtAppOptions) -> Result<(), SpawnError>
     INSTANCES_CREATED.store(started, Ordering::Release);
     STARTED_INSTANCES.store(started, Ordering::Release);
     if scenario.tasks.iter().any(|t| scenario.is_forked(&t.name)) {
-        // Room for forks: every task slot the kernel has left (main, the starter
-        // and the sampler take three).
-        let room = crate::config::MAX_TASKS.saturating_sub(started + 3);
+        // Room for forks, up to the scenario limit.
+        let room = fairway_sched::scenario::MAX_TASKS.saturating_sub(started);
         instances.extend((0..room).map(|_| Instance::new(usize::MAX, None)));
     }
     let slots = instances.len();
@@ -690,10 +758,14 @@ pub fn run(scenario: Scenario, options: &RtAppOptions) -> Result<(), SpawnError>
     if run.scenario.global.duration_s > 0 {
         let deadline = run.start + ns(run.scenario.global.duration_s * 1_000_000);
         // No polling: it would take CPU time from the scenario's tasks on this
-        // CPU. The last instance to finish wakes this task early; if it
-        // finishes just before the sleep starts, the run ends at the deadline.
-        while FINISHED.count() == 0 && now_ns() < deadline {
-            sleep_until(deadline);
+        // CPU. The starter's timer ends the run at the deadline, and the last
+        // instance to finish ends it early; either wakes this task. The sleep
+        // (a little past the deadline) is only a backstop.
+        while FINISHED.count() == 0 && !STOPPED.load(Ordering::Acquire) {
+            sleep_until(deadline + 1_000_000);
+            if now_ns() >= deadline {
+                end_of_run(run);
+            }
         }
     } else {
         FINISHED.wait_for(1);
@@ -701,8 +773,9 @@ pub fn run(scenario: Scenario, options: &RtAppOptions) -> Result<(), SpawnError>
     if let Some(Err(error)) = STARTED.get() {
         return Err(*error);
     }
+    end_of_run(run);
     SAMPLER_DONE.wait_for(1);
-    let elapsed = now_ns() - run.start;
+    let elapsed = ENDED.get().map_or(now_ns(), |(at, _, _)| *at) - run.start;
     if trace_limit > 0 {
         crate::task::trace::print(run.start);
     }
@@ -738,14 +811,12 @@ pub fn run_from_boot_options(options: &RtAppOptions) -> crate::ExitCode {
 }
 
 fn report(run: &Run, elapsed: u64) {
-    let tasks: Vec<(TaskId, u64)> = run
-        .instances
-        .iter()
-        .filter_map(|instance| {
-            let id = *instance.task.get()?;
-            Some((id, instance.result.missed_periods.load(Ordering::Relaxed)))
-        })
-        .collect();
+    // The tasks and their counters as the run ended (not as the printing finds
+    // them: stopped instances may still be switching out).
+    let (tasks, window) = match ENDED.get() {
+        Some((_, tasks, window)) => (tasks.clone(), Some(window)),
+        None => (reported_tasks(run), None),
+    };
     let config = super::report::config_label("");
     let mut names: Vec<String> = Vec::new();
     let mut values: Vec<u64> = Vec::new();
@@ -766,6 +837,7 @@ fn report(run: &Run, elapsed: u64) {
         config: &config,
         wall_ns: elapsed,
         tasks: &tasks,
+        window,
         metrics: &metrics,
     });
 }

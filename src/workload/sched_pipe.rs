@@ -131,6 +131,7 @@ fn run_inner(options: &SchedPipeOptions) -> Result<(), ExitCode> {
         wall_ns: elapsed,
         tasks: &[(a, 0), (b, 0)],
         metrics: &[("ops_per_second", ops_per_second), ("round_trips", loops)],
+        window: None,
     });
     Ok(())
 }

@@ -32,8 +32,10 @@ use alloc::collections::BTreeSet;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 
-/// The most task instances a scenario may create (it bounds the run queues' task tables).
-pub const MAX_TASKS: usize = 4096;
+/// The most task instances a scenario may create, started or forked: the one task
+/// limit of Fairway, checked on the host before boot. The kernel keeps a few task
+/// slots more for its own tasks (`src/config.rs`).
+pub const MAX_TASKS: usize = 10_000;
 
 /// The longest task-instance name, in bytes (the kernel's task table keeps names
 /// whole, so two instances never share a name by truncation).
