@@ -304,19 +304,6 @@ pub fn run(options: &Options) -> Result<(), SimError> {
         );
         return Ok(());
     }
-    for task in &scenario.tasks {
-        let phase_sets_more = task.phases.iter().any(|p| {
-            let a = &p.attributes;
-            a.policy.is_some() || a.priority.is_some()
-        });
-        if phase_sets_more {
-            eprintln!(
-                "warning: tasks.{}: phase-level policy/priority are not applied by the \
-                 simulator yet (phase-level cpus, uclamp and taskgroup are)",
-                task.name
-            );
-        }
-    }
     let config = Config {
         policy,
         policy_name: options.policy.clone(),

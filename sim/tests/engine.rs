@@ -345,3 +345,25 @@ fn too_many_entities_is_an_error() {
     );
     assert!(error.contains("the limit is 65535"), "{error}");
 }
+
+/// A signals CSV that would pass its limit ends the run with a message saying how
+/// to sample less, instead of filling the disk (issue 10: 4,096 tasks wrote 6.4 GB).
+#[test]
+fn a_csv_past_its_limit_is_refused() {
+    let text = r#"{"tasks": {"t": {"instance": 100, "loop": 1, "run": 10000}}}"#;
+    let scenario = parse_and_validate_for(text, 1, true).unwrap();
+    let mut csv = Vec::new();
+    // 101 rows of about 50 bytes a millisecond for 10 ms is well past 10 kB.
+    let mut sampler = Sampler::with_limit(&mut csv, 10_000);
+    let error = Simulation::new(&scenario, config(&[(1024, 1024)], Some(10 * MS)))
+        .unwrap()
+        .run(Some(&mut sampler))
+        .map(|_| ())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        error.contains("--csv: the signals CSV would grow past 10000 bytes"),
+        "{error}"
+    );
+    assert!(csv.len() <= 10_000);
+}

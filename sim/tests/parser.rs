@@ -203,11 +203,12 @@ fn empty_or_out_of_range_affinity() {
 
 #[test]
 fn too_many_tasks() {
+    // The one task limit, fairway_sched::scenario::MAX_TASKS = 10,000.
     let text =
-        r#"{"tasks": {"a": {"instance": 3000, "run": 5}, "b": {"instance": 3000, "run": 5}}}"#;
+        r#"{"tasks": {"a": {"instance": 6000, "run": 5}, "b": {"instance": 6000, "run": 5}}}"#;
     assert_eq!(
         error(text, 1),
-        "tasks: 6000 task instances, at most 4096 are supported"
+        "tasks: 12000 task instances, at most 10000 are supported"
     );
 }
 

@@ -42,10 +42,10 @@ use spin::Once;
 use crate::arch::cpu::this_cpu;
 use crate::arch::timer::now_ns;
 use crate::percpu;
-use crate::workload::report::{CpuCounters, RunWindow};
 use crate::sync::IrqSpinLock;
 use crate::task::wait::Completion;
 use crate::task::{self, SpawnError, TaskId, current, current_runtime_ns, sleep_until, yield_now};
+use crate::workload::report::{CpuCounters, RunWindow};
 
 /// One task instance's results.
 #[derive(Debug, Default)]
@@ -197,11 +197,7 @@ fn instance_main(index: usize) {
         }
         match event {
             Event::Runtime { us } => run_wall(*us),
-            Event::Sleep { us } => {
-                if *us > 0 {
-                    sleep_until(now + ns(*us));
-                }
-            }
+            Event::Sleep { us } if *us > 0 => sleep_until(now + ns(*us)),
             Event::Timer {
                 reference,
                 period_us,
@@ -380,7 +376,11 @@ fn resource_event(run: &Run, me: usize, event: &Event) -> bool {
 static STOPPED: AtomicBool = AtomicBool::new(false);
 /// When the run ended, the instances that existed then (with their missed
 /// periods), and the counters then (`report::RunWindow`).
-static ENDED: Once<(u64, Vec<(TaskId, u64)>, RunWindow)> = Once::new();
+static ENDED: Once<RunEnd> = Once::new();
+
+/// When the run ended, the instances then with their missed periods, and the
+/// counters then.
+type RunEnd = (u64, Vec<(TaskId, u64)>, RunWindow);
 /// The CPUs' counters when the instances started.
 static STARTED_COUNTERS: Once<CpuCounters> = Once::new();
 
@@ -394,7 +394,10 @@ fn end_of_run(run: &Run) {
     }
     let now = now_ns();
     let tasks = reported_tasks(run);
-    let start = STARTED_COUNTERS.get().cloned().unwrap_or_else(CpuCounters::now);
+    let start = STARTED_COUNTERS
+        .get()
+        .cloned()
+        .unwrap_or_else(CpuCounters::now);
     let window = RunWindow::close(start, &tasks);
     ENDED.call_once(|| (now, tasks, window));
 }
