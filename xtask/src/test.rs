@@ -535,6 +535,8 @@ pub fn lint() -> Result<(), String> {
         "fairway-sched",
         "--package",
         "fairway-sim",
+        "--package",
+        "fairway-devicetree",
         "--all-targets",
         "--",
         "-D",
@@ -589,7 +591,7 @@ pub fn lint() -> Result<(), String> {
 
 /// Runs the host tests, returning (passed, failed) from libtest's summaries.
 fn host_tests() -> Result<(u64, u64), String> {
-    eprintln!("xtask: host tests (sched, sim, xtask)");
+    eprintln!("xtask: host tests (sched, sim, devicetree, xtask)");
     let output = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
         .args([
             "test",
@@ -599,6 +601,8 @@ fn host_tests() -> Result<(u64, u64), String> {
             "fairway-sched",
             "--package",
             "fairway-sim",
+            "--package",
+            "fairway-devicetree",
             "--package",
             "xtask",
         ])
