@@ -17,6 +17,7 @@ use core::fmt;
 
 use heapless::{String, Vec};
 
+mod guard;
 mod parse;
 
 /// The most CPUs a [`BoardInfo`] lists (QEMU virt's GICv2 limit; GICv3 boards use

@@ -6,6 +6,7 @@ use fdt::nodes::Node;
 use fdt::parsing::{NoPanic, unaligned::UnalignedParser};
 use heapless::{String, Vec};
 
+use crate::guard;
 use crate::{
     ARCHITECTED_TIMER_INTID, BoardError, BoardInfo, Conduit, CpuInfo, GicInfo, Notice, QEMU_UART,
 };
@@ -20,6 +21,33 @@ fn be_u32(bytes: &[u8]) -> u32 {
 fn read_cells(bytes: &[u8], cells: usize) -> u64 {
     bytes[..cells * 4].chunks(4).fold(0u64, |value, chunk| {
         (value << 32) | u64::from(be_u32(chunk))
+    })
+}
+
+/// `node`'s children in order; the first that cannot be read ends the iteration
+/// as `Err(())`.
+///
+/// `fdt`'s own child iterator does not move past a child it cannot read: it returns
+/// the same error forever, so `.flatten()` over it never ends (the boot hung on
+/// such a tree; found by the fuzz target).
+fn children<'a>(node: &DtNode<'a>) -> impl Iterator<Item = Result<DtNode<'a>, ()>> + 'a {
+    let mut state = Some(node.children().map(|children| children.iter()));
+    core::iter::from_fn(move || match state.as_mut()?.as_mut() {
+        Ok(iterator) => match iterator.next() {
+            Some(Ok(child)) => Some(Ok(child)),
+            Some(Err(_)) => {
+                state = None;
+                Some(Err(()))
+            }
+            None => {
+                state = None;
+                None
+            }
+        },
+        Err(_) => {
+            state = None;
+            Some(Err(()))
+        }
     })
 }
 
@@ -73,6 +101,7 @@ impl BoardInfo {
     /// Parses the device tree in `blob`; `boot_mpidr` is the boot core's.
     pub fn parse(blob: &[u8], address: usize, boot_mpidr: u64) -> Result<Self, BoardError> {
         let no_tree = |reason| BoardError::NoDeviceTree { address, reason };
+        guard::check(blob).map_err(no_tree)?;
         let fdt = Fdt::new_unaligned_fallible(blob).map_err(|error| {
             no_tree(match error {
                 fdt::FdtError::BadMagic => "bad magic (expected 0xd00dfeed)",
@@ -125,10 +154,9 @@ impl BoardInfo {
         let mut memory = None;
         let mut gic = None;
         let mut cpus_node = None;
-        let children = root
-            .children()
-            .map_err(|_| no_tree("unreadable root children"))?;
-        for child in children.iter().flatten() {
+        let mut chosen_seen = false;
+        for child in children(&root) {
+            let child = child.map_err(|()| no_tree("unreadable root children"))?;
             let Ok(name) = child.name() else { continue };
             match name.name {
                 "memory" if memory.is_none() => {
@@ -136,7 +164,10 @@ impl BoardInfo {
                 }
                 "cpus" => cpus_node = Some(child),
                 "psci" => info.psci = Some(read_psci(&child)?),
-                "chosen" => {
+                // The first /chosen only, as the first /memory: a second one's
+                // bootargs were appended to the first's (found by the fuzz target).
+                "chosen" if !chosen_seen => {
+                    chosen_seen = true;
                     if let Some(args) = property(&child, "bootargs").and_then(|a| strings(a).next())
                     {
                         info.bootargs_length = args.len();
@@ -237,14 +268,12 @@ impl BoardInfo {
             });
         }
         let mut cpu_map = None;
-        let Ok(children) = cpus.children() else {
-            return Err(BoardError::BadProperty {
+        for child in children(cpus) {
+            let child = child.map_err(|()| BoardError::BadProperty {
                 node: "/cpus",
                 property: "children",
                 problem: "unreadable",
-            });
-        };
-        for child in children.iter().flatten() {
+            })?;
             let Ok(name) = child.name() else { continue };
             if name.name == "cpu-map" {
                 cpu_map = Some(child);
@@ -261,6 +290,15 @@ impl BoardInfo {
                     problem: "missing or shorter than #address-cells",
                 })?;
             let mpidr = read_cells(reg, address_cells);
+            // Two CPUs with one MPIDR would be started twice and share a
+            // redistributor (found by the fuzz target; Linux skips the second).
+            if self.cpus.iter().any(|cpu| cpu.mpidr == mpidr) {
+                return Err(BoardError::BadProperty {
+                    node: "/cpus/cpu",
+                    property: "reg",
+                    problem: "two cpu nodes have the same MPIDR",
+                });
+            }
             let capacity_dmips_mhz = match property(&child, "capacity-dmips-mhz") {
                 None => None,
                 Some(v) if v.len() == 4 && be_u32(v) > 0 => Some(be_u32(v)),
@@ -310,40 +348,35 @@ impl BoardInfo {
     }
 
     /// Numbers clusters in `cpu-map` order (cluster nodes, possibly nested in
-    /// sockets) and assigns each CPU its cluster through the `cpu` phandles.
+    /// sockets) and assigns each CPU its cluster through the `cpu` phandles. The
+    /// map is read up to the first node that cannot be read; a number past
+    /// `u16::MAX` clusters stays there (the scheduler's topology refuses any
+    /// cluster number from `MAX_CPUS` on).
     fn read_cpu_map(&mut self, map: &DtNode<'_>) {
         let mut cluster_index = 0u16;
-        let Ok(children) = map.children() else { return };
-        for level1 in children.iter().flatten() {
+        for level1 in children(map).map_while(Result::ok) {
             let Ok(name) = level1.name() else { continue };
             if name.name.starts_with("socket") {
-                if let Ok(clusters) = level1.children() {
-                    for cluster in clusters.iter().flatten() {
-                        self.read_cluster(&cluster, cluster_index);
-                        cluster_index += 1;
-                    }
+                for cluster in children(&level1).map_while(Result::ok) {
+                    self.read_cluster(&cluster, cluster_index);
+                    cluster_index = cluster_index.saturating_add(1);
                 }
             } else if name.name.starts_with("cluster") {
                 self.read_cluster(&level1, cluster_index);
-                cluster_index += 1;
+                cluster_index = cluster_index.saturating_add(1);
             }
         }
     }
 
     fn read_cluster(&mut self, cluster: &DtNode<'_>, index: u16) {
-        let Ok(cores) = cluster.children() else {
-            return;
-        };
-        for core in cores.iter().flatten() {
+        for core in children(cluster).map_while(Result::ok) {
             let mut phandles: Vec<u32, 8> = Vec::new();
             if let Some(p) = property_u32(&core, "cpu") {
                 let _ = phandles.push(p);
             }
-            if let Ok(threads) = core.children() {
-                for thread in threads.iter().flatten() {
-                    if let Some(p) = property_u32(&thread, "cpu") {
-                        let _ = phandles.push(p);
-                    }
+            for thread in children(&core).map_while(Result::ok) {
+                if let Some(p) = property_u32(&thread, "cpu") {
+                    let _ = phandles.push(p);
                 }
             }
             for phandle in phandles {
@@ -370,7 +403,10 @@ impl BoardInfo {
                 .unwrap_or(1);
             for cpu in self.cpus.iter_mut() {
                 let raw = u64::from(cpu.capacity_dmips_mhz.unwrap_or(max));
-                cpu.capacity = ((raw << 10) / u64::from(max)) as u32;
+                // At least 1: a CPU more than 1024 times slower than the fastest
+                // came out as 0 (found by the fuzz target), and work never ends on
+                // a CPU of capacity 0.
+                cpu.capacity = ((raw << 10) / u64::from(max)).max(1) as u32;
             }
         } else if any {
             self.notice(
