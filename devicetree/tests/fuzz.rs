@@ -302,7 +302,7 @@ fn fuzz_device_tree() {
     let report = fairway_fuzzing::run(
         "device_tree",
         env!("CARGO_MANIFEST_DIR"),
-        6_000,
+        100_000,
         input(),
         |(input, boot_mpidr)| -> Result<Outcome, TestCaseError> {
             let bytes = bytes_of(&input);

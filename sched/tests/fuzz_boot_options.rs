@@ -205,7 +205,7 @@ fn fuzz_boot_options() {
     let report = fairway_fuzzing::run(
         "boot_options",
         env!("CARGO_MANIFEST_DIR"),
-        20_000,
+        200_000,
         line(),
         |line| -> Result<Outcome, TestCaseError> {
             match BootOptions::parse(&line) {

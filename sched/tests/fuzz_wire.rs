@@ -370,7 +370,7 @@ fn fuzz_wire() {
     let report = fairway_fuzzing::run(
         "wire",
         env!("CARGO_MANIFEST_DIR"),
-        3_000,
+        60_000,
         input(),
         |(input, nr_cpus)| -> Result<Outcome, TestCaseError> {
             let blob = match &input {

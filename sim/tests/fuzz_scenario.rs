@@ -516,7 +516,7 @@ fn fuzz_scenario() {
     let report = fairway_fuzzing::run(
         "scenario",
         env!("CARGO_MANIFEST_DIR"),
-        4_000,
+        40_000,
         input(corpus.len()),
         |(input, nr_cpus)| -> Result<Outcome, TestCaseError> {
             let text = text_of(&input, &corpus);

@@ -537,6 +537,8 @@ pub fn lint() -> Result<(), String> {
         "fairway-sim",
         "--package",
         "fairway-devicetree",
+        "--package",
+        "fairway-fuzzing",
         "--all-targets",
         "--",
         "-D",
@@ -589,9 +591,11 @@ pub fn lint() -> Result<(), String> {
     Ok(())
 }
 
-/// Runs the host tests, returning (passed, failed) from libtest's summaries.
+/// Runs the host tests, returning (passed, failed) from libtest's summaries, and
+/// shows the fuzz targets' report lines (`fuzz: TARGET: N cases in T s ...`, printed
+/// by `fairway_fuzzing::run` and shown by libtest's `--show-output`).
 fn host_tests() -> Result<(u64, u64), String> {
-    eprintln!("xtask: host tests (sched, sim, devicetree, xtask)");
+    eprintln!("xtask: host tests (sched, sim, devicetree, fuzzing, xtask)");
     let output = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
         .args([
             "test",
@@ -604,7 +608,11 @@ fn host_tests() -> Result<(u64, u64), String> {
             "--package",
             "fairway-devicetree",
             "--package",
+            "fairway-fuzzing",
+            "--package",
             "xtask",
+            "--",
+            "--show-output",
         ])
         .current_dir(workspace_root())
         .stdin(Stdio::null())
@@ -630,7 +638,7 @@ fn host_tests() -> Result<(u64, u64), String> {
             passed += number("passed");
             failed += number("failed");
         }
-        if line.contains("FAILED") || line.contains("panicked") {
+        if line.contains("FAILED") || line.contains("panicked") || line.starts_with("fuzz: ") {
             eprintln!("{line}");
         }
     }
