@@ -1,7 +1,8 @@
 //! Build-time limits. Each is a size of a statically allocated table.
 
-/// The most CPUs Fairway runs on (QEMU virt's GICv2 limit; GICv3 boards use the first 8).
-pub const MAX_CPUS: usize = 8;
+/// The most CPUs Fairway runs on (QEMU virt's GICv2 limit; GICv3 boards use the first 8):
+/// as many as the device-tree reader lists.
+pub const MAX_CPUS: usize = fairway_devicetree::MAX_CPUS;
 
 /// The kernel's own tasks beside a scenario's: `main`, the rt-app starter and
 /// the util_avg sampler, and one spare.

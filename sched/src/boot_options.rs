@@ -469,5 +469,6 @@ impl BootOptions {
     }
 }
 
+mod display;
 #[cfg(test)]
 mod tests;

@@ -106,7 +106,11 @@ pub fn parse_with_notes(text: &str) -> Result<Parsed, ScenarioError> {
     })
 }
 
+/// The path of member `key` of the object at `path`. An empty key is written `""`:
+/// otherwise a bad member `""` of the root had the root's own (empty) path, and the
+/// message blamed `<root>` (found by the fuzz target).
 fn join(path: &str, key: &str) -> String {
+    let key = if key.is_empty() { "\"\"" } else { key };
     if path.is_empty() {
         key.to_string()
     } else {
@@ -274,7 +278,7 @@ impl<'t> Reader<'t> {
                 }
                 // Kept by rt-app for backward compatibility; resources are created on use.
                 "resources" => self.notes.push("resources: ignored, as rt-app does".into()),
-                _ => return Err(unknown(&key)),
+                _ => return Err(unknown(&join("", &key))),
             }
         }
         Ok(Scenario { global, tasks })

@@ -560,6 +560,10 @@ pub fn lint() -> Result<(), String> {
         "fairway-sched",
         "--package",
         "fairway-sim",
+        "--package",
+        "fairway-devicetree",
+        "--package",
+        "fairway-fuzzing",
         "--all-targets",
         "--",
         "-D",
@@ -612,9 +616,11 @@ pub fn lint() -> Result<(), String> {
     Ok(())
 }
 
-/// Runs the host tests, returning (passed, failed) from libtest's summaries.
+/// Runs the host tests, returning (passed, failed) from libtest's summaries, and
+/// shows the fuzz targets' report lines (`fuzz: TARGET: N cases in T s ...`, printed
+/// by `fairway_fuzzing::run` and shown by libtest's `--show-output`).
 fn host_tests() -> Result<(u64, u64), String> {
-    eprintln!("xtask: host tests (sched, sim, xtask)");
+    eprintln!("xtask: host tests (sched, sim, devicetree, fuzzing, xtask)");
     let output = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
         .args([
             "test",
@@ -625,7 +631,13 @@ fn host_tests() -> Result<(u64, u64), String> {
             "--package",
             "fairway-sim",
             "--package",
+            "fairway-devicetree",
+            "--package",
+            "fairway-fuzzing",
+            "--package",
             "xtask",
+            "--",
+            "--show-output",
         ])
         .current_dir(workspace_root())
         .stdin(Stdio::null())
@@ -651,7 +663,7 @@ fn host_tests() -> Result<(u64, u64), String> {
             passed += number("passed");
             failed += number("failed");
         }
-        if line.contains("FAILED") || line.contains("panicked") {
+        if line.contains("FAILED") || line.contains("panicked") || line.starts_with("fuzz: ") {
             eprintln!("{line}");
         }
     }

@@ -167,3 +167,22 @@ fn whitespace_of_any_kind_separates_words() {
     assert_eq!(options.policy, PolicyChoice::RoundRobin);
     assert_eq!(options.hz, 100);
 }
+
+#[test]
+fn options_are_written_back_as_a_full_line() {
+    let defaults = BootOptions::parse("").unwrap();
+    assert_eq!(
+        defaults.to_string(),
+        "sched=eevdf hz=250 hrtick=1 skew_tick=0 uclamp=1 balance=1 icount=0 workload=demo"
+    );
+    let line = "workload=rtapp scenario=0x40100000 scenario_size=512 dtb=0x40180000 dtb_size=9 \
+                slice_us=2000 trace_switches=20";
+    let options = BootOptions::parse(line).unwrap();
+    assert_eq!(
+        options.to_string(),
+        "sched=eevdf hz=250 hrtick=1 skew_tick=0 uclamp=1 balance=1 icount=0 slice_us=2000 \
+         dtb=0x40180000 dtb_size=9 workload=rtapp scenario=0x40100000 scenario_size=512 \
+         trace_switches=20 util_sample_us=0 util_warmup_ms=1000"
+    );
+    assert_eq!(BootOptions::parse(&options.to_string()), Ok(options));
+}

@@ -250,14 +250,15 @@ impl Scenario {
                     },
                 ));
             }
-            if !phase.name.is_empty() {
-                check_range(
-                    || format!("{phase_path}.loop"),
-                    phase.loop_count,
-                    -1,
-                    i64::MAX,
-                )?;
-            }
+            // Every phase, the implicit one included (the JSON reader gives it
+            // loop 1): a phase named "" in `phases` takes the implicit phase's
+            // path, and its loop went unchecked (`"loop": -5` was accepted).
+            check_range(
+                || format!("{phase_path}.loop"),
+                phase.loop_count,
+                -1,
+                i64::MAX,
+            )?;
             if phase.events.is_empty() {
                 return Err(ScenarioError::new(phase_path, ErrorKind::NoEvents));
             }

@@ -7,14 +7,8 @@ const PSCI_VERSION: u64 = 0x8400_0000;
 const CPU_ON_64: u64 = 0xc400_0003;
 const SYSTEM_OFF: u64 = 0x8400_0008;
 
-/// How PSCI calls reach the firmware.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, defmt::Format)]
-pub enum Conduit {
-    /// Hypervisor call (firmware at EL2; QEMU virt entered at EL1).
-    Hvc,
-    /// Secure monitor call (firmware at EL3; QEMU virt with virtualization=on).
-    Smc,
-}
+/// How PSCI calls reach the firmware, as the device tree's `/psci/method` names it.
+pub use fairway_devicetree::Conduit;
 
 static CONDUIT: AtomicU8 = AtomicU8::new(0);
 

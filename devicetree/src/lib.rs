@@ -1,0 +1,215 @@
+//! Board discovery: everything Fairway needs to know about the machine, read from
+//! the flattened device tree (the single source of truth, DESIGN.md layer 2).
+//!
+//! Each property that is missing or malformed is either fatal, with an error that
+//! names it ([`BoardError`]), or replaced by a stated fallback recorded as a
+//! [`Notice`] that boot prints once the UART works.
+//!
+//! This is pure parsing of a byte slice (no MMIO, no unsafe), kept out of the
+//! kernel crate so that it builds and is fuzzed on the host (`tests/fuzz.rs`): the
+//! kernel reads a tree that a boot loader hands it, and must refuse a bad one with a
+//! message rather than panic. The kernel (`src/board.rs`) re-exports it and adds
+//! where QEMU puts the tree. The `defmt` feature formats the types for the kernel's log.
+#![no_std]
+#![forbid(unsafe_code)]
+
+use core::fmt;
+
+use heapless::{String, Vec};
+
+mod guard;
+mod parse;
+
+/// The most CPUs a [`BoardInfo`] lists (QEMU virt's GICv2 limit; GICv3 boards use
+/// the first 8); the kernel sizes its per-CPU tables by it (`config::MAX_CPUS`).
+pub const MAX_CPUS: usize = 8;
+
+// The notice for ignored CPUs names the limit in its text.
+const _: () = assert!(MAX_CPUS == 8, "update the \"more CPUs\" notice in parse.rs");
+
+/// How PSCI calls reach the firmware (`/psci/method`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub enum Conduit {
+    /// Hypervisor call (firmware at EL2; QEMU virt entered at EL1).
+    Hvc,
+    /// Secure monitor call (firmware at EL3; QEMU virt with virtualization=on).
+    Smc,
+}
+
+/// QEMU virt's PL011, the fallback when a QEMU device tree names no UART.
+pub const QEMU_UART: u64 = 0x0900_0000;
+/// The EL1 physical timer's architected interrupt (PPI 14), the fallback when the
+/// timer node gives none.
+pub const ARCHITECTED_TIMER_INTID: u32 = 30;
+
+/// The interrupt controller's kind and register windows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GicInfo {
+    /// GICv2: distributor and CPU interface.
+    V2 {
+        /// GICD base.
+        distributor: u64,
+        /// GICC base.
+        cpu_interface: u64,
+    },
+    /// GICv3: distributor and the redistributor region.
+    V3 {
+        /// GICD base.
+        distributor: u64,
+        /// GICR region base.
+        redistributors: u64,
+        /// GICR region size.
+        redistributor_size: u64,
+    },
+}
+
+#[cfg(feature = "defmt")]
+impl defmt::Format for GicInfo {
+    fn format(&self, f: defmt::Formatter<'_>) {
+        match *self {
+            GicInfo::V2 {
+                distributor,
+                cpu_interface,
+            } => defmt::write!(
+                f,
+                "v2 (GICD {=u64:#x}, GICC {=u64:#x})",
+                distributor,
+                cpu_interface
+            ),
+            GicInfo::V3 {
+                distributor,
+                redistributors,
+                ..
+            } => defmt::write!(
+                f,
+                "v3 (GICD {=u64:#x}, GICR {=u64:#x})",
+                distributor,
+                redistributors
+            ),
+        }
+    }
+}
+
+/// One CPU of the device tree.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub struct CpuInfo {
+    /// Its MPIDR affinity (the node's `reg`).
+    pub mpidr: u64,
+    /// Its cluster in `cpu-map` (0 when there is no cpu-map).
+    pub cluster: u16,
+    /// `capacity-dmips-mhz`, if the node has it.
+    pub capacity_dmips_mhz: Option<u32>,
+    /// Normalised capacity, 1..=1024 (§7.1 of linux-sched-facts.md).
+    pub capacity: u32,
+    phandle: Option<u32>,
+}
+
+/// A fallback taken while reading the device tree, printed at boot.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Notice {
+    /// The node or property concerned.
+    pub property: &'static str,
+    /// What was wrong.
+    pub problem: &'static str,
+    /// What Fairway does instead.
+    pub fallback: &'static str,
+}
+
+/// What boot learned about the machine.
+#[derive(Debug)]
+pub struct BoardInfo {
+    /// The root `model` (truncated).
+    pub model: String<64>,
+    /// Root `compatible` includes `linux,dummy-virt` (QEMU): semihosting exit is available.
+    pub is_qemu: bool,
+    /// Usable RAM `[start, end)` from the first `/memory` node.
+    pub memory: core::ops::Range<u64>,
+    /// PL011 base.
+    pub uart: Option<u64>,
+    /// The interrupt controller.
+    pub gic: GicInfo,
+    /// The EL1 physical timer's interrupt ID.
+    pub timer_intid: u32,
+    /// PSCI conduit; `None` means secondaries cannot be started.
+    pub psci: Option<Conduit>,
+    /// The CPUs, boot CPU first.
+    pub cpus: Vec<CpuInfo, MAX_CPUS>,
+    /// How many CPU nodes were beyond [`MAX_CPUS`] and ignored.
+    pub ignored_cpus: usize,
+    /// `/chosen/bootargs`, when it fits (see `bootargs_length`).
+    pub bootargs: String<{ fairway_sched::boot_options::MAX_BOOTARGS }>,
+    /// The length of `/chosen/bootargs` in bytes, also when it is too long to keep
+    /// (the boot then stops with the length, rather than parse a truncated line).
+    pub bootargs_length: usize,
+    /// Fallbacks taken.
+    pub notices: Vec<Notice, 16>,
+}
+
+/// A device tree Fairway cannot boot from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BoardError {
+    /// No valid device tree at the address.
+    NoDeviceTree {
+        /// Where it was looked for.
+        address: usize,
+        /// Why it was refused.
+        reason: &'static str,
+    },
+    /// A node Fairway cannot work without is missing.
+    MissingNode(&'static str),
+    /// A property is missing or has the wrong shape.
+    BadProperty {
+        /// The node.
+        node: &'static str,
+        /// The property.
+        property: &'static str,
+        /// What is wrong with it.
+        problem: &'static str,
+    },
+}
+
+impl fmt::Display for BoardError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BoardError::NoDeviceTree { address, reason } => {
+                write!(f, "no usable device tree at {address:#x}: {reason}")
+            }
+            BoardError::MissingNode(node) => write!(f, "device tree: node {node} is missing"),
+            BoardError::BadProperty {
+                node,
+                property,
+                problem,
+            } => write!(f, "device tree: {node}/{property}: {problem}"),
+        }
+    }
+}
+
+#[cfg(feature = "defmt")]
+impl defmt::Format for BoardError {
+    fn format(&self, f: defmt::Formatter<'_>) {
+        match self {
+            BoardError::NoDeviceTree { address, reason } => defmt::write!(
+                f,
+                "no usable device tree at {=u64:#x}: {=str}",
+                *address as u64,
+                reason
+            ),
+            BoardError::MissingNode(node) => {
+                defmt::write!(f, "device tree: node {=str} is missing", node)
+            }
+            BoardError::BadProperty {
+                node,
+                property,
+                problem,
+            } => defmt::write!(
+                f,
+                "device tree: {=str}/{=str}: {=str}",
+                node,
+                property,
+                problem
+            ),
+        }
+    }
+}

@@ -1,0 +1,58 @@
+//! A command line for [`BootOptions`]: every option written out, so that
+//! [`BootOptions::parse`] reads the same options back (the fuzz target
+//! `tests/fuzz_boot_options.rs` checks it for every line it accepts).
+
+use core::fmt;
+
+use super::{BootOptions, Workload};
+
+impl fmt::Display for BootOptions {
+    /// Writes `sched= hz= hrtick= skew_tick= uclamp= balance= icount=`, then
+    /// `slice_us=` and `dtb= dtb_size=` when set, then `workload=` and its options.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let flag = |on: bool| if on { 1 } else { 0 };
+        write!(
+            f,
+            "sched={} hz={} hrtick={} skew_tick={} uclamp={} balance={} icount={}",
+            self.policy.name(),
+            self.hz,
+            flag(self.hrtick),
+            flag(self.skew_tick),
+            flag(self.uclamp),
+            flag(self.balance),
+            flag(self.icount)
+        )?;
+        if let Some(slice_us) = self.slice_us {
+            write!(f, " slice_us={slice_us}")?;
+        }
+        if let Some(dtb) = self.loaded_dtb {
+            write!(f, " dtb={:#x} dtb_size={}", dtb.address, dtb.size)?;
+        }
+        write!(f, " workload={}", self.workload.name())?;
+        match self.workload {
+            Workload::Demo => Ok(()),
+            Workload::RtApp(rtapp) => write!(
+                f,
+                " scenario={:#x} scenario_size={} trace_switches={} util_sample_us={} \
+                 util_warmup_ms={}",
+                rtapp.scenario.address,
+                rtapp.scenario.size,
+                rtapp.trace_switches,
+                rtapp.util_sample_us,
+                rtapp.util_warmup_ms
+            ),
+            Workload::SchedPipe(pipe) => write!(
+                f,
+                " loops={} pinned={} depth={}",
+                pipe.loops,
+                flag(pipe.pinned),
+                pipe.depth
+            ),
+            Workload::Hackbench(hackbench) => write!(
+                f,
+                " groups={} fds={} loops={}",
+                hackbench.groups, hackbench.fds, hackbench.loops
+            ),
+        }
+    }
+}
