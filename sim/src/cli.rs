@@ -182,7 +182,12 @@ pub fn parse_args(args: &[String]) -> Result<Options, SimError> {
                 }
                 options.hz = hz;
             }
-            "--slice" => options.slice_ns = parse_time(arg, value)?,
+            "--slice" => {
+                options.slice_ns = parse_time(arg, value)?;
+                if options.slice_ns == 0 {
+                    return Err(bad(arg, value, "must be above 0"));
+                }
+            }
             "--hrtick" => {
                 options.hrtick = match value.as_str() {
                     "0" => false,
