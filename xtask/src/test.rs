@@ -237,7 +237,7 @@ fn agreement_cases() -> Vec<Agree> {
         Agree {
             scenario: PERIODIC,
             policy: "cfs",
-            agree_through: Some(603),
+            agree_through: Some(555),
             why: WAKE,
         },
         Agree {
