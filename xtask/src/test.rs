@@ -43,7 +43,7 @@ pub(crate) struct Case {
     gic: u32,
     el: u32,
     icount: bool,
-    append: &'static str,
+    append: String,
     smp_topology: &'static str,
     dts_edit: Option<DtsEdit>,
     /// An edited device tree loaded into RAM for the `device_tree` image to parse.
@@ -95,7 +95,7 @@ impl Case {
             gic: 3,
             el: 1,
             icount: false,
-            append: "",
+            append: String::new(),
             smp_topology: "",
             dts_edit: None,
             loaded_dts_edit: None,
@@ -127,8 +127,8 @@ impl Case {
         self.icount = true;
         self
     }
-    pub(crate) fn append(mut self, append: &'static str) -> Self {
-        self.append = append;
+    pub(crate) fn append(mut self, append: impl Into<String>) -> Self {
+        self.append = append.into();
         self
     }
     pub(crate) fn expect(mut self, expect: Expect) -> Self {
@@ -303,7 +303,7 @@ fn cases() -> Vec<Case> {
     cases.push(
         Case::new("bootargs-too-long", "fairway")
             .cpus(1)
-            .append(Box::leak("hz=250 ".repeat(200).into_boxed_str()))
+            .append("hz=250 ".repeat(200))
             .expect(Expect::Failure)
             .contains("bootargs: the command line is 1400 bytes, more than 1024"),
     );
@@ -716,7 +716,7 @@ fn run_case(case: &Case, image: &Path, expect: Expect) -> Result<Vec<String>, St
     config.gic = case.gic;
     config.el = case.el;
     config.icount = case.icount;
-    config.append = case.append.to_string();
+    config.append = case.append.clone();
     if let Some(agree) = &case.agree {
         // Room for the harness's own switches (`crate::agree::HARNESS`).
         config.append = format!(
