@@ -2,7 +2,9 @@
 //! a matrix of configurations, each with the outcome and output it must show.
 //!
 //! `--gaps` runs instead the cases of what Fairway does not achieve yet
-//! (`workload_cases::known_gaps`), to show how far off it is.
+//! (`workload_cases::known_gaps`), to show how far off it is; `--groups-sweep`
+//! runs the equal-share groups check in all its tick configurations
+//! (`workload_cases::groups_sweep`, half of which the default command runs).
 //!
 //! Every case names what it expects (exit 0, a failing exit, or the runner's
 //! timeout) and lines its output must contain. `--sabotage` inverts the first
@@ -879,6 +881,7 @@ pub fn run(args: &[String]) -> Result<ExitCode, String> {
     let mut with_lint = true;
     let mut with_host = true;
     let mut gaps = false;
+    let mut sweep = false;
     let mut i = 0;
     while i < args.len() {
         match args[i].as_str() {
@@ -888,6 +891,7 @@ pub fn run(args: &[String]) -> Result<ExitCode, String> {
             }
             "--sabotage" => sabotage = true,
             "--gaps" => gaps = true,
+            "--groups-sweep" => sweep = true,
             "--no-lint" => with_lint = false,
             "--qemu-only" => {
                 with_lint = false;
@@ -899,7 +903,10 @@ pub fn run(args: &[String]) -> Result<ExitCode, String> {
     }
     let start = Instant::now();
     tools::ensure()?;
-    if only.is_some() || gaps {
+    if gaps && sweep {
+        return Err("test: --gaps and --groups-sweep select different cases; give one".into());
+    }
+    if only.is_some() || gaps || sweep {
         with_lint = false;
         with_host = false;
     }
@@ -910,6 +917,8 @@ pub fn run(args: &[String]) -> Result<ExitCode, String> {
     let images = build_images()?;
     let all = if gaps {
         crate::workload_cases::known_gaps()
+    } else if sweep {
+        crate::workload_cases::groups_sweep()
     } else {
         cases()
     };
