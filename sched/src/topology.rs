@@ -341,14 +341,43 @@ impl Topology {
         })
     }
 
-    /// The groups of `domain`: single CPUs at the cluster level, clusters at
-    /// the system level. Calls `each` with each group's mask.
-    pub fn for_each_group(&self, domain: &SchedDomain, mut each: impl FnMut(CpuMask)) {
-        match domain.level {
-            DomainLevel::Cluster => self
-                .cpus_in(domain.span)
-                .for_each(|c| each(CpuMask::only(c))),
-            DomainLevel::System => self.clusters().for_each(each),
+    /// The CPUs of `mask` from `first` upwards, then from CPU 0 up to `first`
+    /// (Linux's `for_each_cpu_wrap(cpu, mask, first)`).
+    pub fn cpus_in_wrapped(
+        &self,
+        mask: CpuMask,
+        first: CpuId,
+    ) -> impl Iterator<Item = CpuId> + use<> {
+        let from = if usize::from(first.0) >= MAX_CPUS {
+            0
+        } else {
+            u64::MAX << first.0
+        };
+        self.cpus_in(CpuMask(mask.0 & from))
+            .chain(self.cpus_in(CpuMask(mask.0 & !from)))
+    }
+
+    /// The groups of `cpu`'s `domain` (single CPUs at the cluster level,
+    /// clusters at the system level), in the order of that CPU's group list
+    /// `sd->groups`, calling `each` with each group's mask.
+    ///
+    /// Linux's `build_sched_groups(sd, cpu)` walks the domain's span with
+    /// `for_each_cpu_wrap` starting at `cpu` and makes a group of the child
+    /// domain of each CPU not yet covered, so the list starts at the local
+    /// group and goes on with the CPUs after `cpu`, wrapping around: CPU 2 of
+    /// a 4-CPU cluster sees `{2} {3} {0} {1}`. `update_sd_lb_stats` walks the
+    /// list in that order, and `update_sd_pick_busiest` keeps the earlier of
+    /// two equally busy groups, so the order decides ties: each CPU prefers
+    /// the sources that follow it.
+    pub fn for_each_group(&self, domain: &SchedDomain, cpu: CpuId, mut each: impl FnMut(CpuMask)) {
+        let mut covered = 0u64;
+        for next in self.cpus_in_wrapped(domain.span, cpu) {
+            if covered & (1 << next.0) != 0 {
+                continue;
+            }
+            let group = self.group_of(domain, next);
+            covered |= group.0;
+            each(group);
         }
     }
 
@@ -376,6 +405,7 @@ impl Topology {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use alloc::vec::Vec;
 
     /// Juno r0 in Linux's logical order `[L b b L L L]` (§7.2).
     fn juno_r0() -> Topology {
@@ -470,5 +500,38 @@ mod tests {
         assert!(one.domain(CpuId(0), DomainLevel::System).is_none());
         let single = Topology::symmetric(1, 1).unwrap();
         assert!(single.domain(CpuId(0), DomainLevel::Cluster).is_none());
+    }
+
+    /// `build_sched_groups`' `for_each_cpu_wrap` from the domain's own CPU:
+    /// the list starts at the local group and wraps around.
+    #[test]
+    fn group_lists_start_at_the_local_group_and_wrap() {
+        let groups = |topology: &Topology, cpu: u16, level| {
+            let domain = topology.domain(CpuId(cpu), level).unwrap();
+            let mut masks = Vec::new();
+            topology.for_each_group(&domain, CpuId(cpu), |m| masks.push(m.0));
+            masks
+        };
+        let one = Topology::symmetric(4, 4).unwrap();
+        assert_eq!(groups(&one, 0, DomainLevel::Cluster), [1, 2, 4, 8]);
+        assert_eq!(groups(&one, 2, DomainLevel::Cluster), [4, 8, 1, 2]);
+        assert_eq!(groups(&one, 3, DomainLevel::Cluster), [8, 1, 2, 4]);
+        // Two clusters of four: CPU 5's system level starts at its cluster.
+        let two = Topology::symmetric(8, 4).unwrap();
+        assert_eq!(groups(&two, 5, DomainLevel::System), [0xf0, 0x0f]);
+        assert_eq!(groups(&two, 1, DomainLevel::System), [0x0f, 0xf0]);
+        assert_eq!(
+            groups(&two, 5, DomainLevel::Cluster),
+            [0x20, 0x40, 0x80, 0x10]
+        );
+        // Juno r0 [L b b L L L]: from CPU 2 the walk meets 2 (big), then 3
+        // (little); from CPU 4, little first, then 1 (big).
+        let juno = juno_r0();
+        assert_eq!(groups(&juno, 2, DomainLevel::System), [0b000110, 0b111001]);
+        assert_eq!(groups(&juno, 4, DomainLevel::System), [0b111001, 0b000110]);
+        assert_eq!(
+            groups(&juno, 4, DomainLevel::Cluster),
+            [0x10, 0x20, 0x01, 0x08]
+        );
     }
 }

@@ -22,6 +22,10 @@ usage: fairway-sim SCENARIO.json [options]
   --hrtick 0|1               end slices on a high-resolution timer, as the kernel does
                              (default 0: slices end at ticks)
   --tick-phase T             ticks fall at T + k/HZ (default 0: at k/HZ)
+  --skew-tick 0|1            CPU c ticks c x (1/HZ / 2) / N later, as the kernel's skew_tick=1
+                             (default 0)
+  --balance 0|1              periodic and newly-idle load balancing, as the kernel's
+                             (default 0: tasks move only when a phase's cpus excludes them)
   --sample-interval T        CSV sampling period (default 1ms)
   --csv FILE                 write the signals CSV
   --results FILE             write the results JSON ('-' for stdout)
@@ -58,6 +62,10 @@ pub struct Options {
     pub hrtick: bool,
     /// `--tick-phase`, in ns.
     pub tick_phase_ns: u64,
+    /// `--skew-tick`.
+    pub skew_tick: bool,
+    /// `--balance`.
+    pub balance: bool,
     /// `--sample-interval`, in ns.
     pub sample_interval_ns: u64,
     /// `--csv`.
@@ -91,6 +99,8 @@ impl Default for Options {
             slice_ns: DEFAULT_SLICE_NS,
             hrtick: false,
             tick_phase_ns: 0,
+            skew_tick: false,
+            balance: false,
             sample_interval_ns: 1_000_000,
             csv: None,
             results: None,
@@ -106,6 +116,15 @@ impl Default for Options {
 
 fn bad(option: &str, value: &str, why: &str) -> SimError {
     SimError::Config(format!("{option} {value}: {why}"))
+}
+
+/// A `0|1` option's value.
+fn flag(option: &str, value: &str) -> Result<bool, SimError> {
+    match value {
+        "0" => Ok(false),
+        "1" => Ok(true),
+        _ => Err(bad(option, value, "must be 0 or 1")),
+    }
 }
 
 /// Parses a time such as `2s`, `500ms`, `1500us`, `10ns` or `1.5` (seconds) into ns.
@@ -188,13 +207,9 @@ pub fn parse_args(args: &[String]) -> Result<Options, SimError> {
                     return Err(bad(arg, value, "must be above 0"));
                 }
             }
-            "--hrtick" => {
-                options.hrtick = match value.as_str() {
-                    "0" => false,
-                    "1" => true,
-                    _ => return Err(bad(arg, value, "must be 0 or 1")),
-                }
-            }
+            "--hrtick" => options.hrtick = flag(arg, value)?,
+            "--skew-tick" => options.skew_tick = flag(arg, value)?,
+            "--balance" => options.balance = flag(arg, value)?,
             "--tick-phase" => options.tick_phase_ns = parse_time(arg, value)?,
             "--sample-interval" => {
                 options.sample_interval_ns = parse_time(arg, value)?;
@@ -318,6 +333,8 @@ pub fn run(options: &Options) -> Result<(), SimError> {
         sample_interval_ns: options.sample_interval_ns,
         hrtick: options.hrtick,
         tick_phase_ns: options.tick_phase_ns,
+        skew_tick: options.skew_tick,
+        balance: options.balance,
     };
     let simulation = Simulation::new(&scenario, config)?;
     let results = match &options.csv {

@@ -28,6 +28,8 @@ fn config(capacities: &[(u32, u32)], duration_ns: Option<u64>) -> Config {
         sample_interval_ns: MS,
         hrtick: false,
         tick_phase_ns: 0,
+        skew_tick: false,
+        balance: false,
     }
 }
 

@@ -26,6 +26,8 @@ fn config(policy: &str, cpus: usize, duration_ns: u64) -> Config {
         sample_interval_ns: MS,
         hrtick: false,
         tick_phase_ns: 0,
+        skew_tick: false,
+        balance: false,
     }
 }
 

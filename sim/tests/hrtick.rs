@@ -25,6 +25,8 @@ fn switch_times(text: &str, hrtick: bool, tick_phase_ns: u64, duration_ns: u64) 
         sample_interval_ns: MS,
         hrtick,
         tick_phase_ns,
+        skew_tick: false,
+        balance: false,
     };
     let results = Simulation::new(&scenario, config)
         .unwrap()

@@ -31,6 +31,8 @@ fn a_grouped_run_on_the_slice_end_timer_reaches_its_end() {
             sample_interval_ns: MS,
             hrtick: true,
             tick_phase_ns: 0,
+            skew_tick: false,
+            balance: false,
         };
         let results = Simulation::new(&scenario, config)
             .unwrap()

@@ -19,6 +19,8 @@ fn config(cpus: usize, duration_ns: Option<u64>) -> Config {
         sample_interval_ns: MS,
         hrtick: true,
         tick_phase_ns: 0,
+        skew_tick: false,
+        balance: false,
     }
 }
 

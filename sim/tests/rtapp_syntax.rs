@@ -269,6 +269,8 @@ fn duration_zero_runs_until_every_task_has_finished() {
         sample_interval_ns: 1_000_000,
         hrtick: false,
         tick_phase_ns: 0,
+        skew_tick: false,
+        balance: false,
     };
     let results = fairway_sim::Simulation::new(&scenario, config)
         .unwrap()

@@ -14,6 +14,7 @@ use fairway_sched::balance::{
     newidle_balance, rebalance_domains, select_task_rq,
 };
 use fairway_sched::class::{DequeueFlags, EnqueueFlags, SchedClass};
+use fairway_sched::class_stack::ClassKind;
 use fairway_sched::run_queue::TaskMigration;
 use fairway_sched::task::{CpuId, CpuMask};
 use fairway_sched::topology::{CpuDescription, Topology};
@@ -165,7 +166,7 @@ pub(super) fn select_wake_cpu(id: TaskId, prev: usize, rq: &CpuRunQueue) -> usiz
     }
 }
 
-/// Lists the queued, not running tasks of `source` (its lock held) as balance
+/// Lists the tasks of `source`'s `cfs_tasks` (its lock taken here) as balance
 /// candidates.
 fn candidates_of(source: usize, buffer: &mut [TaskCandidate]) -> usize {
     if !percpu::of(source).online.load(Ordering::Acquire) {
@@ -174,18 +175,18 @@ fn candidates_of(source: usize, buffer: &mut [TaskCandidate]) -> usize {
     candidates(&run_queue(source).lock(), source, buffer)
 }
 
+/// The fair tasks of `rq`'s `cfs_tasks` from its tail, the task that ran least
+/// recently first, as Linux's `detach_tasks` takes them; the running task is
+/// on the list too (the walk counts it and skips it).
 fn candidates(rq: &CpuRunQueue, source: usize, buffer: &mut [TaskCandidate]) -> usize {
     let now = now_ns();
     let mut count = 0;
-    for &id in rq.members() {
-        if count == buffer.len() {
-            break;
-        }
+    for id in rq.cfs_tasks_from_tail(buffer.len()) {
         let slot = task(id);
         if slot.cpu() != source
             || slot.state() != TaskState::Running
             || !slot.on_rq.load(Ordering::Relaxed)
-            || rq.current == id
+            || rq.queue.task_class(id) != Some(ClassKind::Fair)
         {
             continue;
         }
@@ -197,18 +198,31 @@ fn candidates(rq: &CpuRunQueue, source: usize, buffer: &mut [TaskCandidate]) -> 
             id,
             &signals,
             CpuMask(slot.affinity.load(Ordering::Relaxed)),
-            false,
+            rq.current == id,
             now,
             slot.exec_start.load(Ordering::Relaxed),
             [0, 1024],
         );
         count += 1;
     }
-    // In the order `TaskCandidate` promises and Linux's `detach_tasks` takes
-    // them (from the tail of `cfs_tasks`): the task that ran least recently
-    // first. `members` is in no such order.
-    buffer[..count].sort_unstable_by_key(|c| task(c.task).exec_start.load(Ordering::Relaxed));
     count
+}
+
+/// Carries out a decision's rotations: the candidates a walk skipped go to the
+/// head of their run queue's `cfs_tasks`, in the order the walk met them.
+fn rotate(decision: &BalanceDecision) {
+    for rotation in decision.rotations.iter().flatten() {
+        let cpu = rotation.cpu.index();
+        if !percpu::of(cpu).online.load(Ordering::Acquire) {
+            continue;
+        }
+        let mut rq = run_queue(cpu).lock();
+        for &id in rotation.tasks.as_slice() {
+            if task(id).on_cfs_tasks.load(Ordering::Relaxed) && task(id).cpu() == cpu {
+                rq.cfs_tasks_move_to_head(id);
+            }
+        }
+    }
 }
 
 /// Moves the decided tasks from `migration.source` to `migration.destination`,
@@ -254,6 +268,7 @@ fn carry_out(migration: &Migration) -> usize {
             source_rq
                 .queue
                 .enqueue_task(id, now, EnqueueFlags::default());
+            source_rq.cfs_tasks_move_to_head(id);
             continue;
         };
         source_rq.remove_member(id);
@@ -275,6 +290,8 @@ fn attach(rq: &mut CpuRunQueue, destination: usize, id: TaskId, state: &TaskMigr
     let slot = task(id);
     slot.cpu.store(destination as u16, Ordering::Release);
     slot.migrations.fetch_add(1, Ordering::Relaxed);
+    // `migrate_task_rq_fair`: a task that moved is no longer cache hot.
+    slot.exec_start.store(0, Ordering::Relaxed);
     if rq.queue.migrate_task_in(id, state, now).is_err() {
         panic!("task {} could not join CPU {}", id.0, destination);
     }
@@ -314,12 +331,11 @@ pub(super) fn periodic(cpu: usize) {
         |source, buffer| candidates_of(source.index(), buffer),
     );
     drop(state_guard);
-    if let Ok(BalanceDecision {
-        migration: Some(migration),
-        ..
-    }) = decision
-    {
-        carry_out(&migration);
+    if let Ok(decision) = decision {
+        rotate(&decision);
+        if let Some(migration) = decision.migration {
+            carry_out(&migration);
+        }
     }
 }
 
@@ -343,9 +359,12 @@ pub(super) fn newly_idle(cpu: usize) -> bool {
     );
     drop(state_guard);
     match decision {
-        Ok(decision) => decision
-            .migration
-            .is_some_and(|migration| carry_out(&migration) > 0),
+        Ok(decision) => {
+            rotate(&decision);
+            decision
+                .migration
+                .is_some_and(|migration| carry_out(&migration) > 0)
+        }
         Err(_) => false,
     }
 }
@@ -361,6 +380,8 @@ pub(super) fn detach_for_wakeup(id: TaskId, rq: &mut CpuRunQueue, target: usize)
     *task(id).pending_migration.lock() = Some(state);
     task(id).cpu.store(target as u16, Ordering::Release);
     task(id).migrations.fetch_add(1, Ordering::Relaxed);
+    // `migrate_task_rq_fair`: a task that moved is no longer cache hot.
+    task(id).exec_start.store(0, Ordering::Relaxed);
     true
 }
 

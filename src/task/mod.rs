@@ -7,6 +7,7 @@
 //! the slot is used and kept for its next tenants.
 
 pub mod balance;
+pub mod cfs_tasks;
 pub mod groups;
 pub mod pipe;
 pub mod scheduler;
@@ -82,7 +83,10 @@ pub struct Task {
     name: [AtomicU8; TASK_NAME_BYTES],
     /// Total time run, in ns.
     pub sum_exec_runtime: AtomicU64,
-    /// When it last started running.
+    /// When its run time was last accounted: while it runs, the start of the
+    /// stretch not yet accounted; while it waits, when it stopped running
+    /// (Linux's `se.exec_start`, which `task_hot` measures from); 0 after a
+    /// migration (`migrate_task_rq_fair`: a task that moved is not cache hot).
     pub(crate) exec_start: AtomicU64,
     /// Times it was switched in.
     pub switches_in: AtomicU64,
@@ -107,6 +111,13 @@ pub struct Task {
     pub latency: IrqSpinLock<Option<fairway_sched::stats::LatencyStats>>,
     /// Its place in its run queue's member list.
     pub(crate) member_index: core::sync::atomic::AtomicU32,
+    /// Its neighbours towards the head and the tail of its run queue's
+    /// `cfs_tasks` list (`cfs_tasks.rs`), `NO_TASK` at the ends.
+    pub(crate) lru_prev: AtomicU16,
+    /// See `lru_prev`.
+    pub(crate) lru_next: AtomicU16,
+    /// Whether it is on its run queue's `cfs_tasks` list.
+    pub(crate) on_cfs_tasks: AtomicBool,
     /// Its scheduling state in transit during a wake-up on another CPU.
     pub(crate) pending_migration: IrqSpinLock<Option<fairway_sched::run_queue::TaskMigration>>,
 }
@@ -139,6 +150,9 @@ impl Task {
             migrations: AtomicU64::new(0),
             affinity: AtomicU64::new(u64::MAX),
             member_index: core::sync::atomic::AtomicU32::new(0),
+            lru_prev: AtomicU16::new(NO_TASK),
+            lru_next: AtomicU16::new(NO_TASK),
+            on_cfs_tasks: AtomicBool::new(false),
             latency: IrqSpinLock::new(None),
             pending_migration: IrqSpinLock::new(None),
         }

@@ -38,10 +38,11 @@ pub struct CpuRunQueue {
     pub current: TaskId,
     /// The CPU's idle task.
     pub idle: TaskId,
-    /// Every task this run queue owns (queued or asleep), so that load
-    /// balancing scans this CPU's tasks, not the whole task table. Its capacity
-    /// is reserved at boot; it never grows.
+    /// Every task this run queue owns (queued or asleep). Its capacity is
+    /// reserved at boot; it never grows.
     members: alloc::vec::Vec<TaskId>,
+    /// The queued tasks, most recently run at the head (Linux's `cfs_tasks`).
+    pub(super) cfs_tasks: super::cfs_tasks::CfsTasks,
 }
 
 impl CpuRunQueue {
@@ -82,21 +83,25 @@ impl CpuRunQueue {
         &self.members
     }
 
-    /// `enqueue_task` on CPU `cpu`'s queue, measured (`instrument`).
+    /// `enqueue_task` on CPU `cpu`'s queue, measured (`instrument`); the task
+    /// joins the head of `cfs_tasks`.
     pub(super) fn enqueue(&mut self, cpu: usize, id: TaskId, now: u64, flags: EnqueueFlags) {
         instrument::bracket(cpu, Op::EnqueueTask, || {
             self.queue.enqueue_task(id, now, flags)
         });
+        self.cfs_tasks_move_to_head(id);
         if instrument::ENABLED {
             instrument::record_internal(cpu, self.queue.take_internal_costs());
         }
     }
 
-    /// `dequeue_task` on CPU `cpu`'s queue, measured (`instrument`).
+    /// `dequeue_task` on CPU `cpu`'s queue, measured (`instrument`); the task
+    /// leaves `cfs_tasks`.
     pub(super) fn dequeue(&mut self, cpu: usize, id: TaskId, now: u64, flags: DequeueFlags) {
         instrument::bracket(cpu, Op::DequeueTask, || {
             self.queue.dequeue_task(id, now, flags)
         });
+        self.cfs_tasks_remove(id);
         if instrument::ENABLED {
             instrument::record_internal(cpu, self.queue.take_internal_costs());
         }
@@ -289,6 +294,7 @@ pub fn init_cpu(cpu: usize) {
             current: idle,
             idle,
             members: alloc::vec::Vec::with_capacity(TASK_SLOTS),
+            cfs_tasks: super::cfs_tasks::CfsTasks::default(),
         })
     });
     instrument::init_cpu(cpu);
@@ -373,6 +379,10 @@ pub fn schedule() {
     }
     let next_task = task(next);
     next_task.exec_start.store(now, Ordering::Relaxed);
+    if next != idle {
+        // `pick_next_task_fair` moves the picked task to the head.
+        rq.cfs_tasks_move_to_head(next);
+    }
     rq.current = next;
     update_hrtick(&rq, cpu, now);
     super::balance::publish(cpu, &rq);

@@ -232,6 +232,8 @@ pub fn simulate_like_kernel(
         sample_interval_ns: 1_000_000,
         hrtick: true,
         tick_phase_ns: (tick_ns - origin % tick_ns) % tick_ns,
+        skew_tick: false,
+        balance: false,
     };
     let results = Simulation::new(&parsed, config)
         .and_then(|s| s.run(None))

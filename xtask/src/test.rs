@@ -2,7 +2,9 @@
 //! a matrix of configurations, each with the outcome and output it must show.
 //!
 //! `--gaps` runs instead the cases of what Fairway does not achieve yet
-//! (`workload_cases::known_gaps`), to show how far off it is.
+//! (`workload_cases::known_gaps`), to show how far off it is; `--groups-sweep`
+//! runs the equal-share groups check in all its tick configurations
+//! (`workload_cases::groups_sweep`, half of which the default command runs).
 //!
 //! Every case names what it expects (exit 0, a failing exit, or the runner's
 //! timeout) and lines its output must contain. `--sabotage` inverts the first
@@ -43,7 +45,7 @@ pub(crate) struct Case {
     gic: u32,
     el: u32,
     icount: bool,
-    append: &'static str,
+    append: String,
     smp_topology: &'static str,
     dts_edit: Option<DtsEdit>,
     /// An edited device tree loaded into RAM for the `device_tree` image to parse.
@@ -95,7 +97,7 @@ impl Case {
             gic: 3,
             el: 1,
             icount: false,
-            append: "",
+            append: String::new(),
             smp_topology: "",
             dts_edit: None,
             loaded_dts_edit: None,
@@ -127,8 +129,8 @@ impl Case {
         self.icount = true;
         self
     }
-    pub(crate) fn append(mut self, append: &'static str) -> Self {
-        self.append = append;
+    pub(crate) fn append(mut self, append: impl Into<String>) -> Self {
+        self.append = append.into();
         self
     }
     pub(crate) fn expect(mut self, expect: Expect) -> Self {
@@ -321,7 +323,7 @@ fn cases() -> Vec<Case> {
     cases.push(
         Case::new("bootargs-too-long", "fairway")
             .cpus(1)
-            .append(Box::leak("hz=250 ".repeat(200).into_boxed_str()))
+            .append("hz=250 ".repeat(200))
             .expect(Expect::Failure)
             .contains("bootargs: the command line is 1400 bytes, more than 1024"),
     );
@@ -753,7 +755,7 @@ fn run_case(case: &Case, image: &Path, expect: Expect) -> Result<Vec<String>, St
     config.gic = case.gic;
     config.el = case.el;
     config.icount = case.icount;
-    config.append = case.append.to_string();
+    config.append = case.append.clone();
     if let Some(agree) = &case.agree {
         // Room for the harness's own switches (`crate::agree::HARNESS`).
         config.append = format!(
@@ -916,6 +918,7 @@ pub fn run(args: &[String]) -> Result<ExitCode, String> {
     let mut with_lint = true;
     let mut with_host = true;
     let mut gaps = false;
+    let mut sweep = false;
     let mut i = 0;
     while i < args.len() {
         match args[i].as_str() {
@@ -925,6 +928,7 @@ pub fn run(args: &[String]) -> Result<ExitCode, String> {
             }
             "--sabotage" => sabotage = true,
             "--gaps" => gaps = true,
+            "--groups-sweep" => sweep = true,
             "--no-lint" => with_lint = false,
             "--qemu-only" => {
                 with_lint = false;
@@ -936,7 +940,10 @@ pub fn run(args: &[String]) -> Result<ExitCode, String> {
     }
     let start = Instant::now();
     tools::ensure()?;
-    if only.is_some() || gaps {
+    if gaps && sweep {
+        return Err("test: --gaps and --groups-sweep select different cases; give one".into());
+    }
+    if only.is_some() || gaps || sweep {
         with_lint = false;
         with_host = false;
     }
@@ -947,6 +954,8 @@ pub fn run(args: &[String]) -> Result<ExitCode, String> {
     let images = build_images()?;
     let all = if gaps {
         crate::workload_cases::known_gaps()
+    } else if sweep {
+        crate::workload_cases::groups_sweep()
     } else {
         cases()
     };

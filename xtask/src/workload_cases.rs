@@ -152,11 +152,143 @@ pub(crate) fn runtime_proportional_to_weight(lines: &[String]) -> Result<(), Str
 /// the stall of a fair starter took (see [`starts_at_once_and_ends_on_time`]).
 const START_RUN_SLACK_NS: u64 = 50_000_000;
 
+/// `(name, cpu, runtime_ns)` of every `report: task` line.
+fn task_placements(lines: &[String]) -> Result<Vec<(String, usize, u64)>, String> {
+    let mut tasks = Vec::new();
+    for line in lines.iter().filter(|l| l.contains("report: task ")) {
+        let field = |key: &str| {
+            line.split_whitespace()
+                .find_map(|pair| pair.strip_prefix(key)?.strip_prefix('='))
+                .ok_or_else(|| format!("no {key}= in: {line}"))
+        };
+        let number = |key: &str| {
+            field(key)?
+                .parse::<u64>()
+                .map_err(|_| format!("no number {key}= in: {line}"))
+        };
+        tasks.push((
+            field("name")?.to_string(),
+            number("cpu")? as usize,
+            number("runtime_ns")?,
+        ));
+    }
+    Ok(tasks)
+}
+
+/// EEVDF's base slice on `cpus` CPUs: `sysctl_sched_base_slice` 0.70 ms (Linux
+/// v6.15+, the value Fairway follows) times `1 + ilog2(min(cpus, 8))` (facts
+/// §1.5: 2.10 ms on 4 CPUs).
+fn eevdf_base_slice_ns(cpus: u64) -> u64 {
+    700_000 * (1 + u64::from(cpus.clamp(1, 8).ilog2()))
+}
+
+/// The lag bound of EEVDF for a run at `hz` on `cpus` CPUs: `max(slice,
+/// tick)`, see [`runtime_within_lag_bound_of_cpu_share`].
+fn eevdf_lag_bound_ns(hz: u64, cpus: u64) -> u64 {
+    eevdf_base_slice_ns(cpus).max(1_000_000_000 / hz.max(1))
+}
+
+/// Every task's run time is within EEVDF's lag bound of its share of what its
+/// CPU gave its tasks: `|R_i - T_c w_i / W_c| <= max(slice, tick)`, where `T_c`
+/// is the run time of all tasks on CPU `c` and `W_c` the sum of their weights
+/// (§1.1). For tasks that stay on their CPU (no balancing) and are runnable
+/// from one instant to the end.
+///
+/// Why this bound. EEVDF (Stoica and Abdel-Wahab, 1995) keeps every client's
+/// lag, the service it is owed by the fluid (weighted processor-sharing)
+/// schedule, within `(-r, max(r, q))` when requests are at most `r` of service
+/// and the scheduler acts at least every quantum `q`. In Linux's EEVDF (§1.5)
+/// a request is one base slice: the deadline is `vruntime + calc_delta_fair
+/// (slice)`, `RUN_TO_PARITY` runs the picked task to it, and the slice-end timer
+/// (`hrtick=1`) ends it there; without the timer the tick sees the end, so `q`
+/// is at most the tick. Here `r` = 2.1 ms (0.70 ms × 3 on 4 CPUs) and `q` <= 4
+/// ms (HZ 250), so `|lag| < max(2.1, 4) = 4 ms`. (The theorem's lower side,
+/// `lag > -r`, holds only if the slice ends on time; under QEMU icount a CPU
+/// can be held back while the virtual clock runs on (README, "icount runs one
+/// vCPU at a time"), and the time is charged to the running task, so the check
+/// uses `max(r, q)` on both sides.) The fluid share of task `i` is
+/// `T_c w_i / W_c`: the CPU's three hogs are placed at one instant with zero
+/// lag (`place_entity` with `vlag = 0`), stay runnable, and the lags of a
+/// CPU's tasks sum to zero (the zero-lag point V is their weighted mean), so
+/// the fluid schedule hands out exactly the `T_c` the CPU gave them.
+///
+/// The report reads `sum_exec_runtime`, which the kernel accounts at ticks
+/// and switches: the running task's figure lags by its stretch not yet
+/// accounted, but its CPU's other tasks did not run during that stretch, so
+/// the three figures are the CPU's state at its last accounting instant,
+/// where the bound holds (the twelve lines are read within tens of µs, less
+/// than a slice, so at most one switch falls between two of them, which
+/// keeps the figures of one instant).
+///
+/// In relative terms 4 ms is 0.7 % of the nice -3 hog's share of a 1 s run
+/// (1991 / 3541 of it, 562 ms), 1.4 % of the nice 0 hog's (289 ms) and 2.7 %
+/// of the nice 3 hog's (149 ms): the 2 % this check used before was tighter
+/// than the theory for the lightest hog (its lag swings by about a slice,
+/// README) and looser for the heaviest. Comparing tasks across CPUs, as that
+/// check did with the mean of all twelve, also compared the CPUs' totals,
+/// which the lag bound says nothing about (the CPU that runs `main` and the
+/// starter gives its hogs less).
+///
+/// For CFS (§1.4) the analogue is its slice: the running task is preempted
+/// once it has run its `sched_slice` (its weight's share of the 18 ms period
+/// on 4 CPUs with 3 tasks), seen at the tick or the slice-end timer, so a CFS
+/// case would take `max(sched_slice, tick)`; this case runs EEVDF, and the
+/// check refuses another policy rather than guess its bound.
+fn runtime_within_lag_bound_of_cpu_share(lines: &[String]) -> Result<(), String> {
+    let (config, _) = field_in(lines, "report: run name=rtapp ", "config")?;
+    let mut parts = config.split('-');
+    let policy = parts.next().unwrap_or_default();
+    let hz: u64 = parts
+        .next()
+        .and_then(|p| p.strip_prefix("hz"))
+        .and_then(|p| p.parse().ok())
+        .ok_or_else(|| format!("no HZ in config={config}"))?;
+    if policy != "eevdf" {
+        return Err(format!(
+            "the lag bound is derived for EEVDF only, this run is {policy}"
+        ));
+    }
+    let cpus = value_in(lines, "report: run name=rtapp ", "cpus")?;
+    let bound = eevdf_lag_bound_ns(hz, cpus);
+    let tasks = task_placements(lines)?;
+    if tasks.len() != 12 {
+        return Err(format!("expected 12 tasks, found {}", tasks.len()));
+    }
+    let mut weighted = Vec::new();
+    for (name, cpu, runtime) in &tasks {
+        let nice: i64 = name
+            .rsplit("nice")
+            .next()
+            .and_then(|n| n.parse().ok())
+            .ok_or_else(|| format!("task {name} has no nice in its name"))?;
+        let weight = weight_of_nice(nice).ok_or_else(|| format!("no weight for nice {nice}"))?;
+        weighted.push((name, *cpu, *runtime, weight));
+    }
+    for &(name, cpu, runtime, weight) in &weighted {
+        let (total, weights) = weighted
+            .iter()
+            .filter(|t| t.1 == cpu)
+            .fold((0u64, 0u64), |(r, w), t| (r + t.2, w + t.3));
+        let share = (u128::from(total) * u128::from(weight) / u128::from(weights)) as u64;
+        if runtime.abs_diff(share) > bound {
+            return Err(format!(
+                "{name} on CPU {cpu} ran {runtime} ns, {} ns from its share {share} ns of \
+                 the CPU's {total} ns (EEVDF's lag bound max(slice {} ns, tick {} ns) = {bound} ns)",
+                runtime.abs_diff(share),
+                eevdf_base_slice_ns(cpus),
+                1_000_000_000 / hz.max(1)
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// The rt-app start path (regression of the stall found in session 2): with
 /// wake-up placement and load balancing off, slice-end timer on, EEVDF and 12
 /// CPU-bound instances on 4 CPUs, the run ends at its 1 s duration (within
 /// [`START_RUN_SLACK_NS`]) and every instance ran from the start, sharing its
-/// CPU by weight (§1.1, [`runtime_proportional_to_weight`]).
+/// CPU by weight within EEVDF's lag bound
+/// ([`runtime_within_lag_bound_of_cpu_share`]).
 ///
 /// When a fair `main` created the instances itself, it competed with the
 /// first hogs it placed on its own CPU; under `-icount` QEMU runs the vCPUs
@@ -176,7 +308,7 @@ fn starts_at_once_and_ends_on_time(lines: &[String]) -> Result<(), String> {
             duration + START_RUN_SLACK_NS
         ));
     }
-    runtime_proportional_to_weight(lines)
+    runtime_within_lag_bound_of_cpu_share(lines)
 }
 
 /// Issue 4: 4 groups of 1, 2, 3 and 4 CPU-bound tasks with equal shares on 4
@@ -294,12 +426,65 @@ fn skewed_ticks(policy: &str) -> &'static str {
     }
 }
 
+/// The tick configurations the 10 s equal-share groups check must pass in
+/// (issue 10), `(HZ, skew_tick, in the default test command)`: the HZ values
+/// Linux offers (100, 250, 300, 1000) and two more (200, 500), with the CPUs'
+/// ticks skewed over half a period (Linux's `skew_tick=1`, see
+/// [`skewed_ticks`]), and four of them with the ticks of all CPUs at the same
+/// instants. Where the balancer settles depends on the instants at which the
+/// CPUs tick and balance, so each is a different run of the same check.
+///
+/// Each case boots 10 s of virtual time on 4 busy CPUs, 40 G instructions,
+/// about 40 s of wall time (37-47 s measured on the 2-core machine); all 20
+/// would take the test command from about 6 to 19 minutes. The default
+/// command runs half of them, the same five per policy: both ends of the HZ
+/// range (100, 1000) in both tick modes, where the two policies fail or pass
+/// for different reasons (HZ 100 without skew is where CFS, and EEVDF on an
+/// earlier kernel, settled in a balance cycle), and HZ 250 with skew, the
+/// default HZ that the other 4-CPU cases use. `cargo xtask test
+/// --groups-sweep` runs all 20 ([`groups_sweep`]).
+const GROUPS_SWEEP: [(u32, bool, bool); 10] = [
+    (100, true, true),
+    (200, true, false),
+    (250, true, true),
+    (300, true, false),
+    (500, true, false),
+    (1000, true, true),
+    (100, false, true),
+    (250, false, false),
+    (300, false, false),
+    (1000, false, true),
+];
+
+/// The 10 s equal-share groups check in one tick configuration.
+fn groups_sweep_case(policy: &str, hz: u32, skew: bool) -> Case {
+    let skew = u8::from(skew);
+    groups_case(
+        format!("groups-4-equal-shares-10s-{policy}-hz{hz}-skew{skew}"),
+        "tests/scenarios/groups-4-equal-shares-10s.json",
+        format!("sched={policy} hz={hz} skew_tick={skew}"),
+        600,
+    )
+}
+
+/// The whole sweep of the 10 s equal-share groups check: every configuration
+/// of [`GROUPS_SWEEP`] under EEVDF and CFS (`cargo xtask test --groups-sweep`).
+pub(crate) fn groups_sweep() -> Vec<Case> {
+    let mut cases = Vec::new();
+    for policy in ["eevdf", "cfs"] {
+        for &(hz, skew, _) in &GROUPS_SWEEP {
+            cases.push(groups_sweep_case(policy, hz, skew));
+        }
+    }
+    cases
+}
+
 /// A 4-CPU equal-share groups case: `scenario` booted with `append`, each
 /// group's share of the machine checked by [`groups_share_equally`].
 fn groups_case(
     name: impl Into<String>,
     scenario: &'static str,
-    append: &'static str,
+    append: impl Into<String>,
     timeout_seconds: u64,
 ) -> Case {
     Case::new(name, "fairway")
@@ -396,16 +581,14 @@ pub(crate) fn cases() -> Vec<Case> {
                 .check(runtime_proportional_to_weight),
         );
         // Equal-share groups of 1 to 4 hogs each get a quarter of the machine
-        // within 2 % (25 % ± 0.5 points), over 10 s. The issue gives this check
-        // no duration; over 2 s Linux's own start-up (fork placement 3/3/2/2,
-        // the first busy balance at 64 ms) costs the lone group ~40 ms, the
-        // whole tolerance by itself, so that window stays in `known_gaps()`.
-        cases.push(groups_case(
-            format!("groups-4-equal-shares-10s-4cpus-{policy}"),
-            "tests/scenarios/groups-4-equal-shares-10s.json",
-            skewed_ticks(policy),
-            600,
-        ));
+        // within 2 % (25 % ± 0.5 points), over 10 s, in the default half of
+        // the tick configurations of the sweep. The issue gives this check no duration;
+        // over 2 s Linux's own start-up (fork placement 3/3/2/2, the first
+        // busy balance at 64 ms) costs the lone group ~40 ms, the whole
+        // tolerance by itself, so that window stays in `known_gaps()`.
+        for &(hz, skew, _) in GROUPS_SWEEP.iter().filter(|c| c.2) {
+            cases.push(groups_sweep_case(policy, hz, skew));
+        }
         // The same groups pinned to the fair placement (g0 | g1, g3, g3 |
         // g1, g3, g3 | g2, g2, g2), where every root load is 1024: the group
         // shares alone (§2.7) must give each group its quarter, whatever
@@ -463,7 +646,90 @@ pub(crate) fn cases() -> Vec<Case> {
 
 #[cfg(test)]
 mod tests {
-    use super::{TIMELINE_LEFTMOST, timeline_within_budget};
+    use super::{
+        TIMELINE_LEFTMOST, eevdf_lag_bound_ns, runtime_within_lag_bound_of_cpu_share,
+        timeline_within_budget,
+    };
+
+    /// A start-case log: CPU `c` holds hogs of nice -3, 0, 3 (weights 1991,
+    /// 1024, 526, sum 3541) with these run times (ns), at `config`.
+    fn start_log(config: &str, runtimes: [[u64; 3]; 4]) -> Vec<String> {
+        let mut lines = vec![format!(
+            "1.0 report: run name=rtapp config={config} cpus=4 icount=1 wall_ns=1008110208"
+        )];
+        for (cpu, row) in runtimes.iter().enumerate() {
+            for (slot, (nice, runtime)) in [-3, 0, 3].iter().zip(row).enumerate() {
+                lines.push(format!(
+                    "1.0 report: task id={} name=hog{:02}_nice{nice} cpu={cpu} runtime_ns={runtime} wait_ns=0",
+                    2 + 3 * cpu + slot,
+                    3 * cpu + slot
+                ));
+            }
+        }
+        lines
+    }
+
+    #[test]
+    fn lag_bound_is_the_larger_of_slice_and_tick() {
+        // 0.70 ms × (1 + ilog2 4) = 2.1 ms against the 4 ms tick of HZ 250,
+        // the 1 ms tick of HZ 1000; 8 CPUs: 0.70 × 4 = 2.8 ms; 1 CPU: 0.70 ms,
+        // under the 1 ms tick of HZ 1000, over the 0.5 ms of HZ 2000.
+        assert_eq!(eevdf_lag_bound_ns(250, 4), 4_000_000);
+        assert_eq!(eevdf_lag_bound_ns(1000, 4), 2_100_000);
+        assert_eq!(eevdf_lag_bound_ns(1000, 8), 2_800_000);
+        assert_eq!(eevdf_lag_bound_ns(1000, 1), 1_000_000);
+        assert_eq!(eevdf_lag_bound_ns(2000, 1), 700_000);
+    }
+
+    #[test]
+    fn start_shares_are_judged_per_cpu_within_the_lag_bound() {
+        // 3541 ms on every CPU: the shares are exactly 1991, 1024, 526 ms.
+        let exact = [1_991_000_000, 1_024_000_000, 526_000_000];
+        assert_eq!(
+            runtime_within_lag_bound_of_cpu_share(&start_log("eevdf-hz250-uclampon", [exact; 4])),
+            Ok(())
+        );
+        // The nice 3 hog 4 ms ahead, the nice 0 hog 4 ms behind: the CPU's
+        // total is unchanged, both are exactly at the bound.
+        let edge = [1_991_000_000, 1_020_000_000, 530_000_000];
+        assert_eq!(
+            runtime_within_lag_bound_of_cpu_share(&start_log(
+                "eevdf-hz250-uclampon",
+                [exact, edge, exact, exact]
+            )),
+            Ok(())
+        );
+        // 1 ns further is over it.
+        let over = [1_991_000_000, 1_019_999_999, 530_000_001];
+        let error = runtime_within_lag_bound_of_cpu_share(&start_log(
+            "eevdf-hz250-uclampon",
+            [exact, exact, over, exact],
+        ))
+        .unwrap_err();
+        assert!(error.contains("hog07_nice0 on CPU 2"), "{error}");
+        // At HZ 1000 the bound is the 2.1 ms slice: the 4 ms edge fails.
+        let error = runtime_within_lag_bound_of_cpu_share(&start_log(
+            "eevdf-hz1000-uclampon",
+            [exact, edge, exact, exact],
+        ))
+        .unwrap_err();
+        assert!(error.contains("2100000 ns"), "{error}");
+        // CPUs whose totals differ are each judged against their own total
+        // (a CPU that gave its hogs 3 % less, in the same proportions).
+        let shorter = [1_931_270_000, 993_280_000, 510_220_000];
+        assert_eq!(
+            runtime_within_lag_bound_of_cpu_share(&start_log(
+                "eevdf-hz250-uclampon",
+                [exact, shorter, exact, exact]
+            )),
+            Ok(())
+        );
+        // No bound is derived for CFS here.
+        let error =
+            runtime_within_lag_bound_of_cpu_share(&start_log("cfs-hz250-uclampon", [exact; 4]))
+                .unwrap_err();
+        assert!(error.contains("EEVDF only"), "{error}");
+    }
 
     /// A benchmark log with every figure, `cfs_8` in place of CFS at N = 8.
     fn log(cfs_8: &str) -> Vec<String> {

@@ -55,18 +55,28 @@ impl MovedTasks {
 pub struct DetachOutcome {
     /// The tasks to move from source to destination.
     pub moved: MovedTasks,
+    /// The candidates the walk looked at and skipped, in walk order. Linux's
+    /// `detach_tasks` moves each skipped task to the head of `cfs_tasks`
+    /// (`list_move`), where the most recently run tasks are, so that the
+    /// next walk, which starts from the tail, tries the others first.
+    pub rotated: MovedTasks,
     /// No candidate was allowed on the destination (`LBF_ALL_PINNED`).
     pub all_pinned: bool,
     /// Imbalance left over.
     pub imbalance_left: u64,
 }
 
-/// `detach_tasks`: walk the source's candidates (at most [`NR_MIGRATE`]),
-/// skipping tasks not allowed on the destination, the running task, and
-/// cache-hot tasks while `nr_balance_failed <= cache_nice_tries`; count each
-/// against the imbalance (a task bigger than the imbalance, halved once per
-/// failed attempt, is skipped); stop after one task when newly idle, when
-/// the imbalance is covered, or before emptying the source.
+/// `detach_tasks`: walk the source's candidates, least recently run first
+/// (Linux takes them from the tail of `cfs_tasks`), at most `loop_max =
+/// min(NR_MIGRATE, nr_running)` of them (the running task counts, as it is
+/// on Linux's list), skipping tasks not allowed on the destination, the
+/// running task, and cache-hot tasks while `nr_balance_failed <=
+/// cache_nice_tries`; count each against the imbalance (a task bigger than
+/// the imbalance, halved once per failed attempt, is skipped); stop after
+/// one task when newly idle, when the imbalance is covered, or before
+/// emptying the source. Skipped tasks are reported in
+/// [`DetachOutcome::rotated`] for the mechanism to move to the head of its
+/// list.
 pub fn detach_tasks(
     topology: &Topology,
     domain: &SchedDomain,
@@ -81,12 +91,48 @@ pub fn detach_tasks(
         imbalance_left: plan.imbalance,
         ..DetachOutcome::default()
     };
-    if source.nr_running <= 1 {
+    if source.nr_running <= 1 || plan.imbalance == 0 {
         return outcome;
     }
     let mut left = source.nr_running;
     let shift = nr_balance_failed.min(63);
     let capacity_orig = topology.capacity_orig(plan.source);
+    // `can_migrate_task` and the migration type's test; on success the task
+    // is counted against the imbalance.
+    let fits = |task: &TaskCandidate, outcome: &mut DetachOutcome| {
+        if !task.affinity.contains(plan.destination) {
+            return false;
+        }
+        outcome.all_pinned = false;
+        if task.running || (task.cache_hot && nr_balance_failed <= domain.cache_nice_tries) {
+            return false;
+        }
+        let imbalance = &mut outcome.imbalance_left;
+        match plan.migration_type {
+            MigrationType::Load => {
+                let load = task.load_avg.max(1);
+                if load >> shift > *imbalance {
+                    return false;
+                }
+                *imbalance = imbalance.saturating_sub(load);
+            }
+            MigrationType::Util => {
+                let util = task.task_util_est();
+                if util >> shift > *imbalance {
+                    return false;
+                }
+                *imbalance = imbalance.saturating_sub(util);
+            }
+            MigrationType::Task => *imbalance = imbalance.saturating_sub(1),
+            MigrationType::Misfit => {
+                if task.fits_cpu(source.capacity, capacity_orig) {
+                    return false;
+                }
+                *imbalance = 0;
+            }
+        }
+        true
+    };
     for task in candidates
         .iter()
         .take(NR_MIGRATE.min(source.nr_running as usize))
@@ -94,36 +140,10 @@ pub fn detach_tasks(
         if idle != IdleType::NotIdle && left <= 1 {
             break;
         }
-        if !task.affinity.contains(plan.destination) {
+        if !fits(task, &mut outcome) {
+            // `goto next`: to the head of the list.
+            let _ = outcome.rotated.push_task(task.task);
             continue;
-        }
-        outcome.all_pinned = false;
-        if task.running || (task.cache_hot && nr_balance_failed <= domain.cache_nice_tries) {
-            continue;
-        }
-        let imbalance = &mut outcome.imbalance_left;
-        match plan.migration_type {
-            MigrationType::Load => {
-                let load = task.load_avg.max(1);
-                if load >> shift > *imbalance {
-                    continue;
-                }
-                *imbalance = imbalance.saturating_sub(load);
-            }
-            MigrationType::Util => {
-                let util = task.task_util_est();
-                if util >> shift > *imbalance {
-                    continue;
-                }
-                *imbalance = imbalance.saturating_sub(util);
-            }
-            MigrationType::Task => *imbalance = imbalance.saturating_sub(1),
-            MigrationType::Misfit => {
-                if task.fits_cpu(source.capacity, capacity_orig) {
-                    continue;
-                }
-                *imbalance = 0;
-            }
         }
         if !outcome.moved.push_task(task.task) {
             break;

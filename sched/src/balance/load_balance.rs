@@ -175,6 +175,11 @@ fn sibling_imbalance(idle: IdleType, busiest: &GroupStats, local: &GroupStats) -
 /// `sched_balance_find_src_group` + `calculate_imbalance` +
 /// `sched_balance_find_src_rq` for `destination` in `domain`. CPUs in
 /// `excluded` are not considered as sources (Linux's `LBF_ALL_PINNED` retry).
+///
+/// The groups are visited in the order of `destination`'s own group list,
+/// which starts at its local group and wraps around
+/// ([`Topology::for_each_group`]); of two equally busy groups the first
+/// stays the busiest, as in `update_sd_pick_busiest`.
 pub fn find_busiest(
     topology: &Topology,
     domain: &SchedDomain,
@@ -195,7 +200,7 @@ pub fn find_busiest(
         total_load: 0,
         total_capacity: 0,
     };
-    topology.for_each_group(domain, |mask| {
+    topology.for_each_group(domain, destination, |mask| {
         if mask == local_mask {
             stats.total_load += stats.local.group_load;
             stats.total_capacity += stats.local.group_capacity;

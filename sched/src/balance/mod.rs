@@ -30,7 +30,8 @@
 //! - two levels only (cluster = LLC, system); no SMT, NUMA or asym-packing
 //!   levels, so no `group_smt_balance`, `group_asym_packing`, and no
 //!   `group_imbalanced` (the affinity-failure flag passed to the parent);
-//! - `task_h_load` is the task's own load_avg (no task groups);
+//! - `task_h_load` comes with each candidate from the mechanism
+//!   (`RunQueue::task_h_load`, §2.7);
 //! - no `sched_idle_cpu` (a CPU running only SCHED_IDLE tasks counts as
 //!   busy), no `recent_used_cpu`, per-CPU-kthread stacking, `SIS_UTIL` scan limit
 //!   or `wake_wide` bookkeeping (the caller passes [`wake_wide`]'s answer);
@@ -63,7 +64,7 @@ mod tests;
 pub use detach::MovedTasks;
 pub use load_balance::{IdleType, MigrationType, NR_MIGRATE};
 pub use rebalance::{
-    BalanceDecision, CpuBalanceState, DomainBalanceState, Migration, newidle_balance,
+    BalanceDecision, CpuBalanceState, DomainBalanceState, Migration, Rotation, newidle_balance,
     rebalance_domains,
 };
 pub use stats::{BalanceError, CpuSnapshot, MIGRATION_COST_NS, TaskCandidate, misfit_task_load};

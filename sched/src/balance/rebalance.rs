@@ -91,12 +91,31 @@ pub struct Migration {
     pub active: bool,
 }
 
+/// Tasks a `detach_tasks` walk looked at and skipped on `cpu`: Linux moves
+/// each, in walk order, to the head of the CPU's `cfs_tasks` list (where a
+/// task goes when it is picked), so the next walk, which starts from the
+/// tail, tries the others first. The mechanism, which keeps the list's order
+/// (least recently run first), does the same.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Rotation {
+    /// The source CPU whose list the tasks are on.
+    pub cpu: CpuId,
+    /// The skipped tasks, in the order the walk met them.
+    pub tasks: MovedTasks,
+}
+
 /// What a balancing call decided.
 #[must_use = "the mechanism must carry out the migration and remember next_balance"]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct BalanceDecision {
     /// The tasks to move, if any.
     pub migration: Option<Migration>,
+    /// The walks' skipped tasks, one per domain level walked (the last walk
+    /// of that level; an earlier walk of the level, retried because all its
+    /// tasks were pinned, skipped every task on its list, and a rotation of
+    /// the whole list leaves its order as it was). Apply them in order,
+    /// before the migration.
+    pub rotations: [Option<Rotation>; 2],
     /// When to call [`rebalance_domains`] next.
     pub next_balance: Nanoseconds,
 }
@@ -140,6 +159,7 @@ pub fn rebalance_domains(
     };
     let mut next_balance = now + MAX_NEXT_BALANCE_NS;
     let mut migration = None;
+    let mut rotations = [None; 2];
     let mut continue_balancing = true;
     for level in DomainLevel::ALL {
         let Some(domain) = topology.domain(cpu, level) else {
@@ -165,6 +185,7 @@ pub fn rebalance_domains(
                 idle,
                 snapshots,
                 &mut candidates,
+                &mut rotations[level as usize],
             );
             continue_balancing = go_on;
             domain_state.last_balance = now;
@@ -184,6 +205,7 @@ pub fn rebalance_domains(
     state.next_balance = next_balance;
     Ok(BalanceDecision {
         migration,
+        rotations,
         next_balance,
     })
 }
@@ -202,6 +224,7 @@ pub fn newidle_balance(
     check_snapshots(topology, snapshots)?;
     check_cpu(topology, "cpu", cpu)?;
     let mut migration = None;
+    let mut rotations = [None; 2];
     let overloaded = snapshots
         .iter()
         .any(|s| s.nr_running > 1 || s.misfit_task_load > 0);
@@ -219,6 +242,7 @@ pub fn newidle_balance(
                 IdleType::NewlyIdle,
                 snapshots,
                 &mut candidates,
+                &mut rotations[level as usize],
             );
             if found.is_some() {
                 migration = found;
@@ -228,12 +252,15 @@ pub fn newidle_balance(
     }
     Ok(BalanceDecision {
         migration,
+        rotations,
         next_balance: state.next_balance,
     })
 }
 
 /// One pass in one domain (`sched_balance_rq`). Returns the migration, if
-/// any, and whether higher domains should still be balanced.
+/// any, and whether higher domains should still be balanced; `rotation`
+/// receives the skipped tasks of the last walk of a source's list.
+#[allow(clippy::too_many_arguments)] // reason: one argument per input of Linux's `lb_env`
 fn load_balance(
     topology: &Topology,
     domain: &SchedDomain,
@@ -242,6 +269,7 @@ fn load_balance(
     idle: IdleType,
     snapshots: &[CpuSnapshot],
     candidates: &mut impl FnMut(CpuId, &mut [TaskCandidate]) -> usize,
+    rotation: &mut Option<Rotation>,
 ) -> (Option<Migration>, bool) {
     let mut excluded = CpuMask(0);
     let mut buffer = [NO_CANDIDATE; NR_MIGRATE];
@@ -275,6 +303,10 @@ fn load_balance(
             tasks,
             state.nr_balance_failed,
         );
+        *rotation = (!outcome.rotated.is_empty()).then_some(Rotation {
+            cpu: plan.source,
+            tasks: outcome.rotated,
+        });
         if !outcome.moved.is_empty() {
             state.nr_balance_failed = 0;
             state.balance_interval_ms = domain.min_interval_ms;

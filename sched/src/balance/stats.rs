@@ -56,14 +56,17 @@ impl CpuSnapshot {
     }
 }
 
-/// A queued fair task of the CPU being pulled from, in the order the
-/// mechanism wants them tried (Linux walks `cfs_tasks` from its tail: the
-/// task that ran least recently first).
+/// A fair task on the run queue of the CPU being pulled from, in the order
+/// of Linux's `cfs_tasks` from its tail (the task that ran least recently
+/// first; a task goes to the head when it is enqueued or picked). The
+/// running task is on that list too, at its place: `detach_tasks` counts it
+/// against `loop_max` and skips it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TaskCandidate {
     /// The task.
     pub task: TaskId,
-    /// `task_h_load`: its load_avg (equal without task groups, §2).
+    /// `task_h_load`: its load as the root run queue sees it through its
+    /// groups (its own load_avg without task groups, §2.7).
     pub load_avg: u64,
     /// Its util_avg (§2).
     pub util_avg: u64,

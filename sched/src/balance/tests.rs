@@ -253,7 +253,14 @@ fn asymmetric_wake_up_picks_an_idle_cpu_that_fits() {
 // ---------------------------------------------------------------------------
 // Load balancing.
 
-/// A model of the system: each CPU's queue (first entry runs) of tasks.
+/// A model of the system: each CPU's tasks as Linux's `cfs_tasks` list
+/// holds them, in the order `detach_tasks` walks it (from the tail, the task
+/// that ran least recently, to the head). The last entry, at the head, is
+/// the running task: the model lets it run for ever, as if it had been
+/// picked after every change of the list. A task that arrives (`add`, a
+/// migration) is enqueued at the head, just behind the running one, or runs
+/// if the CPU was idle; a task a walk skipped goes there too (the rotation
+/// of `detach_tasks`).
 #[derive(Clone)]
 struct Model {
     topology: Topology,
@@ -283,12 +290,21 @@ impl Model {
     }
 
     fn add(&mut self, cpu: usize, id: u16, load: u64, util: u64, affinity: CpuMask) {
-        self.queues[cpu].push(ModelTask {
+        let task = ModelTask {
             id: TaskId(id),
             load,
             util,
             affinity,
-        });
+        };
+        self.enqueue(cpu, task);
+    }
+
+    /// `task` joins `cpu`'s list at the head, behind the running task; on an
+    /// idle CPU it runs.
+    fn enqueue(&mut self, cpu: usize, task: ModelTask) {
+        let queue = &mut self.queues[cpu];
+        let at = queue.len().saturating_sub(1);
+        queue.insert(at, task);
     }
 
     /// Snapshots as PELT would settle for always-running tasks: util = the
@@ -299,7 +315,7 @@ impl Model {
             let load = queue.iter().map(|t| t.load).sum();
             busy(&mut s, cpu as u16, queue.len() as u32, load);
             if !queue.is_empty() {
-                let candidate = self.candidate(cpu, 0);
+                let candidate = self.candidate(cpu, queue.len() - 1);
                 s[cpu].misfit_task_load = misfit_task_load(
                     &self.topology,
                     CpuId(cpu as u16),
@@ -319,7 +335,7 @@ impl Model {
             util_avg: t.util,
             util_est: 0,
             affinity: t.affinity,
-            running: index == 0,
+            running: index + 1 == self.queues[cpu].len(),
             cache_hot: false,
             uclamp: [0, 1024],
         }
@@ -333,21 +349,39 @@ impl Model {
         n
     }
 
-    /// Carries a migration out, checking it names tasks that are on the
-    /// source and allowed on the destination.
-    fn apply(&mut self, migration: &Migration) {
+    /// Carries a decision out: the rotations, then the migration, checking it
+    /// names tasks that are on the source and allowed on the destination.
+    fn apply(&mut self, decision: &BalanceDecision) -> usize {
+        for rotation in decision.rotations.iter().flatten() {
+            let queue = &mut self.queues[rotation.cpu.index()];
+            for id in rotation.tasks.as_slice() {
+                let at = queue
+                    .iter()
+                    .position(|t| t.id == *id)
+                    .expect("rotated task on its CPU");
+                if at + 1 < queue.len() {
+                    let task = queue.remove(at);
+                    let head = queue.len() - 1;
+                    queue.insert(head, task);
+                }
+            }
+        }
+        let Some(migration) = &decision.migration else {
+            return 0;
+        };
         for id in migration.tasks.as_slice() {
             let source = &mut self.queues[migration.source.index()];
             let at = source
                 .iter()
                 .position(|t| t.id == *id)
                 .expect("task on source");
+            let running = at + 1 == source.len();
             assert!(
-                !migration.active || at == 0,
+                !migration.active || running,
                 "active balance moves the running task"
             );
             assert!(
-                migration.active || at != 0,
+                migration.active || !running,
                 "running task moved without active balance"
             );
             let task = source.remove(at);
@@ -355,8 +389,9 @@ impl Model {
                 task.affinity.contains(migration.destination),
                 "task {id:?} moved outside its affinity"
             );
-            self.queues[migration.destination.index()].push(task);
+            self.enqueue(migration.destination.index(), task);
         }
+        migration.tasks.len()
     }
 
     /// Periodic balancing of every due CPU at `now`; the number of tasks moved.
@@ -378,10 +413,7 @@ impl Model {
             )
             .unwrap();
             self.states[cpu] = state;
-            if let Some(migration) = decision.migration {
-                moved += migration.tasks.len();
-                self.apply(&migration);
-            }
+            moved += self.apply(&decision);
         }
         moved
     }
@@ -665,10 +697,68 @@ fn cache_hot_tasks_wait_for_failed_attempts() {
     ];
     assert!(tasks[1].cache_hot && !tasks[2].cache_hot);
     // cache_nice_tries = 1: the hot task stays while nr_balance_failed <= 1.
+    // The running and the hot task are skipped: both go to the head of the
+    // list (the rotation), in walk order.
     let out = detach_tasks(&smp, &domain, &plan, IdleType::Idle, &s[0], &tasks, 1);
     assert_eq!(out.moved.as_slice(), &[TaskId(2)]);
+    assert_eq!(out.rotated.as_slice(), &[TaskId(0), TaskId(1)]);
     let out = detach_tasks(&smp, &domain, &plan, IdleType::Idle, &s[0], &tasks, 2);
     assert_eq!(out.moved.as_slice(), &[TaskId(1), TaskId(2)]);
+    assert_eq!(out.rotated.as_slice(), &[TaskId(0)]);
+    // The walk stops once the imbalance is covered: the tasks after the one
+    // detached keep their places (nothing rotated past it).
+    let one = BalancePlan {
+        imbalance: 1,
+        ..plan
+    };
+    let tasks = [task(1, false, 0), task(2, false, 0), task(0, true, 0)];
+    let out = detach_tasks(&smp, &domain, &one, IdleType::Idle, &s[0], &tasks, 0);
+    assert_eq!(out.moved.as_slice(), &[TaskId(1)]);
+    assert!(out.rotated.is_empty());
+}
+
+/// `update_sd_pick_busiest` keeps the first of two equally loaded groups in
+/// the order of the balancing CPU's group list, which starts at its own
+/// group and wraps (`build_sched_groups`): each CPU prefers the sources
+/// that follow it. The loads are the README's balance cycle of the
+/// equal-share groups: 1109 / 1024 / 853 / 1109.
+#[test]
+fn equally_busy_sources_are_taken_in_wrap_order_from_the_balancing_cpu() {
+    use super::load_balance::{BusiestOutcome, IdleType, find_busiest};
+    let smp = Topology::symmetric(4, 4).unwrap();
+    let mut s = idle_snapshots(&smp);
+    busy(&mut s, 0, 3, 1109);
+    busy(&mut s, 1, 1, 1024);
+    busy(&mut s, 2, 2, 853);
+    busy(&mut s, 3, 4, 1109);
+    let domain = smp.domain(CpuId(2), DomainLevel::Cluster).unwrap();
+    // CPU 2: average 4095 * 1024 / 4096 = 1023; 853 < 1023 and 100 * 1109 >
+    // 117 * 853, so migrate_load, min(1109 - 1023, 1023 - 853) = 86. Its
+    // list is {2} {3} {0} {1}: CPU 3 comes before CPU 0.
+    let outcome = find_busiest(&smp, &domain, CpuId(2), IdleType::NotIdle, &s, CpuMask(0));
+    let BusiestOutcome::Plan(plan) = outcome else {
+        panic!("no plan: {outcome:?}");
+    };
+    assert_eq!(
+        (plan.source, plan.migration_type, plan.imbalance),
+        (CpuId(3), MigrationType::Load, 86)
+    );
+    // Seen from CPU 1 (1024 >= the average 1023) the domain is balanced.
+    let domain = smp.domain(CpuId(1), DomainLevel::Cluster).unwrap();
+    assert_eq!(
+        find_busiest(&smp, &domain, CpuId(1), IdleType::NotIdle, &s, CpuMask(0)),
+        BusiestOutcome::Balanced
+    );
+    // The same loads with CPU 0 balancing from 853: its list is {0} {1} {2}
+    // {3}, and of the equal CPUs 2 and 3 it takes CPU 2.
+    busy(&mut s, 0, 2, 853);
+    busy(&mut s, 2, 3, 1109);
+    let domain = smp.domain(CpuId(0), DomainLevel::Cluster).unwrap();
+    let outcome = find_busiest(&smp, &domain, CpuId(0), IdleType::NotIdle, &s, CpuMask(0));
+    let BusiestOutcome::Plan(plan) = outcome else {
+        panic!("no plan: {outcome:?}");
+    };
+    assert_eq!(plan.source, CpuId(2));
 }
 
 /// Brute force on Juno r0: 1-3 tasks of util 600 (misfit on a 446 CPU, §5.5)
@@ -734,13 +824,66 @@ impl Rng {
     }
 }
 
-/// Brute force: equal always-running tasks placed at random, every CPU
-/// balancing periodically. When the count divides evenly (or there are no
-/// more tasks than CPUs) the model reaches a fixed point within 1.5 s with
-/// counts within one. Otherwise Linux's rules keep bouncing the extra task
-/// (3 vs 2 tasks is 50 % > imbalance_pct apart, and `nr_balance_failed`
-/// halves the task's load until it fits the imbalance), so the check is that
-/// counts never differ by more than two after 1.5 s and mostly by one.
+/// The longest an episode of counts two apart can last, in ms, in a
+/// cluster of `w` CPUs whose domain spans `w` CPUs: `(32w - 1) + s(w) (16w
+/// - 1)`, where `s(w)` is the number of failed passes the repairing CPU may
+/// need. See [`random_equal_tasks_end_within_one_task_per_cpu`].
+fn uneven_episode_bound_ms(w: u64) -> u64 {
+    // The imbalance the repairing CPU computes is at least 2 × 1024 / w
+    // (integer division, as the balancer's avg_load is truncated), and a
+    // task of load 1024 moves once 1024 >> nr_balance_failed fits it.
+    let imbalance = 2 * 1024 / w;
+    let failures = (0..).find(|s| 1024u64 >> s <= imbalance).unwrap_or(0);
+    (32 * w - 1) + failures * (16 * w - 1)
+}
+
+/// Brute force: equal always-running tasks (load 1024) placed at random,
+/// every CPU balancing periodically. When the count divides evenly (or there
+/// are no more tasks than CPUs) the model reaches a fixed point within 1.5 s
+/// with counts within one. Otherwise Linux's rules keep bouncing the extra
+/// tasks (3 vs 2 tasks is 50 % > imbalance_pct apart, and `nr_balance_failed`
+/// halves the task's load until it fits the imbalance), and after 1.5 s the
+/// check is the bound derived here.
+///
+/// Counts two apart (an "episode") after the start:
+///
+/// 1. Only a system-level pull makes one. A cluster-level pull moves tasks
+///    from the CPU with the most to a CPU with fewer, at most down to and up
+///    to the same count, so it never widens the spread. A system-level pull
+///    lands on the balancing CPU of the local cluster, which is its first
+///    idle CPU (0 tasks: no widening) or, when none is idle, its first CPU
+///    (`should_we_balance`), whatever its count.
+/// 2. With counts within one before the pull (m - 1 or m tasks everywhere),
+///    the pulling cluster C is below the domain's average (else
+///    `calculate_imbalance` finds nothing to do), so C holds a CPU Y with m - 1
+///    tasks; the pull raises C's first CPU X from m to m + 1, the only CPU at
+///    m + 1. So the spread is 2 and both ends are in C, and X is the busiest
+///    CPU of C for every other CPU of C, whatever the order of the group
+///    list (Linux's wrap-around order from each CPU only decides ties, and
+///    X has none).
+/// 3. Y repairs it with a cluster-level pull. Let k CPUs of C besides X hold
+///    m tasks (k <= w - 2, Y is not one of them). C's average is m - 1 +
+///    (2 + k)/w tasks, so Y (fully busy or overloaded: below the average,
+///    and X's load over Y's exceeds imbalance_pct) computes the imbalance
+///    min(m + 1 - avg, avg - (m - 1)) = (2 + k)/w >= 2/w tasks, i.e. at
+///    least 2 × 1024 / w. The load 1024 of one task fits it after s(w)
+///    failed passes, `1024 >> s <= 2048 / w`: s = 0 for w = 2, 1 for w = 3
+///    and 4. (A Y with 0 tasks is idle and pulls at once, every w ms.)
+/// 4. Y's passes are `balance_interval × busy_factor - 1` ms apart, the
+///    interval between `min_interval = w` and `max_interval = 2w` ms and
+///    reset to w after every pass that found an imbalance. From any instant
+///    of the episode, Y's next pass comes within 32w - 1 ms, and each further
+///    one 16w - 1 ms after the last, so the episode ends within `(32w - 1) +
+///    s(w) (16w - 1)` ms ([`uneven_episode_bound_ms`]): 63 ms for clusters
+///    of 2, 142 ms for 3, 190 ms for 4.
+///
+/// The total time spent uneven has no such bound: it depends on how often
+/// the bounce between clusters lands on a cluster's first CPU while that
+/// CPU holds the cluster's most tasks (with the group list starting at the
+/// local group, one case spends 294 ms of 2.5 s in 8 episodes of at most
+/// 73 ms; the 250 ms the old first-group-first order kept it under was a
+/// judgement, not a bound). The check is therefore per episode, measured
+/// from 1.5 s on, with the spread never above 2 (step 2).
 #[test]
 fn random_equal_tasks_end_within_one_task_per_cpu() {
     let mut rng = Rng(0x5eed_f00d);
@@ -752,7 +895,9 @@ fn random_equal_tasks_end_within_one_task_per_cpu() {
             let cpu = rng.below(n as u64) as usize;
             model.add(cpu, id as u16, 1024, 512, CpuMask::ALL);
         }
+        let bound = uneven_episode_bound_ms(per_cluster as u64);
         let mut last_move = 0;
+        let mut uneven_since = None;
         let mut uneven_ms = 0;
         for t in 1..=4000u64 {
             if model.tick(t * 1_000_000) > 0 {
@@ -760,12 +905,22 @@ fn random_equal_tasks_end_within_one_task_per_cpu() {
             }
             let nr = model.nr_running();
             assert_eq!(nr.iter().sum::<usize>(), tasks);
-            if t >= 1500 {
-                let (min, max) = (nr.iter().min().unwrap(), nr.iter().max().unwrap());
-                assert!(max - min <= 2, "case {case} at {t} ms: {nr:?}");
-                if max - min > 1 {
-                    uneven_ms += 1;
-                }
+            if t < 1500 {
+                continue;
+            }
+            let (min, max) = (nr.iter().min().unwrap(), nr.iter().max().unwrap());
+            assert!(max - min <= 2, "case {case} at {t} ms: {nr:?}");
+            if max - min > 1 {
+                uneven_ms += 1;
+                let since = *uneven_since.get_or_insert(t);
+                assert!(
+                    t - since < bound,
+                    "case {case}: counts two apart for {} ms from {since} ms \
+                     (bound {bound} ms for clusters of {per_cluster}): {nr:?}",
+                    t - since + 1
+                );
+            } else {
+                uneven_since = None;
             }
         }
         if tasks.is_multiple_of(n) || tasks <= n {
@@ -775,13 +930,20 @@ fn random_equal_tasks_end_within_one_task_per_cpu() {
                 "case {case}: still moving at {last_move} ms"
             );
             assert_eq!(uneven_ms, 0, "case {case}");
-        } else {
-            // Transients of two come from a system-level pull landing on the
-            // balancing CPU (the group's first) until its cluster respreads;
-            // bound their share (a judgement bound: 10 % of 2.5 s).
-            assert!(uneven_ms <= 250, "case {case}: uneven for {uneven_ms} ms");
         }
     }
+}
+
+#[test]
+fn uneven_episode_bounds_follow_the_balance_intervals() {
+    // Clusters of 2: imbalance 1024, no failure: 2 × 2 × 16 - 1 = 63 ms.
+    assert_eq!(uneven_episode_bound_ms(2), 63);
+    // Of 3: imbalance 682 needs 1024 >> 1: 95 + 47 ms.
+    assert_eq!(uneven_episode_bound_ms(3), 142);
+    // Of 4: imbalance 512 needs 1024 >> 1: 127 + 63 ms.
+    assert_eq!(uneven_episode_bound_ms(4), 190);
+    // Of 8: imbalance 256 needs 1024 >> 2: 255 + 2 × 127 ms.
+    assert_eq!(uneven_episode_bound_ms(8), 509);
 }
 
 #[test]

@@ -91,10 +91,12 @@ impl Simulation<'_> {
     /// Enqueues a woken (or new, or migrated) task on `cpu` and asks whether it preempts.
     pub(super) fn enqueue(&mut self, task: usize, cpu: usize, flags: EnqueueFlags) {
         let now = self.now;
+        self.lru_sequence += 1;
         let t = &mut self.tasks[task];
         t.state = TaskState::Runnable;
         t.cpu = Some(cpu);
         t.runnable_since = now;
+        t.lru = self.lru_sequence;
         let state = &mut self.cpus[cpu];
         state
             .run_queue
@@ -232,10 +234,11 @@ impl Simulation<'_> {
         Ok(())
     }
 
-    pub(super) fn tick(&mut self) {
-        for cpu in 0..self.cpus.len() {
-            self.tick_running_task(cpu);
-        }
+    /// `cpu`'s tick: the running task's `task_tick`, then (with `balance`) periodic
+    /// load balancing from this CPU, as the kernel's `scheduler_tick` does.
+    pub(super) fn tick(&mut self, cpu: usize) -> Result<(), SimError> {
+        self.tick_running_task(cpu);
+        self.periodic_balance(cpu)
     }
 
     pub(super) fn reschedule_all(&mut self) -> Result<(), SimError> {
@@ -275,12 +278,23 @@ impl Simulation<'_> {
             .pick_next_task(now)
             .map(|t| t.index());
         match next {
-            Some(n) => self.cpus[cpu]
-                .run_queue
-                .set_next_task(TaskId(n as u16), now),
+            Some(n) => {
+                self.cpus[cpu]
+                    .run_queue
+                    .set_next_task(TaskId(n as u16), now);
+                self.lru_sequence += 1;
+                self.tasks[n].lru = self.lru_sequence;
+            }
             None => self.cpus[cpu].run_queue.set_next_idle(now),
         }
         self.cpus[cpu].current = next;
+        if let Some(p) = previous
+            && previous != next
+        {
+            // Linux's `exec_start` of a task that stops running: its last
+            // `update_curr`, now (what `task_hot` measures from).
+            self.tasks[p].exec_start = now;
+        }
         if previous != next {
             self.cpus[cpu].result.context_switches += 1;
             if let Some(p) = previous {
@@ -313,6 +327,10 @@ impl Simulation<'_> {
         }
         self.arm_completion(cpu);
         self.arm_hrtick(cpu);
+        if next.is_none() {
+            // Nothing to run: newly-idle balancing pulls now rather than at the tick.
+            self.newidle_balance(cpu)?;
+        }
         Ok(())
     }
 }

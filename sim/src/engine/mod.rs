@@ -5,7 +5,8 @@
 //!  pending events (time, kind, sequence) ──► handle ──► CPUs marked need_resched
 //!     Completion: the running task's run/runtime is done ─► next event of its program
 //!     Start/Wake: enqueue_task on its CPU, wakeup_preempt(current, woken)
-//!     Tick:       task_tick(current) on every busy CPU, every 1/HZ (grid phase: tick_phase_ns)
+//!     Tick:       per CPU every 1/HZ (grid phase tick_phase_ns, plus the CPU's skew_tick
+//!                 offset): task_tick(current), then periodic balancing when due (balance)
 //!     Hrtick:     (config.hrtick) the running task's slice end: task_tick(current)
 //!     LoadSync:   every 1 ms (fair policies): update_blocked_averages on every CPU, then
 //!                 each group's load sum over CPUs handed to every CPU (tg->load_avg, §2.7)
@@ -23,8 +24,9 @@
 //! [`SimError::Stuck`] naming the time and the CPU.
 //!
 //! Placement: a task starts on the least-loaded allowed CPU (fewest queued tasks, lowest id
-//! first) and wakes on the CPU it last ran on. There is no load balancing yet, so a task
-//! only changes CPU when a phase's `cpus` excludes its current one; it then moves with
+//! first) and wakes on the CPU it last ran on. Without `balance`, a task only changes CPU
+//! when a phase's `cpus` excludes its current one; with it, each CPU also balances load
+//! from its tick and when it goes idle (`balance.rs`). A task moves with
 //! `migrate_task_out` / `migrate_task_in`, keeping its fair state and PELT signals.
 //!
 //! Task groups: every path named in `global.taskgroups` or in a `taskgroup` attribute, and
@@ -45,6 +47,7 @@ use fairway_sched::task::{GroupId, TaskParams};
 
 use crate::SimError;
 
+mod balance;
 mod cpu;
 mod workload;
 use crate::results::{CpuResult, Results, Switch, TaskResult};
@@ -76,6 +79,15 @@ pub struct Config {
     /// period since boot, so a scenario starting at boot time `S` sees its ticks at
     /// phase `(tick_ns - S % tick_ns) % tick_ns`. 0: ticks at `tick_ns`, `2 tick_ns`, ...
     pub tick_phase_ns: u64,
+    /// Linux's `skew_tick=1`, as the kernel's `skew_tick=1` does it: CPU `c` ticks
+    /// `c × (tick_ns / 2) / nr_cpus` after the grid, so the CPUs' ticks are spread over
+    /// half a period instead of falling at one instant.
+    pub skew_tick: bool,
+    /// Periodic and newly-idle load balancing (`fairway_sched::balance`), carried out as
+    /// the kernel's `src/task/balance.rs` does: each CPU balances from its tick when its
+    /// `next_balance` is due, and when it finds nothing to run. Off: tasks change CPU
+    /// only when a phase's `cpus` excludes their current one.
+    pub balance: bool,
 }
 
 /// What a task is doing.
@@ -128,6 +140,14 @@ pub(crate) struct SimTask {
     iteration_start: u64,
     runnable_since: u64,
     woke_at: Option<u64>,
+    /// When it last stopped running (Linux's `exec_start` of a task that is not
+    /// running, which load balancing reads to judge it cache hot, `task_hot`); 0 after a
+    /// migration.
+    exec_start: u64,
+    /// Its place in its CPU's `cfs_tasks` list: the sequence number of its last pick or
+    /// enqueue there (Linux puts a task at the list's head at both), so the balancer
+    /// takes the smallest first, from the tail.
+    lru: u64,
     pub(crate) result: TaskResult,
     latencies: Vec<u64>,
 }
@@ -162,6 +182,8 @@ impl SimTask {
             iteration_start: 0,
             runnable_since: 0,
             woke_at: None,
+            exec_start: 0,
+            lru: 0,
             latencies: Vec::new(),
         }
     }
@@ -186,7 +208,7 @@ enum Kind {
     Completion { cpu: usize, generation: u64 },
     Start { task: usize },
     Wake { task: usize },
-    Tick,
+    Tick { cpu: usize },
     Hrtick { cpu: usize, generation: u64 },
     LoadSync,
     Sample,
@@ -196,10 +218,10 @@ impl Kind {
     /// The CPU the event belongs to, when it names one.
     fn cpu(self) -> Option<usize> {
         match self {
-            Kind::Completion { cpu, .. } | Kind::Hrtick { cpu, .. } => Some(cpu),
-            Kind::Start { .. } | Kind::Wake { .. } | Kind::Tick | Kind::LoadSync | Kind::Sample => {
-                None
+            Kind::Completion { cpu, .. } | Kind::Hrtick { cpu, .. } | Kind::Tick { cpu } => {
+                Some(cpu)
             }
+            Kind::Start { .. } | Kind::Wake { .. } | Kind::LoadSync | Kind::Sample => None,
         }
     }
 
@@ -209,7 +231,7 @@ impl Kind {
             Kind::Completion { .. } => "the end of a run",
             Kind::Start { .. } => "a task start",
             Kind::Wake { .. } => "a wake-up",
-            Kind::Tick => "the tick",
+            Kind::Tick { .. } => "the tick",
             Kind::Hrtick { .. } => "the slice-end timer (hrtick)",
             Kind::LoadSync => "the group load exchange",
             Kind::Sample => "a sample",
@@ -220,7 +242,7 @@ impl Kind {
     fn is_timer(self) -> bool {
         matches!(
             self,
-            Kind::Start { .. } | Kind::Wake { .. } | Kind::Tick | Kind::Hrtick { .. }
+            Kind::Start { .. } | Kind::Wake { .. } | Kind::Tick { .. } | Kind::Hrtick { .. }
         )
     }
 }
@@ -267,6 +289,10 @@ pub struct Simulation<'s> {
     instances_of: Vec<Vec<usize>>,
     /// rt-app's mutexes, conditions, barriers, semaphores and suspended tasks.
     resources: Resources,
+    /// The load balancer's topology and per-CPU state, when `config.balance`.
+    balancer: Option<balance::Balancer>,
+    /// The last sequence number given to a task's `lru`.
+    lru_sequence: u64,
 }
 
 fn ns(us: i64) -> u64 {
@@ -375,9 +401,16 @@ impl<'s> Simulation<'s> {
                 task.params.group = groups.get(path).copied().unwrap_or(GroupId::ROOT);
             }
         }
+        let balancer = if config.balance {
+            Some(balance::Balancer::new(&config.capacities)?)
+        } else {
+            None
+        };
         Ok(Simulation {
             scenario,
             config,
+            balancer,
+            lru_sequence: 0,
             now: 0,
             cpus,
             live: tasks.len(),
@@ -421,13 +454,16 @@ impl<'s> Simulation<'s> {
             let spec = &self.scenario.tasks[self.tasks[task].spec];
             self.push(ns(spec.delay_us), Kind::Start { task });
         }
-        let phase = self.config.tick_phase_ns % self.config.tick_ns;
-        let first_tick = if phase == 0 {
-            self.config.tick_ns
-        } else {
-            phase
-        };
-        self.push(first_tick, Kind::Tick);
+        for cpu in 0..self.cpus.len() {
+            let phase =
+                (self.config.tick_phase_ns + self.tick_offset_ns(cpu)) % self.config.tick_ns;
+            let first_tick = if phase == 0 {
+                self.config.tick_ns
+            } else {
+                phase
+            };
+            self.push(first_tick, Kind::Tick { cpu });
+        }
         if matches!(
             self.config.policy,
             PolicyKind::Cfs(_) | PolicyKind::Eevdf(_)
@@ -473,9 +509,9 @@ impl<'s> Simulation<'s> {
                 }
                 Kind::Start { task } => self.start(task)?,
                 Kind::Wake { task } => self.wake(task)?,
-                Kind::Tick => {
-                    self.tick();
-                    self.push(self.now + self.config.tick_ns, Kind::Tick);
+                Kind::Tick { cpu } => {
+                    self.tick(cpu)?;
+                    self.push(self.now + self.config.tick_ns, Kind::Tick { cpu });
                 }
                 Kind::Hrtick { cpu, generation } => {
                     if self.cpus[cpu].hrtick_generation == generation {
@@ -510,6 +546,16 @@ impl<'s> Simulation<'s> {
             }
         }
         Ok(self.finish())
+    }
+
+    /// How long after the tick grid CPU `cpu` ticks: with `skew_tick`, the kernel's
+    /// `tick_offset_ns`, `cpu × (tick_ns / 2) / nr_cpus`; else 0.
+    fn tick_offset_ns(&self, cpu: usize) -> u64 {
+        if self.config.skew_tick {
+            self.config.tick_ns / 2 / self.cpus.len() as u64 * cpu as u64
+        } else {
+            0
+        }
     }
 
     /// The group id of a `taskgroup` path (`None`, empty or `/`: the root).
@@ -591,6 +637,8 @@ mod tests {
             sample_interval_ns: MS,
             hrtick: true,
             tick_phase_ns: 0,
+            skew_tick: false,
+            balance: false,
         };
         let mut simulation = Simulation::new(&scenario, config).unwrap();
         for _ in 0..=EVENT_LIMIT {

@@ -1,0 +1,209 @@
+//! Load balancing in the simulator, as the kernel's `src/task/balance.rs` carries out
+//! `fairway_sched::balance`'s decisions: snapshots of every run queue, the source's
+//! queued tasks as candidates (weighed by `task_h_load`, least recently picked or
+//! enqueued first, as Linux's `detach_tasks` takes them from the tail of `cfs_tasks`),
+//! and each decided task moved with its fair state and PELT signals (§2.6).
+//!
+//! Like the kernel, it does not carry out active balance (moving a source's running
+//! task needs a stopper), and wake-ups keep the CPU the task last ran on.
+
+use fairway_sched::balance::{
+    BalanceDecision, CpuBalanceState, CpuSnapshot, Migration, NR_MIGRATE, TaskCandidate,
+    newidle_balance, rebalance_domains,
+};
+use fairway_sched::class::{DequeueFlags, EnqueueFlags, SchedClass};
+use fairway_sched::run_queue::CpuCapacity;
+use fairway_sched::task::{CpuId, TaskId};
+use fairway_sched::topology::{CpuDescription, Topology};
+
+use super::{Simulation, TaskState};
+use crate::SimError;
+
+/// The topology and each CPU's balancing state.
+#[derive(Debug)]
+pub(crate) struct Balancer {
+    topology: Topology,
+    states: Vec<CpuBalanceState>,
+}
+
+impl Balancer {
+    /// One cluster of the given CPUs (QEMU's `virt` without a `cpu-map`, as the kernel
+    /// sees it), each CPU's state fresh at time 0.
+    pub(crate) fn new(capacities: &[CpuCapacity]) -> Result<Self, SimError> {
+        let cpus: Vec<CpuDescription> = capacities
+            .iter()
+            .map(|c| CpuDescription {
+                capacity: c.capacity_orig,
+                cluster: 0,
+            })
+            .collect();
+        let topology = Topology::new(&cpus)
+            .map_err(|e| SimError::Config(format!("load balancing topology: {e:?}")))?;
+        let states = (0..cpus.len())
+            .map(|cpu| CpuBalanceState::new(&topology, CpuId(cpu as u16), 0))
+            .collect();
+        Ok(Balancer { topology, states })
+    }
+}
+
+impl Simulation<'_> {
+    /// Every CPU's run queue as balancing sees it.
+    fn balance_snapshots(&self) -> Vec<CpuSnapshot> {
+        self.cpus
+            .iter()
+            .enumerate()
+            .map(|(index, cpu)| {
+                let signals = cpu.run_queue.signals();
+                let mut snapshot = CpuSnapshot::from_signals(
+                    CpuId(index as u16),
+                    u64::from(cpu.capacity.capacity_orig),
+                    &signals,
+                );
+                snapshot.idle = cpu.current.is_none() && signals.nr_running == 0;
+                snapshot
+            })
+            .collect()
+    }
+
+    /// The tasks on `source`'s run queue (Linux's `cfs_tasks`: the queued ones and the
+    /// running one), least recently picked or enqueued first, into `buffer`; how many.
+    fn balance_candidates(&self, source: usize, buffer: &mut [TaskCandidate]) -> usize {
+        let cpu = &self.cpus[source];
+        let mut queued: Vec<usize> = (0..self.tasks.len())
+            .filter(|&t| {
+                let task = &self.tasks[t];
+                task.cpu == Some(source)
+                    && matches!(task.state, TaskState::Runnable | TaskState::Running)
+            })
+            .collect();
+        queued.sort_by_key(|&t| self.tasks[t].lru);
+        let mut count = 0;
+        for (slot, &t) in buffer.iter_mut().zip(&queued) {
+            let id = TaskId(t as u16);
+            let mut signals = cpu.run_queue.task_signals(id);
+            signals.load_avg = cpu.run_queue.task_h_load(id);
+            let task = &self.tasks[t];
+            *slot = TaskCandidate::from_signals(
+                id,
+                &signals,
+                task.params.affinity,
+                cpu.current == Some(t),
+                self.now,
+                task.exec_start,
+                [0, 1024],
+            );
+            count += 1;
+        }
+        count
+    }
+
+    /// Periodic balancing of `cpu` at its tick, when due.
+    pub(super) fn periodic_balance(&mut self, cpu: usize) -> Result<(), SimError> {
+        let Some(mut balancer) = self.balancer.take() else {
+            return Ok(());
+        };
+        let decision = if self.now >= balancer.states[cpu].next_balance {
+            let snapshots = self.balance_snapshots();
+            rebalance_domains(
+                &balancer.topology,
+                &mut balancer.states[cpu],
+                CpuId(cpu as u16),
+                self.now,
+                &snapshots,
+                |source, buffer| self.balance_candidates(source.index(), buffer),
+            )
+            .ok()
+        } else {
+            None
+        };
+        self.balancer = Some(balancer);
+        match decision {
+            Some(decision) => self.apply(&decision),
+            None => Ok(()),
+        }
+    }
+
+    /// Carries a decision out: the walks' rotations, then the migration.
+    fn apply(&mut self, decision: &BalanceDecision) -> Result<(), SimError> {
+        for rotation in decision.rotations.iter().flatten() {
+            for &TaskId(id) in rotation.tasks.as_slice() {
+                let task = &mut self.tasks[usize::from(id)];
+                if task.cpu == Some(rotation.cpu.index()) {
+                    self.lru_sequence += 1;
+                    task.lru = self.lru_sequence;
+                }
+            }
+        }
+        match &decision.migration {
+            Some(migration) => self.carry_out(migration),
+            None => Ok(()),
+        }
+    }
+
+    /// Newly-idle balancing of `cpu`, which found nothing to run.
+    pub(super) fn newidle_balance(&mut self, cpu: usize) -> Result<(), SimError> {
+        let Some(mut balancer) = self.balancer.take() else {
+            return Ok(());
+        };
+        let snapshots = self.balance_snapshots();
+        let decision = newidle_balance(
+            &balancer.topology,
+            &mut balancer.states[cpu],
+            CpuId(cpu as u16),
+            &snapshots,
+            |source, buffer| self.balance_candidates(source.index(), buffer),
+        )
+        .ok();
+        self.balancer = Some(balancer);
+        match decision {
+            Some(decision) => self.apply(&decision),
+            None => Ok(()),
+        }
+    }
+
+    /// Moves the decided tasks that are still queued, not running, on the source.
+    fn carry_out(&mut self, migration: &Migration) -> Result<(), SimError> {
+        if migration.active {
+            return Ok(());
+        }
+        let (source, destination) = (migration.source.index(), migration.destination.index());
+        debug_assert!(migration.tasks.len() <= NR_MIGRATE);
+        for &TaskId(id) in migration.tasks.as_slice() {
+            let task = usize::from(id);
+            let t = &self.tasks[task];
+            if t.cpu != Some(source)
+                || t.state != TaskState::Runnable
+                || self.cpus[source].current == Some(task)
+                || !t.params.affinity.contains(CpuId(destination as u16))
+            {
+                continue;
+            }
+            self.update_cpu(source);
+            self.update_cpu(destination);
+            let now = self.now;
+            self.cpus[source].run_queue.dequeue_task(
+                TaskId(id),
+                now,
+                DequeueFlags {
+                    migrating: true,
+                    ..DequeueFlags::default()
+                },
+            );
+            self.migrate(task, source, destination)?;
+            // `migrate_task_rq_fair`: a task that moved is no longer cache hot.
+            self.tasks[task].exec_start = 0;
+            // It waited on the source until now; `enqueue` starts a new wait.
+            let waited = now - self.tasks[task].runnable_since;
+            self.tasks[task].result.wait_ns += waited;
+            self.enqueue(
+                task,
+                destination,
+                EnqueueFlags {
+                    migrated: true,
+                    ..EnqueueFlags::default()
+                },
+            );
+        }
+        Ok(())
+    }
+}
