@@ -711,6 +711,70 @@ fn skipped_candidates_go_back_to_the_head_of_their_list() {
     assert_eq!(recorder.rotated, vec![(CpuId(0), vec![TaskId(1)])]);
 }
 
+/// The tie of the README's groups sweep: {g0} | {g1, g2} | {g1, g3, g3} |
+/// {g2, g2, g3, g3}, root loads 1024 / 853 / 1024 / 1194 (§2.7: g2's entity
+/// weighs 2/3 of 1024 on CPU 3, g3's 2/4). CPU 1 computes the imbalance
+/// min(1194 - 1023, 1023 - 853) = 170 (average 4095 × 1024 / 4096 = 1023);
+/// CPU 3's g2 tasks have `task_h_load` 340 and its g3 tasks 255. None fits
+/// on the first attempt; after one failure 340 >> 1 = 170 fits exactly, as
+/// does 255 >> 1, so the task at the tail of `cfs_tasks` moves, a g2 task
+/// (the mirror image, where the tie comes back) or a g3 task (on towards the
+/// fair placement).
+#[test]
+fn a_g2_and_a_g3_task_both_fit_the_groups_imbalance_after_one_failure() {
+    let smp = Topology::symmetric(4, 4).unwrap();
+    let mut s = idle_snapshots(&smp);
+    busy(&mut s, 0, 1, 1024);
+    busy(&mut s, 1, 2, 853);
+    busy(&mut s, 2, 3, 1024);
+    busy(&mut s, 3, 4, 1194);
+    let task = |id: u16, load: u64, running: bool| TaskCandidate {
+        task: TaskId(id),
+        load_avg: load,
+        util_avg: 256,
+        util_est: 0,
+        affinity: CpuMask::ALL,
+        running,
+        cache_hot: false,
+        uclamp: [0, 1024],
+    };
+    let (g2, g3, g3b, g2_running) = (
+        task(20, 340, false),
+        task(30, 255, false),
+        task(31, 255, false),
+        task(21, 340, true),
+    );
+    let pass = |list: Vec<TaskCandidate>, failed: u32| {
+        let mut recorder = Recorder {
+            list,
+            rotated: Vec::new(),
+        };
+        let mut state = CpuBalanceState::new(&smp, CpuId(1), 0);
+        state.levels[0].nr_balance_failed = failed;
+        rebalance_domains(&smp, &mut state, CpuId(1), 100_000_000, &s, &mut recorder)
+            .unwrap()
+            .migration
+    };
+    // First attempt: 340 > 170 and 255 > 170, nothing moves.
+    assert_eq!(pass(vec![g2, g3, g3b, g2_running], 0), None);
+    // After one failure, whichever comes first from the tail moves.
+    for (list, moved) in [
+        (vec![g2, g3, g3b, g2_running], 20),
+        (vec![g3, g2, g3b, g2_running], 30),
+    ] {
+        let migration = pass(list, 1).unwrap();
+        assert_eq!(
+            (
+                migration.source,
+                migration.migration_type,
+                migration.imbalance
+            ),
+            (CpuId(3), MigrationType::Load, 170)
+        );
+        assert_eq!(migration.tasks.as_slice(), &[TaskId(moved)]);
+    }
+}
+
 #[test]
 fn idle_cluster_pulls_utilization_from_an_overloaded_cluster() {
     // 8 CPUs in 2 clusters. Cluster 0: CPU 0 runs 3 tasks, CPUs 1-3 one each
