@@ -10,7 +10,7 @@
 use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 
 use fairway_sched::balance::{
-    BalanceDecision, CpuBalanceState, CpuSnapshot, Migration, TaskCandidate, WakeRequest,
+    BalanceDecision, CpuBalanceState, CpuSnapshot, Migration, TaskCandidate, TaskList, WakeRequest,
     newidle_balance, rebalance_domains, select_task_rq,
 };
 use fairway_sched::class::{DequeueFlags, EnqueueFlags, SchedClass};
@@ -208,16 +208,23 @@ fn candidates(rq: &CpuRunQueue, source: usize, buffer: &mut [TaskCandidate]) -> 
     count
 }
 
-/// Carries out a decision's rotations: the candidates a walk skipped go to the
-/// head of their run queue's `cfs_tasks`, in the order the walk met them.
-fn rotate(decision: &BalanceDecision) {
-    for rotation in decision.rotations.iter().flatten() {
-        let cpu = rotation.cpu.index();
+/// The run queues' `cfs_tasks` lists as balancing walks them: candidates from
+/// a source's tail, and the tasks a walk skipped back to its head, each under
+/// the source's run-queue lock.
+struct RunQueueTasks;
+
+impl TaskList for RunQueueTasks {
+    fn candidates(&mut self, cpu: CpuId, buffer: &mut [TaskCandidate]) -> usize {
+        candidates_of(cpu.index(), buffer)
+    }
+
+    fn rotate(&mut self, cpu: CpuId, tasks: &[TaskId]) {
+        let cpu = cpu.index();
         if !percpu::of(cpu).online.load(Ordering::Acquire) {
-            continue;
+            return;
         }
         let mut rq = run_queue(cpu).lock();
-        for &id in rotation.tasks.as_slice() {
+        for &id in tasks {
             if task(id).on_cfs_tasks.load(Ordering::Relaxed) && task(id).cpu() == cpu {
                 rq.cfs_tasks_move_to_head(id);
             }
@@ -328,14 +335,15 @@ pub(super) fn periodic(cpu: usize) {
         CpuId(cpu as u16),
         now,
         &snapshots,
-        |source, buffer| candidates_of(source.index(), buffer),
+        &mut RunQueueTasks,
     );
     drop(state_guard);
-    if let Ok(decision) = decision {
-        rotate(&decision);
-        if let Some(migration) = decision.migration {
-            carry_out(&migration);
-        }
+    if let Ok(BalanceDecision {
+        migration: Some(migration),
+        ..
+    }) = decision
+    {
+        carry_out(&migration);
     }
 }
 
@@ -355,16 +363,13 @@ pub(super) fn newly_idle(cpu: usize) -> bool {
         state,
         CpuId(cpu as u16),
         &snapshots,
-        |source, buffer| candidates_of(source.index(), buffer),
+        &mut RunQueueTasks,
     );
     drop(state_guard);
     match decision {
-        Ok(decision) => {
-            rotate(&decision);
-            decision
-                .migration
-                .is_some_and(|migration| carry_out(&migration) > 0)
-        }
+        Ok(decision) => decision
+            .migration
+            .is_some_and(|migration| carry_out(&migration) > 0),
         Err(_) => false,
     }
 }

@@ -35,8 +35,11 @@ impl CpuRunQueue {
     /// Puts `id` at the head of the list (most recently run), taking it out
     /// of its place first if it is on the list.
     pub(super) fn cfs_tasks_move_to_head(&mut self, id: TaskId) {
-        self.cfs_tasks_remove(id);
         let slot = task(id);
+        if self.cfs_tasks.head == id.0 && slot.on_cfs_tasks.load(Ordering::Relaxed) {
+            return;
+        }
+        self.cfs_tasks_remove(id);
         let old_head = self.cfs_tasks.head;
         slot.lru_prev.store(NO_TASK, Ordering::Relaxed);
         slot.lru_next.store(old_head, Ordering::Relaxed);
@@ -54,9 +57,11 @@ impl CpuRunQueue {
     /// Takes `id` off the list, if it is on it.
     pub(super) fn cfs_tasks_remove(&mut self, id: TaskId) {
         let slot = task(id);
-        if !slot.on_cfs_tasks.swap(false, Ordering::Relaxed) {
+        // Under the run-queue lock: a load and a store, no atomic swap.
+        if !slot.on_cfs_tasks.load(Ordering::Relaxed) {
             return;
         }
+        slot.on_cfs_tasks.store(false, Ordering::Relaxed);
         let prev = slot.lru_prev.load(Ordering::Relaxed);
         let next = slot.lru_next.load(Ordering::Relaxed);
         if prev == NO_TASK {

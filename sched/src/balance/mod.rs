@@ -64,7 +64,7 @@ mod tests;
 pub use detach::MovedTasks;
 pub use load_balance::{IdleType, MigrationType, NR_MIGRATE};
 pub use rebalance::{
-    BalanceDecision, CpuBalanceState, DomainBalanceState, Migration, Rotation, newidle_balance,
+    BalanceDecision, CpuBalanceState, DomainBalanceState, Migration, TaskList, newidle_balance,
     rebalance_domains,
 };
 pub use stats::{BalanceError, CpuSnapshot, MIGRATION_COST_NS, TaskCandidate, misfit_task_load};

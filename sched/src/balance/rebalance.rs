@@ -91,17 +91,34 @@ pub struct Migration {
     pub active: bool,
 }
 
-/// Tasks a `detach_tasks` walk looked at and skipped on `cpu`: Linux moves
-/// each, in walk order, to the head of the CPU's `cfs_tasks` list (where a
-/// task goes when it is picked), so the next walk, which starts from the
-/// tail, tries the others first. The mechanism, which keeps the list's order
-/// (least recently run first), does the same.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Rotation {
-    /// The source CPU whose list the tasks are on.
-    pub cpu: CpuId,
-    /// The skipped tasks, in the order the walk met them.
-    pub tasks: MovedTasks,
+/// A source CPU's tasks as balancing walks them: the mechanism's view of
+/// Linux's `rq->cfs_tasks`, the list of a run queue's fair tasks with the
+/// most recently picked or enqueued at its head.
+pub trait TaskList {
+    /// Fills `buffer` with the fair tasks on `cpu`'s run queue from the tail
+    /// of its list (the task that ran least recently first, the running task
+    /// at its place) and returns how many.
+    fn candidates(&mut self, cpu: CpuId, buffer: &mut [TaskCandidate]) -> usize;
+
+    /// Moves `tasks`, in this order, to the head of `cpu`'s list: the tasks
+    /// a `detach_tasks` walk looked at and skipped, which Linux's walk moves
+    /// there one by one (`list_move`), so that the next walk, which starts
+    /// from the tail, tries the others first.
+    fn rotate(&mut self, cpu: CpuId, tasks: &[TaskId]);
+}
+
+/// A closure that lists candidates keeps no list of its own: nothing to
+/// rotate. (Tests that look at one pass use this; the kernel and the
+/// simulator keep the list and implement [`TaskList`] themselves.)
+impl<F> TaskList for F
+where
+    F: FnMut(CpuId, &mut [TaskCandidate]) -> usize,
+{
+    fn candidates(&mut self, cpu: CpuId, buffer: &mut [TaskCandidate]) -> usize {
+        self(cpu, buffer)
+    }
+
+    fn rotate(&mut self, _cpu: CpuId, _tasks: &[TaskId]) {}
 }
 
 /// What a balancing call decided.
@@ -110,12 +127,6 @@ pub struct Rotation {
 pub struct BalanceDecision {
     /// The tasks to move, if any.
     pub migration: Option<Migration>,
-    /// The walks' skipped tasks, one per domain level walked (the last walk
-    /// of that level; an earlier walk of the level, retried because all its
-    /// tasks were pinned, skipped every task on its list, and a rotation of
-    /// the whole list leaves its order as it was). Apply them in order,
-    /// before the migration.
-    pub rotations: [Option<Rotation>; 2],
     /// When to call [`rebalance_domains`] next.
     pub next_balance: Nanoseconds,
 }
@@ -140,7 +151,7 @@ pub fn balance_interval_ns(
 /// Periodic balancing of `cpu` at `now` (`sched_balance_domains`): each
 /// domain whose interval has elapsed gets a pass, bottom-up. Returns at the
 /// first pass that moves tasks (the caller applies it and the higher levels
-/// stay due for the next call). `candidates(cpu, buffer)` fills `buffer` with
+/// stay due for the next call). `tasks.candidates(cpu, buffer)` fills `buffer` with
 /// the queued fair tasks of `cpu` (locked by the caller) and returns how many.
 pub fn rebalance_domains(
     topology: &Topology,
@@ -148,7 +159,7 @@ pub fn rebalance_domains(
     cpu: CpuId,
     now: Nanoseconds,
     snapshots: &[CpuSnapshot],
-    mut candidates: impl FnMut(CpuId, &mut [TaskCandidate]) -> usize,
+    tasks: &mut impl TaskList,
 ) -> Result<BalanceDecision, BalanceError> {
     check_snapshots(topology, snapshots)?;
     check_cpu(topology, "cpu", cpu)?;
@@ -159,7 +170,6 @@ pub fn rebalance_domains(
     };
     let mut next_balance = now + MAX_NEXT_BALANCE_NS;
     let mut migration = None;
-    let mut rotations = [None; 2];
     let mut continue_balancing = true;
     for level in DomainLevel::ALL {
         let Some(domain) = topology.domain(cpu, level) else {
@@ -177,16 +187,8 @@ pub fn rebalance_domains(
             && migration.is_none()
             && now >= domain_state.last_balance.saturating_add(interval)
         {
-            let (found, go_on) = load_balance(
-                topology,
-                &domain,
-                domain_state,
-                cpu,
-                idle,
-                snapshots,
-                &mut candidates,
-                &mut rotations[level as usize],
-            );
+            let (found, go_on) =
+                load_balance(topology, &domain, domain_state, cpu, idle, snapshots, tasks);
             continue_balancing = go_on;
             domain_state.last_balance = now;
             if found.is_some() {
@@ -205,7 +207,6 @@ pub fn rebalance_domains(
     state.next_balance = next_balance;
     Ok(BalanceDecision {
         migration,
-        rotations,
         next_balance,
     })
 }
@@ -219,12 +220,11 @@ pub fn newidle_balance(
     state: &mut CpuBalanceState,
     cpu: CpuId,
     snapshots: &[CpuSnapshot],
-    mut candidates: impl FnMut(CpuId, &mut [TaskCandidate]) -> usize,
+    tasks: &mut impl TaskList,
 ) -> Result<BalanceDecision, BalanceError> {
     check_snapshots(topology, snapshots)?;
     check_cpu(topology, "cpu", cpu)?;
     let mut migration = None;
-    let mut rotations = [None; 2];
     let overloaded = snapshots
         .iter()
         .any(|s| s.nr_running > 1 || s.misfit_task_load > 0);
@@ -241,8 +241,7 @@ pub fn newidle_balance(
                 cpu,
                 IdleType::NewlyIdle,
                 snapshots,
-                &mut candidates,
-                &mut rotations[level as usize],
+                tasks,
             );
             if found.is_some() {
                 migration = found;
@@ -252,15 +251,12 @@ pub fn newidle_balance(
     }
     Ok(BalanceDecision {
         migration,
-        rotations,
         next_balance: state.next_balance,
     })
 }
 
 /// One pass in one domain (`sched_balance_rq`). Returns the migration, if
-/// any, and whether higher domains should still be balanced; `rotation`
-/// receives the skipped tasks of the last walk of a source's list.
-#[allow(clippy::too_many_arguments)] // reason: one argument per input of Linux's `lb_env`
+/// any, and whether higher domains should still be balanced.
 fn load_balance(
     topology: &Topology,
     domain: &SchedDomain,
@@ -268,8 +264,7 @@ fn load_balance(
     destination: CpuId,
     idle: IdleType,
     snapshots: &[CpuSnapshot],
-    candidates: &mut impl FnMut(CpuId, &mut [TaskCandidate]) -> usize,
-    rotation: &mut Option<Rotation>,
+    tasks: &mut impl TaskList,
 ) -> (Option<Migration>, bool) {
     let mut excluded = CpuMask(0);
     let mut buffer = [NO_CANDIDATE; NR_MIGRATE];
@@ -292,21 +287,20 @@ fn load_balance(
             }
         };
         let source = &snapshots[plan.source.index()];
-        let n = candidates(plan.source, &mut buffer).min(NR_MIGRATE);
-        let tasks = &buffer[..n];
+        let n = tasks.candidates(plan.source, &mut buffer).min(NR_MIGRATE);
+        let candidates = &buffer[..n];
         let outcome = detach_tasks(
             topology,
             domain,
             &plan,
             idle,
             source,
-            tasks,
+            candidates,
             state.nr_balance_failed,
         );
-        *rotation = (!outcome.rotated.is_empty()).then_some(Rotation {
-            cpu: plan.source,
-            tasks: outcome.rotated,
-        });
+        if !outcome.rotated.is_empty() {
+            tasks.rotate(plan.source, outcome.rotated.as_slice());
+        }
         if !outcome.moved.is_empty() {
             state.nr_balance_failed = 0;
             state.balance_interval_ms = domain.min_interval_ms;
@@ -335,7 +329,7 @@ fn load_balance(
             state.nr_balance_failed,
         );
         if active {
-            let running = tasks.iter().find(|t| t.running);
+            let running = candidates.iter().find(|t| t.running);
             match running {
                 Some(task) if task.affinity.contains(destination) => {
                     state.nr_balance_failed = domain.cache_nice_tries + 1;

@@ -276,6 +276,57 @@ struct ModelTask {
     affinity: CpuMask,
 }
 
+/// Task `index` of a model CPU's list as a balance candidate (the last
+/// entry is the running task).
+fn candidate(queue: &[ModelTask], index: usize) -> TaskCandidate {
+    let t = queue[index];
+    TaskCandidate {
+        task: t.id,
+        load_avg: t.load,
+        util_avg: t.util,
+        util_est: 0,
+        affinity: t.affinity,
+        running: index + 1 == queue.len(),
+        cache_hot: false,
+        uclamp: [0, 1024],
+    }
+}
+
+/// A model CPU's list into `out`, in walk order.
+fn fill(queue: &[ModelTask], out: &mut [TaskCandidate]) -> usize {
+    let n = queue.len().min(out.len());
+    for (i, slot) in out.iter_mut().take(n).enumerate() {
+        *slot = candidate(queue, i);
+    }
+    n
+}
+
+/// The model's lists as the balancer walks and rotates them.
+struct Lists<'a>(&'a mut [Vec<ModelTask>]);
+
+impl TaskList for Lists<'_> {
+    fn candidates(&mut self, cpu: CpuId, out: &mut [TaskCandidate]) -> usize {
+        fill(&self.0[cpu.index()], out)
+    }
+
+    /// Each task to the head, behind the running one (which the model keeps
+    /// at the head).
+    fn rotate(&mut self, cpu: CpuId, tasks: &[TaskId]) {
+        let queue = &mut self.0[cpu.index()];
+        for id in tasks {
+            let at = queue
+                .iter()
+                .position(|t| t.id == *id)
+                .expect("rotated task on its CPU");
+            if at + 1 < queue.len() {
+                let task = queue.remove(at);
+                let head = queue.len() - 1;
+                queue.insert(head, task);
+            }
+        }
+    }
+}
+
 impl Model {
     fn new(topology: Topology) -> Self {
         let n = topology.nr_cpus();
@@ -328,44 +379,16 @@ impl Model {
     }
 
     fn candidate(&self, cpu: usize, index: usize) -> TaskCandidate {
-        let t = self.queues[cpu][index];
-        TaskCandidate {
-            task: t.id,
-            load_avg: t.load,
-            util_avg: t.util,
-            util_est: 0,
-            affinity: t.affinity,
-            running: index + 1 == self.queues[cpu].len(),
-            cache_hot: false,
-            uclamp: [0, 1024],
-        }
+        candidate(&self.queues[cpu], index)
     }
 
     fn fill(&self, cpu: CpuId, out: &mut [TaskCandidate]) -> usize {
-        let n = self.queues[cpu.index()].len().min(out.len());
-        for (i, slot) in out.iter_mut().take(n).enumerate() {
-            *slot = self.candidate(cpu.index(), i);
-        }
-        n
+        fill(&self.queues[cpu.index()], out)
     }
 
-    /// Carries a decision out: the rotations, then the migration, checking it
-    /// names tasks that are on the source and allowed on the destination.
+    /// Carries a decision's migration out, checking it names tasks that are
+    /// on the source and allowed on the destination.
     fn apply(&mut self, decision: &BalanceDecision) -> usize {
-        for rotation in decision.rotations.iter().flatten() {
-            let queue = &mut self.queues[rotation.cpu.index()];
-            for id in rotation.tasks.as_slice() {
-                let at = queue
-                    .iter()
-                    .position(|t| t.id == *id)
-                    .expect("rotated task on its CPU");
-                if at + 1 < queue.len() {
-                    let task = queue.remove(at);
-                    let head = queue.len() - 1;
-                    queue.insert(head, task);
-                }
-            }
-        }
         let Some(migration) = &decision.migration else {
             return 0;
         };
@@ -409,7 +432,7 @@ impl Model {
                 CpuId(cpu as u16),
                 now,
                 &snapshots,
-                |c, out| self.fill(c, out),
+                &mut Lists(&mut self.queues),
             )
             .unwrap();
             self.states[cpu] = state;
@@ -459,7 +482,7 @@ fn four_tasks_on_one_cpu_spread_over_four_idle_cpus() {
         CpuId(1),
         10_000_000,
         &snapshots,
-        |c, out| model.fill(c, out),
+        &mut |c: CpuId, out: &mut [TaskCandidate]| model.fill(c, out),
     )
     .unwrap();
     let migration = decision.migration.unwrap();
@@ -490,7 +513,7 @@ fn newly_idle_pulls_exactly_one_task() {
         &mut state,
         CpuId(2),
         &snapshots,
-        |c, out| model.fill(c, out),
+        &mut |c: CpuId, out: &mut [TaskCandidate]| model.fill(c, out),
     )
     .unwrap();
     let migration = decision.migration.unwrap();
@@ -505,7 +528,7 @@ fn newly_idle_pulls_exactly_one_task() {
         &mut state,
         CpuId(2),
         &snapshots,
-        |c, out| model.fill(c, out),
+        &mut |c: CpuId, out: &mut [TaskCandidate]| model.fill(c, out),
     )
     .unwrap();
     assert_eq!(decision.migration, None);
@@ -552,7 +575,7 @@ fn misfit_task_moves_from_little_to_big_on_juno_r0() {
         CpuId(1),
         20_000_000,
         &snapshots,
-        |c, out| model.fill(c, out),
+        &mut |c: CpuId, out: &mut [TaskCandidate]| model.fill(c, out),
     )
     .unwrap();
     let migration = decision.migration.unwrap();
@@ -595,7 +618,7 @@ fn balance_at(model: &mut Model, cpu: u16, now_ms: u64) -> Option<Migration> {
         CpuId(cpu),
         now_ms * 1_000_000,
         &snapshots,
-        |c, out| model.fill(c, out),
+        &mut |c: CpuId, out: &mut [TaskCandidate]| model.fill(c, out),
     )
     .unwrap();
     model.states[usize::from(cpu)] = state;
@@ -628,6 +651,128 @@ fn overloaded_cpu_sheds_load_after_a_failed_attempt() {
     );
     assert_eq!(migration.tasks.as_slice(), &[TaskId(1)]);
     assert_eq!(model.states[1].levels[0].nr_balance_failed, 0);
+}
+
+/// A source list that records what the balancer rotates.
+struct Recorder {
+    list: Vec<TaskCandidate>,
+    rotated: Vec<(CpuId, Vec<TaskId>)>,
+}
+
+impl TaskList for Recorder {
+    fn candidates(&mut self, _cpu: CpuId, out: &mut [TaskCandidate]) -> usize {
+        let n = self.list.len().min(out.len());
+        out[..n].copy_from_slice(&self.list[..n]);
+        n
+    }
+
+    fn rotate(&mut self, cpu: CpuId, tasks: &[TaskId]) {
+        self.rotated.push((cpu, tasks.to_vec()));
+    }
+}
+
+#[test]
+fn skipped_candidates_go_back_to_the_head_of_their_list() {
+    // The loads of the test above, CPU 1 balancing after one failed attempt
+    // (1024 >> 1 = 512 fits the imbalance 512). CPU 0's list from its tail:
+    // task 1, cache hot (skipped while nr_balance_failed <= cache_nice_tries
+    // = 1), then task 2, then task 0, running. The walk skips task 1, which
+    // the mechanism must move to the head, detaches task 2 and stops there
+    // (imbalance covered): task 0 is not walked.
+    let mut model = Model::new(Topology::symmetric(4, 4).unwrap());
+    for (id, cpu) in [(0, 0), (1, 0), (2, 0), (3, 1), (4, 2), (5, 3)] {
+        model.add(cpu, id, 1024, 341, CpuMask::ALL);
+    }
+    let mut list: Vec<TaskCandidate> = (0..3).map(|i| model.candidate(0, i)).collect();
+    assert_eq!(
+        list.iter()
+            .map(|t| (t.task.0, t.running))
+            .collect::<Vec<_>>(),
+        [(1, false), (2, false), (0, true)]
+    );
+    list[0].cache_hot = true;
+    let mut recorder = Recorder {
+        list,
+        rotated: Vec::new(),
+    };
+    let mut state = model.states[1];
+    state.levels[0].nr_balance_failed = 1;
+    let decision = rebalance_domains(
+        &model.topology,
+        &mut state,
+        CpuId(1),
+        100_000_000,
+        &model.snapshots(),
+        &mut recorder,
+    )
+    .unwrap();
+    let migration = decision.migration.unwrap();
+    assert_eq!(migration.tasks.as_slice(), &[TaskId(2)]);
+    assert_eq!(recorder.rotated, vec![(CpuId(0), vec![TaskId(1)])]);
+}
+
+/// The tie of the README's groups sweep: {g0} | {g1, g2} | {g1, g3, g3} |
+/// {g2, g2, g3, g3}, root loads 1024 / 853 / 1024 / 1194 (§2.7: g2's entity
+/// weighs 2/3 of 1024 on CPU 3, g3's 2/4). CPU 1 computes the imbalance
+/// min(1194 - 1023, 1023 - 853) = 170 (average 4095 × 1024 / 4096 = 1023);
+/// CPU 3's g2 tasks have `task_h_load` 340 and its g3 tasks 255. None fits
+/// on the first attempt; after one failure 340 >> 1 = 170 fits exactly, as
+/// does 255 >> 1, so the task at the tail of `cfs_tasks` moves, a g2 task
+/// (the mirror image, where the tie comes back) or a g3 task (on towards the
+/// fair placement).
+#[test]
+fn a_g2_and_a_g3_task_both_fit_the_groups_imbalance_after_one_failure() {
+    let smp = Topology::symmetric(4, 4).unwrap();
+    let mut s = idle_snapshots(&smp);
+    busy(&mut s, 0, 1, 1024);
+    busy(&mut s, 1, 2, 853);
+    busy(&mut s, 2, 3, 1024);
+    busy(&mut s, 3, 4, 1194);
+    let task = |id: u16, load: u64, running: bool| TaskCandidate {
+        task: TaskId(id),
+        load_avg: load,
+        util_avg: 256,
+        util_est: 0,
+        affinity: CpuMask::ALL,
+        running,
+        cache_hot: false,
+        uclamp: [0, 1024],
+    };
+    let (g2, g3, g3b, g2_running) = (
+        task(20, 340, false),
+        task(30, 255, false),
+        task(31, 255, false),
+        task(21, 340, true),
+    );
+    let pass = |list: Vec<TaskCandidate>, failed: u32| {
+        let mut recorder = Recorder {
+            list,
+            rotated: Vec::new(),
+        };
+        let mut state = CpuBalanceState::new(&smp, CpuId(1), 0);
+        state.levels[0].nr_balance_failed = failed;
+        rebalance_domains(&smp, &mut state, CpuId(1), 100_000_000, &s, &mut recorder)
+            .unwrap()
+            .migration
+    };
+    // First attempt: 340 > 170 and 255 > 170, nothing moves.
+    assert_eq!(pass(vec![g2, g3, g3b, g2_running], 0), None);
+    // After one failure, whichever comes first from the tail moves.
+    for (list, moved) in [
+        (vec![g2, g3, g3b, g2_running], 20),
+        (vec![g3, g2, g3b, g2_running], 30),
+    ] {
+        let migration = pass(list, 1).unwrap();
+        assert_eq!(
+            (
+                migration.source,
+                migration.migration_type,
+                migration.imbalance
+            ),
+            (CpuId(3), MigrationType::Load, 170)
+        );
+        assert_eq!(migration.tasks.as_slice(), &[TaskId(moved)]);
+    }
 }
 
 #[test]

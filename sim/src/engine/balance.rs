@@ -8,7 +8,7 @@
 //! task needs a stopper), and wake-ups keep the CPU the task last ran on.
 
 use fairway_sched::balance::{
-    BalanceDecision, CpuBalanceState, CpuSnapshot, Migration, NR_MIGRATE, TaskCandidate,
+    BalanceDecision, CpuBalanceState, CpuSnapshot, Migration, NR_MIGRATE, TaskCandidate, TaskList,
     newidle_balance, rebalance_domains,
 };
 use fairway_sched::class::{DequeueFlags, EnqueueFlags, SchedClass};
@@ -43,6 +43,27 @@ impl Balancer {
             .map(|cpu| CpuBalanceState::new(&topology, CpuId(cpu as u16), 0))
             .collect();
         Ok(Balancer { topology, states })
+    }
+}
+
+/// The run queues' `cfs_tasks` order as balancing walks it: each task's `lru` stamp
+/// (its last pick or enqueue); a task the walk skipped gets a new stamp, in walk order,
+/// as Linux's `detach_tasks` moves it to the head.
+struct Lists<'a, 's>(&'a mut Simulation<'s>);
+
+impl TaskList for Lists<'_, '_> {
+    fn candidates(&mut self, cpu: CpuId, buffer: &mut [TaskCandidate]) -> usize {
+        self.0.balance_candidates(cpu.index(), buffer)
+    }
+
+    fn rotate(&mut self, cpu: CpuId, tasks: &[TaskId]) {
+        for &TaskId(id) in tasks {
+            let simulation = &mut *self.0;
+            if simulation.tasks[usize::from(id)].cpu == Some(cpu.index()) {
+                simulation.lru_sequence += 1;
+                simulation.tasks[usize::from(id)].lru = simulation.lru_sequence;
+            }
+        }
     }
 }
 
@@ -110,7 +131,7 @@ impl Simulation<'_> {
                 CpuId(cpu as u16),
                 self.now,
                 &snapshots,
-                |source, buffer| self.balance_candidates(source.index(), buffer),
+                &mut Lists(self),
             )
             .ok()
         } else {
@@ -123,17 +144,8 @@ impl Simulation<'_> {
         }
     }
 
-    /// Carries a decision out: the walks' rotations, then the migration.
+    /// Carries a decision's migration out.
     fn apply(&mut self, decision: &BalanceDecision) -> Result<(), SimError> {
-        for rotation in decision.rotations.iter().flatten() {
-            for &TaskId(id) in rotation.tasks.as_slice() {
-                let task = &mut self.tasks[usize::from(id)];
-                if task.cpu == Some(rotation.cpu.index()) {
-                    self.lru_sequence += 1;
-                    task.lru = self.lru_sequence;
-                }
-            }
-        }
         match &decision.migration {
             Some(migration) => self.carry_out(migration),
             None => Ok(()),
@@ -151,7 +163,7 @@ impl Simulation<'_> {
             &mut balancer.states[cpu],
             CpuId(cpu as u16),
             &snapshots,
-            |source, buffer| self.balance_candidates(source.index(), buffer),
+            &mut Lists(self),
         )
         .ok();
         self.balancer = Some(balancer);
