@@ -259,6 +259,44 @@ impl<F: SchedClass> ClassStack<F> {
         Ok(())
     }
 
+    /// Priority inheritance moves `task` between classes (`rt_mutex_setprio`'s
+    /// `__setscheduler_prio`, docs/linux-sched-reference.md §1.6): to the RT
+    /// class as `rt_policy` (`Some`), or back to the fair class (`None`). The
+    /// task is neither queued nor running. Its policy and clamp requests stay
+    /// what `sched_setattr` set (Linux keeps `uclamp_req` across a boost); the
+    /// fair class's side of the move is the caller's, which takes the fair
+    /// state out before a boost and gives it back after the deboost.
+    pub fn set_pi_class(
+        &mut self,
+        task: TaskId,
+        rt_policy: Option<Policy>,
+        now: Nanoseconds,
+    ) -> Result<(), ParamError> {
+        self.known_slot(task)?;
+        let class = match rt_policy {
+            Some(policy) => {
+                let params = TaskParams {
+                    policy,
+                    ..TaskParams::default()
+                };
+                self.rt.task_new(task, &params, now)?;
+                ClassKind::Realtime
+            }
+            None => {
+                self.rt.task_dead(task);
+                ClassKind::Fair
+            }
+        };
+        self.tasks[task.index()].class = Some(class);
+        Ok(())
+    }
+
+    /// Priority inheritance changes the RT priority of an RT-class `task`
+    /// (see [`RtClass::change_priority`]).
+    pub fn set_rt_priority(&mut self, task: TaskId, priority: u8) {
+        self.rt.change_priority(task, priority);
+    }
+
     fn known_slot(&self, task: TaskId) -> Result<&TaskSlot, ParamError> {
         match self.tasks.get(task.index()) {
             Some(slot) if slot.class.is_some() => Ok(slot),

@@ -175,6 +175,40 @@ impl RtClass {
             .map_or(0, |slot| slot.sum_exec_runtime)
     }
 
+    /// Priority inheritance changes `task`'s RT priority (`rt_mutex_setprio`
+    /// within the RT class, docs/linux-sched-reference.md §1.6): a queued task
+    /// moves to its new priority's list, at the tail when raised and at the
+    /// head when lowered (Linux's `ENQUEUE_HEAD` for a deboost, so the owner
+    /// that just released the lock runs first among its new peers). Its RR
+    /// slice and run time are kept.
+    pub fn change_priority(&mut self, task: TaskId, priority: u8) {
+        let Some(slot) = self.slots.get(task.index()) else {
+            return;
+        };
+        if !slot.known || slot.priority == priority {
+            return;
+        }
+        let lowered = priority < slot.priority;
+        let queued = slot.queued;
+        if queued {
+            self.unlink(task);
+        }
+        self.slots[task.index()].priority = priority;
+        if queued {
+            if lowered {
+                self.push_front(task);
+            } else {
+                self.push_back(task);
+            }
+        }
+    }
+
+    /// The highest RT priority with a queued task (the running one included:
+    /// it stays on its list), Linux's `rt_rq->highest_prio.curr`.
+    pub fn highest_queued_priority(&self) -> Option<u8> {
+        self.highest_priority().map(|priority| priority as u8)
+    }
+
     /// The highest priority with a queued task.
     fn highest_priority(&self) -> Option<usize> {
         if self.bitmap[1] != 0 {
@@ -201,6 +235,23 @@ impl RtClass {
         let slot = &mut self.slots[task.index()];
         slot.previous = old_tail;
         slot.next = None;
+    }
+
+    fn push_front(&mut self, task: TaskId) {
+        let priority = self.slots[task.index()].priority as usize;
+        let list = &mut self.lists[priority];
+        let old_head = list.head;
+        list.head = Some(task);
+        match old_head {
+            Some(head) => self.slots[head.index()].previous = Some(task),
+            None => {
+                list.tail = Some(task);
+                self.bitmap[priority / 64] |= 1 << (priority % 64);
+            }
+        }
+        let slot = &mut self.slots[task.index()];
+        slot.previous = None;
+        slot.next = old_head;
     }
 
     fn unlink(&mut self, task: TaskId) {

@@ -31,6 +31,7 @@ use crate::task::{GroupId, Nanoseconds, ParamError, Policy, TaskId, TaskParams};
 use crate::uclamp::ClampId;
 
 mod fair_slot;
+mod pi;
 mod signals;
 
 use fair_slot::FairSlot;
@@ -62,6 +63,9 @@ pub struct TaskMigration {
     /// The fair state (vruntime offset, lag, weight, group, PELT), for a fair
     /// task under CFS or EEVDF.
     pub fair: Option<FairMigration>,
+    /// The RT priority priority inheritance lends it (`rt_mutex_setprio`),
+    /// which it keeps on the new CPU.
+    pub pi_priority: Option<u8>,
 }
 
 /// What the run queue itself remembers of a task, for migration and queries.
@@ -70,6 +74,8 @@ struct TaskInfo {
     params: TaskParams,
     known: bool,
     queued: bool,
+    /// The boost of priority inheritance ([`RunQueue::rt_mutex_setprio`]).
+    pi_priority: Option<u8>,
 }
 
 /// One CPU's run queue: RT above the fair slot above idle.
@@ -78,6 +84,9 @@ pub struct RunQueue {
     stack: ClassStack<FairSlot>,
     capacity: CpuCapacity,
     tasks: Vec<TaskInfo>,
+    /// The fair state of the fair tasks boosted into the RT class, kept for
+    /// their deboost (few: the owners of contended mutexes).
+    pi_saved: Vec<(TaskId, FairMigration)>,
 }
 
 impl RunQueue {
@@ -111,6 +120,7 @@ impl RunQueue {
             stack: ClassStack::new(max_tasks, fair),
             capacity: CpuCapacity::default(),
             tasks: vec![TaskInfo::default(); max_tasks],
+            pi_saved: Vec::new(),
         }
     }
 
@@ -340,6 +350,8 @@ impl RunQueue {
         let fair_task = self.stack.task_class(task) == Some(ClassKind::Fair);
         let fair = match self.fair_mut() {
             Some(fair) if fair_task => Some(fair.migrate_task_out(task)?),
+            // Boosted: its fair state waits here for the deboost.
+            Some(_) if info.pi_priority.is_some() => self.take_pi_saved(task),
             _ => None,
         };
         self.task_dead(task);
@@ -347,7 +359,11 @@ impl RunQueue {
         if let Some(m) = &fair {
             params.group = m.group;
         }
-        Some(TaskMigration { params, fair })
+        Some(TaskMigration {
+            params,
+            fair,
+            pi_priority: info.pi_priority,
+        })
     }
 
     /// Makes a migrated task known here; then enqueue it with
@@ -364,6 +380,10 @@ impl RunQueue {
             && fair_task
         {
             fair.migrate_task_in(task, m, now)?;
+        }
+        if migration.pi_priority.is_some() {
+            // Not queued, not running: no reschedule to carry out.
+            let _ = self.rt_mutex_setprio(task, migration.pi_priority, now, None)?;
         }
         Ok(())
     }
@@ -500,11 +520,13 @@ impl SchedClass for RunQueue {
             params: *params,
             known: true,
             queued: false,
+            pi_priority: None,
         };
         Ok(())
     }
     fn task_dead(&mut self, task: TaskId) {
         self.stack.task_dead(task);
+        let _ = self.take_pi_saved(task);
         if let Some(info) = self.tasks.get_mut(task.index()) {
             *info = TaskInfo::default();
         }

@@ -182,3 +182,66 @@ fn unlocking_a_mutex_not_held_is_an_error_naming_task_and_mutex() {
         Ok(_) => panic!("accepted"),
     }
 }
+
+/// The classic priority inversion on one CPU (`docs/priority-inheritance.md`):
+/// `low` takes m at 0 for 10 ms of work; `medium` (FIFO 50) arrives at 1 ms
+/// with 20 ms of work; `high` (FIFO 90) arrives at 2 ms and wants m for 1 ms.
+fn inversion(low_policy: &str, pi_enabled: bool) -> String {
+    format!(
+        r#"{{"global": {{"pi_enabled": {pi_enabled}}}, "tasks": {{
+        "low": {{"loop": 1, {low_policy} "lock": "m", "run": 10000, "unlock": "m"}},
+        "medium": {{"loop": 1, "policy": "SCHED_FIFO", "priority": 50, "delay": 1000,
+                   "run": 20000}},
+        "high": {{"loop": 1, "policy": "SCHED_FIFO", "priority": 90, "delay": 2000,
+                 "lock": "m", "run": 1000, "unlock": "m"}}}}}}"#
+    )
+}
+
+#[test]
+fn without_inheritance_the_medium_task_holds_up_the_high_one() {
+    // high blocks at 2 ms; medium runs its 19 ms left (to 21), low its 9 ms
+    // left (to 30), then high its 1 ms: 31 ms.
+    for low in [r#""policy": "SCHED_FIFO", "priority": 10,"#, ""] {
+        let results = simulate(&inversion(low, false), 1).unwrap();
+        assert_eq!(finished_at(&results, "medium"), 21 * MS, "{low}");
+        assert_eq!(finished_at(&results, "low"), 30 * MS, "{low}");
+        assert_eq!(finished_at(&results, "high"), 31 * MS, "{low}");
+    }
+}
+
+#[test]
+fn with_inheritance_the_owner_runs_at_the_waiters_priority() {
+    // high blocks at 2 ms: low, an RT or a fair task, runs at priority 90 and
+    // finishes its 9 ms left at 11; high takes m and is done at 12; medium's
+    // 19 ms left end at 31.
+    for low in [r#""policy": "SCHED_FIFO", "priority": 10,"#, ""] {
+        let results = simulate(&inversion(low, true), 1).unwrap();
+        assert_eq!(finished_at(&results, "low"), 11 * MS, "{low}");
+        assert_eq!(finished_at(&results, "high"), 12 * MS, "{low}");
+        assert_eq!(finished_at(&results, "medium"), 31 * MS, "{low}");
+    }
+}
+
+#[test]
+fn with_inheritance_the_mutex_goes_to_the_strongest_waiter() {
+    // owner holds m 5 ms on CPU 0; weak (FIFO 10) queues at 1 ms, strong
+    // (FIFO 80) at 2 ms, each on a CPU of its own: strong takes m at 5 ms and
+    // works 3 ms (to 8), weak then works 3 ms (to 11). Without inheritance,
+    // arrival order: weak 5-8, strong 8-11.
+    let scenario = |pi: bool| {
+        format!(
+            r#"{{"global": {{"pi_enabled": {pi}}}, "tasks": {{
+            "owner": {{"loop": 1, "cpus": [0], "lock": "m", "run": 5000, "unlock": "m"}},
+            "weak": {{"loop": 1, "cpus": [1], "policy": "SCHED_FIFO", "priority": 10,
+                     "delay": 1000, "lock": "m", "run": 3000, "unlock": "m"}},
+            "strong": {{"loop": 1, "cpus": [2], "policy": "SCHED_FIFO", "priority": 80,
+                       "delay": 2000, "lock": "m", "run": 3000, "unlock": "m"}}}}}}"#
+        )
+    };
+    let results = simulate(&scenario(true), 3).unwrap();
+    assert_eq!(finished_at(&results, "strong"), 8 * MS);
+    assert_eq!(finished_at(&results, "weak"), 11 * MS);
+    let results = simulate(&scenario(false), 3).unwrap();
+    assert_eq!(finished_at(&results, "weak"), 8 * MS);
+    assert_eq!(finished_at(&results, "strong"), 11 * MS);
+}

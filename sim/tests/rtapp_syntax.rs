@@ -230,14 +230,13 @@ fn a_run_that_would_never_end_is_refused() {
 }
 
 #[test]
-fn priority_inheritance_is_refused_until_it_is_modelled() {
-    let text = r#"{"global": {"pi_enabled": true}, "tasks": {"t": {"loop": 1, "run": 5}}}"#;
-    assert_eq!(
-        refused(text, 1),
-        "global.pi_enabled: priority inheritance is not supported by Fairway yet"
-    );
-    let text = r#"{"global": {"pi_enabled": false}, "tasks": {"t": {"loop": 1, "run": 5}}}"#;
-    assert!(parse_and_validate(text, 1).is_ok());
+fn pi_enabled_is_read_as_a_boolean() {
+    for (text, on) in [
+        (r#"{"global": {"pi_enabled": true}, "tasks": {"t": {"loop": 1, "run": 5}}}"#, true),
+        (r#"{"global": {"pi_enabled": false}, "tasks": {"t": {"loop": 1, "run": 5}}}"#, false),
+    ] {
+        assert_eq!(parse_and_validate(text, 1).unwrap().global.pi_enabled, on);
+    }
 }
 
 #[test]

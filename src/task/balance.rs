@@ -399,5 +399,7 @@ pub(super) fn attach_pending(rq: &mut CpuRunQueue, id: TaskId, now: u64) -> bool
         panic!("task {} could not join its wake-up CPU", id.0);
     }
     rq.add_member(id);
+    // A boost decided while it was between the two CPUs.
+    super::pi::apply(rq, task(id).cpu(), id);
     true
 }

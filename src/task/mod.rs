@@ -9,6 +9,7 @@
 pub mod balance;
 pub mod cfs_tasks;
 pub mod groups;
+pub mod pi;
 pub mod pipe;
 pub mod scheduler;
 pub mod trace;
@@ -120,6 +121,8 @@ pub struct Task {
     pub(crate) on_cfs_tasks: AtomicBool,
     /// Its scheduling state in transit during a wake-up on another CPU.
     pub(crate) pending_migration: IrqSpinLock<Option<fairway_sched::run_queue::TaskMigration>>,
+    /// The RT priority priority inheritance lends it (`pi::NO_BOOST`: none).
+    pub(crate) pi_priority: AtomicU8,
 }
 
 fn no_entry(_: usize) {}
@@ -155,6 +158,7 @@ impl Task {
             on_cfs_tasks: AtomicBool::new(false),
             latency: IrqSpinLock::new(None),
             pending_migration: IrqSpinLock::new(None),
+            pi_priority: AtomicU8::new(pi::NO_BOOST),
         }
     }
 
@@ -321,6 +325,7 @@ pub fn spawn(
         counter.store(0, Ordering::Relaxed);
     }
     slot.wait_next.store(NO_TASK, Ordering::Relaxed);
+    slot.pi_priority.store(pi::NO_BOOST, Ordering::Relaxed);
     slot.affinity.store(params.affinity.0, Ordering::Relaxed);
     if !params
         .affinity

@@ -301,6 +301,17 @@ fn resource_event(run: &Run, me: usize, event: &Event) -> bool {
     let mut wake = Vec::new();
     let mut state = run.sync.lock();
     let resources = &mut state.resources;
+    if resources.priority_inheritance() {
+        // Phases may not change the policy (validation): the task's own.
+        let spec = &run.scenario.tasks[run.instances[me].spec()];
+        let attributes = spec
+            .phases
+            .first()
+            .map(|phase| Scenario::effective_attributes(spec, phase));
+        if let Some(attributes) = attributes {
+            resources.set_policy(me, run.scenario.task_params(&attributes).policy);
+        }
+    }
     let outcome = match event {
         Event::Lock { mutex } => resources.lock(me, mutex, &mut wake),
         Event::Unlock { mutex } => resources.unlock(me, mutex, &mut wake),
@@ -350,6 +361,13 @@ fn resource_event(run: &Run, me: usize, event: &Event) -> bool {
     };
     for &woken in &wake {
         state.granted[woken] = true;
+    }
+    // Boosts under the resources' lock too (its order is before the run
+    // queues'), so that they are applied in the order they were decided.
+    for (instance, boost) in state.resources.take_pi_changes() {
+        if let Some(&id) = run.instances[instance].task.get() {
+            task::pi::rt_mutex_setprio(id, boost);
+        }
     }
     if outcome == Outcome::Block && run.scenario.global.duration_s <= 0 {
         check_deadlock(run, &state);

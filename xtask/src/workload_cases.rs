@@ -42,6 +42,28 @@ fn chain_ends_at_7_ms(lines: &[String]) -> Result<(), String> {
     }
 }
 
+/// `pi-inversion.json` (docs/priority-inheritance.md): `medium` runs 1-2 ms,
+/// then waits while `high` blocks on m and `low`, lent priority 90, ends its
+/// critical section (2-11 ms) and `high` runs (11-12 ms): 10 ms of waiting,
+/// plus the kernel's microseconds. Without inheritance (`pi-inversion-off`)
+/// `medium` is never kept waiting: under 0.1 ms.
+fn medium_waits(lines: &[String], low: u64, high: u64) -> Result<(), String> {
+    let wait = value_in(lines, "name=medium ", "wait_ns")?;
+    if (low..=high).contains(&wait) {
+        Ok(())
+    } else {
+        Err(format!("medium waited {wait} ns, expected {low}..={high}"))
+    }
+}
+
+fn medium_waits_10_ms(lines: &[String]) -> Result<(), String> {
+    medium_waits(lines, 10_000_000, 10_300_000)
+}
+
+fn medium_never_waits(lines: &[String]) -> Result<(), String> {
+    medium_waits(lines, 0, 100_000)
+}
+
 /// linux-sched-facts.md §2.8, "Periodic tasks in steady state": a 25 % duty,
 /// 16 ms period task alone on a CPU swings between 225 and 288.
 fn periodic_util_in_reference_range(lines: &[String]) -> Result<(), String> {
@@ -551,6 +573,18 @@ pub(crate) fn cases() -> Vec<Case> {
             .scenario("tests/scenarios/rtapp-events-chain-4cpus.json")
             .contains("name=kid-0")
             .check(chain_ends_at_7_ms),
+        Case::new("rtapp-priority-inheritance", "fairway")
+            .icount()
+            .cpus(1)
+            .scenario("tests/scenarios/pi-inversion.json")
+            .contains("name=medium")
+            .check(medium_waits_10_ms),
+        Case::new("rtapp-priority-inheritance-off", "fairway")
+            .icount()
+            .cpus(1)
+            .scenario("tests/scenarios/pi-inversion-off.json")
+            .contains("name=medium")
+            .check(medium_never_waits),
         Case::new("rtapp-deadlock-is-reported", "fairway")
             .icount()
             .cpus(2)

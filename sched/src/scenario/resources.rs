@@ -30,7 +30,8 @@
 //! registers the block first, then carries out the wake-ups.
 //!
 //! A mutex is handed over in arrival order (no stealing by a task that comes later),
-//! which makes runs deterministic; rt-app's pthread mutexes let the woken waiter race
+//! or with `pi_enabled` in priority order ([`inheritance`]), which makes runs
+//! deterministic; rt-app's pthread mutexes let the woken waiter race
 //! for it. Misuse that would be undefined behaviour with pthreads (unlocking a mutex
 //! one does not hold, locking it twice) is a [`ResourceError`] naming the task and
 //! the mutex, and ends the run.
@@ -41,6 +42,9 @@ use alloc::vec::Vec;
 use core::fmt;
 
 use super::{Event, Scenario};
+
+mod inheritance;
+pub use inheritance::{PiChange, normal_prio};
 
 /// A task instance: its index in the run's table of instances.
 pub type Instance = usize;
@@ -148,6 +152,8 @@ pub struct Resources {
     suspended: BTreeSet<Instance>,
     /// Instances blocked here, for deadlock detection.
     blocked: BTreeSet<Instance>,
+    /// Priority inheritance (`pi_enabled`), off by default.
+    inheritance: inheritance::Inheritance,
 }
 
 impl Resources {
@@ -156,6 +162,9 @@ impl Resources {
     /// started by `fork` may not use barriers, which validation checks).
     pub fn new(scenario: &Scenario) -> Self {
         let mut resources = Resources::default();
+        if scenario.global.pi_enabled {
+            resources.enable_priority_inheritance();
+        }
         for task in &scenario.tasks {
             let mut names: BTreeSet<&str> = BTreeSet::new();
             for phase in &task.phases {
@@ -216,7 +225,9 @@ impl Resources {
             }),
             Some(_) => {
                 entry.waiters.push_back((me, Continuation::Wake));
-                Ok(self.block(me))
+                let outcome = self.block(me);
+                self.update_boosts();
+                Ok(outcome)
             }
         }
     }
@@ -230,6 +241,7 @@ impl Resources {
     ) -> Result<Outcome, ResourceError> {
         self.check_owner(me, mutex)?;
         self.release(String::from(mutex), wake);
+        self.update_boosts();
         Ok(Outcome::Proceed)
     }
 
@@ -246,6 +258,7 @@ impl Resources {
         // Blocked before the release: what the release sets going may wake it.
         let outcome = self.block(me);
         self.release(String::from(mutex), wake);
+        self.update_boosts();
         Ok(outcome)
     }
 
@@ -254,6 +267,7 @@ impl Resources {
         let mut releases = VecDeque::new();
         self.signal_inner(condition, all, wake, &mut releases);
         self.release_all(releases, wake);
+        self.update_boosts();
         Outcome::Proceed
     }
 
@@ -275,7 +289,9 @@ impl Resources {
                 entry
                     .waiters
                     .push_back((me, Continuation::SyncSignal(String::from(condition))));
-                Ok(self.block(me))
+                let outcome = self.block(me);
+                self.update_boosts();
+                Ok(outcome)
             }
             None => {
                 entry.owner = Some(me);
@@ -286,6 +302,7 @@ impl Resources {
                 let outcome = self.block(me);
                 releases.push_back(String::from(mutex));
                 self.release_all(releases, wake);
+                self.update_boosts();
                 Ok(outcome)
             }
         }
@@ -438,11 +455,15 @@ impl Resources {
     /// continuation may release more (iterative: no recursion depth to bound).
     fn release_all(&mut self, mut releases: VecDeque<String>, wake: &mut Vec<Instance>) {
         while let Some(mutex) = releases.pop_front() {
+            let Some(entry) = self.mutexes.get(&mutex) else {
+                continue;
+            };
+            let top = self.top_waiter(entry.waiters.iter().map(|(waiter, _)| (*waiter, ())));
             let Some(entry) = self.mutexes.get_mut(&mutex) else {
                 continue;
             };
             entry.owner = None;
-            if let Some((next, continuation)) = entry.waiters.pop_front() {
+            if let Some((next, continuation)) = entry.waiters.remove(top) {
                 entry.owner = Some(next);
                 self.carry_on(next, mutex, continuation, wake, &mut releases);
             }

@@ -158,14 +158,6 @@ impl Scenario {
 
     fn validate_global(&self, nr_cpus: usize) -> Result<(), ScenarioError> {
         let global = &self.global;
-        if global.pi_enabled {
-            return Err(ScenarioError::new(
-                "global.pi_enabled",
-                ErrorKind::Unsupported {
-                    what: "priority inheritance",
-                },
-            ));
-        }
         check_range(
             || "global.duration".into(),
             global.duration_s,

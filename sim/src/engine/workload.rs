@@ -130,6 +130,9 @@ impl Simulation<'_> {
     fn resource_event(&mut self, task: usize, event: &Event) -> Result<Option<Outcome>, SimError> {
         let mut wake = Vec::new();
         let resources = &mut self.resources;
+        if resources.priority_inheritance() {
+            resources.set_policy(task, self.tasks[task].params.policy);
+        }
         let outcome = match event {
             Event::Lock { mutex } => resources.lock(task, mutex, &mut wake),
             Event::Unlock { mutex } => resources.unlock(task, mutex, &mut wake),
@@ -171,10 +174,34 @@ impl Simulation<'_> {
         for woken in wake {
             self.wake(woken)?;
         }
+        self.apply_priority_inheritance()?;
         if outcome == Outcome::Block {
             self.check_deadlock()?;
         }
         Ok(Some(outcome))
+    }
+
+    /// Carries out the boosts the lock model decided (`pi_enabled`): each owner
+    /// changes priority on its CPU (`rt_mutex_setprio`), which may preempt.
+    fn apply_priority_inheritance(&mut self) -> Result<(), SimError> {
+        for (task, boost) in self.resources.take_pi_changes() {
+            let Some(cpu) = self.tasks[task].cpu else {
+                continue;
+            };
+            self.update_cpu(cpu);
+            let current = self.cpus[cpu].current.map(|t| TaskId(t as u16));
+            let decision = self.cpus[cpu]
+                .run_queue
+                .rt_mutex_setprio(TaskId(task as u16), boost, self.now, current)
+                .map_err(|error| SimError::Params {
+                    task: self.tasks[task].name.clone(),
+                    error,
+                })?;
+            if decision.is_needed() {
+                self.cpus[cpu].need_resched = true;
+            }
+        }
+        Ok(())
     }
 
     /// Every live task blocked on a resource, in a run that no duration ends:

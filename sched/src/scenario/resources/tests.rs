@@ -231,3 +231,90 @@ fn a_lock_order_inversion_leaves_both_blocked() {
     assert!(wake.is_empty());
     assert_eq!(r.blocked().collect::<Vec<_>>(), [A, B]);
 }
+
+fn with_inheritance(policies: &[(Instance, crate::task::Policy)]) -> Resources {
+    let mut r = Resources::default();
+    r.enable_priority_inheritance();
+    for &(instance, policy) in policies {
+        r.set_policy(instance, policy);
+    }
+    r
+}
+
+const FAIR: crate::task::Policy = crate::task::Policy::Normal { nice: 0 };
+const fn fifo(priority: u8) -> crate::task::Policy {
+    crate::task::Policy::Fifo { priority }
+}
+
+#[test]
+fn without_inheritance_nothing_is_boosted() {
+    let mut r = Resources::default();
+    r.set_policy(A, FAIR);
+    r.set_policy(B, fifo(90));
+    let mut wake = Vec::new();
+    assert_eq!(r.lock(A, "m", &mut wake), Ok(Outcome::Proceed));
+    assert_eq!(r.lock(B, "m", &mut wake), Ok(Outcome::Block));
+    assert!(r.take_pi_changes().is_empty());
+}
+
+#[test]
+fn an_owner_inherits_its_top_waiters_priority_until_it_unlocks() {
+    let mut r = with_inheritance(&[(A, FAIR), (B, fifo(20)), (C, fifo(80))]);
+    let mut wake = Vec::new();
+    assert_eq!(r.lock(A, "m", &mut wake), Ok(Outcome::Proceed));
+    assert!(r.take_pi_changes().is_empty(), "no waiter: no boost");
+    assert_eq!(r.lock(B, "m", &mut wake), Ok(Outcome::Block));
+    assert_eq!(r.take_pi_changes(), [(A, Some(20))]);
+    assert_eq!(r.lock(C, "m", &mut wake), Ok(Outcome::Block));
+    assert_eq!(r.take_pi_changes(), [(A, Some(80))]);
+    assert_eq!(r.pi_boost(A), Some(80));
+    // The boost ends at the unlock; the mutex goes to the strongest waiter,
+    // C, though B queued first; C, owning m with B waiting, is stronger than
+    // B already: no boost for it.
+    assert_eq!(r.unlock(A, "m", &mut wake), Ok(Outcome::Proceed));
+    assert_eq!(wake, [C]);
+    assert_eq!(r.take_pi_changes(), [(A, None)]);
+    assert_eq!(r.unlock(C, "m", &mut wake), Ok(Outcome::Proceed));
+    assert_eq!(wake, [C, B]);
+    assert!(r.take_pi_changes().is_empty());
+}
+
+#[test]
+fn a_boost_follows_the_chain_of_blocked_owners() {
+    // A (fair) holds m1; B (FIFO 20) holds m2 and waits for m1; C (FIFO 80)
+    // waits for m2: C's priority reaches A through B.
+    let mut r = with_inheritance(&[(A, FAIR), (B, fifo(20)), (C, fifo(80))]);
+    let mut wake = Vec::new();
+    assert_eq!(r.lock(A, "m1", &mut wake), Ok(Outcome::Proceed));
+    assert_eq!(r.lock(B, "m2", &mut wake), Ok(Outcome::Proceed));
+    assert_eq!(r.lock(B, "m1", &mut wake), Ok(Outcome::Block));
+    assert_eq!(r.take_pi_changes(), [(A, Some(20))]);
+    assert_eq!(r.lock(C, "m2", &mut wake), Ok(Outcome::Block));
+    assert_eq!(r.take_pi_changes(), [(A, Some(80)), (B, Some(80))]);
+    // A releases m1: B gets it (still boosted by C through m2), A is itself.
+    assert_eq!(r.unlock(A, "m1", &mut wake), Ok(Outcome::Proceed));
+    assert_eq!(wake, [B]);
+    assert_eq!(r.take_pi_changes(), [(A, None)]);
+    assert_eq!(r.pi_boost(B), Some(80));
+    assert_eq!(r.unlock(B, "m2", &mut wake), Ok(Outcome::Proceed));
+    assert_eq!(r.take_pi_changes(), [(B, None)]);
+    assert_eq!(wake, [B, C]);
+}
+
+#[test]
+fn a_fair_waiter_lends_no_rt_priority_and_a_stronger_owner_none() {
+    let mut r = with_inheritance(&[
+        (A, crate::task::Policy::Normal { nice: 10 }),
+        (B, crate::task::Policy::Normal { nice: -20 }),
+        (C, fifo(50)),
+    ]);
+    let mut wake = Vec::new();
+    assert_eq!(r.lock(A, "m", &mut wake), Ok(Outcome::Proceed));
+    assert_eq!(r.lock(B, "m", &mut wake), Ok(Outcome::Block));
+    assert!(r.take_pi_changes().is_empty(), "fair to fair: weight kept");
+    assert_eq!(r.unlock(A, "m", &mut wake), Ok(Outcome::Proceed));
+    assert_eq!(r.unlock(B, "m", &mut wake), Ok(Outcome::Proceed));
+    assert_eq!(r.lock(C, "m", &mut wake), Ok(Outcome::Proceed));
+    assert_eq!(r.lock(A, "m", &mut wake), Ok(Outcome::Block));
+    assert!(r.take_pi_changes().is_empty(), "the owner is the stronger");
+}
