@@ -232,8 +232,14 @@ fn a_run_that_would_never_end_is_refused() {
 #[test]
 fn pi_enabled_is_read_as_a_boolean() {
     for (text, on) in [
-        (r#"{"global": {"pi_enabled": true}, "tasks": {"t": {"loop": 1, "run": 5}}}"#, true),
-        (r#"{"global": {"pi_enabled": false}, "tasks": {"t": {"loop": 1, "run": 5}}}"#, false),
+        (
+            r#"{"global": {"pi_enabled": true}, "tasks": {"t": {"loop": 1, "run": 5}}}"#,
+            true,
+        ),
+        (
+            r#"{"global": {"pi_enabled": false}, "tasks": {"t": {"loop": 1, "run": 5}}}"#,
+            false,
+        ),
     ] {
         assert_eq!(parse_and_validate(text, 1).unwrap().global.pi_enabled, on);
     }

@@ -67,6 +67,10 @@ struct Instance {
     result: InstanceResult,
     /// Smallest and largest util_avg sampled after the warm-up.
     util_range: IrqSpinLock<Option<(u64, u64)>>,
+    /// Its own timers (`"ref": "unique*"`): reference -> next expiry. Only the
+    /// instance touches them, so no other CPU ever waits for this lock (a
+    /// shared map serialised every periodic task of the machine).
+    unique_timers: IrqSpinLock<Vec<(String, u64)>>,
 }
 
 impl Instance {
@@ -81,6 +85,7 @@ impl Instance {
             task: Once::new(),
             result: InstanceResult::default(),
             util_range: IrqSpinLock::new(None),
+            unique_timers: IrqSpinLock::new(Vec::new()),
         }
     }
 
@@ -96,8 +101,9 @@ struct Run {
     instances: Vec<Instance>,
     /// rt-app's resources and which blocked instances have been granted their event.
     sync: IrqSpinLock<SyncState>,
-    /// Timer grids: (instance for `unique*` references, reference) -> next expiry.
-    timers: IrqSpinLock<BTreeMap<(Option<usize>, String), u64>>,
+    /// Shared timer grids: reference -> next expiry (`unique*` ones are each
+    /// instance's own, `Instance::unique_timers`).
+    timers: IrqSpinLock<BTreeMap<String, u64>>,
     start: u64,
 }
 
@@ -153,6 +159,43 @@ fn run_wall(us: i64) {
     }
 }
 
+/// The last expiry of the instance's timer `reference`, created at
+/// `iteration_start` (its first period ends one period after the iteration
+/// started, as rt-app's first timer event does).
+fn timer_grid<'a>(
+    timers: &'a mut Vec<(String, u64)>,
+    reference: &str,
+    iteration_start: u64,
+) -> &'a mut u64 {
+    let index = match timers.iter().position(|(name, _)| name == reference) {
+        Some(index) => index,
+        None => {
+            timers.push((String::from(reference), iteration_start));
+            timers.len() - 1
+        }
+    };
+    &mut timers[index].1
+}
+
+/// One timer event on a grid whose last expiry is `*grid`: the next expiry,
+/// and whether it has already come (no sleep; a missed period if it is
+/// strictly past). Relative mode restarts an overrun grid from now, as rt-app
+/// does; absolute mode keeps the grid.
+fn advance_grid(grid: &mut u64, period: u64, now: u64, mode: TimerMode) -> (u64, bool) {
+    let next = *grid + period;
+    if next > now {
+        *grid = next;
+        (next, false)
+    } else {
+        *grid = if mode == TimerMode::Relative {
+            now
+        } else {
+            next
+        };
+        (next, true)
+    }
+}
+
 fn instance_main(index: usize) {
     let run = RUN.get().expect("scenario set before its tasks");
     let instance = &run.instances[index];
@@ -203,30 +246,27 @@ fn instance_main(index: usize) {
                 period_us,
                 mode,
             } => {
-                let key = (
-                    reference.starts_with("unique").then_some(index),
-                    reference.clone(),
-                );
-                let mut timers = run.timers.lock();
-                let base = timers.get(&key).copied().unwrap_or(iteration_start);
-                let next = base + ns(period_us.unwrap_or(0));
-                if next > now {
-                    timers.insert(key, next);
-                    drop(timers);
-                    sleep_until(next);
+                // The grid's next expiry, and the instant it restarts from.
+                let period = ns(period_us.unwrap_or(0));
+                let (next, expired) = if reference.starts_with("unique") {
+                    let mut timers = instance.unique_timers.lock();
+                    let grid = timer_grid(&mut timers, reference, iteration_start);
+                    advance_grid(grid, period, now, *mode)
                 } else {
-                    if next < now {
-                        instance
-                            .result
-                            .missed_periods
-                            .fetch_add(1, Ordering::Relaxed);
-                    }
-                    let restart = if *mode == TimerMode::Relative {
-                        now
-                    } else {
-                        next
+                    let mut timers = run.timers.lock();
+                    let grid = match timers.get_mut(reference.as_str()) {
+                        Some(grid) => grid,
+                        None => timers.entry(reference.clone()).or_insert(iteration_start),
                     };
-                    timers.insert(key, restart);
+                    advance_grid(grid, period, now, *mode)
+                };
+                if !expired {
+                    sleep_until(next);
+                } else if next < now {
+                    instance
+                        .result
+                        .missed_periods
+                        .fetch_add(1, Ordering::Relaxed);
                 }
             }
             Event::Yield => yield_now(),
