@@ -118,7 +118,9 @@ pub fn unresolved(reference: &str, files: &[(String, String)]) -> (usize, Vec<St
         for (line, section) in citations(text) {
             checked += 1;
             if section.is_empty() {
-                missing.push(format!("{name}:{line}: a § with no section number after it"));
+                missing.push(format!(
+                    "{name}:{line}: a § with no section number after it"
+                ));
             } else if !sections.contains(&section) {
                 let shown = match section.strip_prefix("A.") {
                     Some(n) => format!("Appendix A §{n}"),
@@ -169,7 +171,11 @@ pub fn check(root: &Path) -> Result<usize, String> {
             continue;
         }
         let bytes = std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-        let name = path.strip_prefix(root).unwrap_or(&path).display().to_string();
+        let name = path
+            .strip_prefix(root)
+            .unwrap_or(&path)
+            .display()
+            .to_string();
         files.push((name, String::from_utf8_lossy(&bytes).into_owned()));
     }
     let (checked, missing) = unresolved(&reference, &files);
@@ -245,7 +251,9 @@ mod tests {
         assert_eq!(checked, 3);
         assert_eq!(
             missing,
-            [format!("t.rs:1: Appendix A §2: no heading A.2 in {REFERENCE}")]
+            [format!(
+                "t.rs:1: Appendix A §2: no heading A.2 in {REFERENCE}"
+            )]
         );
     }
 
