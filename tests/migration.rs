@@ -1,5 +1,5 @@
 //! Migration keeps a task's utilization and the run queues' sums consistent
-//! (issue 4; linux-sched-facts.md §2.6): a 25 %-duty periodic task runs on
+//! (issue 4; `docs/linux-sched-reference.md` §2.6): a 25 %-duty periodic task runs on
 //! CPU 0 until its PELT signal is steady, then may only run on CPU 1 and moves
 //! there at its next wake-up. Its util_avg just after the move is the one just
 //! before it, less at most the decay of its sleep and plus at most its running

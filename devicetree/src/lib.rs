@@ -101,7 +101,7 @@ pub struct CpuInfo {
     pub cluster: u16,
     /// `capacity-dmips-mhz`, if the node has it.
     pub capacity_dmips_mhz: Option<u32>,
-    /// Normalised capacity, 1..=1024 (§7.1 of linux-sched-facts.md).
+    /// Normalised capacity, 1..=1024 (§7.1 of `docs/linux-sched-reference.md`).
     pub capacity: u32,
     phandle: Option<u32>,
 }

@@ -1,7 +1,7 @@
 //! Load weights: the nice → weight tables, scaled load resolution and the
 //! fixed-point `__calc_delta` that turns real time into weighted (virtual) time.
 //!
-//! Everything here follows §1.1 and §1.2 of `reference/linux-sched-facts.md` for a
+//! Everything here follows §1.1 and §1.2 of `docs/linux-sched-reference.md` for a
 //! 64-bit kernel: weights are held *scaled* (`scale_load(w) = w << 10`, so nice 0
 //! is `NICE_0_LOAD = 1 << 20`) and scaled down for the fixed-point arithmetic.
 //!

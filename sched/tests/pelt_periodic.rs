@@ -1,4 +1,4 @@
-//! Periodic tasks, util_est and invariance against Appendix A §3 of linux-sched-facts.md.
+//! Periodic tasks, util_est and invariance (`docs/linux-sched-reference.md`, Appendix A §3).
 //!
 //! The simulation follows the appendix's set-up: one nice-0 task alone on a
 //! CPU, HZ=1000 ticks at absolute 1 ms multiples of wall (task-clock) time.

@@ -1,6 +1,6 @@
 //! The fair-class entry points of PELT (`update_load_avg`, removed load, group propagation) over whole scenarios.
 //!
-//! Expected values: Appendix A §1 of linux-sched-facts.md for a run queue that
+//! Expected values: Appendix A §1 of `docs/linux-sched-reference.md` for a run queue that
 //! runs one task (its signals are the task's: same sums, §2.2 table), §2.5 for
 //! a new task's start, and analytic invariants (a run queue's util is the sum of
 //! its entities', a group entity mirrors its group, §2.7).

@@ -1,6 +1,6 @@
-//! The PELT reference vectors of linux-sched-facts.md §2.8 / Appendix A, reproduced exactly.
+//! The PELT vectors of `docs/linux-sched-reference.md` §2.8 / Appendix A, reproduced exactly.
 //!
-//! Every expected number below is copied from the facts file (the output of
+//! Every expected number below is copied from the reference (the output of
 //! the independent `pelt_vectors.py`), with the section cited. The set-up is
 //! the appendix's: a nice-0 task (weight 1024) alone on a CPU, starting at
 //! PELT time 0 aligned on a period boundary with all sums 0.

@@ -1,5 +1,5 @@
 //! rt-app scenarios in the kernel, with the host simulator's semantics (§8.3 of
-//! linux-sched-facts.md; `sim/README.md`):
+//! `docs/linux-sched-reference.md`; `sim/README.md`):
 //!
 //! - `run` is capacity-invariant work: W µs of work is done when the task has
 //!   accumulated W µs × 1024 of capacity-time, so it takes W × 1024 / capacity µs

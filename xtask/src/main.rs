@@ -4,7 +4,7 @@
 //! cargo xtask runner KERNEL [options]   boot an image under QEMU (cargo's runner for `cargo run`)
 //! cargo xtask test [--only NAME] [--sabotage] [--no-lint]
 //!                                       lints, host tests, then the QEMU test matrix
-//! cargo xtask lint                      rustfmt and clippy (host and aarch64)
+//! cargo xtask lint                      section citations resolve, rustfmt, clippy
 //! cargo xtask ensure-tools              install QEMU and dtc if missing
 //! cargo xtask experiment KERNEL [LOOPS] the uclamp and group-depth sched-pipe table
 //! cargo xtask agree TRANSCRIPT SCENARIO.json rr|cfs|eevdf [--limit N] [--sim FILE.csv]
@@ -21,6 +21,7 @@
 
 mod agree;
 mod board;
+mod citations;
 mod experiment;
 mod qemu;
 mod report;

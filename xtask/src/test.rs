@@ -552,8 +552,15 @@ fn cargo(args: &[&str]) -> Result<String, String> {
     Ok(stdout)
 }
 
-/// rustfmt and clippy with `-D warnings`, host and aarch64.
+/// The section-citation check (`crate::citations`), then rustfmt and clippy with
+/// `-D warnings`, host and aarch64.
 pub fn lint() -> Result<(), String> {
+    eprintln!(
+        "xtask: section citations resolve in {}",
+        crate::citations::REFERENCE
+    );
+    let checked = crate::citations::check(&workspace_root())?;
+    eprintln!("xtask: {checked} section citations resolve");
     eprintln!("xtask: cargo fmt --check");
     cargo(&["fmt", "--all", "--", "--check"])?;
     eprintln!("xtask: clippy (host)");

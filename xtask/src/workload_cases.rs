@@ -64,7 +64,7 @@ fn medium_never_waits(lines: &[String]) -> Result<(), String> {
     medium_waits(lines, 0, 100_000)
 }
 
-/// linux-sched-facts.md §2.8, "Periodic tasks in steady state": a 25 % duty,
+/// `docs/linux-sched-reference.md` §2.8, "Periodic tasks in steady state": a 25 % duty,
 /// 16 ms period task alone on a CPU swings between 225 and 288.
 fn periodic_util_in_reference_range(lines: &[String]) -> Result<(), String> {
     let low = value_in(lines, "metric name=util_min.periodic ", "value")?;
@@ -104,7 +104,7 @@ fn no_uclamp_costs(lines: &[String]) -> Result<(), String> {
     }
 }
 
-/// linux-sched-facts.md §1.1: `sched_prio_to_weight` for the nice values the
+/// `docs/linux-sched-reference.md` §1.1: `sched_prio_to_weight` for the nice values the
 /// scenarios use.
 fn weight_of_nice(nice: i64) -> Option<u64> {
     match nice {

@@ -17,10 +17,10 @@
 //!   wake-up of p -----> select_task_rq(p)     --> WakeTarget
 //! ```
 //!
-//! Sources besides the facts file (§5.5 misfit/fitness, §7 capacities, §2.6
+//! Sources besides `docs/linux-sched-reference.md` (§5.5 misfit/fitness, §7 capacities, §2.6
 //! migration, §9 constants): `Documentation/scheduler/sched-domains.rst`
 //! (per-domain intervals, busiest group then busiest queue, imbalance),
-//! `sched-capacity.rst` §5.1.2-5.1.3 (capacity-fitting wake-ups, misfit via
+//! `sched-capacity.rst` sections 5.1.2-5.1.3 (capacity-fitting wake-ups, misfit via
 //! active balance), and the Linux commit messages named where each rule is
 //! implemented (load_balance rework 0b0695f2b34a and its decision matrix
 //! a658353167bf, misfit cad68e552e77, wake_affine_weight f2cdd9cc6c97,

@@ -1,7 +1,7 @@
 //! Wake-up CPU selection without EAS: `select_task_rq_fair`'s fast path,
 //! i.e. wake-affine between the waker's and the wakee's previous CPU, then
 //! `select_idle_sibling` (an idle CPU sharing the target's cluster), or
-//! `select_idle_capacity` on asymmetric systems (sched-capacity.rst §5.1.2).
+//! `select_idle_capacity` on asymmetric systems (`sched-capacity.rst` section 5.1.2).
 //!
 //! ```text
 //!   waker cpu --wake_affine--> target --select_idle_sibling--> chosen cpu

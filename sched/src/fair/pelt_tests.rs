@@ -1,5 +1,5 @@
-//! PELT through the fair run queue, against Appendix A of the facts (§1, §3,
-//! §4): the class calls `update_load_avg` at the right points, with the right
+//! PELT through the fair run queue, against Appendix A of the reference (§A.1,
+//! §A.3, §A.4): the class calls `update_load_avg` at the right points, with the right
 //! states, on the right clock.
 
 use alloc::vec::Vec;

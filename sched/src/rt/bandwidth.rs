@@ -32,7 +32,7 @@ impl RtBandwidth {
         runtime: None,
     };
 
-    /// Linux's defaults: 950 ms of RT per 1 s period (`sched-rt-group.rst` §2.2).
+    /// Linux's defaults: 950 ms of RT per 1 s period (`sched-rt-group.rst` section 2.2).
     pub const LINUX_DEFAULT: RtBandwidth = RtBandwidth {
         period: 1_000_000_000,
         runtime: Some(950_000_000),

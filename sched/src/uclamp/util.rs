@@ -130,7 +130,7 @@ mod tests {
     #[test]
     fn util_fits_cpu_cases() {
         use CpuFit::*;
-        // Default clamps on the big CPU = fits_capacity (819 fits, 820 not; §6),
+        // Default clamps on the big CPU = fits_capacity (819 fits, 820 not; Appendix A §6),
         // because the 1024-on-1024 exception keeps uclamp_max from fitting.
         assert_eq!(util_fits_cpu(819, 0, 1024, 1024, 1024, 1024), Fits);
         assert_eq!(util_fits_cpu(820, 0, 1024, 1024, 1024, 1024), DoesNotFit);
