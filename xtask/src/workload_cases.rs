@@ -47,6 +47,35 @@ fn chain_ends_at_7_ms(lines: &[String]) -> Result<(), String> {
 /// critical section (2-11 ms) and `high` runs (11-12 ms): 10 ms of waiting,
 /// plus the kernel's microseconds. Without inheritance (`pi-inversion-off`)
 /// `medium` is never kept waiting: under 0.1 ms.
+/// `periodic-256-38pct-2cpus.json`: issue 10's per-CPU load, which the
+/// simulator carries without a missed period (`fairway-sim ... --policy eevdf
+/// --cpus 2 --balance 1`); the kernel may miss none either, and must have run
+/// every task's 100 periods (a run that stalled would miss none by not running).
+fn periodic_load_misses_nothing(lines: &[String]) -> Result<(), String> {
+    let tasks: Vec<&String> = lines
+        .iter()
+        .filter(|l| l.contains("report: task ") && l.contains(" name=p-"))
+        .collect();
+    if tasks.len() != 256 {
+        return Err(format!("{} task records, expected 256", tasks.len()));
+    }
+    for line in tasks {
+        let field = |key: &str| -> Result<u64, String> {
+            line.split_whitespace()
+                .find_map(|pair| pair.strip_prefix(key)?.strip_prefix('='))
+                .and_then(|value| value.parse().ok())
+                .ok_or_else(|| format!("no {key}= in: {line}"))
+        };
+        let (missed, switches) = (field("missed_periods")?, field("switches")?);
+        if missed > 0 || switches < 100 {
+            return Err(format!(
+                "missed {missed} periods and switched in {switches} times (want 0, >= 100): {line}"
+            ));
+        }
+    }
+    Ok(())
+}
+
 fn medium_waits(lines: &[String], low: u64, high: u64) -> Result<(), String> {
     let wait = value_in(lines, "name=medium ", "wait_ns")?;
     if (low..=high).contains(&wait) {
@@ -573,6 +602,12 @@ pub(crate) fn cases() -> Vec<Case> {
             .scenario("tests/scenarios/rtapp-events-chain-4cpus.json")
             .contains("name=kid-0")
             .check(chain_ends_at_7_ms),
+        Case::new("rtapp-periodic-38pct-2cpus", "fairway")
+            .icount()
+            .cpus(2)
+            .scenario("tests/scenarios/periodic-256-38pct-2cpus.json")
+            .contains("name=p-255")
+            .check(periodic_load_misses_nothing),
         Case::new("rtapp-priority-inheritance", "fairway")
             .icount()
             .cpus(1)
