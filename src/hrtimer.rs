@@ -206,16 +206,6 @@ pub fn cancel(timer: TimerId) -> bool {
     }
 }
 
-/// Linux's `hrtimer_forward`: the first expiry after `now` of a periodic timer
-/// that last expired at `expires`, and how many periods were skipped.
-pub fn forward(expires: u64, now: u64, interval: u64) -> (u64, u64) {
-    if now < expires {
-        return (expires, 0);
-    }
-    let periods = (now - expires) / interval + 1;
-    (expires + periods * interval, periods)
-}
-
 /// The timer interrupt: runs the callbacks of the timers that had expired when
 /// it read the clock on entry, then programs the comparator for the next
 /// expiry, once. This is how Linux's `hrtimer_interrupt` bounds its work:

@@ -196,11 +196,6 @@ impl<F: SchedClass> ClassStack<F> {
         &self.uclamp
     }
 
-    /// The system clamp settings in use.
-    pub fn uclamp_sysctl(&self) -> &UclampSysctl {
-        &self.sysctl
-    }
-
     /// `uclamp_eff_value(p, clamp_id)` (§3.3): the counted value while the
     /// task is queued, else what it would be counted with now; `None` for an
     /// unknown task.

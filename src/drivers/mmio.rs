@@ -56,14 +56,6 @@ impl Mmio {
         unsafe { read_volatile(address as *const u64) }
     }
 
-    /// Writes the 64-bit register at `offset`.
-    #[inline]
-    pub fn write64(&self, offset: usize, value: u64) {
-        let address = self.address(offset, 8);
-        // SAFETY: as for `read32`.
-        unsafe { write_volatile(address as *mut u64, value) }
-    }
-
     /// Writes the 8-bit register at `offset` (GIC priority bytes).
     #[inline]
     pub fn write8(&self, offset: usize, value: u8) {

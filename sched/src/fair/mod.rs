@@ -141,11 +141,6 @@ impl FairRunQueue {
         }
     }
 
-    /// The pick policy the run queue was built with.
-    pub fn pick_policy(&self) -> PickPolicy {
-        self.pick
-    }
-
     /// The entity number of `group`'s group entity (`group` ≠ root).
     pub(super) fn group_entity(&self, group: GroupId) -> u32 {
         debug_assert_ne!(group, GroupId::ROOT);

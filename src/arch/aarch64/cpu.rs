@@ -65,11 +65,6 @@ pub fn irq_disable() {
     core::sync::atomic::compiler_fence(core::sync::atomic::Ordering::SeqCst);
 }
 
-/// Whether IRQs are masked on this core.
-pub fn irqs_masked() -> bool {
-    DAIF.get() & (1 << 7) != 0
-}
-
 /// The pause inside a spin loop: the `YIELD` hint. On hardware it is a hint
 /// for SMT siblings; under QEMU's single-threaded round-robin (icount) it ends
 /// the spinning vCPU's turn, so the CPU holding the lock gets to run and release
