@@ -36,7 +36,6 @@
 //! - [`topology`]: CPU capacities, clusters and the scheduling-domain levels (§7).
 //! - [`balance`]: wake-up CPU selection and load balancing between CPUs (§5.5).
 //! - [`boot_options`]: the kernel command line, every option checked (host and kernel).
-//! - [`scenario`]: the rt-app workload model and its validation (§8.3).
 //! - [`weight`]: nice → weight tables and the fixed-point `__calc_delta`.
 //! - [`fair`]: the fair class (CFS or EEVDF pick) with task groups.
 //! - [`stats`]: histograms, exact quantile samplers, operation cost and wake-up latency.
@@ -55,7 +54,6 @@ pub mod pelt;
 pub mod round_robin;
 pub mod rt;
 pub mod run_queue;
-pub mod scenario;
 pub mod stats;
 pub mod task;
 pub mod topology;
