@@ -39,6 +39,10 @@
 //! - [`weight`]: nice → weight tables and the fixed-point `__calc_delta`.
 //! - [`fair`]: the fair class (CFS or EEVDF pick) with task groups.
 //! - [`stats`]: histograms, exact quantile samplers, operation cost and wake-up latency.
+//!
+//! What the kernel and the host exchange (the rt-app scenario model, its validation and
+//! wire format, the report's line protocol) is not policy: it is the crate
+//! `fairway-contract` (`contract/`), which depends on this one.
 #![no_std]
 #![forbid(unsafe_code)]
 
