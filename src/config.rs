@@ -9,9 +9,9 @@ pub const MAX_CPUS: usize = fairway_devicetree::MAX_CPUS;
 pub const KERNEL_TASKS: usize = 4;
 
 /// The most tasks that can exist at once, idle tasks excluded: a scenario's
-/// instances (the one task limit, `fairway_sched::scenario::MAX_TASKS`) and the
+/// instances (the one task limit, `fairway_contract::scenario::MAX_TASKS`) and the
 /// kernel's own.
-pub const MAX_TASKS: usize = fairway_sched::scenario::MAX_TASKS + KERNEL_TASKS;
+pub const MAX_TASKS: usize = fairway_contract::scenario::MAX_TASKS + KERNEL_TASKS;
 
 /// Task slots in all: the tasks, then one idle task per CPU.
 pub const TASK_SLOTS: usize = MAX_TASKS + MAX_CPUS;

@@ -3,7 +3,9 @@
 //! Fairway boots on every core of an AArch64 machine (QEMU `virt` or a board),
 //! runs kernel tasks, and schedules them with Linux's fair-scheduling machinery,
 //! which lives in the portable crate `fairway_sched` (`sched/`). This crate is the
-//! *mechanism*: it carries out the policy's decisions.
+//! *mechanism*: it carries out the policy's decisions. What it receives from the
+//! host and prints for it (the rt-app scenario blob, the `report:` lines) is the
+//! contract crate `fairway_contract` (`contract/`).
 //!
 //! ```text
 //!  boot.s ─► init (device tree ─► UART, heap, GIC, timer, PSCI) ─► every CPU's idle loop

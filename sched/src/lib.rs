@@ -36,10 +36,13 @@
 //! - [`topology`]: CPU capacities, clusters and the scheduling-domain levels (§7).
 //! - [`balance`]: wake-up CPU selection and load balancing between CPUs (§5.5).
 //! - [`boot_options`]: the kernel command line, every option checked (host and kernel).
-//! - [`scenario`]: the rt-app workload model and its validation (§8.3).
 //! - [`weight`]: nice → weight tables and the fixed-point `__calc_delta`.
 //! - [`fair`]: the fair class (CFS or EEVDF pick) with task groups.
 //! - [`stats`]: histograms, exact quantile samplers, operation cost and wake-up latency.
+//!
+//! What the kernel and the host exchange (the rt-app scenario model, its validation and
+//! wire format, the report's line protocol) is not policy: it is the crate
+//! `fairway-contract` (`contract/`), which depends on this one.
 #![no_std]
 #![forbid(unsafe_code)]
 
@@ -55,7 +58,6 @@ pub mod pelt;
 pub mod round_robin;
 pub mod rt;
 pub mod run_queue;
-pub mod scenario;
 pub mod stats;
 pub mod task;
 pub mod topology;

@@ -3,11 +3,11 @@
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
 
+use fairway_contract::scenario::{Scenario, wire};
 use fairway_sched::round_robin::DEFAULT_SLICE_NS;
 use fairway_sched::run_queue::CpuCapacity;
-use fairway_sched::scenario::{Scenario, wire};
 
-use crate::{Config, Sampler, SimError, Simulation, parse, policy_kind};
+use crate::{Config, Sampler, SimError, Simulation, policy_kind};
 
 /// The usage text.
 pub const USAGE: &str = "\
@@ -78,7 +78,7 @@ pub struct Options {
     pub switches: Option<String>,
     /// `--check`.
     pub check: bool,
-    /// `--encode`: the file for the binary scenario blob (`fairway_sched::scenario::wire`).
+    /// `--encode`: the file for the binary scenario blob (`fairway_contract::scenario::wire`).
     pub encode: Option<String>,
     /// `--quiet`.
     pub quiet: bool,
@@ -303,7 +303,7 @@ fn create(path: &str) -> Result<Box<dyn Write>, SimError> {
 pub fn run(options: &Options) -> Result<(), SimError> {
     let text = std::fs::read_to_string(&options.scenario)
         .map_err(|e| SimError::Config(format!("{}: {e}", options.scenario)))?;
-    let parse::Parsed { scenario, notes } = parse::parse_with_notes(&text)?;
+    let fairway_rtapp::Parsed { scenario, notes } = fairway_rtapp::parse_with_notes(&text)?;
     if options.verbose {
         for note in &notes {
             eprintln!("fairway-sim: note: {note}");
@@ -418,7 +418,7 @@ mod tests {
         let mut count = 0;
         for entry in std::fs::read_dir(dir).unwrap() {
             let path = entry.unwrap().path();
-            let scenario = parse::parse(&std::fs::read_to_string(&path).unwrap()).unwrap();
+            let scenario = fairway_rtapp::parse(&std::fs::read_to_string(&path).unwrap()).unwrap();
             let nr_cpus = capacities(&scenario, &Options::default()).unwrap().len();
             let blob = wire::encode(&scenario).unwrap();
             assert_eq!(wire::decode(&blob).as_ref(), Ok(&scenario), "{path:?}");
@@ -444,7 +444,8 @@ mod tests {
         run(&options).unwrap();
         let blob = std::fs::read(&out).unwrap();
         std::fs::remove_file(&out).unwrap();
-        let mut expected = parse::parse(&std::fs::read_to_string(scenario_path).unwrap()).unwrap();
+        let mut expected =
+            fairway_rtapp::parse(&std::fs::read_to_string(scenario_path).unwrap()).unwrap();
         expected.global.capacities = vec![512, 1024, 1024, 512];
         assert_eq!(wire::decode_and_validate(&blob, 4), Ok(expected));
         // An invalid scenario writes nothing.
@@ -478,7 +479,7 @@ mod tests {
 
     #[test]
     fn topology_comes_from_options_then_scenario() {
-        let scenario = parse::parse(
+        let scenario = fairway_rtapp::parse(
             r#"{"global": {"capacities": [446, 1024]}, "tasks": {"t": {"loop": 1, "run": 5}}}"#,
         )
         .unwrap();

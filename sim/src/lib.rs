@@ -4,8 +4,9 @@
 //! (`fairway-sched`) over N simulated CPUs in virtual time, deterministically: no wall
 //! clock, no hash-map iteration order, one event order (time, kind, sequence).
 //!
-//! - [`parse`]: rt-app JSON into [`fairway_sched::scenario::Scenario`], errors naming
-//!   the JSON path.
+//! Scenarios are read by `fairway-rtapp` (rt-app JSON into
+//! [`fairway_contract::scenario::Scenario`], errors naming the JSON path).
+//!
 //! - [`engine`]: the discrete-event driver of the run queues.
 //! - [`sampler`]: the CSV of scheduler signals.
 //! - [`results`]: per-task and per-CPU results, the context-switch trace, JSON output.
@@ -16,14 +17,13 @@
 
 use std::fmt;
 
+use fairway_contract::scenario::ScenarioError;
 use fairway_sched::fair::{CfsTunables, EevdfTunables};
 use fairway_sched::run_queue::PolicyKind;
-use fairway_sched::scenario::ScenarioError;
 use fairway_sched::task::ParamError;
 
 pub mod cli;
 pub mod engine;
-pub mod parse;
 pub mod results;
 pub mod sampler;
 

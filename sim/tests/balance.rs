@@ -3,8 +3,8 @@
 //! two to a CPU (the balanced fixed point), and with `skew_tick` CPU `c` of `n` ticks
 //! `c × (tick / 2) / n` after the grid.
 
+use fairway_rtapp::parse_and_validate_for;
 use fairway_sched::run_queue::{CpuCapacity, PolicyKind};
-use fairway_sim::parse::parse_and_validate_for;
 use fairway_sim::results::Results;
 use fairway_sim::{Config, Simulation, policy_kind};
 

@@ -2,9 +2,9 @@
 //! by hand from the scenario, the round-robin rule (a slice of 4 ms, checked at each tick;
 //! no wake-up preemption) and the capacity-invariance rule of facts §2.3.
 
+use fairway_rtapp::{parse, parse_and_validate, parse_and_validate_for};
 use fairway_sched::round_robin::DEFAULT_SLICE_NS;
 use fairway_sched::run_queue::{CpuCapacity, PolicyKind};
-use fairway_sim::parse::{parse, parse_and_validate_for};
 use fairway_sim::results::Results;
 use fairway_sim::{Config, Sampler, Simulation};
 
@@ -368,4 +368,29 @@ fn a_csv_past_its_limit_is_refused() {
         "{error}"
     );
     assert!(csv.len() <= 10_000);
+}
+
+/// rt-app stops its tasks only after a positive `duration`: 0 runs, like -1, until
+/// every task has finished (a 3 ms run here, not a 0 s one).
+#[test]
+fn duration_zero_runs_until_every_task_has_finished() {
+    let text = r#"{"global": {"duration": 0}, "tasks": {"t": {"loop": 3, "run": 1000}}}"#;
+    let scenario = parse_and_validate(text, 1).unwrap();
+    let config = fairway_sim::Config {
+        policy: fairway_sched::run_queue::PolicyKind::RoundRobin { slice: 4_000_000 },
+        policy_name: "rr".into(),
+        capacities: vec![fairway_sched::run_queue::CpuCapacity::default()],
+        tick_ns: 4_000_000,
+        duration_ns: None,
+        sample_interval_ns: 1_000_000,
+        hrtick: false,
+        tick_phase_ns: 0,
+        skew_tick: false,
+        balance: false,
+    };
+    let results = fairway_sim::Simulation::new(&scenario, config)
+        .unwrap()
+        .run(None)
+        .unwrap();
+    assert_eq!(results.tasks[0].runtime_ns, 3_000_000);
 }

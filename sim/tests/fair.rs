@@ -4,10 +4,10 @@
 //! entity starting with no load (§2.5), and a periodic task's PELT utilization inside
 //! the steady-state range of the reference vectors (§2.8).
 
+use fairway_rtapp::parse_and_validate_for;
 use fairway_sched::fair::{CfsTunables, EevdfTunables};
 use fairway_sched::run_queue::{CpuCapacity, PolicyKind, RunQueue};
 use fairway_sched::task::GroupId;
-use fairway_sim::parse::parse_and_validate_for;
 use fairway_sim::results::Results;
 use fairway_sim::{Config, Sampler, Simulation, policy_kind};
 

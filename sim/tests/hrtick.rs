@@ -3,9 +3,9 @@
 //! 4 ms slice: the running task is rescheduled once it has run 4 ms and another task
 //! waits; no wake-up preemption) and from where the timer or tick falls.
 
+use fairway_rtapp::parse_and_validate_for;
 use fairway_sched::round_robin::DEFAULT_SLICE_NS;
 use fairway_sched::run_queue::{CpuCapacity, PolicyKind};
-use fairway_sim::parse::parse_and_validate_for;
 use fairway_sim::{Config, Simulation};
 
 const MS: u64 = 1_000_000;

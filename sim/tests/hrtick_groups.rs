@@ -1,9 +1,9 @@
 //! The slice-end timer (`hrtick`) on the fair class with task groups: the run of a
 //! hang report, which never returned under EEVDF, must reach its end under both picks.
 
+use fairway_rtapp::parse_and_validate_for;
 use fairway_sched::round_robin::DEFAULT_SLICE_NS;
 use fairway_sched::run_queue::CpuCapacity;
-use fairway_sim::parse::parse_and_validate_for;
 use fairway_sim::{Config, Simulation, policy_kind};
 
 const MS: u64 = 1_000_000;

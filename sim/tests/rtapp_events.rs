@@ -2,8 +2,8 @@
 //! (`docs/rtapp.md`), with times worked out by hand. Tasks are pinned to CPUs of
 //! their own where contention for a CPU would blur the times.
 
+use fairway_rtapp::parse_and_validate;
 use fairway_sched::run_queue::{CpuCapacity, PolicyKind};
-use fairway_sim::parse::parse_and_validate;
 use fairway_sim::results::Results;
 use fairway_sim::{Config, SimError, Simulation};
 
@@ -146,7 +146,7 @@ fn fork_starts_instances_at_run_time() {
 
 #[test]
 fn mem_and_iorun_are_work_of_their_size() {
-    // 1,000 bytes per µs of work (fairway_sched::scenario::MEMORY_BYTES_PER_US).
+    // 1,000 bytes per µs of work (fairway_contract::scenario::MEMORY_BYTES_PER_US).
     let text = r#"{"tasks": {"t": {"loop": 1, "mem": 2000000, "iorun": 3000000}}}"#;
     let results = simulate(text, 1).unwrap();
     assert_eq!(finished_at(&results, "t"), 5 * MS);

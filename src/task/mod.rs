@@ -26,7 +26,7 @@ use crate::config::{MAX_CPUS, MAX_TASKS, TASK_SLOTS, TASK_STACK_SIZE};
 
 /// The longest task name kept, in bytes: a scenario's instance names are checked
 /// against the same limit on the host, so no two are cut to the same name.
-pub const TASK_NAME_BYTES: usize = fairway_sched::scenario::MAX_NAME_BYTES;
+pub const TASK_NAME_BYTES: usize = fairway_contract::scenario::MAX_NAME_BYTES;
 use crate::sync::IrqSpinLock;
 
 pub use scheduler::{

@@ -1,5 +1,5 @@
 //! Priority inheritance in the kernel: the lock model
-//! (`fairway_sched::scenario::resources`) decides which owner runs at which
+//! (`fairway_contract::scenario::resources`) decides which owner runs at which
 //! lent priority; this carries each decision out on the CPU that owns the task
 //! (Linux's `rt_mutex_setprio`, `docs/priority-inheritance.md`).
 //!

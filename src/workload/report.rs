@@ -1,14 +1,15 @@
 //! Printing a run's results as `report:` lines (`docs/report-format.md`), with
-//! the writers of `fairway_sched::stats::protocol`; the host turns them into a
+//! the writers of `fairway_contract::report`; the host turns them into a
 //! summary and a JSON report.
 
 use core::fmt::Write;
 use core::sync::atomic::Ordering;
 
-use fairway_sched::stats::{
-    CostLine, CpuLine, CpuScope, EndLine, HistogramLine, HistogramOwner, Log2Histogram, MetricLine,
-    RunLine, Summary, TaskLine, merged_summary,
+use fairway_contract::report::{
+    CostLine, CpuLine, CpuScope, EndLine, HistogramLine, HistogramOwner, MetricLine, RunLine,
+    TaskLine,
 };
+use fairway_sched::stats::{Log2Histogram, Summary, merged_summary};
 use fairway_sched::task::CpuId;
 use heapless::String;
 

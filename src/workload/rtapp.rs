@@ -11,7 +11,7 @@
 //! - each task instance starts on the least-loaded allowed CPU, in CPU order.
 //!
 //! Every instance walks its program with the same cursor as the simulator
-//! (`fairway_sched::scenario::program`).
+//! (`fairway_contract::scenario::program`).
 //!
 //! The scenario starts as the simulator's does, every instance created at one
 //! instant on CPUs that run nothing else: the calling (`main`) task spawns a
@@ -32,10 +32,10 @@ use alloc::string::String;
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
+use fairway_contract::scenario::program::{Cursor, Step};
+use fairway_contract::scenario::resources::{Outcome, Resources};
+use fairway_contract::scenario::{Event, Scenario, TimerMode};
 use fairway_sched::boot_options::RtAppOptions;
-use fairway_sched::scenario::program::{Cursor, Step};
-use fairway_sched::scenario::resources::{Outcome, Resources};
-use fairway_sched::scenario::{Event, Scenario, TimerMode};
 use fairway_sched::task::GroupId;
 use spin::Once;
 
@@ -334,7 +334,7 @@ fn group_of(path: Option<&str>) -> GroupId {
 }
 
 /// Carries out an event on rt-app's resources; `false` for any other event. The
-/// decisions are the shared model's (`fairway_sched::scenario::resources`); the
+/// decisions are the shared model's (`fairway_contract::scenario::resources`); the
 /// kernel only sleeps and wakes. A misuse of a mutex, or a deadlock in a run that
 /// no duration ends, stops the kernel with a message naming the tasks.
 fn resource_event(run: &Run, me: usize, event: &Event) -> bool {
@@ -763,7 +763,7 @@ pub fn run(scenario: Scenario, options: &RtAppOptions) -> Result<(), SpawnError>
     STARTED_INSTANCES.store(started, Ordering::Release);
     if scenario.tasks.iter().any(|t| scenario.is_forked(&t.name)) {
         // Room for forks, up to the scenario limit.
-        let room = fairway_sched::scenario::MAX_TASKS.saturating_sub(started);
+        let room = fairway_contract::scenario::MAX_TASKS.saturating_sub(started);
         instances.extend((0..room).map(|_| Instance::new(usize::MAX, None)));
     }
     let slots = instances.len();
@@ -855,7 +855,7 @@ pub fn run_from_boot_options(options: &RtAppOptions) -> crate::ExitCode {
         options.scenario.size as usize,
     );
     let scenario =
-        match fairway_sched::scenario::wire::decode_and_validate(blob, percpu::nr_online()) {
+        match fairway_contract::scenario::wire::decode_and_validate(blob, percpu::nr_online()) {
             Ok(scenario) => scenario,
             Err(error) => {
                 defmt::error!("rtapp: {}", defmt::Display2Format(&error));

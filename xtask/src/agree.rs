@@ -17,7 +17,8 @@
 
 use std::path::Path;
 
-use fairway_sim::{Config, Simulation, parse::parse_and_validate, policy_kind};
+use fairway_rtapp::parse_and_validate;
+use fairway_sim::{Config, Simulation, policy_kind};
 
 /// The kernel's own tasks around a scenario: the task that runs it (`main`) and
 /// the SCHED_FIFO task that creates its instances (`src/workload/rtapp.rs`).

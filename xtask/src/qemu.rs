@@ -97,8 +97,8 @@ impl QemuConfig {
         Ok(())
     }
 
-    /// Parses and validates the scenario with the simulator's parser, encodes it
-    /// (`fairway_sched::scenario::wire`) and has QEMU load it below the kernel.
+    /// Parses and validates the scenario with the rt-app reader (`fairway_rtapp`), encodes
+    /// it (`fairway_contract::scenario::wire`) and has QEMU load it below the kernel.
     pub fn load_scenario(&mut self) -> Result<(), String> {
         let Some(path) = &self.scenario else {
             return Ok(());
@@ -114,7 +114,7 @@ impl QemuConfig {
             }
         }
         let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-        let parsed = fairway_sim::parse::parse_with_notes(&text)
+        let parsed = fairway_rtapp::parse_with_notes(&text)
             .map_err(|e| format!("{}: {e}", path.display()))?;
         let scenario = parsed.scenario;
         scenario
@@ -125,7 +125,8 @@ impl QemuConfig {
                 eprintln!("xtask: {}: note: {note}", path.display());
             }
         }
-        let blob = fairway_sched::scenario::wire::encode(&scenario).map_err(|e| e.to_string())?;
+        let blob =
+            fairway_contract::scenario::wire::encode(&scenario).map_err(|e| e.to_string())?;
         if blob.len() > SCENARIO_ROOM {
             return Err(format!(
                 "{}: encoded scenario is {} bytes, more than the {SCENARIO_ROOM} bytes below the kernel",

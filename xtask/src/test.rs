@@ -572,6 +572,10 @@ pub fn lint() -> Result<(), String> {
         "--package",
         "fairway-sched",
         "--package",
+        "fairway-contract",
+        "--package",
+        "fairway-rtapp",
+        "--package",
         "fairway-sim",
         "--package",
         "fairway-devicetree",
@@ -607,7 +611,14 @@ pub fn lint() -> Result<(), String> {
     )?;
     cargo(
         &[
-            &["clippy", "--quiet", "--package", "fairway-sched"],
+            &[
+                "clippy",
+                "--quiet",
+                "--package",
+                "fairway-sched",
+                "--package",
+                "fairway-contract",
+            ],
             &deny[..],
         ]
         .concat(),
@@ -633,7 +644,7 @@ pub fn lint() -> Result<(), String> {
 /// shows the fuzz targets' report lines (`fuzz: TARGET: N cases in T s ...`, printed
 /// by `fairway_fuzzing::run` and shown by libtest's `--show-output`).
 fn host_tests() -> Result<(u64, u64), String> {
-    eprintln!("xtask: host tests (sched, sim, devicetree, fuzzing, xtask)");
+    eprintln!("xtask: host tests (sched, contract, rtapp, sim, devicetree, fuzzing, xtask)");
     let output = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
         .args([
             "test",
@@ -641,6 +652,10 @@ fn host_tests() -> Result<(u64, u64), String> {
             "host-tuple",
             "--package",
             "fairway-sched",
+            "--package",
+            "fairway-contract",
+            "--package",
+            "fairway-rtapp",
             "--package",
             "fairway-sim",
             "--package",

@@ -1,7 +1,7 @@
 //! Priority inheritance on one run queue: Linux's `rt_mutex_setprio`
 //! (`docs/priority-inheritance.md`). The lock model
-//! (`scenario::resources`) decides who is boosted to what; this carries a
-//! boost out on the owner's CPU.
+//! (`fairway_contract::scenario::resources`) decides who is boosted to what;
+//! this carries a boost out on the owner's CPU.
 //!
 //! ```text
 //!   queued?  dequeue_task            running?  put_prev_task

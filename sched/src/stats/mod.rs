@@ -17,27 +17,22 @@
 //! Everything is sized in `new` (the only allocation); `record` is O(1)
 //! amortised and allocates nothing, so it may run inside the hot paths it
 //! measures. Summaries are taken at report time and printed as `report: `
-//! lines ([`protocol`]; grammar in `docs/report-format.md`).
+//! lines (`fairway_contract::report`; grammar in `docs/report-format.md`).
 
 pub mod cost;
 pub mod histogram;
 pub mod probe;
-pub mod protocol;
 pub mod sampler;
 
 pub use cost::{
     CostStats, LatencyStats, bracket_cycles, overhead_from_calibration, subtract_overhead,
 };
 pub use histogram::{LOG2_BUCKETS, Log2Histogram, log2_bucket};
-pub use protocol::{
-    CostLine, CpuLine, CpuScope, EndLine, HistogramLine, HistogramOwner, MetricLine, RunLine,
-    TaskLine,
-};
 pub use sampler::{
     ExactSampler, StatsError, Summary, merged_summary, nearest_rank, nearest_rank_index,
 };
 
 #[cfg(test)]
-mod protocol_tests;
+mod merge_tests;
 #[cfg(test)]
 mod tests;

@@ -40,9 +40,9 @@
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap};
 
+use fairway_contract::scenario::Scenario;
+use fairway_contract::scenario::resources::Resources;
 use fairway_sched::run_queue::{CpuCapacity, PolicyKind, RunQueue};
-use fairway_sched::scenario::Scenario;
-use fairway_sched::scenario::resources::Resources;
 use fairway_sched::task::{GroupId, TaskParams};
 
 use crate::SimError;
@@ -52,7 +52,7 @@ mod cpu;
 mod workload;
 use crate::results::{CpuResult, Results, Switch, TaskResult};
 use crate::sampler::Sampler;
-use fairway_sched::scenario::program::Cursor;
+use fairway_contract::scenario::program::Cursor;
 
 /// How a simulation runs.
 #[derive(Clone, Debug)]
@@ -342,7 +342,7 @@ impl<'s> Simulation<'s> {
         // `fork` creates tasks at run time: room for as many as a scenario may have.
         let forks = scenario.tasks.iter().any(|t| scenario.is_forked(&t.name));
         let max_tasks = if forks {
-            fairway_sched::scenario::MAX_TASKS
+            fairway_contract::scenario::MAX_TASKS
         } else {
             tasks.len().max(1)
         };
@@ -625,7 +625,7 @@ mod tests {
     #[test]
     fn events_piling_up_at_one_instant_end_the_run_naming_time_and_cpu() {
         let text = r#"{"tasks": {"a": {"runtime": 1000000}, "b": {"runtime": 1000000}}}"#;
-        let scenario = crate::parse::parse_and_validate_for(text, 2, true).unwrap();
+        let scenario = fairway_rtapp::parse_and_validate_for(text, 2, true).unwrap();
         let config = Config {
             policy: PolicyKind::RoundRobin {
                 slice: DEFAULT_SLICE_NS,

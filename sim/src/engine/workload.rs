@@ -1,14 +1,14 @@
 //! The task side of the engine: running a task's rt-app program (run, runtime, sleep,
 //! timer, yield; phase affinity), blocking and exiting.
 
+use fairway_contract::scenario::resources::Outcome;
+use fairway_contract::scenario::{Event, Scenario, TimerMode};
 use fairway_sched::class::{DequeueFlags, EnqueueFlags, SchedClass};
-use fairway_sched::scenario::resources::Outcome;
-use fairway_sched::scenario::{Event, Scenario, TimerMode};
 use fairway_sched::task::{CpuId, TaskId};
 
 use super::{Kind, Remaining, STEP_LIMIT, Simulation, TaskState, ns};
 use crate::SimError;
-use fairway_sched::scenario::program::Step;
+use fairway_contract::scenario::program::Step;
 
 impl Simulation<'_> {
     /// Runs `task`'s program from its cursor until a busy event, a block or the end.
@@ -124,7 +124,7 @@ impl Simulation<'_> {
         }
     }
 
-    /// An event on rt-app's resources (`fairway_sched::scenario::resources`), or
+    /// An event on rt-app's resources (`fairway_contract::scenario::resources`), or
     /// `None` for any other event. A blocked task sleeps with no wake-up of its own:
     /// the call that unblocks it lists it, and wakes it.
     fn resource_event(&mut self, task: usize, event: &Event) -> Result<Option<Outcome>, SimError> {

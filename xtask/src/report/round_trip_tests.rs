@@ -1,11 +1,12 @@
 //! Round trip: records written by the kernel-side formatters of
-//! `fairway_sched::stats::protocol` from seeded random measurements, parsed
+//! `fairway_contract::report` from seeded random measurements, parsed
 //! here, must carry every figure of the samplers they came from.
 
-use fairway_sched::stats::{
-    CostLine, CostStats, CpuLine, CpuScope as LineScope, EndLine, HistogramLine, HistogramOwner,
-    LatencyStats, Log2Histogram, MetricLine, RunLine, TaskLine, merged_summary,
+use fairway_contract::report::{
+    CostLine, CpuLine, CpuScope as LineScope, EndLine, HistogramLine, HistogramOwner, MetricLine,
+    RunLine, TaskLine,
 };
+use fairway_sched::stats::{CostStats, LatencyStats, Log2Histogram, merged_summary};
 use fairway_sched::task::{CpuId, TaskId};
 
 use super::{CpuScope, parse_report};

@@ -19,7 +19,7 @@ use alloc::collections::BTreeMap;
 use alloc::vec::Vec;
 
 use super::{Instance, Resources};
-use crate::task::Policy;
+use fairway_sched::task::Policy;
 
 /// Linux's `MAX_RT_PRIO`: prio numbers below it are RT.
 const MAX_RT_PRIO: i32 = 100;

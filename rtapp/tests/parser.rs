@@ -3,8 +3,8 @@
 //! the limits in facts §1.1 (nice), §3.1 (uclamp 0..=1024), §9 (MIN/MAX_SHARES), and the
 //! rt-app grammar of §8.3).
 
-use fairway_sched::scenario::{Event, TimerMode};
-use fairway_sim::parse::{parse, parse_and_validate};
+use fairway_contract::scenario::{Event, TimerMode};
+use fairway_rtapp::{parse, parse_and_validate};
 
 fn error(text: &str, cpus: usize) -> String {
     match parse_and_validate(text, cpus) {
@@ -14,7 +14,7 @@ fn error(text: &str, cpus: usize) -> String {
 }
 
 fn load(name: &str) -> String {
-    let path = format!("{}/scenarios/{name}", env!("CARGO_MANIFEST_DIR"));
+    let path = format!("{}/../sim/scenarios/{name}", env!("CARGO_MANIFEST_DIR"));
     std::fs::read_to_string(path).unwrap()
 }
 
@@ -203,7 +203,7 @@ fn empty_or_out_of_range_affinity() {
 
 #[test]
 fn too_many_tasks() {
-    // The one task limit, fairway_sched::scenario::MAX_TASKS = 10,000.
+    // The one task limit, fairway_contract::scenario::MAX_TASKS = 10,000.
     let text =
         r#"{"tasks": {"a": {"instance": 6000, "run": 5}, "b": {"instance": 6000, "run": 5}}}"#;
     assert_eq!(

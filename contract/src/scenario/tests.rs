@@ -4,7 +4,7 @@ use alloc::string::ToString;
 use alloc::vec;
 
 use super::*;
-use crate::task::{CpuMask, Policy};
+use fairway_sched::task::{CpuMask, Policy};
 
 fn task(attributes: Attributes, events: Vec<Event>) -> TaskSpec {
     TaskSpec {

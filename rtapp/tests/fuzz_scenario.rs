@@ -12,12 +12,12 @@
 //! fork, instance counts up to 10^9, values nested hundreds of arrays deep) and
 //! written back with comments and trailing commas; and those texts byte-edited.
 
+use fairway_contract::scenario::ErrorKind;
+use fairway_contract::scenario::wire::{decode_and_validate, encode};
 use fairway_fuzzing::proptest::prelude::*;
 use fairway_fuzzing::proptest::test_runner::TestCaseError;
 use fairway_fuzzing::{ByteEdit, ByteOrder, Outcome, apply, byte_edits};
-use fairway_sched::scenario::ErrorKind;
-use fairway_sched::scenario::wire::{decode_and_validate, encode};
-use fairway_sim::parse::{parse_and_validate, parse_with_notes};
+use fairway_rtapp::{parse_and_validate, parse_with_notes};
 use jsonc_parser::ast::Value;
 use jsonc_parser::{CollectOptions, ParseOptions};
 

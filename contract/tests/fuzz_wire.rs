@@ -11,17 +11,17 @@
 
 use std::sync::Mutex;
 
-use fairway_fuzzing::proptest::prelude::*;
-use fairway_fuzzing::proptest::test_runner::TestCaseError;
-use fairway_fuzzing::{ByteEdit, ByteOrder, Outcome, apply, byte_edits};
-use fairway_sched::scenario::wire::{
+use fairway_contract::scenario::wire::{
     HEADER_LEN, MAGIC, VERSION, WireError, WireErrorKind, crc32, decode, decode_and_validate,
     encode,
 };
-use fairway_sched::scenario::{
+use fairway_contract::scenario::{
     Attributes, Calibration, Event, Global, MAX_TASKS, NamedEvent, Phase, PolicyName, Scenario,
     TaskGroup, TaskSpec, TimerMode,
 };
+use fairway_fuzzing::proptest::prelude::*;
+use fairway_fuzzing::proptest::test_runner::TestCaseError;
+use fairway_fuzzing::{ByteEdit, ByteOrder, Outcome, apply, byte_edits};
 use peak_alloc::PeakAlloc;
 
 /// Counts the bytes in use and their peak, for the allocation bound.

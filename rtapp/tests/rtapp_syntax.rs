@@ -2,8 +2,8 @@
 //! workgen's repeated keys) and issue 10's bad inputs, each refused with its JSON path.
 //! Expected texts are written by hand from the grammar, not printed by the code.
 
-use fairway_sched::scenario::{Calibration, Event, MAX_NAME_BYTES, MAX_TASKS};
-use fairway_sim::parse::{parse, parse_and_validate, parse_with_notes};
+use fairway_contract::scenario::{Calibration, Event, MAX_NAME_BYTES, MAX_TASKS};
+use fairway_rtapp::{parse, parse_and_validate, parse_with_notes};
 
 fn refused(text: &str, cpus: usize) -> String {
     match parse_and_validate(text, cpus) {
@@ -257,31 +257,6 @@ fn sched_deadline_is_refused_naming_the_policy() {
 #[test]
 fn parsing_alone_keeps_values_for_the_validator() {
     assert!(parse(r#"{"tasks": {"t": {"priority": 99, "run": 5}}}"#).is_ok());
-}
-
-/// rt-app stops its tasks only after a positive `duration`: 0 runs, like -1, until
-/// every task has finished (a 3 ms run here, not a 0 s one).
-#[test]
-fn duration_zero_runs_until_every_task_has_finished() {
-    let text = r#"{"global": {"duration": 0}, "tasks": {"t": {"loop": 3, "run": 1000}}}"#;
-    let scenario = parse_and_validate(text, 1).unwrap();
-    let config = fairway_sim::Config {
-        policy: fairway_sched::run_queue::PolicyKind::RoundRobin { slice: 4_000_000 },
-        policy_name: "rr".into(),
-        capacities: vec![fairway_sched::run_queue::CpuCapacity::default()],
-        tick_ns: 4_000_000,
-        duration_ns: None,
-        sample_interval_ns: 1_000_000,
-        hrtick: false,
-        tick_phase_ns: 0,
-        skew_tick: false,
-        balance: false,
-    };
-    let results = fairway_sim::Simulation::new(&scenario, config)
-        .unwrap()
-        .run(None)
-        .unwrap();
-    assert_eq!(results.tasks[0].runtime_ns, 3_000_000);
 }
 
 /// Linux 6.12: `dl-runtime` of a fair task is its custom EEVDF slice; RT policies

@@ -11,7 +11,7 @@ use super::{
     Attributes, CAPACITY_SCALE, Calibration, ErrorKind, Event, MAX_NAME_BYTES, MAX_TASKS,
     MEMORY_BYTES_PER_US, Phase, PolicyName, SHARES_RANGE, Scenario, ScenarioError, TaskSpec,
 };
-use crate::task::{CpuId, CpuMask, MAX_CPUS, Policy, TaskParams};
+use fairway_sched::task::{CpuId, CpuMask, MAX_CPUS, Policy, TaskParams};
 
 /// The longest duration accepted in one field, in µs (about 11.6 days), so that every time
 /// converts to nanoseconds in a `u64` with room to add.
@@ -472,7 +472,7 @@ impl Scenario {
             affinity,
             uclamp_min: attributes.util_min.map(|v| v.clamp(0, 1024) as u16),
             uclamp_max: attributes.util_max.map(|v| v.clamp(0, 1024) as u16),
-            group: crate::task::GroupId::ROOT,
+            group: fairway_sched::task::GroupId::ROOT,
             // Linux 6.12 reads `sched_runtime` of a fair task as its slice; RT
             // policies ignore it.
             custom_slice: match policy_name {

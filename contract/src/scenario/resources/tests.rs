@@ -232,7 +232,7 @@ fn a_lock_order_inversion_leaves_both_blocked() {
     assert_eq!(r.blocked().collect::<Vec<_>>(), [A, B]);
 }
 
-fn with_inheritance(policies: &[(Instance, crate::task::Policy)]) -> Resources {
+fn with_inheritance(policies: &[(Instance, fairway_sched::task::Policy)]) -> Resources {
     let mut r = Resources::default();
     r.enable_priority_inheritance();
     for &(instance, policy) in policies {
@@ -241,9 +241,9 @@ fn with_inheritance(policies: &[(Instance, crate::task::Policy)]) -> Resources {
     r
 }
 
-const FAIR: crate::task::Policy = crate::task::Policy::Normal { nice: 0 };
-const fn fifo(priority: u8) -> crate::task::Policy {
-    crate::task::Policy::Fifo { priority }
+const FAIR: fairway_sched::task::Policy = fairway_sched::task::Policy::Normal { nice: 0 };
+const fn fifo(priority: u8) -> fairway_sched::task::Policy {
+    fairway_sched::task::Policy::Fifo { priority }
 }
 
 #[test]
@@ -304,8 +304,8 @@ fn a_boost_follows_the_chain_of_blocked_owners() {
 #[test]
 fn a_fair_waiter_lends_no_rt_priority_and_a_stronger_owner_none() {
     let mut r = with_inheritance(&[
-        (A, crate::task::Policy::Normal { nice: 10 }),
-        (B, crate::task::Policy::Normal { nice: -20 }),
+        (A, fairway_sched::task::Policy::Normal { nice: 10 }),
+        (B, fairway_sched::task::Policy::Normal { nice: -20 }),
         (C, fifo(50)),
     ]);
     let mut wake = Vec::new();

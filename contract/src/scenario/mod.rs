@@ -4,7 +4,7 @@
 //! The model mirrors the rt-app JSON grammar (`global`, `tasks`, task and phase properties,
 //! events in order) and keeps the values as written (signed integers), so that
 //! [`Scenario::validate`] can refuse a bad one with the field's path and value, like
-//! `EINVAL`. Parsing the JSON text is the host's job (`fairway-sim`); the kernel receives
+//! `EINVAL`. Parsing the JSON text is the host's job (`fairway-rtapp`); the kernel receives
 //! the model already built.
 //!
 //! ```text

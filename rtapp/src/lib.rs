@@ -1,5 +1,22 @@
+//! # fairway-rtapp: the rt-app JSON reader
+//!
 //! The rt-app JSON reader (facts §8.3, `docs/rtapp.md`) into the portable [`Scenario`]
-//! model. Every error names the JSON path of the offending field.
+//! model of `fairway-contract`. Every error names the JSON path of the offending field.
+//! The simulator (`fairway-sim`) and the host tooling (`xtask`, which encodes the
+//! scenario for the kernel) both read scenarios through it; neither needs the other.
+//!
+//! ```text
+//!   rt-app JSON --parse--> Scenario --validate--+--> fairway-sim (a run in virtual time)
+//!                                               +--> scenario::wire::encode --> kernel
+//! ```
+//!
+//! It is a crate of its own, on the host side of the contract, rather than a `std`
+//! feature of `fairway-contract`: the contract is built for the bare-metal kernel, and
+//! as a separate crate the reader's `std` and jsonc-parser can never reach the kernel's
+//! build, whatever features the workspace unifies; the contract stays one
+//! configuration to build, lint and test (`cargo test -p fairway-contract` tests all of
+//! it), and the reader's tests and fuzz target (`proptest-regressions/scenario.txt`)
+//! sit beside the reader, not behind a feature flag.
 //!
 //! rt-app reads its files with json-c in the lenient mode, so real rt-app files use
 //! `/* */` and `//` comments and trailing commas; its companion script (workgen) lets
@@ -10,9 +27,11 @@
 //! events run in file order, and a repeated event key is one more event. A repeated
 //! key that is not an event (a task name, `instance`, `global`...) is refused.
 
+#![forbid(unsafe_code)]
+
 use std::borrow::Cow;
 
-use fairway_sched::scenario::{
+use fairway_contract::scenario::{
     Attributes, Calibration, ErrorKind, Event, Global, NamedEvent, Phase, PolicyName, Scenario,
     ScenarioError, TaskGroup, TaskSpec, TimerMode,
 };
@@ -313,7 +332,7 @@ impl<'t> Reader<'t> {
                 "taskgroups" => {
                     for (group_path, group) in self.unique_object(value, &path)? {
                         let here = join(&path, &group_path);
-                        let mut shares = fairway_sched::scenario::DEFAULT_SHARES;
+                        let mut shares = fairway_contract::scenario::DEFAULT_SHARES;
                         for (k, v) in self.unique_object(group, &here)? {
                             match k.as_ref() {
                                 "shares" => shares = self.integer(v, &join(&here, &k))?,

@@ -3,7 +3,7 @@
 //! target's seed is in `proptest-regressions/scenario.txt`; these tests keep the
 //! inputs themselves, which stay valid when the target's strategies change.
 
-use fairway_sim::parse::parse_and_validate;
+use fairway_rtapp::parse_and_validate;
 
 fn refusal(text: &str) -> String {
     match parse_and_validate(text, 1) {

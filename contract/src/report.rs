@@ -9,9 +9,11 @@
 
 use core::fmt::{self, Display, Formatter, Write};
 
-use super::histogram::Log2Histogram;
-use super::sampler::Summary;
-use crate::task::{CpuId, TaskId};
+use fairway_sched::stats::{Log2Histogram, Summary};
+use fairway_sched::task::{CpuId, TaskId};
+
+#[cfg(test)]
+mod tests;
 
 /// A name as the protocol allows it (see the module doc).
 struct Name<'a>(&'a str);
@@ -63,7 +65,8 @@ impl Display for RunLine<'_> {
 pub enum CpuScope {
     /// One CPU.
     Cpu(CpuId),
-    /// All CPUs merged ([`super::merged_summary`], [`Log2Histogram::merge`]).
+    /// All CPUs merged ([`merged_summary`](fairway_sched::stats::merged_summary),
+    /// [`Log2Histogram::merge`]).
     All,
 }
 
