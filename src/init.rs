@@ -4,7 +4,7 @@
 
 use core::sync::atomic::Ordering;
 
-use fairway_sched::boot_options::{BootOptions, MAX_BOOTARGS, PolicyChoice};
+use fairway_sched::boot_options::{BootOptions, MAX_BOOTARGS};
 use heapless::String;
 use spin::Once;
 
@@ -31,16 +31,9 @@ pub struct SystemInfo {
     pub entry_el: u8,
     /// The generic timer's frequency, from CNTFRQ_EL0.
     pub timer_frequency: u64,
-    /// The kernel command line (`/chosen/bootargs`), checked.
+    /// The kernel command line (`/chosen/bootargs`), checked; the scheduler's
+    /// settings are `options.sched`.
     pub options: BootOptions,
-    /// Scheduler tick frequency.
-    pub hz: u64,
-    /// The round-robin slice in ns.
-    pub slice_ns: u64,
-    /// Slices end on a high-resolution timer.
-    pub hrtick: bool,
-    /// The scheduling policy.
-    pub policy: PolicyChoice,
 }
 
 static SYSTEM: Once<SystemInfo> = Once::new();
@@ -242,17 +235,8 @@ pub extern "C" fn kernel_init_primary(dtb: usize, entry_el: u64) -> ! {
         slot.cluster.store(info.cluster, Ordering::Relaxed);
     }
     let options = read_boot_options(&board);
-    let hz = options.hz;
-    scheduler::set_hz(hz);
-    if let Some(us) = options.slice_us {
-        scheduler::set_slice_ns(us * 1000);
-    }
-    scheduler::set_hrtick(options.hrtick);
-    scheduler::set_skew_tick(options.skew_tick);
-    let policy = options.policy;
-    scheduler::set_policy(policy, nr_cpus);
-    scheduler::set_uclamp(options.uclamp);
-    let balance = options.balance;
+    scheduler::configure(options.sched, nr_cpus);
+    let balance = options.sched.balance;
     if let Err(reason) = crate::task::balance::init(nr_cpus, balance) {
         defmt::warn!("load balancing off: {=str}", reason);
     }
@@ -281,20 +265,17 @@ pub extern "C" fn kernel_init_primary(dtb: usize, entry_el: u64) -> ! {
         entry_el: entry_el as u8,
         timer_frequency: frequency,
         options,
-        hz,
-        slice_ns: scheduler::slice_ns(),
-        hrtick: scheduler::hrtick_enabled(),
-        policy,
     });
+    let sched = options.sched;
     defmt::info!(
         "{=usize}/{=usize} CPUs online, scheduler {=str}, timer {=u64} Hz, HZ={=u64}, slice {=u64} us, hrtick {=bool}, heap {=u64} KiB free",
         percpu::nr_online(),
         nr_cpus,
-        policy.name(),
+        sched.policy.name(),
         frequency,
-        hz,
-        scheduler::slice_ns() / 1000,
-        scheduler::hrtick_enabled(),
+        sched.hz,
+        sched.slice_us,
+        sched.hrtick,
         heap::free_bytes() as u64 / 1024
     );
     if let Err(error) = spawn("main", run_main, 0, 0, TaskParams::default()) {

@@ -40,11 +40,12 @@ fn main() -> ExitCode {
     let turns = TURNS.load(Ordering::Relaxed);
     let system = fairway::system();
     // With hrtick, slices end on time whatever HZ is; without it, at the next tick.
-    let tick = 1_000_000_000 / system.hz;
-    let slice = if system.hrtick {
-        system.slice_ns
+    let sched = system.options.sched;
+    let tick = sched.tick_ns();
+    let slice = if sched.hrtick {
+        sched.slice_ns()
     } else {
-        system.slice_ns.div_ceil(tick) * tick
+        sched.slice_ns().div_ceil(tick) * tick
     };
     defmt::println!(
         "preempt: runtime a {=u64} us, b {=u64} us, {=u64} turns in {=u64} ms (slice {=u64} us)",

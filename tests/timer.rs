@@ -77,14 +77,14 @@ fn main() -> ExitCode {
         max,
         LATENESS_BOUND_NS
     );
-    let expected_ticks = elapsed * system().hz * cpus as u64 / 1_000_000_000;
+    let expected_ticks = elapsed * system().options.sched.hz * cpus as u64 / 1_000_000_000;
     defmt::println!(
         "timer: {=u64} ticks in {=u64} us on {=usize} CPUs (expected {=u64} at HZ={=u64})",
         ticks,
         elapsed / 1000,
         cpus,
         expected_ticks,
-        system().hz
+        system().options.sched.hz
     );
     assert_eq!(EARLY.load(Ordering::Relaxed), 0, "no sleep ends early");
     assert!(max <= LATENESS_BOUND_NS, "wake-up lateness bounded");

@@ -11,7 +11,8 @@
 //!
 //! ```text
 //!   "sched=cfs hz=1000 workload=sched-pipe loops=500"
-//!     -> BootOptions { policy: Cfs, hz: 1000, workload: SchedPipe { loops: 500, .. }, .. }
+//!     -> BootOptions { sched: SchedConfig { policy: Cfs, hz: 1000, .. },
+//!                      workload: SchedPipe { loops: 500, .. }, .. }
 //!   "hz=abc"  -> error: hz=abc: not a number
 //!   "hz=1000 hz=100" -> error: hz=100: hz is given twice
 //! ```
@@ -56,6 +57,120 @@ impl PolicyChoice {
             PolicyChoice::Cfs => "cfs",
             PolicyChoice::Eevdf => "eevdf",
         }
+    }
+}
+
+/// The scheduler's settings: one value, read from the kernel's command line
+/// ([`BootOptions::parse`]) or from the simulator's flags of the same names
+/// ([`SchedConfig::parse`]), with the same ranges and defaults (Linux's where
+/// Linux has one: `CONFIG_HZ=250`, hrtick on, `skew_tick=0`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SchedConfig {
+    /// `sched=eevdf|cfs|rr`.
+    pub policy: PolicyChoice,
+    /// `hz=` (`CONFIG_HZ`), 10..=10000.
+    pub hz: u64,
+    /// `hrtick=0|1`: end slices on a high-resolution timer.
+    pub hrtick: bool,
+    /// `skew_tick=0|1`: spread the CPUs' ticks over half a period.
+    pub skew_tick: bool,
+    /// `slice_us=` of the round-robin policy, 100..=1000000.
+    pub slice_us: u64,
+    /// `uclamp=0|1`: uclamp's run-queue accounting.
+    pub uclamp: bool,
+    /// `balance=0|1`: wake-up CPU selection and load balancing.
+    pub balance: bool,
+}
+
+impl SchedConfig {
+    /// The option names, as the command line and the simulator's flags spell them.
+    pub const KEYS: [&'static str; 7] = [
+        "sched",
+        "hz",
+        "hrtick",
+        "skew_tick",
+        "slice_us",
+        "uclamp",
+        "balance",
+    ];
+
+    /// Every setting at its default.
+    pub const DEFAULT: SchedConfig = SchedConfig {
+        policy: PolicyChoice::Eevdf,
+        hz: DEFAULT_HZ,
+        hrtick: true,
+        skew_tick: false,
+        slice_us: crate::round_robin::DEFAULT_SLICE_NS / 1000,
+        uclamp: true,
+        balance: true,
+    };
+
+    /// Reads `key=value` words of [`SchedConfig::KEYS`] only (the simulator's
+    /// flags, written as such words), as strictly as the command line.
+    pub fn parse(line: &str) -> Result<SchedConfig, BootOptionError<'_>> {
+        if line.len() > MAX_BOOTARGS {
+            return Err(error(line, Problem::TooLong(line.len())));
+        }
+        let words = Words::split(line)?;
+        if let Some((word, _)) = KEYS
+            .iter()
+            .filter(|key| !Self::KEYS.contains(key))
+            .find_map(|key| words.get(key))
+        {
+            return Err(error(word, Problem::UnknownOption));
+        }
+        Self::from_words(&words)
+    }
+
+    fn from_words<'a>(words: &Words<'a>) -> Result<SchedConfig, BootOptionError<'a>> {
+        let default = Self::DEFAULT;
+        let policy = match words.get("sched") {
+            None => default.policy,
+            Some((word, name)) => {
+                PolicyChoice::parse(name).ok_or(error(word, Problem::NotOneOf("eevdf, cfs, rr")))?
+            }
+        };
+        Ok(SchedConfig {
+            policy,
+            hz: words.number("hz", default.hz, 10, 10_000)?,
+            hrtick: words.flag("hrtick", default.hrtick)?,
+            skew_tick: words.flag("skew_tick", default.skew_tick)?,
+            slice_us: words.number("slice_us", default.slice_us, 100, 1_000_000)?,
+            uclamp: words.flag("uclamp", default.uclamp)?,
+            balance: words.flag("balance", default.balance)?,
+        })
+    }
+
+    /// The tick period in ns.
+    pub const fn tick_ns(&self) -> u64 {
+        1_000_000_000 / self.hz
+    }
+
+    /// The round-robin slice in ns.
+    pub const fn slice_ns(&self) -> u64 {
+        self.slice_us * 1000
+    }
+
+    /// The run-queue policy on `nr_cpus` CPUs: round robin with the slice, or
+    /// the fair class with Linux's tunables for that many CPUs (§1.4, §1.5;
+    /// EEVDF's lag clamp uses the tick). The one place `sched=` becomes a policy.
+    pub fn policy_kind(&self, nr_cpus: usize) -> crate::run_queue::PolicyKind {
+        use crate::fair::{CfsTunables, EevdfTunables};
+        use crate::run_queue::PolicyKind;
+        let cpus = u32::try_from(nr_cpus).unwrap_or(u32::MAX);
+        match self.policy {
+            PolicyChoice::RoundRobin => PolicyKind::RoundRobin {
+                slice: self.slice_ns(),
+            },
+            PolicyChoice::Cfs => PolicyKind::Cfs(CfsTunables::for_cpus(cpus)),
+            PolicyChoice::Eevdf => PolicyKind::Eevdf(EevdfTunables::for_cpus(cpus, self.tick_ns())),
+        }
+    }
+}
+
+impl Default for SchedConfig {
+    fn default() -> Self {
+        Self::DEFAULT
     }
 }
 
@@ -131,20 +246,9 @@ pub struct HackbenchOptions {
 /// Every boot option, typed, with its default when absent.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct BootOptions {
-    /// `sched=`.
-    pub policy: PolicyChoice,
-    /// `hz=` (`CONFIG_HZ`), 10..=10000.
-    pub hz: u64,
-    /// `hrtick=0|1`: end slices on a high-resolution timer.
-    pub hrtick: bool,
-    /// `skew_tick=0|1`.
-    pub skew_tick: bool,
-    /// `slice_us=` of the round-robin policy, 100..=1000000; `None` = the kernel's default.
-    pub slice_us: Option<u64>,
-    /// `uclamp=0|1`: uclamp's run-queue accounting.
-    pub uclamp: bool,
-    /// `balance=0|1`: wake-up CPU selection and load balancing.
-    pub balance: bool,
+    /// The scheduler's settings (`sched= hz= hrtick= skew_tick= slice_us=
+    /// uclamp= balance=`).
+    pub sched: SchedConfig,
     /// `icount=0|1`: the host ran QEMU with `-icount` (reported, not acted on).
     pub icount: bool,
     /// `dtb=0xADDRESS dtb_size=BYTES`: a device tree loaded for the `device_tree`
@@ -196,35 +300,44 @@ pub enum Problem {
     TooLong(usize),
 }
 
-impl fmt::Display for BootOptionError<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+impl BootOptionError<'_> {
+    /// What is wrong, naming the word, without the `bootargs:` prefix (the
+    /// simulator says it of its own flags).
+    pub fn describe(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let key = self.word.split('=').next().unwrap_or(self.word);
         match self.problem {
             Problem::TooLong(length) => write!(
                 f,
-                "bootargs: the command line is {length} bytes, more than {MAX_BOOTARGS}"
+                "the command line is {length} bytes, more than {MAX_BOOTARGS}"
             ),
             Problem::NotKeyValue => {
-                write!(f, "bootargs: '{}' is not an option=value pair", self.word)
+                write!(f, "'{}' is not an option=value pair", self.word)
             }
-            Problem::UnknownOption => write!(f, "bootargs: {}: unknown option '{key}'", self.word),
-            Problem::GivenTwice => write!(f, "bootargs: {}: {key} is given twice", self.word),
-            Problem::NotANumber => write!(f, "bootargs: {}: not a number", self.word),
+            Problem::UnknownOption => write!(f, "{}: unknown option '{key}'", self.word),
+            Problem::GivenTwice => write!(f, "{}: {key} is given twice", self.word),
+            Problem::NotANumber => write!(f, "{}: not a number", self.word),
             Problem::OutOfRange { min, max } => {
-                write!(f, "bootargs: {}: outside {min}..={max}", self.word)
+                write!(f, "{}: outside {min}..={max}", self.word)
             }
             Problem::NotOneOf(choices) => {
-                write!(f, "bootargs: {}: must be one of {choices}", self.word)
+                write!(f, "{}: must be one of {choices}", self.word)
             }
             Problem::OtherWorkload { belongs_to, chosen } => write!(
                 f,
-                "bootargs: {}: an option of workload={belongs_to}, not of workload={chosen}",
+                "{}: an option of workload={belongs_to}, not of workload={chosen}",
                 self.word
             ),
             Problem::Missing(needed) => {
-                write!(f, "bootargs: {} needs {needed} as well", self.word)
+                write!(f, "{} needs {needed} as well", self.word)
             }
         }
+    }
+}
+
+impl fmt::Display for BootOptionError<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("bootargs: ")?;
+        self.describe(f)
     }
 }
 
@@ -391,16 +504,7 @@ impl BootOptions {
             return Err(error(line, Problem::TooLong(line.len())));
         }
         let words = Words::split(line)?;
-        let policy = match words.get("sched") {
-            None => PolicyChoice::Eevdf,
-            Some((word, name)) => {
-                PolicyChoice::parse(name).ok_or(error(word, Problem::NotOneOf("eevdf, cfs, rr")))?
-            }
-        };
-        let slice_us = match words.get("slice_us") {
-            None => None,
-            Some(_) => Some(words.number("slice_us", 0, 100, 1_000_000)?),
-        };
+        let sched = SchedConfig::from_words(&words)?;
         let workload_name = words.get("workload").map_or("demo", |(_, name)| name);
         let workload = match workload_name {
             "demo" => {
@@ -455,13 +559,7 @@ impl BootOptions {
             }
         };
         Ok(BootOptions {
-            policy,
-            hz: words.number("hz", DEFAULT_HZ, 10, 10_000)?,
-            hrtick: words.flag("hrtick", true)?,
-            skew_tick: words.flag("skew_tick", false)?,
-            slice_us,
-            uclamp: words.flag("uclamp", true)?,
-            balance: words.flag("balance", true)?,
+            sched,
             icount: words.flag("icount", false)?,
             loaded_dtb: words.blob("dtb", "dtb_size")?,
             workload,

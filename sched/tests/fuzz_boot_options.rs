@@ -14,7 +14,7 @@ use fairway_fuzzing::proptest::prelude::*;
 use fairway_fuzzing::proptest::test_runner::TestCaseError;
 use fairway_sched::boot_options::{
     BootOptions, HackbenchOptions, LoadedBlob, MAX_BOOTARGS, PolicyChoice, Problem, RtAppOptions,
-    SchedPipeOptions, Workload,
+    SchedConfig, SchedPipeOptions, Workload,
 };
 
 const KEYS: [&str; 27] = [
@@ -160,7 +160,7 @@ fn options() -> impl Strategy<Value = BootOptions> {
         ]),
         10..=10_000u64,
         any::<[bool; 5]>(),
-        prop::option::of(100..=1_000_000u64),
+        100..=1_000_000u64,
         prop::option::of(blob),
         workload,
     )
@@ -174,13 +174,15 @@ fn options() -> impl Strategy<Value = BootOptions> {
                 workload,
             )| {
                 BootOptions {
-                    policy,
-                    hz,
-                    hrtick,
-                    skew_tick,
-                    slice_us,
-                    uclamp,
-                    balance,
+                    sched: SchedConfig {
+                        policy,
+                        hz,
+                        hrtick,
+                        skew_tick,
+                        slice_us,
+                        uclamp,
+                        balance,
+                    },
                     icount,
                     loaded_dtb,
                     workload,

@@ -4,28 +4,26 @@ use std::fs::File;
 use std::io::{self, BufWriter, Write};
 
 use fairway_contract::scenario::{Scenario, wire};
-use fairway_sched::round_robin::DEFAULT_SLICE_NS;
+use fairway_sched::boot_options::SchedConfig;
 use fairway_sched::run_queue::CpuCapacity;
 
-use crate::{Config, Sampler, SimError, Simulation, policy_kind};
+use crate::{Config, Sampler, SimError, Simulation};
 
 /// The usage text.
 pub const USAGE: &str = "\
 usage: fairway-sim SCENARIO.json [options]
-  --policy rr|cfs|eevdf      run-queue policy (default rr)
+  --sched eevdf|cfs|rr       run-queue policy (default eevdf)
   --cpus N                   number of CPUs (default: the topology's, else 1)
   --capacities C0,C1,...     capacity_orig per CPU, 1..=1024 (overrides global.capacities)
   --frequency-scales F0,...  frequency scale per CPU, 1..=1024 (default 1024)
   --duration T               run length (overrides global.duration), e.g. 2s, 500ms, 1500us
-  --hz N                     tick frequency (default 250: a 4 ms tick)
-  --slice T                  round-robin slice (default 4ms)
-  --hrtick 0|1               end slices on a high-resolution timer, as the kernel does
-                             (default 0: slices end at ticks)
+  --hz N                     tick frequency, 10..=10000 (default 250: a 4 ms tick)
+  --slice_us N               round-robin slice in us, 100..=1000000 (default 4000)
+  --hrtick 0|1               end slices on a high-resolution timer (default 1)
+  --skew_tick 0|1            CPU c ticks c x (1/HZ / 2) / N later (default 0)
+  --uclamp 0|1               uclamp's run-queue accounting (default 1)
+  --balance 0|1              wake-up CPU selection and load balancing (default 1)
   --tick-phase T             ticks fall at T + k/HZ (default 0: at k/HZ)
-  --skew-tick 0|1            CPU c ticks c x (1/HZ / 2) / N later, as the kernel's skew_tick=1
-                             (default 0)
-  --balance 0|1              periodic and newly-idle load balancing, as the kernel's
-                             (default 0: tasks move only when a phase's cpus excludes them)
   --sample-interval T        CSV sampling period (default 1ms)
   --csv FILE                 write the signals CSV
   --results FILE             write the results JSON ('-' for stdout)
@@ -37,15 +35,18 @@ usage: fairway-sim SCENARIO.json [options]
   --quiet                    no summary on stdout
   --verbose                  notes on what the scenario sets that has no effect here
                              (rt-app's host options, a byte-order mark), on stderr
-times without a unit are seconds; units: ns, us, ms, s";
+times without a unit are seconds; units: ns, us, ms, s
+--sched, --hz, --slice_us, --hrtick, --skew_tick, --uclamp and --balance are the kernel's
+boot options of the same names, read by the same parser with the same ranges and defaults";
 
 /// Parsed command-line options.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Options {
     /// The scenario file.
     pub scenario: String,
-    /// `--policy`.
-    pub policy: String,
+    /// The scheduler's settings: `--sched --hz --slice_us --hrtick --skew_tick
+    /// --uclamp --balance`, the kernel's boot options of the same names.
+    pub sched: SchedConfig,
     /// `--cpus`.
     pub cpus: Option<usize>,
     /// `--capacities`.
@@ -54,18 +55,8 @@ pub struct Options {
     pub frequency_scales: Option<Vec<i64>>,
     /// `--duration`, in ns.
     pub duration_ns: Option<u64>,
-    /// `--hz`.
-    pub hz: u64,
-    /// `--slice`, in ns.
-    pub slice_ns: u64,
-    /// `--hrtick`.
-    pub hrtick: bool,
     /// `--tick-phase`, in ns.
     pub tick_phase_ns: u64,
-    /// `--skew-tick`.
-    pub skew_tick: bool,
-    /// `--balance`.
-    pub balance: bool,
     /// `--sample-interval`, in ns.
     pub sample_interval_ns: u64,
     /// `--csv`.
@@ -90,17 +81,12 @@ impl Default for Options {
     fn default() -> Self {
         Options {
             scenario: String::new(),
-            policy: "rr".into(),
+            sched: SchedConfig::DEFAULT,
             cpus: None,
             capacities: None,
             frequency_scales: None,
             duration_ns: None,
-            hz: 250,
-            slice_ns: DEFAULT_SLICE_NS,
-            hrtick: false,
             tick_phase_ns: 0,
-            skew_tick: false,
-            balance: false,
             sample_interval_ns: 1_000_000,
             csv: None,
             results: None,
@@ -116,15 +102,6 @@ impl Default for Options {
 
 fn bad(option: &str, value: &str, why: &str) -> SimError {
     SimError::Config(format!("{option} {value}: {why}"))
-}
-
-/// A `0|1` option's value.
-fn flag(option: &str, value: &str) -> Result<bool, SimError> {
-    match value {
-        "0" => Ok(false),
-        "1" => Ok(true),
-        _ => Err(bad(option, value, "must be 0 or 1")),
-    }
 }
 
 /// Parses a time such as `2s`, `500ms`, `1500us`, `10ns` or `1.5` (seconds) into ns.
@@ -156,6 +133,8 @@ fn parse_list(option: &str, text: &str) -> Result<Vec<i64>, SimError> {
 pub fn parse_args(args: &[String]) -> Result<Options, SimError> {
     let mut options = Options::default();
     let mut scenario = None;
+    // The scheduler's settings, as the kernel's command line writes them.
+    let mut sched_words = String::new();
     let mut iter = args.iter();
     while let Some(arg) = iter.next() {
         if !arg.starts_with("--") {
@@ -189,27 +168,10 @@ pub fn parse_args(args: &[String]) -> Result<Options, SimError> {
             v.parse().map_err(|_| bad(arg, v, "not a count"))
         };
         match arg.as_str() {
-            "--policy" => options.policy = value.clone(),
             "--cpus" => options.cpus = Some(count(value)?),
             "--capacities" => options.capacities = Some(parse_list(arg, value)?),
             "--frequency-scales" => options.frequency_scales = Some(parse_list(arg, value)?),
             "--duration" => options.duration_ns = Some(parse_time(arg, value)?),
-            "--hz" => {
-                let hz = count(value)? as u64;
-                if !(1..=1_000_000_000).contains(&hz) {
-                    return Err(bad(arg, value, "outside 1..=1000000000"));
-                }
-                options.hz = hz;
-            }
-            "--slice" => {
-                options.slice_ns = parse_time(arg, value)?;
-                if options.slice_ns == 0 {
-                    return Err(bad(arg, value, "must be above 0"));
-                }
-            }
-            "--hrtick" => options.hrtick = flag(arg, value)?,
-            "--skew-tick" => options.skew_tick = flag(arg, value)?,
-            "--balance" => options.balance = flag(arg, value)?,
             "--tick-phase" => options.tick_phase_ns = parse_time(arg, value)?,
             "--sample-interval" => {
                 options.sample_interval_ns = parse_time(arg, value)?;
@@ -222,9 +184,30 @@ pub fn parse_args(args: &[String]) -> Result<Options, SimError> {
             "--results-switches" => options.results_switches = count(value)?,
             "--switches" => options.switches = Some(value.clone()),
             "--encode" => options.encode = Some(value.clone()),
-            _ => return Err(SimError::Config(format!("{arg}: unknown option\n{USAGE}"))),
+            _ => match arg
+                .strip_prefix("--")
+                .filter(|key| SchedConfig::KEYS.contains(key))
+            {
+                Some(key) => {
+                    // A value with white space would split into two words.
+                    if value.is_empty() || value.contains(char::is_whitespace) {
+                        return Err(bad(arg, value, "not a value"));
+                    }
+                    sched_words.push_str(&format!("{key}={value} "));
+                }
+                None => return Err(SimError::Config(format!("{arg}: unknown option\n{USAGE}"))),
+            },
         }
     }
+    options.sched = SchedConfig::parse(&sched_words).map_err(|error| {
+        let (key, value) = error.word.split_once('=').unwrap_or((error.word, ""));
+        let problem = error.to_string();
+        let problem = problem
+            .strip_prefix("bootargs: ")
+            .and_then(|text| text.strip_prefix(error.word))
+            .unwrap_or(&problem);
+        SimError::Config(format!("--{key} {value}{problem}"))
+    })?;
     options.scenario =
         scenario.ok_or_else(|| SimError::Config(format!("no scenario file\n{USAGE}")))?;
     Ok(options)
@@ -313,8 +296,8 @@ pub fn run(options: &Options) -> Result<(), SimError> {
     if let Some(path) = &options.encode {
         return write_blob(&scenario, options, path);
     }
-    let tick_ns = 1_000_000_000 / options.hz;
-    let policy = policy_kind(&options.policy, options.slice_ns, capacities.len(), tick_ns)?;
+    let tick_ns = options.sched.tick_ns();
+    let policy = options.sched.policy_kind(capacities.len());
     if options.check {
         println!(
             "{}: valid, {} task instance(s), {} CPU(s)",
@@ -326,15 +309,16 @@ pub fn run(options: &Options) -> Result<(), SimError> {
     }
     let config = Config {
         policy,
-        policy_name: options.policy.clone(),
+        policy_name: options.sched.policy.name().into(),
         capacities,
         tick_ns,
         duration_ns: options.duration_ns,
         sample_interval_ns: options.sample_interval_ns,
-        hrtick: options.hrtick,
+        hrtick: options.sched.hrtick,
         tick_phase_ns: options.tick_phase_ns,
-        skew_tick: options.skew_tick,
-        balance: options.balance,
+        skew_tick: options.sched.skew_tick,
+        balance: options.sched.balance,
+        uclamp: options.sched.uclamp,
     };
     let simulation = Simulation::new(&scenario, config)?;
     let results = match &options.csv {
@@ -404,7 +388,7 @@ mod tests {
         .unwrap();
         assert_eq!(options.scenario, "s.json");
         assert_eq!(options.cpus, Some(4));
-        assert_eq!(options.hz, 1000);
+        assert_eq!(options.sched.hz, 1000);
         assert_eq!(options.capacities, Some(vec![446, 1024]));
         assert_eq!(options.csv.as_deref(), Some("out.csv"));
         assert!(options.check);
@@ -459,22 +443,65 @@ mod tests {
 
     #[test]
     fn policies_map_to_linux_defaults_for_the_cpu_count() {
+        use fairway_sched::boot_options::PolicyChoice;
         use fairway_sched::run_queue::PolicyKind;
+        let with = |policy, hz| SchedConfig {
+            policy,
+            hz,
+            ..SchedConfig::DEFAULT
+        };
         assert_eq!(
-            policy_kind("rr", 4_000_000, 1, 4_000_000).unwrap(),
+            with(PolicyChoice::RoundRobin, 250).policy_kind(1),
             PolicyKind::RoundRobin { slice: 4_000_000 }
         );
         // §1.4: 6 ms latency × (1 + ilog2(4)) = 18 ms on 4 CPUs.
-        match policy_kind("cfs", 4_000_000, 4, 4_000_000).unwrap() {
+        match with(PolicyChoice::Cfs, 250).policy_kind(4) {
             PolicyKind::Cfs(t) => assert_eq!(t.latency, 18_000_000),
             other => panic!("{other:?}"),
         }
         // §1.5: a 4-CPU machine gets a 2.10 ms base slice (v6.15).
-        match policy_kind("eevdf", 4_000_000, 4, 1_000_000).unwrap() {
+        match with(PolicyChoice::Eevdf, 1000).policy_kind(4) {
             PolicyKind::Eevdf(t) => assert_eq!((t.base_slice, t.tick), (2_100_000, 1_000_000)),
             other => panic!("{other:?}"),
         }
-        assert!(policy_kind("fifo", 1, 1, 1).is_err());
+    }
+
+    #[test]
+    fn the_kernels_option_names_ranges_and_defaults() {
+        let options = parse_args(&args(&["s.json"])).unwrap();
+        assert_eq!(options.sched, SchedConfig::DEFAULT);
+        let options = parse_args(&args(&[
+            "s.json",
+            "--sched",
+            "cfs",
+            "--hz",
+            "1000",
+            "--balance",
+            "0",
+            "--slice_us",
+            "2000",
+        ]))
+        .unwrap();
+        assert_eq!(
+            options.sched.to_string(),
+            "sched=cfs hz=1000 hrtick=1 skew_tick=0 slice_us=2000 uclamp=1 balance=0"
+        );
+        for (flag, value, message) in [
+            ("--hz", "abc", "--hz abc: not a number"),
+            ("--balance", "2", "--balance 2: must be one of 0, 1"),
+            (
+                "--sched",
+                "foo",
+                "--sched foo: must be one of eevdf, cfs, rr",
+            ),
+            ("--hz", "5", "--hz 5: outside 10..=10000"),
+            ("--hz", "", "--hz : not a value"),
+        ] {
+            let error = parse_args(&args(&["s.json", flag, value])).unwrap_err();
+            assert_eq!(error.to_string(), message);
+        }
+        let error = parse_args(&args(&["s.json", "--hz", "100", "--hz", "1000"])).unwrap_err();
+        assert_eq!(error.to_string(), "--hz 1000: hz is given twice");
     }
 
     #[test]

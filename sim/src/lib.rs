@@ -18,7 +18,7 @@
 use std::fmt;
 
 use fairway_contract::scenario::ScenarioError;
-use fairway_sched::fair::{CfsTunables, EevdfTunables};
+use fairway_sched::boot_options::{PolicyChoice, SchedConfig};
 use fairway_sched::run_queue::PolicyKind;
 use fairway_sched::task::ParamError;
 
@@ -137,24 +137,25 @@ impl From<std::io::Error> for SimError {
     }
 }
 
-/// The run-queue policy for a `--policy` name: `rr` (the round-robin policy with
-/// `slice_ns`), `cfs` or `eevdf` (the fair class with Linux's defaults for `nr_cpus`
-/// CPUs, facts §1.4 and §1.5; EEVDF's lag clamp uses the tick `tick_ns`).
+/// The run-queue policy `sched=name` gives on `nr_cpus` CPUs with a `slice_ns`
+/// round-robin slice and a `tick_ns` tick, for tests and tools that name a
+/// policy: the mapping is `SchedConfig::policy_kind`'s, the names
+/// `PolicyChoice::parse`'s (the kernel's command line parser's).
 pub fn policy_kind(
     name: &str,
     slice_ns: u64,
     nr_cpus: usize,
     tick_ns: u64,
 ) -> Result<PolicyKind, SimError> {
-    let cpus = u32::try_from(nr_cpus).unwrap_or(u32::MAX);
-    match name {
-        "rr" | "round-robin" => Ok(PolicyKind::RoundRobin { slice: slice_ns }),
-        "cfs" => Ok(PolicyKind::Cfs(CfsTunables::for_cpus(cpus))),
-        "eevdf" => Ok(PolicyKind::Eevdf(EevdfTunables::for_cpus(cpus, tick_ns))),
-        _ => Err(SimError::Config(format!(
-            "--policy {name}: unknown policy (rr, cfs, eevdf)"
-        ))),
-    }
+    let policy = PolicyChoice::parse(name)
+        .ok_or_else(|| SimError::Config(format!("sched={name}: must be one of eevdf, cfs, rr")))?;
+    let config = SchedConfig {
+        policy,
+        hz: 1_000_000_000 / tick_ns.max(1),
+        slice_us: slice_ns / 1000,
+        ..SchedConfig::DEFAULT
+    };
+    Ok(config.policy_kind(nr_cpus))
 }
 
 /// Quotes a CSV field if it holds a comma, a quote or a line break.

@@ -29,6 +29,7 @@ fn run(
         tick_phase_ns: 0,
         skew_tick: true,
         balance: true,
+        uclamp: true,
     };
     let results = Simulation::new(&scenario, config.clone())
         .unwrap()

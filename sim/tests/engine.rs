@@ -30,6 +30,7 @@ fn config(capacities: &[(u32, u32)], duration_ns: Option<u64>) -> Config {
         tick_phase_ns: 0,
         skew_tick: false,
         balance: false,
+        uclamp: true,
     }
 }
 
@@ -387,6 +388,7 @@ fn duration_zero_runs_until_every_task_has_finished() {
         tick_phase_ns: 0,
         skew_tick: false,
         balance: false,
+        uclamp: true,
     };
     let results = fairway_sim::Simulation::new(&scenario, config)
         .unwrap()

@@ -28,6 +28,7 @@ fn config(policy: &str, cpus: usize, duration_ns: u64) -> Config {
         tick_phase_ns: 0,
         skew_tick: false,
         balance: false,
+        uclamp: true,
     }
 }
 

@@ -27,6 +27,7 @@ fn switch_times(text: &str, hrtick: bool, tick_phase_ns: u64, duration_ns: u64) 
         tick_phase_ns,
         skew_tick: false,
         balance: false,
+        uclamp: true,
     };
     let results = Simulation::new(&scenario, config)
         .unwrap()

@@ -33,6 +33,7 @@ fn a_grouped_run_on_the_slice_end_timer_reaches_its_end() {
             tick_phase_ns: 0,
             skew_tick: false,
             balance: false,
+            uclamp: true,
         };
         let results = Simulation::new(&scenario, config)
             .unwrap()

@@ -21,6 +21,7 @@ fn config(cpus: usize, duration_ns: Option<u64>) -> Config {
         tick_phase_ns: 0,
         skew_tick: false,
         balance: false,
+        uclamp: true,
     }
 }
 

@@ -11,10 +11,9 @@
 //! `on_cpu` flag of the task switched away from, so a task is never resumed on
 //! one CPU before its registers are saved on another.
 
-use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use core::sync::atomic::Ordering;
 
 use fairway_sched::class::{DequeueFlags, EnqueueFlags, SchedClass};
-use fairway_sched::fair::{CfsTunables, EevdfTunables};
 use fairway_sched::run_queue::{CpuCapacity, PolicyKind, RunQueue};
 use fairway_sched::task::ParamError;
 use heapless::Deque;
@@ -23,7 +22,7 @@ use spin::Once;
 use super::{TaskId, TaskParams, TaskState, idle_task_id, task};
 use crate::arch::cpu::{IrqState, irq_disable, irq_enable, this_cpu, wait_for_interrupt};
 use crate::arch::timer::now_ns;
-use crate::config::{DEFAULT_HZ, MAX_CPUS, TASK_SLOTS};
+use crate::config::{MAX_CPUS, TASK_SLOTS};
 use crate::hrtimer;
 use crate::instrument::{self, Op};
 use crate::irq::{Ipi, send_ipi};
@@ -116,66 +115,49 @@ static WAKE_LISTS: [IrqSpinLock<Deque<TaskId, { 2 * TASK_SLOTS }>>; MAX_CPUS] =
     [const { IrqSpinLock::new(Deque::new()) }; MAX_CPUS];
 /// `Task::wake_list` when the task is on no wake list.
 pub(super) const NOT_LISTED: u16 = u16::MAX;
-static TICK_PERIOD_NS: AtomicU64 = AtomicU64::new(1_000_000_000 / DEFAULT_HZ);
-static HRTICK: AtomicBool = AtomicBool::new(true);
-static SKEW_TICK: AtomicBool = AtomicBool::new(false);
-static SLICE_NS: AtomicU64 = AtomicU64::new(fairway_sched::round_robin::DEFAULT_SLICE_NS);
-static POLICY: Once<PolicyKind> = Once::new();
-static UCLAMP: AtomicBool = AtomicBool::new(true);
+/// The scheduler's settings (`SchedConfig`, from the command line) and the
+/// policy built from them: set once at boot by [`configure`], then only read.
+struct Settings {
+    config: SchedConfig,
+    policy: PolicyKind,
+}
+static SETTINGS: Once<Settings> = Once::new();
 
-/// Turns uclamp's run-queue accounting on or off (`uclamp=` on the command
-/// line; boot core, before the run queues are built).
-pub fn set_uclamp(enabled: bool) {
-    UCLAMP.store(enabled, Ordering::Relaxed);
+pub use fairway_sched::boot_options::{PolicyChoice, SchedConfig};
+
+/// Fixes the scheduler's settings for the whole run (boot core, once, when the
+/// CPU count is known, before any run queue is built or tick started). One
+/// value set once: no setter order to respect.
+pub fn configure(config: SchedConfig, nr_cpus: usize) {
+    SETTINGS.call_once(|| Settings {
+        config,
+        policy: config.policy_kind(nr_cpus),
+    });
+}
+
+/// The settings in force ([`SchedConfig::DEFAULT`] until [`configure`] ran).
+pub fn config() -> &'static SchedConfig {
+    SETTINGS
+        .get()
+        .map_or(&SchedConfig::DEFAULT, |settings| &settings.config)
 }
 
 /// Whether uclamp's run-queue accounting runs.
 pub fn uclamp_enabled() -> bool {
-    UCLAMP.load(Ordering::Relaxed)
-}
-
-pub use fairway_sched::boot_options::PolicyChoice;
-
-/// Fixes the policy for every run queue (boot core, once, after the tick rate
-/// and the CPU count are known).
-pub fn set_policy(choice: PolicyChoice, nr_cpus: usize) {
-    let cpus = nr_cpus as u32;
-    POLICY.call_once(|| match choice {
-        PolicyChoice::RoundRobin => PolicyKind::RoundRobin {
-            slice: SLICE_NS.load(Ordering::Relaxed),
-        },
-        PolicyChoice::Cfs => PolicyKind::Cfs(CfsTunables::for_cpus(cpus)),
-        PolicyChoice::Eevdf => PolicyKind::Eevdf(EevdfTunables::for_cpus(cpus, tick_period_ns())),
-    });
+    config().uclamp
 }
 
 /// The most task groups (root included) the run queues are built for.
 pub const MAX_GROUPS: usize = 64;
 
-/// Sets the round-robin time slice (boot core, before the run queues are built).
-pub fn set_slice_ns(slice: u64) {
-    SLICE_NS.store(slice, Ordering::Relaxed);
-}
-
 /// The round-robin time slice.
 pub fn slice_ns() -> u64 {
-    SLICE_NS.load(Ordering::Relaxed)
-}
-
-/// Turns the slice-end timer (`hrtick`) on or off (boot core, before the CPUs schedule).
-pub fn set_hrtick(enabled: bool) {
-    HRTICK.store(enabled, Ordering::Relaxed);
+    config().slice_ns()
 }
 
 /// Whether slices end on a high-resolution timer.
 pub fn hrtick_enabled() -> bool {
-    HRTICK.load(Ordering::Relaxed)
-}
-
-/// Spreads the CPUs' ticks over half a period (`skew_tick=` on the command
-/// line; boot core, before any CPU starts its tick).
-pub fn set_skew_tick(enabled: bool) {
-    SKEW_TICK.store(enabled, Ordering::Relaxed);
+    config().hrtick
 }
 
 /// Where CPU `cpu`'s ticks fall within the period: Linux's `skew_tick=1`
@@ -194,7 +176,7 @@ pub fn set_skew_tick(enabled: bool) {
 /// within 1.2 %. Linux offers the option for the same kind of reason (CPUs
 /// contending at the same instant); on a board it only moves the ticks.
 pub fn tick_offset_ns(cpu: usize) -> u64 {
-    if !SKEW_TICK.load(Ordering::Relaxed) {
+    if !config().skew_tick {
         return 0;
     }
     let nr_cpus = percpu::nr_cpus().max(1) as u64;
@@ -260,27 +242,22 @@ pub fn with_run_queue<R>(cpu: usize, f: impl FnOnce(&mut CpuRunQueue) -> R) -> R
 
 /// The scheduler tick period in ns.
 pub fn tick_period_ns() -> u64 {
-    TICK_PERIOD_NS.load(Ordering::Relaxed)
-}
-
-/// Sets the tick frequency (boot core, before any CPU starts its tick).
-pub fn set_hz(hz: u64) {
-    TICK_PERIOD_NS.store(1_000_000_000 / hz.clamp(10, 10_000), Ordering::Relaxed);
+    config().tick_ns()
 }
 
 /// Builds CPU `cpu`'s run queue with the calling context as its idle task
 /// (each CPU calls this for itself while booting, IRQs masked).
 pub fn init_cpu(cpu: usize) {
     let idle = idle_task_id(cpu);
-    let policy = *POLICY
+    let settings = SETTINGS
         .get()
-        .expect("policy chosen before the run queues are built");
+        .expect("settings fixed before the run queues are built");
     RUN_QUEUES[cpu].call_once(|| {
         let mut queue = RunQueue::with_options(
-            policy,
+            settings.policy,
             TASK_SLOTS,
             MAX_GROUPS,
-            UCLAMP.load(Ordering::Relaxed),
+            settings.config.uclamp,
         );
         if instrument::ENABLED {
             queue.set_cost_counter(Some(instrument::counter));

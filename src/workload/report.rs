@@ -129,8 +129,8 @@ pub fn config_label(extra: &str) -> String<96> {
     let _ = write!(
         label,
         "{}-hz{}-uclamp{}",
-        system.policy.name(),
-        system.hz,
+        system.options.sched.policy.name(),
+        system.options.sched.hz,
         if crate::task::scheduler::uclamp_enabled() {
             "on"
         } else {

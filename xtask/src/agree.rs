@@ -235,6 +235,7 @@ pub fn simulate_like_kernel(
         tick_phase_ns: (tick_ns - origin % tick_ns) % tick_ns,
         skew_tick: false,
         balance: false,
+        uclamp: true,
     };
     let results = Simulation::new(&parsed, config)
         .and_then(|s| s.run(None))

@@ -42,14 +42,9 @@ fn chain_ends_at_7_ms(lines: &[String]) -> Result<(), String> {
     }
 }
 
-/// `pi-inversion.json` (docs/priority-inheritance.md): `medium` runs 1-2 ms,
-/// then waits while `high` blocks on m and `low`, lent priority 90, ends its
-/// critical section (2-11 ms) and `high` runs (11-12 ms): 10 ms of waiting,
-/// plus the kernel's microseconds. Without inheritance (`pi-inversion-off`)
-/// `medium` is never kept waiting: under 0.1 ms.
 /// `periodic-256-38pct-2cpus.json`: issue 10's per-CPU load, which the
-/// simulator carries without a missed period (`fairway-sim ... --policy eevdf
-/// --cpus 2 --balance 1`); the kernel may miss none either. A run that stalled
+/// simulator carries without a missed period (`fairway-sim ... --cpus 2`, with
+/// the kernel's defaults); the kernel may miss none either. A run that stalled
 /// would miss none by not running, so each task must also have been switched
 /// in for at least 99 of its periods: the starter creates the 256 tasks one
 /// after another within the first period, and a task created at δ < 10 ms
@@ -80,6 +75,11 @@ fn periodic_load_misses_nothing(lines: &[String]) -> Result<(), String> {
     Ok(())
 }
 
+/// `pi-inversion.json` (docs/priority-inheritance.md): `medium` runs 1-2 ms,
+/// then waits while `high` blocks on m and `low`, lent priority 90, ends its
+/// critical section (2-11 ms) and `high` runs (11-12 ms): 10 ms of waiting,
+/// plus the kernel's microseconds. Without inheritance (`pi-inversion-off`)
+/// `medium` is never kept waiting: under 0.1 ms.
 fn medium_waits(lines: &[String], low: u64, high: u64) -> Result<(), String> {
     let wait = value_in(lines, "name=medium ", "wait_ns")?;
     if (low..=high).contains(&wait) {

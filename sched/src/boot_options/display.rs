@@ -4,27 +4,14 @@
 
 use core::fmt;
 
-use super::{BootOptions, Workload};
+use super::{BootOptions, SchedConfig, Workload};
 
 impl fmt::Display for BootOptions {
-    /// Writes `sched= hz= hrtick= skew_tick= uclamp= balance= icount=`, then
-    /// `slice_us=` and `dtb= dtb_size=` when set, then `workload=` and its options.
+    /// Writes the scheduler's settings, `icount=`, `dtb= dtb_size=` when set,
+    /// then `workload=` and its options.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let flag = |on: bool| if on { 1 } else { 0 };
-        write!(
-            f,
-            "sched={} hz={} hrtick={} skew_tick={} uclamp={} balance={} icount={}",
-            self.policy.name(),
-            self.hz,
-            flag(self.hrtick),
-            flag(self.skew_tick),
-            flag(self.uclamp),
-            flag(self.balance),
-            flag(self.icount)
-        )?;
-        if let Some(slice_us) = self.slice_us {
-            write!(f, " slice_us={slice_us}")?;
-        }
+        write!(f, "{} icount={}", self.sched, flag(self.icount))?;
         if let Some(dtb) = self.loaded_dtb {
             write!(f, " dtb={:#x} dtb_size={}", dtb.address, dtb.size)?;
         }
@@ -54,5 +41,24 @@ impl fmt::Display for BootOptions {
                 hackbench.groups, hackbench.fds, hackbench.loops
             ),
         }
+    }
+}
+
+impl fmt::Display for SchedConfig {
+    /// Writes every setting as `key=value` words, which [`SchedConfig::parse`]
+    /// and the command line read back.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let flag = |on: bool| if on { 1 } else { 0 };
+        write!(
+            f,
+            "sched={} hz={} hrtick={} skew_tick={} slice_us={} uclamp={} balance={}",
+            self.policy.name(),
+            self.hz,
+            flag(self.hrtick),
+            flag(self.skew_tick),
+            self.slice_us,
+            flag(self.uclamp),
+            flag(self.balance)
+        )
     }
 }

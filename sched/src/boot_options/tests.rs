@@ -13,11 +13,11 @@ fn refused(line: &str) -> alloc::string::String {
 #[test]
 fn an_empty_line_gives_the_documented_defaults() {
     let options = BootOptions::parse("").unwrap();
-    assert_eq!(options.policy, PolicyChoice::Eevdf);
-    assert_eq!(options.hz, 250);
-    assert!(options.hrtick && options.uclamp && options.balance);
-    assert!(!options.skew_tick && !options.icount);
-    assert_eq!(options.slice_us, None);
+    assert_eq!(options.sched.policy, PolicyChoice::Eevdf);
+    assert_eq!(options.sched.hz, 250);
+    assert!(options.sched.hrtick && options.sched.uclamp && options.sched.balance);
+    assert!(!options.sched.skew_tick && !options.icount);
+    assert_eq!(options.sched.slice_us, 4000);
     assert_eq!(options.loaded_dtb, None);
     assert_eq!(options.workload, Workload::Demo);
 }
@@ -29,11 +29,16 @@ fn every_option_is_read() {
          workload=sched-pipe loops=7 pinned=1 depth=3",
     )
     .unwrap();
-    assert_eq!(options.policy, PolicyChoice::Cfs);
-    assert_eq!(options.hz, 1000);
-    assert!(!options.hrtick && options.skew_tick && !options.uclamp && !options.balance);
+    assert_eq!(options.sched.policy, PolicyChoice::Cfs);
+    assert_eq!(options.sched.hz, 1000);
+    assert!(
+        !options.sched.hrtick
+            && options.sched.skew_tick
+            && !options.sched.uclamp
+            && !options.sched.balance
+    );
     assert!(options.icount);
-    assert_eq!(options.slice_us, Some(2000));
+    assert_eq!(options.sched.slice_us, 2000);
     assert_eq!(
         options.workload,
         Workload::SchedPipe(SchedPipeOptions {
@@ -164,8 +169,8 @@ fn a_line_longer_than_the_kernel_keeps_is_refused() {
 #[test]
 fn whitespace_of_any_kind_separates_words() {
     let options = BootOptions::parse("  sched=rr\thz=100\n").unwrap();
-    assert_eq!(options.policy, PolicyChoice::RoundRobin);
-    assert_eq!(options.hz, 100);
+    assert_eq!(options.sched.policy, PolicyChoice::RoundRobin);
+    assert_eq!(options.sched.hz, 100);
 }
 
 #[test]
@@ -173,16 +178,42 @@ fn options_are_written_back_as_a_full_line() {
     let defaults = BootOptions::parse("").unwrap();
     assert_eq!(
         defaults.to_string(),
-        "sched=eevdf hz=250 hrtick=1 skew_tick=0 uclamp=1 balance=1 icount=0 workload=demo"
+        "sched=eevdf hz=250 hrtick=1 skew_tick=0 slice_us=4000 uclamp=1 balance=1 icount=0 \
+         workload=demo"
     );
     let line = "workload=rtapp scenario=0x40100000 scenario_size=512 dtb=0x40180000 dtb_size=9 \
                 slice_us=2000 trace_switches=20";
     let options = BootOptions::parse(line).unwrap();
     assert_eq!(
         options.to_string(),
-        "sched=eevdf hz=250 hrtick=1 skew_tick=0 uclamp=1 balance=1 icount=0 slice_us=2000 \
+        "sched=eevdf hz=250 hrtick=1 skew_tick=0 slice_us=2000 uclamp=1 balance=1 icount=0 \
          dtb=0x40180000 dtb_size=9 workload=rtapp scenario=0x40100000 scenario_size=512 \
          trace_switches=20 util_sample_us=0 util_warmup_ms=1000"
     );
     assert_eq!(BootOptions::parse(&options.to_string()), Ok(options));
+}
+
+#[test]
+fn the_simulators_flags_are_the_same_settings_read_the_same_way() {
+    // The simulator writes its flags as these words (`fairway-sim --hz 1000`).
+    assert_eq!(SchedConfig::parse(""), Ok(SchedConfig::DEFAULT));
+    assert_eq!(
+        BootOptions::parse("").unwrap().sched,
+        SchedConfig::DEFAULT,
+        "one default for both"
+    );
+    let config = SchedConfig::parse("sched=cfs hz=1000 balance=0").unwrap();
+    assert_eq!(config.policy, PolicyChoice::Cfs);
+    assert_eq!((config.hz, config.balance), (1000, false));
+    assert_eq!(config.tick_ns(), 1_000_000);
+    for (line, message) in [
+        ("hz=abc", "hz=abc: not a number"),
+        ("balance=2", "balance=2: must be one of 0, 1"),
+        ("sched=foo", "sched=foo: must be one of eevdf, cfs, rr"),
+        ("hz=", "hz=: not a number"),
+        ("workload=demo", "workload=demo: unknown option 'workload'"),
+    ] {
+        let error = SchedConfig::parse(line).unwrap_err();
+        assert_eq!(error.to_string(), alloc::format!("bootargs: {message}"));
+    }
 }

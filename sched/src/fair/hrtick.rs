@@ -139,7 +139,7 @@ mod tests {
         assert_eq!(wall_time_for(0, LoadWeight::from_nice(5)), 0);
     }
 
-    /// The state the simulator hung in (`--policy eevdf --cpus 3 --hrtick 1`,
+    /// The state the simulator hung in (`--sched eevdf --cpus 3 --hrtick 1`,
     /// 375.2 ms): a group entity running with `deadline == vruntime`.
     ///
     /// A task of `/background` runs against a root task; another CPU holds as

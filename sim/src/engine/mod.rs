@@ -88,6 +88,8 @@ pub struct Config {
     /// `next_balance` is due, and when it finds nothing to run. Off: tasks change CPU
     /// only when a phase's `cpus` excludes their current one.
     pub balance: bool,
+    /// uclamp's run-queue accounting (the kernel's `uclamp=`).
+    pub uclamp: bool,
 }
 
 /// What a task is doing.
@@ -361,8 +363,12 @@ impl<'s> Simulation<'s> {
             .iter()
             .enumerate()
             .map(|(index, &capacity)| {
-                let mut run_queue =
-                    RunQueue::with_groups(config.policy, max_tasks, group_paths.len() + 1);
+                let mut run_queue = RunQueue::with_options(
+                    config.policy,
+                    max_tasks,
+                    group_paths.len() + 1,
+                    config.uclamp,
+                );
                 run_queue.set_cpu_capacity(capacity);
                 for path in &group_paths {
                     let parent = match path.rfind('/') {
@@ -639,6 +645,7 @@ mod tests {
             tick_phase_ns: 0,
             skew_tick: false,
             balance: false,
+            uclamp: true,
         };
         let mut simulation = Simulation::new(&scenario, config).unwrap();
         for _ in 0..=EVENT_LIMIT {
