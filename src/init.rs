@@ -133,11 +133,39 @@ pub fn loaded_blob(address: usize, size: usize) -> &'static [u8] {
 
 /// The boot core's Rust entry: `dtb` is x0 at entry (0 for an ELF under QEMU),
 /// `entry_el` the exception level the core was entered at.
+///
+/// The ordered bring-up, each step needing the ones before it: the core
+/// itself, then the board from the device tree (and the console), memory,
+/// interrupts, the scheduler, the other cores; then [`kernel_main`].
 pub extern "C" fn kernel_init_primary(dtb: usize, entry_el: u64) -> ! {
     cpu::set_this_cpu(0);
     exception::install_vector_table();
     let frequency = timer::init_clock();
     pmu::enable_cycle_counter();
+    let board = init_board(dtb, entry_el);
+    let Some(frequency) = frequency else {
+        defmt::error!("CNTFRQ_EL0 is 0: the firmware did not set the timer frequency");
+        exit(ExitCode::Failure)
+    };
+    init_memory(&board);
+    let gic = init_interrupts(&board);
+    let options = init_scheduler(&board);
+    start_secondaries(&board);
+    SYSTEM.call_once(|| SystemInfo {
+        model: board.model.clone(),
+        nr_cpus: board.cpus.len(),
+        nr_online: percpu::nr_online(),
+        gic_version: gic.version(),
+        entry_el: entry_el as u8,
+        timer_frequency: frequency,
+        options,
+    });
+    kernel_main()
+}
+
+/// Reads the device tree (at `dtb`, or where QEMU puts it for an ELF), starts
+/// the console it names, and says what Fairway runs on.
+fn init_board(dtb: usize, entry_el: u64) -> BoardInfo {
     let address = if dtb == 0 { QEMU_DTB_ADDRESS } else { dtb };
     let board = read_board(address).unwrap_or_else(|error| early_failure(error));
     allow_semihosting(board.is_qemu);
@@ -170,10 +198,12 @@ pub extern "C" fn kernel_init_primary(dtb: usize, entry_el: u64) -> ! {
             notice.fallback
         );
     }
-    let Some(frequency) = frequency else {
-        defmt::error!("CNTFRQ_EL0 is 0: the firmware did not set the timer frequency");
-        exit(ExitCode::Failure)
-    };
+    board
+}
+
+/// Checks that `/memory` holds the kernel inside the boot map, and gives the
+/// RAM after the kernel to the heap.
+fn init_memory(board: &BoardInfo) {
     let kernel_end = (&raw const __kernel_end) as u64;
     if !mmu::check_memory_is_mapped(board.memory.start, board.memory.end)
         || !board.memory.contains(&kernel_end)
@@ -187,7 +217,11 @@ pub extern "C" fn kernel_init_primary(dtb: usize, entry_el: u64) -> ! {
         exit(ExitCode::Failure)
     }
     heap::init(kernel_end as usize, board.memory.end as usize);
+}
 
+/// The PSCI conduit, and the interrupt controller the device tree names, set
+/// up for this core's timer.
+fn init_interrupts(board: &BoardInfo) -> &'static Gic {
     if let Some(conduit) = board.psci {
         psci::set_conduit(conduit);
     }
@@ -225,7 +259,12 @@ pub extern "C" fn kernel_init_primary(dtb: usize, entry_el: u64) -> ! {
         defmt::error!("CPU 0: {=str}", reason);
         exit(ExitCode::Failure)
     }
+    gic
+}
 
+/// The CPUs' identities, the command line's settings fixed once, the
+/// balancer's topology, the timer queues, and this core's run queue and tick.
+fn init_scheduler(board: &BoardInfo) -> BootOptions {
     let nr_cpus = board.cpus.len();
     percpu::set_nr_cpus(nr_cpus);
     for (index, info) in board.cpus.iter().enumerate() {
@@ -234,45 +273,46 @@ pub extern "C" fn kernel_init_primary(dtb: usize, entry_el: u64) -> ! {
         slot.capacity.store(info.capacity, Ordering::Relaxed);
         slot.cluster.store(info.cluster, Ordering::Relaxed);
     }
-    let options = read_boot_options(&board);
+    let options = read_boot_options(board);
     scheduler::configure(options.sched, nr_cpus);
-    let balance = options.sched.balance;
-    if let Err(reason) = crate::task::balance::init(nr_cpus, balance) {
+    if let Err(reason) = crate::task::balance::init(nr_cpus, options.sched.balance) {
         defmt::warn!("load balancing off: {=str}", reason);
     }
     hrtimer::init(nr_cpus);
     scheduler::init_cpu(0);
     percpu::of(0).online.store(true, Ordering::Release);
     scheduler::start_tick();
+    options
+}
 
-    if board.psci.is_some() {
-        for (index, info) in board.cpus.iter().enumerate().skip(1) {
-            if let Err(status) = smp::start_cpu(index, info.mpidr) {
-                defmt::warn!(
-                    "CPU {=usize} (MPIDR {=u64:#x}) did not start: PSCI status {=i64}",
-                    index,
-                    info.mpidr,
-                    status
-                );
-            }
+/// Starts the other cores through PSCI (each runs [`kernel_init_secondary`]).
+fn start_secondaries(board: &BoardInfo) {
+    if board.psci.is_none() {
+        return;
+    }
+    for (index, info) in board.cpus.iter().enumerate().skip(1) {
+        if let Err(status) = smp::start_cpu(index, info.mpidr) {
+            defmt::warn!(
+                "CPU {=usize} (MPIDR {=u64:#x}) did not start: PSCI status {=i64}",
+                index,
+                info.mpidr,
+                status
+            );
         }
     }
-    SYSTEM.call_once(|| SystemInfo {
-        model: board.model.clone(),
-        nr_cpus,
-        nr_online: percpu::nr_online(),
-        gic_version: gic.version(),
-        entry_el: entry_el as u8,
-        timer_frequency: frequency,
-        options,
-    });
-    let sched = options.sched;
+}
+
+/// The boot core once the machine is up: starts the main task and becomes
+/// this CPU's idle task. Nothing here touches hardware directly.
+fn kernel_main() -> ! {
+    let system = system();
+    let sched = system.options.sched;
     defmt::info!(
         "{=usize}/{=usize} CPUs online, scheduler {=str}, timer {=u64} Hz, HZ={=u64}, slice {=u64} us, hrtick {=bool}, heap {=u64} KiB free",
         percpu::nr_online(),
-        nr_cpus,
+        system.nr_cpus,
         sched.policy.name(),
-        frequency,
+        system.timer_frequency,
         sched.hz,
         sched.slice_us,
         sched.hrtick,
