@@ -2,14 +2,41 @@
 
 use core::sync::atomic::{AtomicUsize, Ordering};
 
-use super::mmio::Mmio;
+use tock_registers::interfaces::{ReadWriteable, Readable, Writeable};
+use tock_registers::registers::{ReadOnly, ReadWrite};
+use tock_registers::{register_bitfields, register_structs};
 
-const DATA: usize = 0x00;
-const FLAGS: usize = 0x18;
-const CONTROL: usize = 0x30;
-const FLAG_TRANSMIT_FULL: u32 = 1 << 5;
-const CONTROL_ENABLE: u32 = 1 << 0;
-const CONTROL_TRANSMIT_ENABLE: u32 = 1 << 8;
+use super::registers::DeviceRegisters;
+
+register_bitfields! {
+    u32,
+    /// UARTFR, the flag register.
+    FR [
+        /// Transmit FIFO full.
+        TXFF OFFSET(5) NUMBITS(1) []
+    ],
+    /// UARTCR, the control register.
+    CR [
+        /// UART enable.
+        UARTEN OFFSET(0) NUMBITS(1) [],
+        /// Transmit enable.
+        TXE OFFSET(8) NUMBITS(1) []
+    ]
+}
+
+register_structs! {
+    /// The PL011's 4 KiB window; only the registers the driver uses are named.
+    Registers {
+        /// UARTDR: a write transmits the low byte.
+        (0x000 => dr: ReadWrite<u32>),
+        (0x004 => _reserved0),
+        (0x018 => fr: ReadOnly<u32, FR::Register>),
+        (0x01c => _reserved1),
+        (0x030 => cr: ReadWrite<u32, CR::Register>),
+        (0x034 => _reserved2),
+        (0x1000 => @END),
+    }
+}
 
 /// The UART's base address; 0 means "no UART yet" and output is dropped.
 static BASE: AtomicUsize = AtomicUsize::new(0);
@@ -19,10 +46,9 @@ static BASE: AtomicUsize = AtomicUsize::new(0);
 /// # Safety
 /// `base` must be the register window of a PL011, identity mapped as Device memory.
 pub unsafe fn init(base: usize) {
-    // SAFETY: the caller vouches for the window; 4 KiB is the PL011's size.
-    let uart = unsafe { Mmio::new(base, 0x1000) };
-    let control = uart.read32(CONTROL);
-    uart.write32(CONTROL, control | CONTROL_ENABLE | CONTROL_TRANSMIT_ENABLE);
+    // SAFETY: the caller vouches for the window.
+    let uart = unsafe { DeviceRegisters::<Registers>::new(base) };
+    uart.cr.modify(CR::UARTEN::SET + CR::TXE::SET);
     BASE.store(base, Ordering::Release);
 }
 
@@ -33,11 +59,11 @@ pub fn write_bytes(bytes: &[u8]) {
         return;
     }
     // SAFETY: `base` was stored by `init`, whose caller vouched for it.
-    let uart = unsafe { Mmio::new(base, 0x1000) };
+    let uart = unsafe { DeviceRegisters::<Registers>::new(base) };
     for &byte in bytes {
-        while uart.read32(FLAGS) & FLAG_TRANSMIT_FULL != 0 {
+        while uart.fr.is_set(FR::TXFF) {
             crate::arch::cpu::relax();
         }
-        uart.write32(DATA, u32::from(byte));
+        uart.dr.set(u32::from(byte));
     }
 }

@@ -3,30 +3,101 @@
 
 use core::sync::atomic::{AtomicU64, Ordering};
 
+use tock_registers::interfaces::{ReadWriteable, Readable, Writeable};
+use tock_registers::registers::{ReadOnly, ReadWrite};
+use tock_registers::{register_bitfields, register_structs};
+
 use crate::config::MAX_CPUS;
-use crate::drivers::mmio::Mmio;
+use crate::drivers::registers::DeviceRegisters;
 
 use super::DEFAULT_PRIORITY;
 
-const GICD_CTLR: usize = 0x0000;
-const GICD_TYPER: usize = 0x0004;
-const GICD_ICENABLER: usize = 0x0180;
-const GICD_CTLR_RWP: u32 = 1 << 31;
-const GICR_TYPER: usize = 0x0008;
-const GICR_WAKER: usize = 0x0014;
-const GICR_FRAME: usize = 0x2_0000;
-const SGI_BASE: usize = 0x1_0000;
-const GICR_IGROUPR0: usize = SGI_BASE + 0x080;
-const GICR_ISENABLER0: usize = SGI_BASE + 0x100;
-const GICR_IPRIORITYR: usize = SGI_BASE + 0x400;
-const TYPER_LAST: u64 = 1 << 4;
+register_bitfields! {
+    u32,
+    /// GICD_CTLR, by the names of a GIC with one security state (DS=1).
+    GICD_CTLR [
+        /// Register write pending.
+        RWP OFFSET(31) NUMBITS(1) [],
+        /// Affinity routing (ARE_NS in the Non-secure view).
+        ARE OFFSET(4) NUMBITS(1) [],
+        /// Enables Group 1 interrupts (EnableGrp1A in the Non-secure view).
+        EnableGrp1 OFFSET(1) NUMBITS(1) [],
+        /// Enables Group 0 interrupts (EnableGrp1 in the Non-secure view).
+        EnableGrp0 OFFSET(0) NUMBITS(1) []
+    ],
+    /// GICD_TYPER.
+    GICD_TYPER [
+        /// The number of interrupt lines, as (lines / 32) - 1.
+        ITLinesNumber OFFSET(0) NUMBITS(5) []
+    ],
+    /// GICR_WAKER.
+    GICR_WAKER [
+        /// Whether the redistributor's children (the CPU interface) are asleep.
+        ChildrenAsleep OFFSET(2) NUMBITS(1) [],
+        /// Whether the core is asleep to the redistributor.
+        ProcessorSleep OFFSET(1) NUMBITS(1) []
+    ]
+}
+
+register_bitfields! {
+    u64,
+    /// GICR_TYPER.
+    GICR_TYPER [
+        /// The core's affinity: Aff3.Aff2.Aff1.Aff0.
+        AffinityValue OFFSET(32) NUMBITS(32) [],
+        /// The last redistributor frame of the region.
+        Last OFFSET(4) NUMBITS(1) []
+    ]
+}
+
+register_structs! {
+    /// The distributor's 64 KiB window; only the registers the driver uses are named.
+    Distributor {
+        (0x0000 => ctlr: ReadWrite<u32, GICD_CTLR::Register>),
+        (0x0004 => typer: ReadOnly<u32, GICD_TYPER::Register>),
+        (0x0008 => _reserved0),
+        (0x0180 => icenabler: [ReadWrite<u32>; 32]),
+        (0x0200 => _reserved1),
+        (0x1_0000 => @END),
+    },
+
+    /// A redistributor's RD_base frame (64 KiB).
+    RedistributorControl {
+        (0x0000 => _reserved0),
+        (0x0008 => typer: ReadOnly<u64, GICR_TYPER::Register>),
+        (0x0010 => _reserved1),
+        (0x0014 => waker: ReadWrite<u32, GICR_WAKER::Register>),
+        (0x0018 => _reserved2),
+        (0x1_0000 => @END),
+    },
+
+    /// A redistributor's SGI_base frame (64 KiB): the SGIs' and PPIs' registers.
+    RedistributorSgi {
+        (0x0000 => _reserved0),
+        (0x0080 => igroupr0: ReadWrite<u32>),
+        (0x0084 => _reserved1),
+        (0x0100 => isenabler0: ReadWrite<u32>),
+        (0x0104 => _reserved2),
+        /// One byte per SGI or PPI (byte access is allowed).
+        (0x0400 => ipriorityr: [ReadWrite<u8>; 32]),
+        (0x0420 => _reserved3),
+        (0x1_0000 => @END),
+    },
+
+    /// One core's redistributor: RD_base, then SGI_base 64 KiB above it.
+    Redistributor {
+        (0x0_0000 => control: RedistributorControl),
+        (0x1_0000 => sgi: RedistributorSgi),
+        (0x2_0000 => @END),
+    }
+}
 
 /// A GICv3.
 #[derive(Debug)]
 pub struct GicV3 {
-    distributor: Mmio,
-    redistributors: Mmio,
-    redistributor_size: usize,
+    distributor: DeviceRegisters<Distributor>,
+    /// The redistributor region's frames, in address order.
+    redistributors: DeviceRegisters<[Redistributor]>,
     /// Each logical CPU's MPIDR affinity, for ICC_SGI1R_EL1.
     affinity: [AtomicU64; MAX_CPUS],
 }
@@ -42,46 +113,51 @@ impl GicV3 {
     ) -> Self {
         GicV3 {
             // SAFETY: the caller vouches for the window.
-            distributor: unsafe { Mmio::new(distributor, 0x1_0000) },
-            // SAFETY: the caller vouches for the window.
-            redistributors: unsafe { Mmio::new(redistributors, redistributor_size) },
-            redistributor_size,
+            distributor: unsafe { DeviceRegisters::new(distributor) },
+            // SAFETY: the caller vouches for the window, which holds this many
+            // whole 128 KiB frames.
+            redistributors: unsafe {
+                DeviceRegisters::array(
+                    redistributors,
+                    redistributor_size / size_of::<Redistributor>(),
+                )
+            },
             affinity: [const { AtomicU64::new(0) }; MAX_CPUS],
         }
     }
 
     fn wait_for_distributor(&self) {
-        while self.distributor.read32(GICD_CTLR) & GICD_CTLR_RWP != 0 {
+        while self.distributor.ctlr.is_set(GICD_CTLR::RWP) {
             crate::arch::cpu::relax();
         }
     }
 
     pub(super) fn init_distributor(&self) {
-        self.distributor.write32(GICD_CTLR, 0);
+        let gicd = &*self.distributor;
+        gicd.ctlr.set(0);
         self.wait_for_distributor();
-        let lines = ((self.distributor.read32(GICD_TYPER) & 0x1f) + 1) * 32;
+        let lines = (gicd.typer.read(GICD_TYPER::ITLinesNumber) + 1) * 32;
         for register in 1..lines as usize / 32 {
-            self.distributor
-                .write32(GICD_ICENABLER + 4 * register, u32::MAX);
+            gicd.icenabler[register].set(u32::MAX);
         }
-        // ARE_NS (affinity routing) | EnableGrp1NS (with DS=1 also EnableGrp0).
-        self.distributor.write32(GICD_CTLR, (1 << 4) | (1 << 1) | 1);
+        // Affinity routing, and Group 1 (and Group 0, which no interrupt uses)
+        // enabled.
+        gicd.ctlr
+            .write(GICD_CTLR::ARE::SET + GICD_CTLR::EnableGrp1::SET + GICD_CTLR::EnableGrp0::SET);
         self.wait_for_distributor();
     }
 
     /// Finds this core's redistributor frame by its affinity in GICR_TYPER.
-    fn find_redistributor(&self, mpidr: u64) -> Option<usize> {
+    fn find_redistributor(&self, mpidr: u64) -> Option<&Redistributor> {
         let affinity = ((mpidr >> 32) & 0xff) << 24 | (mpidr & 0xff_ffff);
-        let mut offset = 0;
-        while offset + GICR_FRAME <= self.redistributor_size {
-            let typer = self.redistributors.read64(offset + GICR_TYPER);
-            if typer >> 32 == affinity {
-                return Some(offset);
+        for frame in self.redistributors.iter() {
+            let typer = frame.control.typer.extract();
+            if typer.read(GICR_TYPER::AffinityValue) == affinity {
+                return Some(frame);
             }
-            if typer & TYPER_LAST != 0 {
+            if typer.is_set(GICR_TYPER::Last) {
                 break;
             }
-            offset += GICR_FRAME;
         }
         None
     }
@@ -92,19 +168,18 @@ impl GicV3 {
         let frame = self
             .find_redistributor(mpidr)
             .ok_or("no GICv3 redistributor matches this core's MPIDR")?;
-        let waker = self.redistributors.read32(frame + GICR_WAKER);
-        self.redistributors
-            .write32(frame + GICR_WAKER, waker & !(1 << 1));
-        while self.redistributors.read32(frame + GICR_WAKER) & (1 << 2) != 0 {
+        frame
+            .control
+            .waker
+            .modify(GICR_WAKER::ProcessorSleep::CLEAR);
+        while frame.control.waker.is_set(GICR_WAKER::ChildrenAsleep) {
             crate::arch::cpu::relax();
         }
-        self.redistributors.write32(frame + GICR_IGROUPR0, u32::MAX);
-        for intid in 0..32 {
-            self.redistributors
-                .write8(frame + GICR_IPRIORITYR + intid, DEFAULT_PRIORITY);
+        frame.sgi.igroupr0.set(u32::MAX);
+        for priority in &frame.sgi.ipriorityr {
+            priority.set(DEFAULT_PRIORITY);
         }
-        self.redistributors
-            .write32(frame + GICR_ISENABLER0, 0xffff | (1 << ppi));
+        frame.sgi.isenabler0.set(0xffff | (1 << ppi));
         // SAFETY: this core's GIC CPU interface registers: enable system-register
         // access (ICC_SRE_EL1.SRE), accept all priorities (ICC_PMR_EL1), enable
         // Group 1 interrupts (ICC_IGRPEN1_EL1). EL2 allowed this in boot.s.
