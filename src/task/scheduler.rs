@@ -347,7 +347,11 @@ pub fn schedule() {
                 rq.queue.set_next_task(next, now);
                 next
             }
-            None => idle,
+            None => {
+                // The idle class's `set_next_task_idle`, as the simulator does.
+                rq.queue.set_next_idle(now);
+                idle
+            }
         }
     });
     if instrument::ENABLED {
