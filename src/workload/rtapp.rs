@@ -341,17 +341,6 @@ fn resource_event(run: &Run, me: usize, event: &Event) -> bool {
     let mut wake = Vec::new();
     let mut state = run.sync.lock();
     let resources = &mut state.resources;
-    if resources.priority_inheritance() {
-        // Phases may not change the policy (validation): the task's own.
-        let spec = &run.scenario.tasks[run.instances[me].spec()];
-        let attributes = spec
-            .phases
-            .first()
-            .map(|phase| Scenario::effective_attributes(spec, phase));
-        if let Some(attributes) = attributes {
-            resources.set_policy(me, run.scenario.task_params(&attributes).policy);
-        }
-    }
     let outcome = match event {
         Event::Lock { mutex } => resources.lock(me, mutex, &mut wake),
         Event::Unlock { mutex } => resources.unlock(me, mutex, &mut wake),
@@ -743,6 +732,11 @@ fn spawn_instance(
 ) -> Result<(), SpawnError> {
     let instance = &run.instances[index];
     let name = instance.name.get().map_or("?", String::as_str);
+    if run.scenario.global.pi_enabled {
+        // Its priority for the mutexes' inheritance: its own for the whole run
+        // (validation refuses a phase that changes the policy).
+        run.sync.lock().resources.set_policy(index, params.policy);
+    }
     let id = task::spawn(name, instance_main, index, cpu, params)?;
     instance.task.call_once(|| id);
     Ok(())

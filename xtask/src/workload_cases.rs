@@ -14,11 +14,14 @@ fn field_in<'a>(
         .iter()
         .find(|l| l.contains(needle))
         .ok_or_else(|| format!("no line contains '{needle}'"))?;
-    let value = line
-        .split_whitespace()
-        .find_map(|pair| pair.strip_prefix(key)?.strip_prefix('='))
-        .ok_or_else(|| format!("no {key}= in: {line}"))?;
+    let value = line_field(line, key).ok_or_else(|| format!("no {key}= in: {line}"))?;
     Ok((value, line))
+}
+
+/// The value of `key=` in one report line.
+fn line_field<'a>(line: &'a str, key: &str) -> Option<&'a str> {
+    line.split_whitespace()
+        .find_map(|pair| pair.strip_prefix(key)?.strip_prefix('='))
 }
 
 /// The value of `key=` in the first line containing `needle`.
@@ -60,10 +63,9 @@ fn periodic_load_misses_nothing(lines: &[String]) -> Result<(), String> {
     }
     for line in tasks {
         let field = |key: &str| -> Result<u64, String> {
-            line.split_whitespace()
-                .find_map(|pair| pair.strip_prefix(key)?.strip_prefix('='))
+            line_field(line, key)
                 .and_then(|value| value.parse().ok())
-                .ok_or_else(|| format!("no {key}= in: {line}"))
+                .ok_or_else(|| format!("no number {key}= in: {line}"))
         };
         let (missed, switches) = (field("missed_periods")?, field("switches")?);
         if missed > 0 || switches < 99 {

@@ -201,6 +201,13 @@ impl Resources {
         Outcome::Block
     }
 
+    /// Blocks `me`, just queued on a mutex: its owner may inherit its priority.
+    fn block_on_mutex(&mut self, me: Instance) -> Outcome {
+        let outcome = self.block(me);
+        self.update_boosts();
+        outcome
+    }
+
     fn wake(&mut self, instance: Instance, wake: &mut Vec<Instance>) {
         self.blocked.remove(&instance);
         wake.push(instance);
@@ -225,9 +232,7 @@ impl Resources {
             }),
             Some(_) => {
                 entry.waiters.push_back((me, Continuation::Wake));
-                let outcome = self.block(me);
-                self.update_boosts();
-                Ok(outcome)
+                Ok(self.block_on_mutex(me))
             }
         }
     }
@@ -289,9 +294,7 @@ impl Resources {
                 entry
                     .waiters
                     .push_back((me, Continuation::SyncSignal(String::from(condition))));
-                let outcome = self.block(me);
-                self.update_boosts();
-                Ok(outcome)
+                Ok(self.block_on_mutex(me))
             }
             None => {
                 entry.owner = Some(me);
@@ -458,7 +461,7 @@ impl Resources {
             let Some(entry) = self.mutexes.get(&mutex) else {
                 continue;
             };
-            let top = self.top_waiter(entry.waiters.iter().map(|(waiter, _)| (*waiter, ())));
+            let top = self.top_waiter(entry.waiters.iter().map(|(waiter, _)| *waiter));
             let Some(entry) = self.mutexes.get_mut(&mutex) else {
                 continue;
             };

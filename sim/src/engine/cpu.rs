@@ -178,6 +178,12 @@ impl Simulation<'_> {
     }
 
     pub(super) fn start(&mut self, task: usize) -> Result<(), SimError> {
+        if self.resources.priority_inheritance() {
+            // Its priority for the mutexes' inheritance, for the whole run
+            // (validation refuses a phase that changes the policy).
+            self.resources
+                .set_policy(task, self.tasks[task].params.policy);
+        }
         let cpu = self.least_loaded(self.tasks[task].params.affinity);
         self.register(task, cpu)?;
         self.tasks[task].woke_at = Some(self.now);

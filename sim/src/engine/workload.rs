@@ -130,9 +130,6 @@ impl Simulation<'_> {
     fn resource_event(&mut self, task: usize, event: &Event) -> Result<Option<Outcome>, SimError> {
         let mut wake = Vec::new();
         let resources = &mut self.resources;
-        if resources.priority_inheritance() {
-            resources.set_policy(task, self.tasks[task].params.policy);
-        }
         let outcome = match event {
             Event::Lock { mutex } => resources.lock(task, mutex, &mut wake),
             Event::Unlock { mutex } => resources.unlock(task, mutex, &mut wake),

@@ -101,12 +101,12 @@ impl Resources {
     /// The index in `waiters` of the one to hand a mutex to: the first in
     /// arrival order, or with inheritance the strongest (FIFO among equals),
     /// as an rt_mutex orders its waiters.
-    pub(super) fn top_waiter<T>(&self, waiters: impl Iterator<Item = (Instance, T)>) -> usize {
+    pub(super) fn top_waiter(&self, waiters: impl Iterator<Item = Instance>) -> usize {
         if !self.inheritance.enabled {
             return 0;
         }
         let mut best = (i32::MAX, 0);
-        for (index, (instance, _)) in waiters.enumerate() {
+        for (index, instance) in waiters.enumerate() {
             let prio = self.inheritance.effective(instance);
             if prio < best.0 {
                 best = (prio, index);
