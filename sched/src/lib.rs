@@ -27,6 +27,8 @@
 //! - [`class`]: the scheduling-class interface, shaped like Linux's `sched_class`.
 //! - [`class_stack`]: RT, fair and idle classes in Linux's pick order, with uclamp accounting.
 //! - [`idle_class`]: the per-CPU idle slot below every class.
+//! - [`cpu_core`]: one CPU's scheduler driver (Linux's `core.c`): schedule, wake-up, tick,
+//!   hrtick, shared by the kernel and the simulator, with a record of its calls for replay.
 //! - [`run_queue`]: one CPU's run queue, the type the mechanism holds behind a lock:
 //!   the class stack (RT, the fair slot chosen at boot, idle) with uclamp accounting.
 //! - [`pelt`]: Linux's integer PELT load tracking and util_est (§2).
@@ -52,6 +54,7 @@ pub mod balance;
 pub mod boot_options;
 pub mod class;
 pub mod class_stack;
+pub mod cpu_core;
 pub mod fair;
 pub mod idle_class;
 pub mod pelt;

@@ -1,0 +1,645 @@
+//! One CPU's scheduler driver: Linux's `core.c` decisions, written once for the
+//! kernel and the host simulator (docs/core-driver.md).
+//!
+//! A [`CpuCore`] owns the CPU's [`RunQueue`], the task it runs, its
+//! `cfs_tasks` list and whether slices end on a high-resolution timer. Time and
+//! events come in; decisions come out as values:
+//!
+//! ```text
+//!   mechanism (kernel / simulator)          CpuCore
+//!   ------------------------------          -------
+//!   wake-up (local half)       ---------->  try_to_wake_up  -> Decision { resched, hrtick }
+//!   new task                   ---------->  wake_up_new_task -> Decision
+//!   schedule() at `now`        ---------->  schedule        -> Switch { previous, next, hrtick }
+//!   tick / slice-end timer     ---------->  sched_tick / hrtick -> Decision
+//!   balancing moves a task     ---------->  dequeue_task, migrate_task_out / _in
+//!   carry out: switch, IPI, timer  <------
+//! ```
+//!
+//! The mechanisms keep what only they can do: the kernel its locks, IPIs,
+//! hrtimer queue, context switch and stacks; the simulator its virtual clock
+//! and event queue. Neither decides what to run, whether to preempt or when a
+//! slice ends.
+//!
+//! Every call can be recorded ([`CpuCore::start_recording`]) with its inputs
+//! and its decision ([`record`]), so that the simulator can replay a kernel
+//! run through its own cores and check each decision.
+
+mod cfs_tasks;
+pub mod record;
+#[cfg(test)]
+mod tests;
+
+use alloc::vec::Vec;
+
+pub use cfs_tasks::CfsTasks;
+use record::{Input, Output, Record};
+
+use crate::class::{DequeueFlags, EnqueueFlags, SchedClass};
+use crate::fair::GroupError;
+use crate::run_queue::{RunQueue, TaskMigration};
+use crate::task::{GroupId, Nanoseconds, ParamError, TaskId, TaskParams};
+
+/// What becomes of the running task at `__schedule` (its `prev->__state`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Leaving {
+    /// Still runnable: preempted or yielding (`TASK_RUNNING`).
+    Runnable,
+    /// Blocks: `deactivate_task(.., DEQUEUE_SLEEP)`.
+    Sleeping,
+    /// Exits: dequeued as a sleep (Linux's `do_task_dead`) and forgotten
+    /// (`task_dead`).
+    Dead,
+}
+
+/// What the mechanism does with the CPU's slice-end timer (Linux's `hrtick`).
+#[must_use = "a timer request must be carried out by the mechanism"]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum TimerRequest {
+    /// Leave it as it is (hrtick off, or nothing changed).
+    #[default]
+    Keep,
+    /// Arm (or re-arm) it for this time, in ns.
+    Arm(Nanoseconds),
+    /// Stop it: nothing would preempt the running task.
+    Cancel,
+}
+
+/// A decision at a wake-up, a tick or a timer.
+#[must_use = "a decision must be carried out by the mechanism"]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Decision {
+    /// The running task must give up the CPU (`resched_curr`): the mechanism
+    /// calls `schedule()` on that CPU (through an IPI if it is another).
+    pub resched: bool,
+    /// The slice-end timer.
+    pub hrtick: TimerRequest,
+}
+
+/// The decision of `__schedule`.
+#[must_use = "a switch must be carried out by the mechanism"]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Switch {
+    /// The task that ran (`None`: idle).
+    pub previous: Option<TaskId>,
+    /// The task to run (`None`: idle).
+    pub next: Option<TaskId>,
+    /// The slice-end timer for `next`.
+    pub hrtick: TimerRequest,
+}
+
+/// Where the records of a run go.
+#[derive(Debug)]
+struct Recording {
+    records: Vec<Record>,
+    /// The global order of records across CPUs (the kernel's counter).
+    sequence: fn() -> u64,
+    /// Records that did not fit.
+    dropped: u64,
+}
+
+/// One CPU's scheduler driver.
+#[derive(Debug)]
+pub struct CpuCore {
+    cpu: u16,
+    run_queue: RunQueue,
+    current: Option<TaskId>,
+    cfs_tasks: CfsTasks,
+    hrtick_enabled: bool,
+    recording: Option<Recording>,
+}
+
+impl CpuCore {
+    /// The driver of CPU `cpu` around `run_queue`, idle, for task ids below
+    /// `max_tasks`; `hrtick`: slices end on a high-resolution timer.
+    pub fn new(cpu: u16, run_queue: RunQueue, max_tasks: usize, hrtick: bool) -> Self {
+        CpuCore {
+            cpu,
+            run_queue,
+            current: None,
+            cfs_tasks: CfsTasks::new(max_tasks),
+            hrtick_enabled: hrtick,
+            recording: None,
+        }
+    }
+
+    /// The CPU this core drives.
+    pub fn cpu(&self) -> u16 {
+        self.cpu
+    }
+
+    /// The run queue, to read.
+    pub fn run_queue(&self) -> &RunQueue {
+        &self.run_queue
+    }
+
+    /// The run queue, for set-up and measurement hooks only: a change made
+    /// here is not recorded, so a replay would not see it.
+    pub fn run_queue_mut(&mut self) -> &mut RunQueue {
+        &mut self.run_queue
+    }
+
+    /// The running task (`None`: idle).
+    pub fn current(&self) -> Option<TaskId> {
+        self.current
+    }
+
+    /// The queued tasks in the order they last ran (`rq->cfs_tasks`).
+    pub fn cfs_tasks(&self) -> &CfsTasks {
+        &self.cfs_tasks
+    }
+
+    /// Records the next `capacity` calls (allocates their room now), each
+    /// numbered by `sequence`.
+    pub fn start_recording(&mut self, capacity: usize, sequence: fn() -> u64) {
+        self.recording = Some(Recording {
+            records: Vec::with_capacity(capacity),
+            sequence,
+            dropped: 0,
+        });
+    }
+
+    /// The records so far and how many did not fit.
+    pub fn records(&self) -> (&[Record], u64) {
+        self.recording
+            .as_ref()
+            .map_or((&[], 0), |r| (r.records.as_slice(), r.dropped))
+    }
+
+    fn record(&mut self, now: Nanoseconds, input: Input, output: Output) {
+        let Some(recording) = self.recording.as_mut() else {
+            return;
+        };
+        if recording.records.len() == recording.records.capacity() {
+            recording.dropped += 1;
+            return;
+        }
+        recording.records.push(Record {
+            sequence: (recording.sequence)(),
+            cpu: self.cpu,
+            now,
+            input,
+            output,
+        });
+    }
+
+    fn record_decision(&mut self, now: Nanoseconds, input: Input, decision: Decision) -> Decision {
+        self.record(
+            now,
+            input,
+            Output {
+                resched: decision.resched,
+                next: None,
+                hrtick: decision.hrtick,
+            },
+        );
+        decision
+    }
+
+    fn record_result<T, E>(
+        &mut self,
+        now: Nanoseconds,
+        input: Input,
+        result: Result<T, E>,
+    ) -> Result<T, E> {
+        self.record(
+            now,
+            input,
+            Output {
+                resched: result.is_ok(),
+                ..Output::default()
+            },
+        );
+        result
+    }
+
+    /// The slice-end timer for the running task (Linux's `hrtick_start_fair`):
+    /// at the end of its slice when another task would take over then, else
+    /// stopped.
+    fn hrtick_request(&self, now: Nanoseconds) -> TimerRequest {
+        if !self.hrtick_enabled {
+            return TimerRequest::Keep;
+        }
+        match self
+            .current
+            .and_then(|current| self.run_queue.slice_remaining(current, now))
+        {
+            Some(remaining) => TimerRequest::Arm(now + remaining),
+            None => TimerRequest::Cancel,
+        }
+    }
+
+    /// Whether the queued `task` preempts the running task
+    /// (`wakeup_preempt`); an idle CPU always reschedules. When it does not,
+    /// the running task's slice may now have an end.
+    fn check_preempt(&mut self, task: TaskId, now: Nanoseconds) -> Decision {
+        let resched = match self.current {
+            None => true,
+            Some(current) => self
+                .run_queue
+                .wakeup_preempt(current, task, now)
+                .is_needed(),
+        };
+        Decision {
+            resched,
+            hrtick: if resched {
+                TimerRequest::Keep
+            } else {
+                self.hrtick_request(now)
+            },
+        }
+    }
+
+    fn enqueue(&mut self, task: TaskId, now: Nanoseconds, flags: EnqueueFlags) {
+        self.run_queue.enqueue_task(task, now, flags);
+        self.cfs_tasks.move_to_head(task);
+    }
+
+    /// A new task (`sched_fork` and `wake_up_new_task`): made known with its
+    /// parameters, queued, and tested against the running task.
+    pub fn wake_up_new_task(
+        &mut self,
+        task: TaskId,
+        params: &TaskParams,
+        now: Nanoseconds,
+    ) -> Result<Decision, ParamError> {
+        let input = Input::TaskNew {
+            task,
+            params: *params,
+        };
+        if let Err(error) = self.run_queue.task_new(task, params, now) {
+            self.record(now, input, Output::default());
+            return Err(error);
+        }
+        let flags = EnqueueFlags {
+            initial: true,
+            ..EnqueueFlags::default()
+        };
+        self.enqueue(task, now, flags);
+        let decision = self.check_preempt(task, now);
+        Ok(self.record_decision(now, input, decision))
+    }
+
+    /// The local half of a wake-up (`ttwu_do_activate`): the task is queued
+    /// here and tested against the running task.
+    pub fn try_to_wake_up(&mut self, task: TaskId, now: Nanoseconds, migrated: bool) -> Decision {
+        let flags = EnqueueFlags {
+            wakeup: true,
+            migrated,
+            ..EnqueueFlags::default()
+        };
+        self.enqueue(task, now, flags);
+        let decision = self.check_preempt(task, now);
+        self.record_decision(now, Input::Wakeup { task, flags }, decision)
+    }
+
+    /// A task that moved here from another CPU (load balancing's
+    /// `attach_task`): queued and tested against the running task.
+    pub fn attach_task(&mut self, task: TaskId, now: Nanoseconds) -> Decision {
+        let flags = EnqueueFlags {
+            migrated: true,
+            ..EnqueueFlags::default()
+        };
+        self.enqueue(task, now, flags);
+        let decision = self.check_preempt(task, now);
+        self.record_decision(now, Input::Wakeup { task, flags }, decision)
+    }
+
+    /// Queues `task` with no preemption test (a task put back where it was).
+    pub fn enqueue_task(&mut self, task: TaskId, now: Nanoseconds, flags: EnqueueFlags) {
+        self.enqueue(task, now, flags);
+        self.record(now, Input::Enqueue { task, flags }, Output::default());
+    }
+
+    /// Takes a queued task off this run queue outside `__schedule` (it leaves
+    /// for another CPU, or stops while it is not running). The running task
+    /// stops running too: the CPU runs nothing until the next `schedule`.
+    pub fn dequeue_task(&mut self, task: TaskId, now: Nanoseconds, flags: DequeueFlags) {
+        self.run_queue.dequeue_task(task, now, flags);
+        self.cfs_tasks.remove(task);
+        if self.current == Some(task) {
+            self.run_queue.put_prev_task(task, now);
+            self.current = None;
+        }
+        self.record(now, Input::Dequeue { task, flags }, Output::default());
+    }
+
+    /// Linux's `__schedule`: the running task leaves as `leaving` says
+    /// (dequeued if it blocks or exits, `put_prev_task` in any case), the next
+    /// is picked and set running (or the idle class's `set_next_task_idle`),
+    /// and the slice-end timer follows the new task.
+    pub fn schedule(&mut self, now: Nanoseconds, leaving: Leaving) -> Switch {
+        let previous = self.current;
+        if let Some(previous) = previous {
+            if leaving != Leaving::Runnable {
+                let flags = DequeueFlags {
+                    sleep: true,
+                    ..DequeueFlags::default()
+                };
+                self.run_queue.dequeue_task(previous, now, flags);
+                self.cfs_tasks.remove(previous);
+            }
+            self.run_queue.put_prev_task(previous, now);
+            if leaving == Leaving::Dead {
+                self.run_queue.task_dead(previous);
+            }
+        }
+        let next = self.run_queue.pick_next_task(now);
+        match next {
+            Some(next) => {
+                self.run_queue.set_next_task(next, now);
+                // `pick_next_task_fair` moves the picked task to the head.
+                self.cfs_tasks.move_to_head(next);
+            }
+            None => self.run_queue.set_next_idle(now),
+        }
+        self.current = next;
+        let hrtick = self.hrtick_request(now);
+        self.record(
+            now,
+            Input::Schedule { leaving },
+            Output {
+                resched: false,
+                next,
+                hrtick,
+            },
+        );
+        Switch {
+            previous,
+            next,
+            hrtick,
+        }
+    }
+
+    /// The periodic tick (`sched_tick`): the running task is charged and its
+    /// class says whether its slice is over.
+    pub fn sched_tick(&mut self, now: Nanoseconds) -> Decision {
+        let resched = self
+            .current
+            .is_some_and(|current| self.run_queue.task_tick(current, now).is_needed());
+        let decision = Decision {
+            resched,
+            hrtick: TimerRequest::Keep,
+        };
+        self.record_decision(now, Input::Tick, decision)
+    }
+
+    /// The slice-end timer fired: the running task's class decides; when it
+    /// keeps the task (a tick charged the slice in two parts and rounding left
+    /// it a few ns short), the timer is armed again for what is left.
+    pub fn hrtick(&mut self, now: Nanoseconds) -> Decision {
+        let resched = self
+            .current
+            .is_some_and(|current| self.run_queue.task_tick(current, now).is_needed());
+        let decision = Decision {
+            resched,
+            hrtick: if resched {
+                TimerRequest::Keep
+            } else {
+                self.hrtick_request(now)
+            },
+        };
+        self.record_decision(now, Input::Hrtick, decision)
+    }
+
+    /// The slice-end timer again for the running task (another CPU queued a
+    /// task here and asked this one to look).
+    pub fn hrtick_update(&mut self, now: Nanoseconds) -> TimerRequest {
+        let hrtick = self.hrtick_request(now);
+        self.record(
+            now,
+            Input::HrtickUpdate,
+            Output {
+                hrtick,
+                ..Output::default()
+            },
+        );
+        hrtick
+    }
+
+    /// The running task yields (`do_sched_yield`); the mechanism then
+    /// schedules.
+    pub fn yield_task(&mut self, now: Nanoseconds) {
+        if let Some(current) = self.current {
+            self.run_queue.yield_task(current, now);
+        }
+        self.record(now, Input::Yield, Output::default());
+    }
+
+    /// The task, not queued, leaves this run queue, taking its fair state and
+    /// PELT signals along (`migrate_task_rq_fair`).
+    pub fn migrate_task_out(&mut self, task: TaskId, now: Nanoseconds) -> Option<TaskMigration> {
+        let migration = self.run_queue.migrate_task_out(task);
+        self.cfs_tasks.remove(task);
+        self.record(
+            now,
+            Input::MigrateOut { task },
+            Output {
+                resched: migration.is_some(),
+                ..Output::default()
+            },
+        );
+        migration
+    }
+
+    /// The task joins this run queue (not queued yet) with the state it left
+    /// its last one with.
+    pub fn migrate_task_in(
+        &mut self,
+        task: TaskId,
+        migration: &TaskMigration,
+        now: Nanoseconds,
+    ) -> Result<(), ParamError> {
+        let result = self.run_queue.migrate_task_in(task, migration, now);
+        self.record_result(now, Input::MigrateIn { task }, result)
+    }
+
+    /// Forgets a task that is not queued (it exited while not running).
+    pub fn task_dead(&mut self, task: TaskId, now: Nanoseconds) {
+        self.run_queue.task_dead(task);
+        self.cfs_tasks.remove(task);
+        self.record(now, Input::TaskDead { task }, Output::default());
+    }
+
+    /// `update_blocked_averages`: the PELT signals of what is not running
+    /// decay to `now`.
+    pub fn update_blocked_averages(&mut self, now: Nanoseconds) {
+        self.run_queue.update_blocked_averages(now);
+        self.record(now, Input::UpdateBlockedAverages, Output::default());
+    }
+
+    /// Hands this CPU a group's load summed over every CPU (`tg->load_avg`).
+    pub fn set_group_load_sum(&mut self, group: GroupId, sum: u64, now: Nanoseconds) {
+        self.run_queue.set_group_load_sum(group, sum);
+        self.record(now, Input::GroupLoadSum { group, sum }, Output::default());
+    }
+
+    /// A new task group under `parent`.
+    pub fn create_group(
+        &mut self,
+        parent: GroupId,
+        shares: u64,
+        now: Nanoseconds,
+    ) -> Result<GroupId, GroupError> {
+        let result = self.run_queue.create_group(parent, shares);
+        self.record_result(now, Input::CreateGroup { parent, shares }, result)
+    }
+
+    /// Moves `task` to `group` (`sched_move_task`).
+    pub fn set_task_group(
+        &mut self,
+        task: TaskId,
+        group: GroupId,
+        now: Nanoseconds,
+    ) -> Result<(), GroupError> {
+        let result = self.run_queue.set_task_group(task, group, now);
+        self.record_result(now, Input::SetTaskGroup { task, group }, result)
+    }
+
+    /// Changes `task`'s uclamp requests (`sched_setattr`).
+    pub fn set_task_uclamp(
+        &mut self,
+        task: TaskId,
+        min: Option<u16>,
+        max: Option<u16>,
+        now: Nanoseconds,
+    ) -> Result<(), ParamError> {
+        let result = self.run_queue.set_task_uclamp(task, min, max);
+        self.record_result(now, Input::SetTaskUclamp { task, min, max }, result)
+    }
+
+    /// Runs `task` at the RT priority `priority` lent by priority
+    /// inheritance, or at its own (`None`) (`rt_mutex_setprio`).
+    pub fn rt_mutex_setprio(
+        &mut self,
+        task: TaskId,
+        priority: Option<u8>,
+        now: Nanoseconds,
+    ) -> Result<Decision, ParamError> {
+        let input = Input::RtMutexSetprio { task, priority };
+        match self
+            .run_queue
+            .rt_mutex_setprio(task, priority, now, self.current)
+        {
+            Ok(resched) => {
+                let decision = Decision {
+                    resched: resched.is_needed(),
+                    hrtick: TimerRequest::Keep,
+                };
+                Ok(self.record_decision(now, input, decision))
+            }
+            Err(error) => {
+                self.record(now, input, Output::default());
+                Err(error)
+            }
+        }
+    }
+
+    /// Load balancing looked at `task` and left it where it is: it goes to the
+    /// head of `cfs_tasks` (`detach_tasks`' `list_move`).
+    pub fn cfs_tasks_rotate(&mut self, task: TaskId, now: Nanoseconds) {
+        if self.cfs_tasks.contains(task) {
+            self.cfs_tasks.move_to_head(task);
+        }
+        self.record(now, Input::CfsTasksRotate { task }, Output::default());
+    }
+
+    /// Carries out one recorded input on this core and returns what it
+    /// decided (the replay half of [`record`]). `migrations` holds the state
+    /// of tasks between a `MigrateOut` and their `MigrateIn`.
+    pub fn replay(
+        &mut self,
+        now: Nanoseconds,
+        input: &Input,
+        migrations: &mut alloc::collections::BTreeMap<u16, TaskMigration>,
+    ) -> Output {
+        let decision = |d: Decision| Output {
+            resched: d.resched,
+            next: None,
+            hrtick: d.hrtick,
+        };
+        let ok = |ok: bool| Output {
+            resched: ok,
+            ..Output::default()
+        };
+        match *input {
+            Input::TaskNew { task, params } => match self.wake_up_new_task(task, &params, now) {
+                Ok(d) => decision(d),
+                Err(_) => Output::default(),
+            },
+            Input::Wakeup { task, flags } => {
+                self.enqueue(task, now, flags);
+                let d = self.check_preempt(task, now);
+                decision(self.record_decision(now, *input, d))
+            }
+            Input::Enqueue { task, flags } => {
+                self.enqueue_task(task, now, flags);
+                Output::default()
+            }
+            Input::Dequeue { task, flags } => {
+                self.dequeue_task(task, now, flags);
+                Output::default()
+            }
+            Input::TaskDead { task } => {
+                self.task_dead(task, now);
+                Output::default()
+            }
+            Input::Schedule { leaving } => {
+                let switch = self.schedule(now, leaving);
+                Output {
+                    resched: false,
+                    next: switch.next,
+                    hrtick: switch.hrtick,
+                }
+            }
+            Input::Tick => decision(self.sched_tick(now)),
+            Input::Hrtick => decision(self.hrtick(now)),
+            Input::HrtickUpdate => Output {
+                hrtick: self.hrtick_update(now),
+                ..Output::default()
+            },
+            Input::Yield => {
+                self.yield_task(now);
+                Output::default()
+            }
+            Input::MigrateOut { task } => match self.migrate_task_out(task, now) {
+                Some(migration) => {
+                    migrations.insert(task.0, migration);
+                    ok(true)
+                }
+                None => ok(false),
+            },
+            Input::MigrateIn { task } => match migrations.remove(&task.0) {
+                Some(migration) => ok(self.migrate_task_in(task, &migration, now).is_ok()),
+                None => ok(false),
+            },
+            Input::UpdateBlockedAverages => {
+                self.update_blocked_averages(now);
+                Output::default()
+            }
+            Input::GroupLoadSum { group, sum } => {
+                self.set_group_load_sum(group, sum, now);
+                Output::default()
+            }
+            Input::CreateGroup { parent, shares } => {
+                ok(self.create_group(parent, shares, now).is_ok())
+            }
+            Input::SetTaskGroup { task, group } => {
+                ok(self.set_task_group(task, group, now).is_ok())
+            }
+            Input::SetTaskUclamp { task, min, max } => {
+                ok(self.set_task_uclamp(task, min, max, now).is_ok())
+            }
+            Input::RtMutexSetprio { task, priority } => {
+                match self.rt_mutex_setprio(task, priority, now) {
+                    Ok(d) => decision(d),
+                    Err(_) => Output::default(),
+                }
+            }
+            Input::CfsTasksRotate { task } => {
+                self.cfs_tasks_rotate(task, now);
+                Output::default()
+            }
+        }
+    }
+}
