@@ -275,6 +275,9 @@ fn init_scheduler(board: &BoardInfo) -> BootOptions {
     }
     let options = read_boot_options(board);
     scheduler::configure(options.sched, nr_cpus);
+    if let fairway_sched::boot_options::Workload::RtApp(rtapp) = options.workload {
+        crate::task::replay::set_capacity(rtapp.record_core as usize);
+    }
     if let Err(reason) = crate::task::balance::init(nr_cpus, options.sched.balance) {
         defmt::warn!("load balancing off: {=str}", reason);
     }

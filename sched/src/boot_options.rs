@@ -28,6 +28,10 @@ pub const DEFAULT_HZ: u64 = 250;
 /// The largest `trace_switches`: the trace buffer is allocated at the start of a run.
 pub const MAX_TRACE_SWITCHES: u64 = 200_000;
 
+/// The largest `record_core`: each CPU's record buffer is allocated at boot
+/// (80 bytes a record).
+pub const MAX_RECORD_CORE: u64 = 200_000;
+
 /// The scheduling policy of every run queue (`sched=`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PolicyChoice {
@@ -215,6 +219,10 @@ pub struct RtAppOptions {
     pub scenario: LoadedBlob,
     /// `trace_switches=N`: print the first N context switches (0 = off).
     pub trace_switches: u64,
+    /// `record_core=N`: record the first N calls into each CPU's scheduler
+    /// driver, with their decisions, from boot, and print them at the end
+    /// (for `cargo xtask replay`; 0 = off).
+    pub record_core: u64,
     /// `util_sample_us=N`: sample every task's util_avg every N µs (0 = off).
     pub util_sample_us: u64,
     /// `util_warmup_ms=M`: start sampling M ms into the run.
@@ -342,7 +350,7 @@ impl fmt::Display for BootOptionError<'_> {
 }
 
 /// The option keys Fairway knows.
-const KEYS: [&str; 21] = [
+const KEYS: [&str; 22] = [
     "sched",
     "hz",
     "hrtick",
@@ -357,6 +365,7 @@ const KEYS: [&str; 21] = [
     "scenario",
     "scenario_size",
     "trace_switches",
+    "record_core",
     "util_sample_us",
     "util_warmup_ms",
     "loops",
@@ -486,10 +495,11 @@ fn error(word: &str, problem: Problem) -> BootOptionError<'_> {
     BootOptionError { word, problem }
 }
 
-const RTAPP_KEYS: [&str; 5] = [
+const RTAPP_KEYS: [&str; 6] = [
     "scenario",
     "scenario_size",
     "trace_switches",
+    "record_core",
     "util_sample_us",
     "util_warmup_ms",
 ];
@@ -528,6 +538,7 @@ impl BootOptions {
                 Workload::RtApp(RtAppOptions {
                     scenario,
                     trace_switches: words.number("trace_switches", 0, 0, MAX_TRACE_SWITCHES)?,
+                    record_core: words.number("record_core", 0, 0, MAX_RECORD_CORE)?,
                     util_sample_us: words.number("util_sample_us", 0, 0, 10_000_000)?,
                     util_warmup_ms: words.number("util_warmup_ms", 1000, 0, 3_600_000)?,
                 })

@@ -13,7 +13,6 @@ use fairway_sched::balance::{
     BalanceDecision, CpuBalanceState, CpuSnapshot, Migration, TaskCandidate, TaskList, WakeRequest,
     newidle_balance, rebalance_domains, select_task_rq,
 };
-use fairway_sched::class::{DequeueFlags, EnqueueFlags, SchedClass};
 use fairway_sched::class_stack::ClassKind;
 use fairway_sched::run_queue::TaskMigration;
 use fairway_sched::task::{CpuId, CpuMask};
@@ -21,7 +20,7 @@ use fairway_sched::topology::{CpuDescription, Topology};
 use heapless::Vec;
 use spin::Once;
 
-use super::scheduler::{CpuRunQueue, check_preempt_locked, run_queue};
+use super::scheduler::{CpuRunQueue, carry_out_decision, run_queue};
 use super::{TaskId, TaskState, task};
 use crate::arch::timer::now_ns;
 use crate::config::MAX_CPUS;
@@ -83,13 +82,13 @@ pub fn enabled() -> bool {
 
 /// Publishes `cpu`'s load (its run-queue lock held).
 pub(super) fn publish(cpu: usize, rq: &CpuRunQueue) {
-    let signals = rq.queue.signals();
+    let signals = rq.queue().signals();
     let snapshot = &SNAPSHOTS[cpu];
     snapshot
         .nr_running
         .store(signals.nr_running as u32, Ordering::Relaxed);
     snapshot.idle.store(
-        rq.current == rq.idle && signals.nr_running == 0,
+        rq.core.current().is_none() && signals.nr_running == 0,
         Ordering::Relaxed,
     );
     snapshot.load_avg.store(signals.load_avg, Ordering::Relaxed);
@@ -147,7 +146,7 @@ pub(super) fn select_wake_cpu(id: TaskId, prev: usize, rq: &CpuRunQueue) -> usiz
             affinity.trailing_zeros() as usize
         };
     };
-    let signals = rq.queue.task_signals(id);
+    let signals = rq.queue().task_signals(id);
     let waker = crate::arch::cpu::this_cpu();
     let request = WakeRequest {
         prev_cpu: CpuId(prev as u16),
@@ -181,24 +180,24 @@ fn candidates_of(source: usize, buffer: &mut [TaskCandidate]) -> usize {
 fn candidates(rq: &CpuRunQueue, source: usize, buffer: &mut [TaskCandidate]) -> usize {
     let now = now_ns();
     let mut count = 0;
-    for id in rq.cfs_tasks_from_tail(buffer.len()) {
+    for id in rq.core.cfs_tasks().from_tail(buffer.len()) {
         let slot = task(id);
         if slot.cpu() != source
             || slot.state() != TaskState::Running
             || !slot.on_rq.load(Ordering::Relaxed)
-            || rq.queue.task_class(id) != Some(ClassKind::Fair)
+            || rq.queue().task_class(id) != Some(ClassKind::Fair)
         {
             continue;
         }
         // Tasks are weighed by their load as the root run queue sees it
         // through their groups (Linux's task_h_load, §2.7).
-        let mut signals = rq.queue.task_signals(id);
-        signals.load_avg = rq.queue.task_h_load(id);
+        let mut signals = rq.queue().task_signals(id);
+        signals.load_avg = rq.queue().task_h_load(id);
         buffer[count] = TaskCandidate::from_signals(
             id,
             &signals,
             CpuMask(slot.affinity.load(Ordering::Relaxed)),
-            rq.current == id,
+            rq.current() == id,
             now,
             slot.exec_start.load(Ordering::Relaxed),
             [0, 1024],
@@ -224,9 +223,10 @@ impl TaskList for RunQueueTasks {
             return;
         }
         let mut rq = run_queue(cpu).lock();
+        let now = now_ns();
         for &id in tasks {
-            if task(id).on_cfs_tasks.load(Ordering::Relaxed) && task(id).cpu() == cpu {
-                rq.cfs_tasks_move_to_head(id);
+            if task(id).cpu() == cpu {
+                rq.core.cfs_tasks_rotate(id, now);
             }
         }
     }
@@ -255,29 +255,16 @@ fn carry_out(migration: &Migration) -> usize {
         let allowed = slot.affinity.load(Ordering::Relaxed) & (1 << destination) != 0;
         if slot.cpu() != source
             || !slot.on_rq.load(Ordering::Relaxed)
-            || source_rq.current == id
+            || source_rq.current() == id
             || slot.state() != TaskState::Running
             || !allowed
         {
             continue;
         }
-        source_rq.dequeue(
-            source,
-            id,
-            now,
-            DequeueFlags {
-                migrating: true,
-                ..DequeueFlags::default()
-            },
-        );
-        let Some(state) = source_rq.queue.migrate_task_out(id) else {
-            // Not movable after all: put it back.
-            source_rq
-                .queue
-                .enqueue_task(id, now, EnqueueFlags::default());
-            source_rq.cfs_tasks_move_to_head(id);
+        let Some(state) = source_rq.core.detach_task(id, now) else {
             continue;
         };
+        source_rq.record_costs(source);
         source_rq.remove_member(id);
         attach(destination_rq, destination, id, &state, now);
         moved += 1;
@@ -299,20 +286,13 @@ fn attach(rq: &mut CpuRunQueue, destination: usize, id: TaskId, state: &TaskMigr
     slot.migrations.fetch_add(1, Ordering::Relaxed);
     // `migrate_task_rq_fair`: a task that moved is no longer cache hot.
     slot.exec_start.store(0, Ordering::Relaxed);
-    if rq.queue.migrate_task_in(id, state, now).is_err() {
+    if rq.core.migrate_task_in(id, state, now).is_err() {
         panic!("task {} could not join CPU {}", id.0, destination);
     }
     rq.add_member(id);
-    rq.enqueue(
-        destination,
-        id,
-        now,
-        EnqueueFlags {
-            migrated: true,
-            ..EnqueueFlags::default()
-        },
-    );
-    check_preempt_locked(rq, destination, id, now);
+    let decision = rq.core.attach_task(id, now);
+    rq.record_costs(destination);
+    carry_out_decision(rq, destination, decision);
 }
 
 /// Periodic load balancing of `cpu`, from its tick (no lock held).
@@ -378,7 +358,7 @@ pub(super) fn newly_idle(cpu: usize) -> bool {
 /// locked) out of `prev` for the wake-up on `target`, leaving its state for the
 /// target CPU to attach.
 pub(super) fn detach_for_wakeup(id: TaskId, rq: &mut CpuRunQueue, target: usize) -> bool {
-    let Some(state) = rq.queue.migrate_task_out(id) else {
+    let Some(state) = rq.core.migrate_task_out(id, now_ns()) else {
         return false;
     };
     rq.remove_member(id);
@@ -395,7 +375,7 @@ pub(super) fn attach_pending(rq: &mut CpuRunQueue, id: TaskId, now: u64) -> bool
     let Some(state) = task(id).pending_migration.lock().take() else {
         return false;
     };
-    if rq.queue.migrate_task_in(id, &state, now).is_err() {
+    if rq.core.migrate_task_in(id, &state, now).is_err() {
         panic!("task {} could not join its wake-up CPU", id.0);
     }
     rq.add_member(id);

@@ -32,7 +32,7 @@ pub fn create_group(parent: GroupId, shares: u64) -> Result<GroupId, GroupError>
     let _serialised = CREATE_LOCK.lock();
     let mut created = None;
     for cpu in 0..percpu::nr_cpus() {
-        let id = with_run_queue(cpu, |rq| rq.queue.create_group(parent, shares))?;
+        let id = with_run_queue(cpu, |rq| rq.core.create_group(parent, shares, now_ns()))?;
         match created {
             None => created = Some(id),
             Some(first) => assert_eq!(first, id, "group ids agree on every CPU"),
@@ -56,16 +56,20 @@ pub fn create_group_chain(depth: usize) -> Result<GroupId, GroupError> {
 /// Moves `id` into `group` (on the CPU that owns it).
 pub fn set_task_group(id: TaskId, group: GroupId) -> Result<(), GroupError> {
     let cpu = task(id).cpu();
-    with_run_queue(cpu, |rq| rq.queue.set_task_group(id, group, now_ns()))
+    with_run_queue(cpu, |rq| rq.core.set_task_group(id, group, now_ns()))
 }
 
 /// At the tick of `cpu` (its run-queue lock held by the caller): publishes the
 /// CPU's contribution to each group's load and hands the sums back.
-pub(super) fn exchange_group_load(cpu: usize, queue: &mut fairway_sched::run_queue::RunQueue) {
+pub(super) fn exchange_group_load(
+    cpu: usize,
+    core: &mut fairway_sched::cpu_core::CpuCore,
+    now: u64,
+) {
     let groups = NR_GROUPS.load(Ordering::Relaxed);
     for index in 1..groups {
         let group = GroupId(index as u16);
-        let contribution = queue.group_load_contribution(group);
+        let contribution = core.run_queue().group_load_contribution(group);
         let previous = PUBLISHED[cpu][index].swap(contribution, Ordering::Relaxed);
         let sum = if contribution >= previous {
             GROUP_LOAD[index].fetch_add(contribution - previous, Ordering::Relaxed)
@@ -74,6 +78,6 @@ pub(super) fn exchange_group_load(cpu: usize, queue: &mut fairway_sched::run_que
             GROUP_LOAD[index].fetch_sub(previous - contribution, Ordering::Relaxed)
                 - (previous - contribution)
         };
-        queue.set_group_load_sum(group, sum);
+        core.set_group_load_sum(group, sum, now);
     }
 }

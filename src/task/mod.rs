@@ -7,10 +7,10 @@
 //! the slot is used and kept for its next tenants.
 
 pub mod balance;
-pub mod cfs_tasks;
 pub mod groups;
 pub mod pi;
 pub mod pipe;
+pub mod replay;
 pub mod scheduler;
 pub mod trace;
 pub mod wait;
@@ -112,13 +112,6 @@ pub struct Task {
     pub latency: IrqSpinLock<Option<fairway_sched::stats::LatencyStats>>,
     /// Its place in its run queue's member list.
     pub(crate) member_index: core::sync::atomic::AtomicU32,
-    /// Its neighbours towards the head and the tail of its run queue's
-    /// `cfs_tasks` list (`cfs_tasks.rs`), `NO_TASK` at the ends.
-    pub(crate) lru_prev: AtomicU16,
-    /// See `lru_prev`.
-    pub(crate) lru_next: AtomicU16,
-    /// Whether it is on its run queue's `cfs_tasks` list.
-    pub(crate) on_cfs_tasks: AtomicBool,
     /// Its scheduling state in transit during a wake-up on another CPU.
     pub(crate) pending_migration: IrqSpinLock<Option<fairway_sched::run_queue::TaskMigration>>,
     /// The RT priority priority inheritance lends it (`pi::NO_BOOST`: none).
@@ -153,9 +146,6 @@ impl Task {
             migrations: AtomicU64::new(0),
             affinity: AtomicU64::new(u64::MAX),
             member_index: core::sync::atomic::AtomicU32::new(0),
-            lru_prev: AtomicU16::new(NO_TASK),
-            lru_next: AtomicU16::new(NO_TASK),
-            on_cfs_tasks: AtomicBool::new(false),
             latency: IrqSpinLock::new(None),
             pending_migration: IrqSpinLock::new(None),
             pi_priority: AtomicU8::new(pi::NO_BOOST),

@@ -44,14 +44,13 @@ pub(super) fn apply(rq: &mut CpuRunQueue, cpu: usize, id: TaskId) {
         NO_BOOST => None,
         priority => Some(priority),
     };
-    if rq.queue.task_class(id).is_none() || rq.queue.pi_priority(id) == wanted {
+    if rq.queue().task_class(id).is_none() || rq.queue().pi_priority(id) == wanted {
         return;
     }
-    let current = (rq.current != rq.idle).then_some(rq.current);
-    let Ok(decision) = rq.queue.rt_mutex_setprio(id, wanted, now_ns(), current) else {
+    let Ok(decision) = rq.core.rt_mutex_setprio(id, wanted, now_ns()) else {
         return;
     };
-    if decision.is_needed() {
+    if decision.resched {
         percpu::of(cpu).need_resched.store(true, Ordering::Relaxed);
         if cpu != this_cpu() {
             send_ipi(cpu, Ipi::Reschedule);

@@ -3,8 +3,10 @@
 //! the periodic tick, sleeping on a high-resolution timer, and preemption on
 //! return from interrupt.
 //!
-//! Policy is not decided here: every choice is asked of the portable core's
-//! [`RunQueue`] through the class operations of `fairway_sched::class`.
+//! Policy is not decided here: every choice (what to run, whether a wake-up
+//! preempts, when a slice ends) is asked of the CPU's driver,
+//! `fairway_sched::cpu_core::CpuCore`, the one the simulator uses too; this
+//! file carries its decisions out (docs/core-driver.md).
 //!
 //! `schedule()` keeps its CPU's run-queue lock across the switch; the task
 //! switched to releases it in [`finish_task_switch`], and only then clears the
@@ -13,7 +15,7 @@
 
 use core::sync::atomic::Ordering;
 
-use fairway_sched::class::{DequeueFlags, EnqueueFlags, SchedClass};
+use fairway_sched::cpu_core::{CpuCore, Decision, Leaving, TimerRequest};
 use fairway_sched::run_queue::{CpuCapacity, PolicyKind, RunQueue};
 use fairway_sched::task::ParamError;
 use heapless::Deque;
@@ -31,20 +33,46 @@ use crate::sync::IrqSpinLock;
 
 /// One CPU's scheduling state, behind that CPU's run-queue lock.
 pub struct CpuRunQueue {
-    /// The portable core's run queue.
-    pub queue: RunQueue,
-    /// The task running on the CPU.
-    pub current: TaskId,
+    /// The CPU's scheduler driver and its run queue.
+    pub core: CpuCore,
     /// The CPU's idle task.
     pub idle: TaskId,
     /// Every task this run queue owns (queued or asleep). Its capacity is
     /// reserved at boot; it never grows.
     members: alloc::vec::Vec<TaskId>,
-    /// The queued tasks, most recently run at the head (Linux's `cfs_tasks`).
-    pub(super) cfs_tasks: super::cfs_tasks::CfsTasks,
 }
 
 impl CpuRunQueue {
+    /// The portable core's run queue, to read.
+    pub fn queue(&self) -> &RunQueue {
+        self.core.run_queue()
+    }
+
+    /// The task running on the CPU (its idle task when the core runs none).
+    pub fn current(&self) -> TaskId {
+        self.core.current().unwrap_or(self.idle)
+    }
+
+    /// Records what the last core call spent in `enqueue_task`,
+    /// `dequeue_task` and the pick (`instrument`).
+    pub(super) fn record_costs(&mut self, cpu: usize) {
+        if !instrument::ENABLED {
+            return;
+        }
+        let costs = self.core.take_op_costs();
+        if let Some(cycles) = costs.enqueue {
+            instrument::record(cpu, Op::EnqueueTask, cycles);
+            instrument::record_internal(cpu, costs.enqueue_internal);
+        }
+        if let Some(cycles) = costs.dequeue {
+            instrument::record(cpu, Op::DequeueTask, cycles);
+            instrument::record_internal(cpu, costs.dequeue_internal);
+        }
+        if let Some(cycles) = costs.pick {
+            instrument::record(cpu, Op::PickNextTask, cycles);
+        }
+    }
+
     /// Records that this run queue owns `id`.
     #[track_caller]
     pub(super) fn add_member(&mut self, id: TaskId) {
@@ -80,30 +108,6 @@ impl CpuRunQueue {
     /// The tasks this run queue owns.
     pub fn members(&self) -> &[TaskId] {
         &self.members
-    }
-
-    /// `enqueue_task` on CPU `cpu`'s queue, measured (`instrument`); the task
-    /// joins the head of `cfs_tasks`.
-    pub(super) fn enqueue(&mut self, cpu: usize, id: TaskId, now: u64, flags: EnqueueFlags) {
-        instrument::bracket(cpu, Op::EnqueueTask, || {
-            self.queue.enqueue_task(id, now, flags)
-        });
-        self.cfs_tasks_move_to_head(id);
-        if instrument::ENABLED {
-            instrument::record_internal(cpu, self.queue.take_internal_costs());
-        }
-    }
-
-    /// `dequeue_task` on CPU `cpu`'s queue, measured (`instrument`); the task
-    /// leaves `cfs_tasks`.
-    pub(super) fn dequeue(&mut self, cpu: usize, id: TaskId, now: u64, flags: DequeueFlags) {
-        instrument::bracket(cpu, Op::DequeueTask, || {
-            self.queue.dequeue_task(id, now, flags)
-        });
-        self.cfs_tasks_remove(id);
-        if instrument::ENABLED {
-            instrument::record_internal(cpu, self.queue.take_internal_costs());
-        }
     }
 }
 
@@ -190,43 +194,35 @@ fn next_tick_after(cpu: usize, now: u64) -> u64 {
     (now.saturating_sub(offset) / period + 1) * period + offset
 }
 
-/// Arms this CPU's slice-end timer for the running task, or stops it when the
-/// policy says nothing would preempt it (Linux's `hrtick_start_fair`).
-fn update_hrtick(rq: &CpuRunQueue, cpu: usize, now: u64) {
-    if !hrtick_enabled() {
-        return;
-    }
+/// Carries out the core's slice-end timer request on this CPU's timer.
+fn carry_out_hrtick(request: TimerRequest, cpu: usize) {
     let timer = hrtimer::scheduler_timer(cpu);
-    match (rq.current != rq.idle)
-        .then(|| rq.queue.slice_remaining(rq.current, now))
-        .flatten()
-    {
-        Some(remaining) => hrtimer::start(timer, now + remaining, hrtick, cpu),
-        None => {
+    match request {
+        TimerRequest::Keep => {}
+        TimerRequest::Arm(at) => hrtimer::start(timer, at, hrtick, cpu),
+        TimerRequest::Cancel => {
             hrtimer::cancel(timer);
         }
     }
 }
 
-/// The slice-end timer: the running task's slice is over if the policy says so.
+/// The slice-end timer: the core decides whether the running task's slice is
+/// over, or re-arms the timer for what is left.
 fn hrtick(cpu: usize) {
     let mut rq = run_queue(cpu).lock();
-    let now = now_ns();
-    let current = rq.current;
-    if current != rq.idle && rq.queue.task_tick(current, now).is_needed() {
+    let decision = rq.core.hrtick(now_ns());
+    if decision.resched {
         percpu::of(cpu).need_resched.store(true, Ordering::Relaxed);
-    } else {
-        // A tick charged the task in between and rounding left its slice a
-        // few ns short: arm the timer again for what is left.
-        update_hrtick(&rq, cpu, now);
     }
+    carry_out_hrtick(decision.hrtick, cpu);
 }
 
 /// Re-evaluates this CPU's slice-end timer (sent through the call-function IPI
 /// when another CPU queued a task here).
 fn hrtick_update_here(cpu: usize) {
-    let rq = run_queue(cpu).lock();
-    update_hrtick(&rq, cpu, now_ns());
+    let mut rq = run_queue(cpu).lock();
+    let request = rq.core.hrtick_update(now_ns());
+    carry_out_hrtick(request, cpu);
 }
 
 pub(super) fn run_queue(cpu: usize) -> &'static IrqSpinLock<CpuRunQueue> {
@@ -259,19 +255,22 @@ pub fn init_cpu(cpu: usize) {
             MAX_GROUPS,
             settings.config.uclamp,
         );
-        if instrument::ENABLED {
-            queue.set_cost_counter(Some(instrument::counter));
-        }
         queue.set_cpu_capacity(CpuCapacity {
             capacity_orig: percpu::of(cpu).capacity.load(Ordering::Relaxed),
             frequency_scale: 1024,
         });
+        let mut core = CpuCore::new(cpu as u16, queue, TASK_SLOTS, settings.config.hrtick);
+        if instrument::ENABLED {
+            core.set_cost_counter(Some(instrument::counter));
+        }
+        let records = super::replay::capacity();
+        if records > 0 {
+            core.start_recording(records, super::replay::next_sequence);
+        }
         IrqSpinLock::new(CpuRunQueue {
-            queue,
-            current: idle,
+            core,
             idle,
             members: alloc::vec::Vec::with_capacity(TASK_SLOTS),
-            cfs_tasks: super::cfs_tasks::CfsTasks::default(),
         })
     });
     instrument::init_cpu(cpu);
@@ -321,51 +320,36 @@ pub fn schedule() {
     let mut rq = run_queue(cpu).lock();
     let irq_state = rq.irq_state();
     let now = now_ns();
-    let previous = rq.current;
+    let previous = rq.current();
     account_runtime(previous, now);
     percpu::of(cpu).need_resched.store(false, Ordering::Relaxed);
     let previous_task = task(previous);
-    if previous != rq.idle {
-        let state = previous_task.state();
-        if state != TaskState::Running && previous_task.on_rq.load(Ordering::Relaxed) {
-            let flags = DequeueFlags {
-                sleep: state == TaskState::Sleeping,
-                ..DequeueFlags::default()
-            };
-            rq.dequeue(cpu, previous, now, flags);
-            previous_task.on_rq.store(false, Ordering::Relaxed);
+    // A task that set itself sleeping (or dead) and was not woken since
+    // leaves the run queue now, as Linux's `__schedule` dequeues it.
+    let leaving = match previous_task.state() {
+        _ if previous == rq.idle || !previous_task.on_rq.load(Ordering::Relaxed) => {
+            Leaving::Runnable
         }
-        rq.queue.put_prev_task(previous, now);
-        if previous_task.on_rq.load(Ordering::Relaxed) {
-            previous_task.wait_start.store(now, Ordering::Relaxed);
-        }
+        TaskState::Running => Leaving::Runnable,
+        TaskState::Dead => Leaving::Dead,
+        _ => Leaving::Sleeping,
+    };
+    if leaving != Leaving::Runnable {
+        previous_task.on_rq.store(false, Ordering::Relaxed);
     }
-    let idle = rq.idle;
-    let next = instrument::bracket(cpu, Op::PickNextTask, || {
-        match rq.queue.pick_next_task(now) {
-            Some(next) => {
-                rq.queue.set_next_task(next, now);
-                next
-            }
-            None => {
-                // The idle class's `set_next_task_idle`, as the simulator does.
-                rq.queue.set_next_idle(now);
-                idle
-            }
-        }
-    });
+    let switch = rq.core.schedule(now, leaving);
+    rq.record_costs(cpu);
     if instrument::ENABLED {
         // PELT work done by put_prev/set_next is not an enqueue or dequeue.
-        let _ = rq.queue.take_internal_costs();
+        let _ = rq.core.run_queue_mut().take_internal_costs();
     }
+    if previous != rq.idle && previous_task.on_rq.load(Ordering::Relaxed) {
+        previous_task.wait_start.store(now, Ordering::Relaxed);
+    }
+    let next = switch.next.unwrap_or(rq.idle);
     let next_task = task(next);
     next_task.exec_start.store(now, Ordering::Relaxed);
-    if next != idle {
-        // `pick_next_task_fair` moves the picked task to the head.
-        rq.cfs_tasks_move_to_head(next);
-    }
-    rq.current = next;
-    update_hrtick(&rq, cpu, now);
+    carry_out_hrtick(switch.hrtick, cpu);
     super::balance::publish(cpu, &rq);
     if next == previous {
         return;
@@ -441,7 +425,7 @@ pub fn finish_task_switch(irq_state: IrqState) {
     let previous_task = task(previous);
     previous_task.on_cpu.store(false, Ordering::Release);
     if previous_task.state() == TaskState::Dead {
-        rq.queue.task_dead(previous);
+        // The core forgot it at the switch (`Leaving::Dead`).
         rq.remove_member(previous);
         previous_task
             .state
@@ -453,46 +437,38 @@ pub fn finish_task_switch(irq_state: IrqState) {
 pub(super) fn activate_new(id: TaskId, cpu: usize, params: &TaskParams) -> Result<(), ParamError> {
     let mut rq = run_queue(cpu).lock();
     let now = now_ns();
-    rq.queue.task_new(id, params, now)?;
-    rq.add_member(id);
+    let decision = rq.core.wake_up_new_task(id, params, now)?;
+    rq.record_costs(cpu);
     let slot = task(id);
     slot.state
         .store(TaskState::Running as u8, Ordering::Release);
-    rq.enqueue(
-        cpu,
-        id,
-        now,
-        EnqueueFlags {
-            initial: true,
-            ..EnqueueFlags::default()
-        },
-    );
+    rq.add_member(id);
     slot.on_rq.store(true, Ordering::Relaxed);
     slot.wait_start.store(now, Ordering::Relaxed);
-    check_preempt_locked(&mut rq, cpu, id, now);
+    carry_out_decision(&mut rq, cpu, decision);
     super::balance::publish(cpu, &rq);
     Ok(())
 }
 
-/// Asks `cpu` (its run queue `rq` locked) to reschedule if the newly queued
-/// `woken` should preempt its current task.
-pub(super) fn check_preempt_locked(rq: &mut CpuRunQueue, cpu: usize, woken: TaskId, now: u64) {
-    let current = rq.current;
-    let preempt = current == rq.idle || rq.queue.wakeup_preempt(current, woken, now).is_needed();
-    if preempt {
+/// Carries out the core's decision for `cpu` (its run queue `rq` locked)
+/// after a task was queued there: a reschedule (through the reschedule IPI
+/// when `cpu` is another CPU), or the running task's new slice end (through
+/// the call-function IPI when it is another CPU's timer).
+pub(super) fn carry_out_decision(rq: &mut CpuRunQueue, cpu: usize, decision: Decision) {
+    if decision.resched {
         percpu::of(cpu).need_resched.store(true, Ordering::Relaxed);
         if cpu != this_cpu() {
             send_ipi(cpu, Ipi::Reschedule);
         }
-    } else if hrtick_enabled() {
-        // A new competitor: the running task's slice now has an end.
+    } else if decision.hrtick != TimerRequest::Keep {
         if cpu == this_cpu() {
-            update_hrtick(rq, cpu, now);
+            carry_out_hrtick(decision.hrtick, cpu);
         } else if crate::smp::call_function(cpu, hrtick_update_here, cpu).is_err() {
             // The mailbox is full: a reschedule re-evaluates the slice too.
             send_ipi(cpu, Ipi::Reschedule);
         }
     }
+    let _ = rq;
 }
 
 /// Enqueues the woken `id` on this CPU's run queue (the local half of a wake-up).
@@ -509,20 +485,12 @@ fn activate(id: TaskId) {
     }
     let now = now_ns();
     let migrated = super::balance::attach_pending(&mut rq, id, now);
-    rq.enqueue(
-        cpu,
-        id,
-        now,
-        EnqueueFlags {
-            wakeup: true,
-            migrated,
-            ..EnqueueFlags::default()
-        },
-    );
+    let decision = rq.core.try_to_wake_up(id, now, migrated);
+    rq.record_costs(cpu);
     slot.on_rq.store(true, Ordering::Relaxed);
     slot.wait_start.store(now, Ordering::Relaxed);
     slot.woken_at.store(now.max(1), Ordering::Relaxed);
-    check_preempt_locked(&mut rq, cpu, id, now);
+    carry_out_decision(&mut rq, cpu, decision);
     super::balance::publish(cpu, &rq);
 }
 
@@ -621,11 +589,7 @@ pub fn preempt_on_irq_return() {
 pub fn yield_now() {
     let cpu = this_cpu();
     {
-        let mut rq = run_queue(cpu).lock();
-        let current = rq.current;
-        if current != rq.idle {
-            rq.queue.yield_task(current, now_ns());
-        }
+        run_queue(cpu).lock().core.yield_task(now_ns());
     }
     schedule();
 }
@@ -680,13 +644,12 @@ fn scheduler_tick(cpu: usize) {
     // The clock is read under the lock, so that the run queue never sees time
     // go backwards (another CPU may have queued a task here meanwhile).
     let now = now_ns();
-    let current = rq.current;
-    account_runtime(current, now);
-    if current != rq.idle && rq.queue.task_tick(current, now).is_needed() {
+    account_runtime(rq.current(), now);
+    if rq.core.sched_tick(now).resched {
         percpu::of(cpu).need_resched.store(true, Ordering::Relaxed);
     }
-    rq.queue.update_blocked_averages(now);
-    super::groups::exchange_group_load(cpu, &mut rq.queue);
+    rq.core.update_blocked_averages(now);
+    super::groups::exchange_group_load(cpu, &mut rq.core, now);
     super::balance::publish(cpu, &rq);
     drop(rq);
     super::balance::periodic(cpu);

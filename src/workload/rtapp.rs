@@ -309,8 +309,8 @@ fn apply_phase(run: &Run, index: usize, phase: usize) {
     crate::task::scheduler::with_run_queue(cpu, |rq| {
         // Validated values: the run queue accepts them.
         let _ = rq
-            .queue
-            .set_task_uclamp(id, params.uclamp_min, params.uclamp_max);
+            .core
+            .set_task_uclamp(id, params.uclamp_min, params.uclamp_max, now_ns());
     });
     let _ = crate::task::groups::set_task_group(id, group);
     if task::set_affinity(id, params.affinity).is_ok()
@@ -552,7 +552,7 @@ fn util_sampler(_: usize) {
             }
             let cpu = task::task(id).cpu();
             let util = crate::task::scheduler::with_run_queue(cpu, |rq| {
-                rq.queue.task_signals(id).util_avg
+                rq.queue().task_signals(id).util_avg
             });
             let mut range = instance.util_range.lock();
             *range = Some(match *range {
@@ -705,7 +705,7 @@ fn queued_per_cpu() -> Vec<usize> {
     (0..percpu::nr_online())
         .map(|cpu| {
             crate::task::scheduler::with_run_queue(cpu, |rq| {
-                fairway_sched::class::SchedClass::nr_running(&rq.queue)
+                fairway_sched::class::SchedClass::nr_running(rq.queue())
             })
         })
         .collect()
@@ -834,6 +834,7 @@ pub fn run(scenario: Scenario, options: &RtAppOptions) -> Result<(), SpawnError>
     if trace_limit > 0 {
         crate::task::trace::print(run.start);
     }
+    crate::task::replay::print();
     report(run, elapsed);
     REPORTED.complete();
     let _ = current();

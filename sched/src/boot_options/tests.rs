@@ -59,6 +59,7 @@ fn every_option_is_read() {
                 size: 512
             },
             trace_switches: 20,
+            record_core: 0,
             util_sample_us: 100,
             util_warmup_ms: 1000,
         })

@@ -38,6 +38,7 @@ use record::{Input, Output, Record};
 use crate::class::{DequeueFlags, EnqueueFlags, SchedClass};
 use crate::fair::GroupError;
 use crate::run_queue::{RunQueue, TaskMigration};
+use crate::stats::probe::{CounterRead, ProbeCosts};
 use crate::task::{GroupId, Nanoseconds, ParamError, TaskId, TaskParams};
 
 /// What becomes of the running task at `__schedule` (its `prev->__state`).
@@ -88,6 +89,23 @@ pub struct Switch {
     pub hrtick: TimerRequest,
 }
 
+/// The counts the last calls spent in the run queue's hot operations, when a
+/// counter is set ([`CpuCore::set_cost_counter`]): each bracket holds the
+/// run-queue operation alone, as the kernel's instrumentation defines it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct OpCosts {
+    /// `enqueue_task`.
+    pub enqueue: Option<u64>,
+    /// `dequeue_task`.
+    pub dequeue: Option<u64>,
+    /// `pick_next_task` with `set_next_task` (or `set_next_task_idle`).
+    pub pick: Option<u64>,
+    /// The PELT and uclamp probes inside `enqueue_task`.
+    pub enqueue_internal: ProbeCosts,
+    /// The PELT and uclamp probes inside `dequeue_task`.
+    pub dequeue_internal: ProbeCosts,
+}
+
 /// Where the records of a run go.
 #[derive(Debug)]
 struct Recording {
@@ -107,6 +125,8 @@ pub struct CpuCore {
     cfs_tasks: CfsTasks,
     hrtick_enabled: bool,
     recording: Option<Recording>,
+    cost_counter: Option<CounterRead>,
+    op_costs: OpCosts,
 }
 
 impl CpuCore {
@@ -120,6 +140,8 @@ impl CpuCore {
             cfs_tasks: CfsTasks::new(max_tasks),
             hrtick_enabled: hrtick,
             recording: None,
+            cost_counter: None,
+            op_costs: OpCosts::default(),
         }
     }
 
@@ -149,6 +171,36 @@ impl CpuCore {
         &self.cfs_tasks
     }
 
+    /// Measures the hot operations with `counter` (the kernel's cycle
+    /// counter), and the run queue's PELT and uclamp probes with it.
+    pub fn set_cost_counter(&mut self, counter: Option<CounterRead>) {
+        self.cost_counter = counter;
+        self.run_queue.set_cost_counter(counter);
+    }
+
+    /// The counts of the hot operations since the last call.
+    pub fn take_op_costs(&mut self) -> OpCosts {
+        core::mem::take(&mut self.op_costs)
+    }
+
+    /// Runs `operation` on the run queue between two counter reads.
+    #[inline(always)]
+    fn measured<R>(
+        &mut self,
+        operation: impl FnOnce(&mut RunQueue) -> R,
+    ) -> (R, Option<u64>) {
+        match self.cost_counter {
+            None => (operation(&mut self.run_queue), None),
+            Some(counter) => {
+                // Probe counts from outside this operation are not its own.
+                let _ = self.run_queue.take_internal_costs();
+                let start = counter();
+                let result = operation(&mut self.run_queue);
+                (result, Some(counter().wrapping_sub(start)))
+            }
+        }
+    }
+
     /// Records the next `capacity` calls (allocates their room now), each
     /// numbered by `sequence`.
     pub fn start_recording(&mut self, capacity: usize, sequence: fn() -> u64) {
@@ -164,6 +216,13 @@ impl CpuCore {
         self.recording
             .as_ref()
             .map_or((&[], 0), |r| (r.records.as_slice(), r.dropped))
+    }
+
+    /// Stops recording and hands over the records and how many did not fit.
+    pub fn take_records(&mut self) -> (Vec<Record>, u64) {
+        self.recording
+            .take()
+            .map_or((Vec::new(), 0), |r| (r.records, r.dropped))
     }
 
     fn record(&mut self, now: Nanoseconds, input: Input, output: Output) {
@@ -251,8 +310,21 @@ impl CpuCore {
     }
 
     fn enqueue(&mut self, task: TaskId, now: Nanoseconds, flags: EnqueueFlags) {
-        self.run_queue.enqueue_task(task, now, flags);
+        let ((), cost) = self.measured(|rq| rq.enqueue_task(task, now, flags));
+        self.op_costs.enqueue = cost;
+        if cost.is_some() {
+            self.op_costs.enqueue_internal = self.run_queue.take_internal_costs();
+        }
         self.cfs_tasks.move_to_head(task);
+    }
+
+    fn dequeue(&mut self, task: TaskId, now: Nanoseconds, flags: DequeueFlags) {
+        let ((), cost) = self.measured(|rq| rq.dequeue_task(task, now, flags));
+        self.op_costs.dequeue = cost;
+        if cost.is_some() {
+            self.op_costs.dequeue_internal = self.run_queue.take_internal_costs();
+        }
+        self.cfs_tasks.remove(task);
     }
 
     /// A new task (`sched_fork` and `wake_up_new_task`): made known with its
@@ -315,8 +387,7 @@ impl CpuCore {
     /// for another CPU, or stops while it is not running). The running task
     /// stops running too: the CPU runs nothing until the next `schedule`.
     pub fn dequeue_task(&mut self, task: TaskId, now: Nanoseconds, flags: DequeueFlags) {
-        self.run_queue.dequeue_task(task, now, flags);
-        self.cfs_tasks.remove(task);
+        self.dequeue(task, now, flags);
         if self.current == Some(task) {
             self.run_queue.put_prev_task(task, now);
             self.current = None;
@@ -336,22 +407,25 @@ impl CpuCore {
                     sleep: true,
                     ..DequeueFlags::default()
                 };
-                self.run_queue.dequeue_task(previous, now, flags);
-                self.cfs_tasks.remove(previous);
+                self.dequeue(previous, now, flags);
             }
             self.run_queue.put_prev_task(previous, now);
             if leaving == Leaving::Dead {
                 self.run_queue.task_dead(previous);
             }
         }
-        let next = self.run_queue.pick_next_task(now);
-        match next {
-            Some(next) => {
-                self.run_queue.set_next_task(next, now);
-                // `pick_next_task_fair` moves the picked task to the head.
-                self.cfs_tasks.move_to_head(next);
+        let (next, cost) = self.measured(|rq| {
+            let next = rq.pick_next_task(now);
+            match next {
+                Some(next) => rq.set_next_task(next, now),
+                None => rq.set_next_idle(now),
             }
-            None => self.run_queue.set_next_idle(now),
+            next
+        });
+        self.op_costs.pick = cost;
+        if let Some(next) = next {
+            // `pick_next_task_fair` moves the picked task to the head.
+            self.cfs_tasks.move_to_head(next);
         }
         self.current = next;
         let hrtick = self.hrtick_request(now);
@@ -424,6 +498,22 @@ impl CpuCore {
             self.run_queue.yield_task(current, now);
         }
         self.record(now, Input::Yield, Output::default());
+    }
+
+    /// Load balancing takes the queued, not running `task` off this run queue
+    /// with its state (`detach_task`: dequeue, then `migrate_task_rq`); a task
+    /// that cannot leave is put back.
+    pub fn detach_task(&mut self, task: TaskId, now: Nanoseconds) -> Option<TaskMigration> {
+        let flags = DequeueFlags {
+            migrating: true,
+            ..DequeueFlags::default()
+        };
+        self.dequeue_task(task, now, flags);
+        let migration = self.migrate_task_out(task, now);
+        if migration.is_none() {
+            self.enqueue_task(task, now, EnqueueFlags::default());
+        }
+        migration
     }
 
     /// The task, not queued, leaves this run queue, taking its fair state and

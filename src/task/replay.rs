@@ -1,0 +1,89 @@
+//! The record of every call into each CPU's scheduler driver
+//! (`fairway_sched::cpu_core`), from boot, for `cargo xtask replay`: the host
+//! feeds the same inputs to the simulator's cores and checks every decision
+//! (docs/core-driver.md, "Replay").
+//!
+//! `record_core=N` on the command line (rt-app runs) gives each CPU room for N
+//! records, allocated when its run queue is built; the records are printed at
+//! the end of the run as `core: ...` lines.
+
+use core::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+
+use fairway_sched::cpu_core::record::Record;
+
+use super::scheduler::{config, run_queue};
+use crate::config::{TASK_SLOTS, MAX_CPUS};
+use crate::percpu;
+
+/// Records per CPU (0: off); set once at boot, before the run queues exist.
+static CAPACITY: AtomicUsize = AtomicUsize::new(0);
+/// The order of records across CPUs.
+static SEQUENCE: AtomicU64 = AtomicU64::new(0);
+
+/// Asks for `records` records per CPU (boot core, before `init_cpu`).
+pub fn set_capacity(records: usize) {
+    CAPACITY.store(records, Ordering::Relaxed);
+}
+
+/// Records per CPU.
+pub(super) fn capacity() -> usize {
+    CAPACITY.load(Ordering::Relaxed)
+}
+
+/// The next record's number (taken under the recording CPU's run-queue lock,
+/// so a task's move out of one run queue is numbered before its move in).
+pub(super) fn next_sequence() -> u64 {
+    SEQUENCE.fetch_add(1, Ordering::Relaxed)
+}
+
+/// Prints the settings the cores were built with and every CPU's records
+/// (recording stops here).
+pub fn print() {
+    if capacity() == 0 {
+        return;
+    }
+    let settings = config();
+    let nr_cpus = percpu::nr_cpus().min(MAX_CPUS);
+    defmt::println!(
+        "core: config sched={=str} hz={=u64} hrtick={=bool} slice_us={=u64} uclamp={=bool} tasks={=usize} groups={=usize} cpus={=usize}",
+        settings.policy.name(),
+        settings.hz,
+        settings.hrtick,
+        settings.slice_us,
+        settings.uclamp,
+        TASK_SLOTS,
+        super::scheduler::MAX_GROUPS,
+        nr_cpus
+    );
+    for cpu in 0..nr_cpus {
+        let capacity = percpu::of(cpu).capacity.load(Ordering::Relaxed);
+        let (records, dropped) = run_queue(cpu).lock().core.take_records();
+        defmt::println!(
+            "core: cpu={=usize} capacity={=u32} records={=usize} dropped={=u64}",
+            cpu,
+            capacity,
+            records.len(),
+            dropped
+        );
+        for record in &records {
+            print_record(record);
+        }
+    }
+}
+
+fn print_record(record: &Record) {
+    let [a, b, c, d, e, f, g, h, i, j] = record.encode();
+    defmt::println!(
+        "core: record {=u64} {=u64} {=u64} {=u64} {=u64} {=u64} {=u64} {=u64} {=u64} {=u64}",
+        a,
+        b,
+        c,
+        d,
+        e,
+        f,
+        g,
+        h,
+        i,
+        j
+    );
+}
