@@ -79,7 +79,7 @@ impl<'w> Sampler<'w> {
                 continue;
             }
             let Some(cpu) = task.cpu else { continue };
-            let s = cpus[cpu].run_queue.task_signals(TaskId(index as u16));
+            let s = cpus[cpu].core.run_queue().task_signals(TaskId(index as u16));
             writeln!(
                 self.out,
                 "{now},{},{cpu},{},{},{},{},{},{}",
@@ -93,7 +93,7 @@ impl<'w> Sampler<'w> {
             )?;
         }
         for (index, cpu) in cpus.iter().enumerate() {
-            let s = cpu.run_queue.signals();
+            let s = cpu.core.run_queue().signals();
             let busy = cpu.current.is_some_and(|t| {
                 tasks[t].state == TaskState::Running && tasks[t].cpu == Some(index)
             });

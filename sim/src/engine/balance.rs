@@ -11,7 +11,6 @@ use fairway_sched::balance::{
     BalanceDecision, CpuBalanceState, CpuSnapshot, Migration, NR_MIGRATE, TaskCandidate, TaskList,
     newidle_balance, rebalance_domains,
 };
-use fairway_sched::class::{DequeueFlags, EnqueueFlags, SchedClass};
 use fairway_sched::run_queue::CpuCapacity;
 use fairway_sched::task::{CpuId, TaskId};
 use fairway_sched::topology::{CpuDescription, Topology};
@@ -46,9 +45,9 @@ impl Balancer {
     }
 }
 
-/// The run queues' `cfs_tasks` order as balancing walks it: each task's `lru` stamp
-/// (its last pick or enqueue); a task the walk skipped gets a new stamp, in walk order,
-/// as Linux's `detach_tasks` moves it to the head.
+/// The run queues' `cfs_tasks` lists (kept by each CPU's driver) as balancing walks
+/// them; a task the walk skipped goes back to the head, as Linux's `detach_tasks`
+/// moves it.
 struct Lists<'a, 's>(&'a mut Simulation<'s>);
 
 impl TaskList for Lists<'_, '_> {
@@ -60,8 +59,10 @@ impl TaskList for Lists<'_, '_> {
         for &TaskId(id) in tasks {
             let simulation = &mut *self.0;
             if simulation.tasks[usize::from(id)].cpu == Some(cpu.index()) {
-                simulation.lru_sequence += 1;
-                simulation.tasks[usize::from(id)].lru = simulation.lru_sequence;
+                let now = simulation.now;
+                simulation.cpus[cpu.index()]
+                    .core
+                    .cfs_tasks_rotate(TaskId(id), now);
             }
         }
     }
@@ -74,7 +75,7 @@ impl Simulation<'_> {
             .iter()
             .enumerate()
             .map(|(index, cpu)| {
-                let signals = cpu.run_queue.signals();
+                let signals = cpu.core.run_queue().signals();
                 let mut snapshot = CpuSnapshot::from_signals(
                     CpuId(index as u16),
                     u64::from(cpu.capacity.capacity_orig),
@@ -90,19 +91,21 @@ impl Simulation<'_> {
     /// running one), least recently picked or enqueued first, into `buffer`; how many.
     fn balance_candidates(&self, source: usize, buffer: &mut [TaskCandidate]) -> usize {
         let cpu = &self.cpus[source];
-        let mut queued: Vec<usize> = (0..self.tasks.len())
+        let queued = cpu
+            .core
+            .cfs_tasks()
+            .from_tail(usize::MAX)
+            .map(TaskId::index)
             .filter(|&t| {
                 let task = &self.tasks[t];
                 task.cpu == Some(source)
                     && matches!(task.state, TaskState::Runnable | TaskState::Running)
-            })
-            .collect();
-        queued.sort_by_key(|&t| self.tasks[t].lru);
+            });
         let mut count = 0;
-        for (slot, &t) in buffer.iter_mut().zip(&queued) {
+        for (slot, t) in buffer.iter_mut().zip(queued) {
             let id = TaskId(t as u16);
-            let mut signals = cpu.run_queue.task_signals(id);
-            signals.load_avg = cpu.run_queue.task_h_load(id);
+            let mut signals = cpu.core.run_queue().task_signals(id);
+            signals.load_avg = cpu.core.run_queue().task_h_load(id);
             let task = &self.tasks[t];
             *slot = TaskCandidate::from_signals(
                 id,
@@ -147,7 +150,7 @@ impl Simulation<'_> {
     /// Carries a decision's migration out.
     fn apply(&mut self, decision: &BalanceDecision) -> Result<(), SimError> {
         match &decision.migration {
-            Some(migration) => self.carry_out(migration),
+            Some(migration) => self.carry_out_migration(migration),
             None => Ok(()),
         }
     }
@@ -174,7 +177,7 @@ impl Simulation<'_> {
     }
 
     /// Moves the decided tasks that are still queued, not running, on the source.
-    fn carry_out(&mut self, migration: &Migration) -> Result<(), SimError> {
+    fn carry_out_migration(&mut self, migration: &Migration) -> Result<(), SimError> {
         if migration.active {
             return Ok(());
         }
@@ -193,28 +196,24 @@ impl Simulation<'_> {
             self.update_cpu(source);
             self.update_cpu(destination);
             let now = self.now;
-            self.cpus[source].run_queue.dequeue_task(
-                TaskId(id),
-                now,
-                DequeueFlags {
-                    migrating: true,
-                    ..DequeueFlags::default()
-                },
-            );
-            self.migrate(task, source, destination)?;
+            let migration = self.cpus[source].core.detach_task(TaskId(id), now);
+            let Some(migration) = migration else {
+                continue;
+            };
+            self.cpus[destination]
+                .core
+                .migrate_task_in(TaskId(id), &migration, now)
+                .map_err(|error| SimError::Params {
+                    task: self.tasks[task].name.clone(),
+                    error,
+                })?;
+            self.tasks[task].result.migrations += 1;
             // `migrate_task_rq_fair`: a task that moved is no longer cache hot.
             self.tasks[task].exec_start = 0;
-            // It waited on the source until now; `enqueue` starts a new wait.
+            // It waited on the source until now; `attach` starts a new wait.
             let waited = now - self.tasks[task].runnable_since;
             self.tasks[task].result.wait_ns += waited;
-            self.enqueue(
-                task,
-                destination,
-                EnqueueFlags {
-                    migrated: true,
-                    ..EnqueueFlags::default()
-                },
-            );
+            self.attach(task, destination);
         }
         Ok(())
     }

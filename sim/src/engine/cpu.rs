@@ -1,6 +1,8 @@
-//! The CPU side of the engine: time accounting, placement, wake-up, tick and `schedule()`.
+//! The CPU side of the engine: time accounting, placement, and carrying out the
+//! decisions of each CPU's driver (`fairway_sched::cpu_core::CpuCore`, the one the
+//! kernel uses) at wake-ups, ticks, slice ends and `schedule()`.
 
-use fairway_sched::class::{EnqueueFlags, SchedClass};
+use fairway_sched::cpu_core::{Decision, Leaving, TimerRequest};
 use fairway_sched::task::{CpuId, CpuMask, TaskId};
 
 use super::{Kind, Remaining, STEP_LIMIT, Simulation, TaskState};
@@ -73,108 +75,53 @@ impl Simulation<'_> {
     pub(super) fn least_loaded(&self, affinity: CpuMask) -> usize {
         (0..self.cpus.len())
             .filter(|&c| affinity.contains(CpuId(c as u16)))
-            .min_by_key(|&c| (self.cpus[c].run_queue.nr_running(), c))
+            .min_by_key(|&c| (self.cpus[c].core.run_queue().signals().nr_running, c))
             .unwrap_or(0)
     }
 
-    pub(super) fn register(&mut self, task: usize, cpu: usize) -> Result<(), SimError> {
-        let params = self.tasks[task].params;
-        self.cpus[cpu]
-            .run_queue
-            .task_new(TaskId(task as u16), &params, self.now)
-            .map_err(|error| SimError::Params {
-                task: self.tasks[task].name.clone(),
-                error,
-            })
+    /// Carries out `cpu`'s driver's decision: a reschedule, and the slice-end
+    /// timer as an event (a new generation forgets the timer armed before).
+    pub(super) fn carry_out(&mut self, cpu: usize, decision: Decision) {
+        if decision.resched {
+            self.cpus[cpu].need_resched = true;
+        }
+        self.carry_out_hrtick(cpu, decision.hrtick);
     }
 
-    /// Enqueues a woken (or new, or migrated) task on `cpu` and asks whether it preempts.
-    pub(super) fn enqueue(&mut self, task: usize, cpu: usize, flags: EnqueueFlags) {
-        let now = self.now;
-        self.lru_sequence += 1;
+    /// Carries out a slice-end timer request of `cpu`'s driver.
+    pub(super) fn carry_out_hrtick(&mut self, cpu: usize, request: TimerRequest) {
+        match request {
+            TimerRequest::Keep => {}
+            TimerRequest::Cancel => self.cpus[cpu].hrtick_generation += 1,
+            TimerRequest::Arm(at) => {
+                self.cpus[cpu].hrtick_generation += 1;
+                let generation = self.cpus[cpu].hrtick_generation;
+                self.push(at, Kind::Hrtick { cpu, generation });
+            }
+        }
+    }
+
+    /// Marks `task` queued on `cpu` from now.
+    fn mark_queued(&mut self, task: usize, cpu: usize) {
         let t = &mut self.tasks[task];
         t.state = TaskState::Runnable;
         t.cpu = Some(cpu);
-        t.runnable_since = now;
-        t.lru = self.lru_sequence;
-        let state = &mut self.cpus[cpu];
-        state
-            .run_queue
-            .enqueue_task(TaskId(task as u16), now, flags);
-        match state.current {
-            Some(current)
-                if self.tasks[current].state == TaskState::Running
-                    && self.tasks[current].cpu == Some(cpu) =>
-            {
-                let decision = state.run_queue.wakeup_preempt(
-                    TaskId(current as u16),
-                    TaskId(task as u16),
-                    now,
-                );
-                if decision.is_needed() {
-                    state.need_resched = true;
-                } else {
-                    // A new competitor: the running task's slice now has an end.
-                    self.arm_hrtick(cpu);
-                }
-            }
-            _ => state.need_resched = true,
-        }
+        t.runnable_since = self.now;
     }
 
-    /// Arms `cpu`'s slice-end timer at `now + slice_remaining(current)`, or cancels it
-    /// when the policy says nothing would preempt the running task (the kernel's
-    /// `update_hrtick`, Linux's `hrtick_start_fair`). Nothing when `hrtick` is off.
-    pub(super) fn arm_hrtick(&mut self, cpu: usize) {
-        if !self.config.hrtick {
-            return;
-        }
-        let now = self.now;
-        let state = &mut self.cpus[cpu];
-        state.hrtick_generation += 1;
-        let Some(t) = state.current else {
-            return;
-        };
-        if self.tasks[t].state != TaskState::Running || self.tasks[t].cpu != Some(cpu) {
-            return;
-        }
-        if let Some(remaining) = state.run_queue.slice_remaining(TaskId(t as u16), now) {
-            let generation = state.hrtick_generation;
-            self.push(now + remaining, Kind::Hrtick { cpu, generation });
-        }
+    /// A task that moved from another CPU is queued on `cpu` (balancing's
+    /// `attach_task`).
+    pub(super) fn attach(&mut self, task: usize, cpu: usize) {
+        self.mark_queued(task, cpu);
+        let decision = self.cpus[cpu].core.attach_task(TaskId(task as u16), self.now);
+        self.carry_out(cpu, decision);
     }
 
-    /// `task_tick` for `cpu`'s running task, marking the CPU for a reschedule
-    /// when the policy asks; `None` when no task runs there, else whether it
-    /// asked.
-    fn tick_running_task(&mut self, cpu: usize) -> Option<bool> {
-        let t = self.cpus[cpu].current?;
-        if self.tasks[t].state != TaskState::Running || self.tasks[t].cpu != Some(cpu) {
-            return None;
-        }
-        self.update_cpu(cpu);
-        let needed = self.cpus[cpu]
-            .run_queue
-            .task_tick(TaskId(t as u16), self.now)
-            .is_needed();
-        if needed {
-            self.cpus[cpu].need_resched = true;
-        }
-        Some(needed)
-    }
-
-    /// The slice-end timer fired: the running task's slice is over if the policy says so.
+    /// `cpu`'s running task's slice-end timer fired: the driver decides.
     pub(super) fn hrtick(&mut self, cpu: usize) {
-        if self.tick_running_task(cpu) == Some(false) {
-            // A tick between arming and firing charged the run time in two parts, and
-            // the rounding of the weighted clock can leave the slice a few ns short
-            // (§1.2). The kernel's handler reads the clock later than the expiry, so it
-            // never sees this; here the timer is armed again for what is left. The tick
-            // kept the task, so what is left lies ahead (EEVDF's `slice_remaining`
-            // counts a charge of at least 1 ns); a policy that said 0 here would hold
-            // virtual time still, which `EVENT_LIMIT` turns into an error.
-            self.arm_hrtick(cpu);
-        }
+        self.update_cpu(cpu);
+        let decision = self.cpus[cpu].core.hrtick(self.now);
+        self.carry_out(cpu, decision);
     }
 
     pub(super) fn start(&mut self, task: usize) -> Result<(), SimError> {
@@ -185,34 +132,39 @@ impl Simulation<'_> {
                 .set_policy(task, self.tasks[task].params.policy);
         }
         let cpu = self.least_loaded(self.tasks[task].params.affinity);
-        self.register(task, cpu)?;
         self.tasks[task].woke_at = Some(self.now);
         self.tasks[task].iteration_start = self.now;
-        let flags = EnqueueFlags {
-            initial: true,
-            ..EnqueueFlags::default()
-        };
-        self.enqueue(task, cpu, flags);
+        self.update_cpu(cpu);
+        let params = self.tasks[task].params;
+        let decision = self.cpus[cpu]
+            .core
+            .wake_up_new_task(TaskId(task as u16), &params, self.now)
+            .map_err(|error| SimError::Params {
+                task: self.tasks[task].name.clone(),
+                error,
+            })?;
+        self.mark_queued(task, cpu);
+        self.carry_out(cpu, decision);
         Ok(())
     }
 
     pub(super) fn wake(&mut self, task: usize) -> Result<(), SimError> {
         let previous = self.tasks[task].cpu.unwrap_or(0);
         let affinity = self.tasks[task].params.affinity;
-        let mut flags = EnqueueFlags {
-            wakeup: true,
-            ..EnqueueFlags::default()
-        };
-        let cpu = if affinity.contains(CpuId(previous as u16)) {
-            previous
+        let (cpu, migrated) = if affinity.contains(CpuId(previous as u16)) {
+            (previous, false)
         } else {
             let target = self.least_loaded(affinity);
             self.migrate(task, previous, target)?;
-            flags.migrated = true;
-            target
+            (target, true)
         };
         self.tasks[task].woke_at = Some(self.now);
-        self.enqueue(task, cpu, flags);
+        self.update_cpu(cpu);
+        self.mark_queued(task, cpu);
+        let decision = self.cpus[cpu]
+            .core
+            .try_to_wake_up(TaskId(task as u16), self.now, migrated);
+        self.carry_out(cpu, decision);
         Ok(())
     }
 
@@ -220,9 +172,10 @@ impl Simulation<'_> {
     /// `migrate_task_in`): its fair state and PELT signals go with it (§2.6).
     pub(super) fn migrate(&mut self, task: usize, from: usize, to: usize) -> Result<(), SimError> {
         let id = TaskId(task as u16);
+        let now = self.now;
         let migration = self.cpus[from]
-            .run_queue
-            .migrate_task_out(id)
+            .core
+            .migrate_task_out(id, now)
             .ok_or_else(|| {
                 SimError::Config(format!(
                     "task {}: cannot migrate it off cpu{from}",
@@ -230,8 +183,8 @@ impl Simulation<'_> {
                 ))
             })?;
         self.cpus[to]
-            .run_queue
-            .migrate_task_in(id, &migration, self.now)
+            .core
+            .migrate_task_in(id, &migration, now)
             .map_err(|error| SimError::Params {
                 task: self.tasks[task].name.clone(),
                 error,
@@ -243,7 +196,9 @@ impl Simulation<'_> {
     /// `cpu`'s tick: the running task's `task_tick`, then (with `balance`) periodic
     /// load balancing from this CPU, as the kernel's `scheduler_tick` does.
     pub(super) fn tick(&mut self, cpu: usize) -> Result<(), SimError> {
-        self.tick_running_task(cpu);
+        self.update_cpu(cpu);
+        let decision = self.cpus[cpu].core.sched_tick(self.now);
+        self.carry_out(cpu, decision);
         self.periodic_balance(cpu)
     }
 
@@ -262,37 +217,23 @@ impl Simulation<'_> {
         Ok(())
     }
 
-    /// Linux's `__schedule()` on `cpu`: put_prev_task, pick_next_task, set_next_task.
+    /// Linux's `__schedule()` on `cpu`, decided by its driver; the engine
+    /// carries it out (accounting, the switch record, the next task's program).
     pub(super) fn schedule(&mut self, cpu: usize) -> Result<(), SimError> {
         self.update_cpu(cpu);
         let now = self.now;
         self.cpus[cpu].need_resched = false;
         let previous = self.cpus[cpu].current;
-        // A task that left for another CPU was handed back when it left.
-        if let Some(p) = previous
-            && self.tasks[p].cpu == Some(cpu)
-        {
-            let run_queue = &mut self.cpus[cpu].run_queue;
-            run_queue.put_prev_task(TaskId(p as u16), now);
-            // An exited task is forgotten here.
-            if self.tasks[p].state == TaskState::Done {
-                run_queue.task_dead(TaskId(p as u16));
-            }
-        }
-        let next = self.cpus[cpu]
-            .run_queue
-            .pick_next_task(now)
-            .map(|t| t.index());
-        match next {
-            Some(n) => {
-                self.cpus[cpu]
-                    .run_queue
-                    .set_next_task(TaskId(n as u16), now);
-                self.lru_sequence += 1;
-                self.tasks[n].lru = self.lru_sequence;
-            }
-            None => self.cpus[cpu].run_queue.set_next_idle(now),
-        }
+        let leaving = match self.cpus[cpu].core.current() {
+            Some(t) => match self.tasks[t.index()].state {
+                TaskState::Sleeping => Leaving::Sleeping,
+                TaskState::Done => Leaving::Dead,
+                _ => Leaving::Runnable,
+            },
+            None => Leaving::Runnable,
+        };
+        let switch = self.cpus[cpu].core.schedule(now, leaving);
+        let next = switch.next.map(|t| t.index());
         self.cpus[cpu].current = next;
         if let Some(p) = previous
             && previous != next
@@ -332,7 +273,7 @@ impl Simulation<'_> {
             self.advance(n)?;
         }
         self.arm_completion(cpu);
-        self.arm_hrtick(cpu);
+        self.carry_out_hrtick(cpu, switch.hrtick);
         if next.is_none() {
             // Nothing to run: newly-idle balancing pulls now rather than at the tick.
             self.newidle_balance(cpu)?;

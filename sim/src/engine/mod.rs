@@ -42,6 +42,7 @@ use std::collections::{BTreeMap, BinaryHeap};
 
 use fairway_contract::scenario::Scenario;
 use fairway_contract::scenario::resources::Resources;
+use fairway_sched::cpu_core::CpuCore;
 use fairway_sched::run_queue::{CpuCapacity, PolicyKind, RunQueue};
 use fairway_sched::task::{GroupId, TaskParams};
 
@@ -146,10 +147,6 @@ pub(crate) struct SimTask {
     /// running, which load balancing reads to judge it cache hot, `task_hot`); 0 after a
     /// migration.
     exec_start: u64,
-    /// Its place in its CPU's `cfs_tasks` list: the sequence number of its last pick or
-    /// enqueue there (Linux puts a task at the list's head at both), so the balancer
-    /// takes the smallest first, from the tail.
-    lru: u64,
     pub(crate) result: TaskResult,
     latencies: Vec<u64>,
 }
@@ -185,7 +182,6 @@ impl SimTask {
             runnable_since: 0,
             woke_at: None,
             exec_start: 0,
-            lru: 0,
             latencies: Vec::new(),
         }
     }
@@ -194,7 +190,8 @@ impl SimTask {
 /// One simulated CPU.
 #[derive(Debug)]
 pub(crate) struct Cpu {
-    pub(crate) run_queue: RunQueue,
+    /// The CPU's scheduler driver (the kernel's too) and its run queue.
+    pub(crate) core: CpuCore,
     pub(crate) current: Option<usize>,
     capacity: CpuCapacity,
     last_update: u64,
@@ -293,8 +290,6 @@ pub struct Simulation<'s> {
     resources: Resources,
     /// The load balancer's topology and per-CPU state, when `config.balance`.
     balancer: Option<balance::Balancer>,
-    /// The last sequence number given to a task's `lru`.
-    lru_sequence: u64,
 }
 
 fn ns(us: i64) -> u64 {
@@ -370,14 +365,15 @@ impl<'s> Simulation<'s> {
                     config.uclamp,
                 );
                 run_queue.set_cpu_capacity(capacity);
+                let mut core = CpuCore::new(index as u16, run_queue, max_tasks, config.hrtick);
                 for path in &group_paths {
                     let parent = match path.rfind('/') {
                         Some(0) | None => GroupId::ROOT,
                         Some(at) => groups[&path[..at]],
                     };
                     let shares = scenario.group_shares(path) as u64;
-                    let id = run_queue
-                        .create_group(parent, shares)
+                    let id = core
+                        .create_group(parent, shares, 0)
                         .map_err(|e| SimError::Config(format!("task group {path}: {e}")))?;
                     if *groups.entry(path.clone()).or_insert(id) != id {
                         return Err(SimError::Config(format!(
@@ -386,7 +382,7 @@ impl<'s> Simulation<'s> {
                     }
                 }
                 Ok(Cpu {
-                    run_queue,
+                    core,
                     current: None,
                     capacity,
                     last_update: 0,
@@ -416,7 +412,6 @@ impl<'s> Simulation<'s> {
             scenario,
             config,
             balancer,
-            lru_sequence: 0,
             now: 0,
             cpus,
             live: tasks.len(),
@@ -576,16 +571,16 @@ impl<'s> Simulation<'s> {
     fn sync_group_load(&mut self) {
         let now = self.now;
         for cpu in &mut self.cpus {
-            cpu.run_queue.update_blocked_averages(now);
+            cpu.core.update_blocked_averages(now);
         }
         for &group in self.groups.values() {
             let sum: u64 = self
                 .cpus
                 .iter()
-                .map(|cpu| cpu.run_queue.group_load_contribution(group))
+                .map(|cpu| cpu.core.run_queue().group_load_contribution(group))
                 .sum();
             for cpu in &mut self.cpus {
-                cpu.run_queue.set_group_load_sum(group, sum);
+                cpu.core.set_group_load_sum(group, sum, now);
             }
         }
     }

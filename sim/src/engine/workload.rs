@@ -3,7 +3,7 @@
 
 use fairway_contract::scenario::resources::Outcome;
 use fairway_contract::scenario::{Event, Scenario, TimerMode};
-use fairway_sched::class::{DequeueFlags, EnqueueFlags, SchedClass};
+use fairway_sched::class::DequeueFlags;
 use fairway_sched::task::{CpuId, TaskId};
 
 use super::{Kind, Remaining, STEP_LIMIT, Simulation, TaskState, ns};
@@ -107,9 +107,7 @@ impl Simulation<'_> {
                 }
                 Event::Yield => {
                     if let Some(cpu) = self.tasks[task].cpu {
-                        self.cpus[cpu]
-                            .run_queue
-                            .yield_task(TaskId(task as u16), now);
+                        self.cpus[cpu].core.yield_task(now);
                         self.cpus[cpu].need_resched = true;
                         // `sched_yield` returns only once the task is picked again:
                         // the rest of its program waits for that (the kernel's
@@ -186,17 +184,14 @@ impl Simulation<'_> {
                 continue;
             };
             self.update_cpu(cpu);
-            let current = self.cpus[cpu].current.map(|t| TaskId(t as u16));
             let decision = self.cpus[cpu]
-                .run_queue
-                .rt_mutex_setprio(TaskId(task as u16), boost, self.now, current)
+                .core
+                .rt_mutex_setprio(TaskId(task as u16), boost, self.now)
                 .map_err(|error| SimError::Params {
                     task: self.tasks[task].name.clone(),
                     error,
                 })?;
-            if decision.is_needed() {
-                self.cpus[cpu].need_resched = true;
-            }
+            self.carry_out(cpu, decision);
         }
         Ok(())
     }
@@ -258,15 +253,14 @@ impl Simulation<'_> {
         };
         let id = TaskId(task as u16);
         let name = &self.tasks[task].name;
-        let run_queue = &mut self.cpus[cpu].run_queue;
-        run_queue
-            .set_task_uclamp(id, params.uclamp_min, params.uclamp_max)
+        let now = self.now;
+        let core = &mut self.cpus[cpu].core;
+        core.set_task_uclamp(id, params.uclamp_min, params.uclamp_max, now)
             .map_err(|error| SimError::Params {
                 task: name.clone(),
                 error,
             })?;
-        run_queue
-            .set_task_group(id, params.group, self.now)
+        core.set_task_group(id, params.group, now)
             .map_err(|e| SimError::Config(format!("task {name}: {e}")))?;
         if params.affinity.contains(CpuId(cpu as u16)) {
             return Ok(());
@@ -278,20 +272,14 @@ impl Simulation<'_> {
             migrating: true,
             ..DequeueFlags::default()
         };
-        let run_queue = &mut self.cpus[cpu].run_queue;
-        run_queue.dequeue_task(id, self.now, flags);
-        if self.cpus[cpu].current == Some(task) {
-            self.cpus[cpu].run_queue.put_prev_task(id, self.now);
-        }
+        // The driver also puts the task down as the running one.
+        self.cpus[cpu].core.dequeue_task(id, self.now, flags);
         self.cpus[cpu].need_resched = true;
         let target = self.least_loaded(params.affinity);
         self.migrate(task, cpu, target)?;
         self.tasks[task].result.involuntary_switches += 1;
-        let flags = EnqueueFlags {
-            migrated: true,
-            ..EnqueueFlags::default()
-        };
-        self.enqueue(task, target, flags);
+        self.update_cpu(target);
+        self.attach(task, target);
         Ok(())
     }
 
@@ -306,19 +294,15 @@ impl Simulation<'_> {
         self.live -= 1;
     }
 
-    /// The task stops being runnable (sleep or exit): `dequeue_task(.., DEQUEUE_SLEEP)`.
+    /// The task stops being runnable (sleep or exit). The running task leaves
+    /// its run queue at the `schedule()` this asks for (Linux's `__schedule`
+    /// dequeues it, `DEQUEUE_SLEEP`); one that is not running leaves now.
     pub(super) fn leave(&mut self, task: usize, state: TaskState) {
         let Some(cpu) = self.tasks[task].cpu else {
             return;
         };
         let was_running = self.tasks[task].state == TaskState::Running;
-        let flags = DequeueFlags {
-            sleep: true,
-            ..DequeueFlags::default()
-        };
-        self.cpus[cpu]
-            .run_queue
-            .dequeue_task(TaskId(task as u16), self.now, flags);
+        let id = TaskId(task as u16);
         let t = &mut self.tasks[task];
         if t.state == TaskState::Runnable {
             t.result.wait_ns += self.now - t.runnable_since;
@@ -329,8 +313,15 @@ impl Simulation<'_> {
             t.result.voluntary_switches += 1;
         }
         self.cpus[cpu].need_resched = true;
-        if state == TaskState::Done && !was_running && self.cpus[cpu].current != Some(task) {
-            self.cpus[cpu].run_queue.task_dead(TaskId(task as u16));
+        if self.cpus[cpu].core.current() != Some(id) {
+            let flags = DequeueFlags {
+                sleep: true,
+                ..DequeueFlags::default()
+            };
+            self.cpus[cpu].core.dequeue_task(id, self.now, flags);
+            if state == TaskState::Done {
+                self.cpus[cpu].core.task_dead(id, self.now);
+            }
         }
     }
 }
