@@ -17,7 +17,7 @@ use fairway_sched::boot_options::{
     SchedConfig, SchedPipeOptions, Workload,
 };
 
-const KEYS: [&str; 27] = [
+const KEYS: [&str; 28] = [
     "sched",
     "hz",
     "hrtick",
@@ -32,6 +32,7 @@ const KEYS: [&str; 27] = [
     "scenario",
     "scenario_size",
     "trace_switches",
+    "record_core",
     "util_sample_us",
     "util_warmup_ms",
     "loops",
@@ -128,14 +129,16 @@ fn options() -> impl Strategy<Value = BootOptions> {
         (
             blob.clone(),
             0..=200_000u64,
+            0..=200_000u64,
             0..=10_000_000u64,
             0..=3_600_000u64
         )
             .prop_map(
-                |(scenario, trace_switches, util_sample_us, util_warmup_ms)| {
+                |(scenario, trace_switches, record_core, util_sample_us, util_warmup_ms)| {
                     Workload::RtApp(RtAppOptions {
                         scenario,
                         trace_switches,
+                        record_core,
                         util_sample_us,
                         util_warmup_ms,
                     })

@@ -24,6 +24,7 @@ use fairway_sched::task::ParamError;
 
 pub mod cli;
 pub mod engine;
+pub mod replay;
 pub mod results;
 pub mod sampler;
 

@@ -20,11 +20,12 @@ impl fmt::Display for BootOptions {
             Workload::Demo => Ok(()),
             Workload::RtApp(rtapp) => write!(
                 f,
-                " scenario={:#x} scenario_size={} trace_switches={} util_sample_us={} \
-                 util_warmup_ms={}",
+                " scenario={:#x} scenario_size={} trace_switches={} record_core={} \
+                 util_sample_us={} util_warmup_ms={}",
                 rtapp.scenario.address,
                 rtapp.scenario.size,
                 rtapp.trace_switches,
+                rtapp.record_core,
                 rtapp.util_sample_us,
                 rtapp.util_warmup_ms
             ),

@@ -189,7 +189,7 @@ fn options_are_written_back_as_a_full_line() {
         options.to_string(),
         "sched=eevdf hz=250 hrtick=1 skew_tick=0 slice_us=2000 uclamp=1 balance=1 icount=0 \
          dtb=0x40180000 dtb_size=9 workload=rtapp scenario=0x40100000 scenario_size=512 \
-         trace_switches=20 util_sample_us=0 util_warmup_ms=1000"
+         trace_switches=20 record_core=0 util_sample_us=0 util_warmup_ms=1000"
     );
     assert_eq!(BootOptions::parse(&options.to_string()), Ok(options));
 }
