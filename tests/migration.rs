@@ -47,7 +47,7 @@ fn periodic(_: usize) {
 /// The task's CPU and util_avg, and when they were read.
 fn signals(id: TaskId) -> (usize, u64, u64) {
     let cpu = task(id).cpu();
-    let util = with_run_queue(cpu, |rq| rq.queue.task_signals(id).util_avg);
+    let util = with_run_queue(cpu, |rq| rq.queue().task_signals(id).util_avg);
     (cpu, util, now_ns())
 }
 
@@ -65,7 +65,7 @@ fn max_util_loss(util: u64, gap_ns: u64) -> u64 {
 }
 
 fn rq_util(cpu: usize) -> u64 {
-    with_run_queue(cpu, |rq| rq.queue.signals().util_avg)
+    with_run_queue(cpu, |rq| rq.queue().signals().util_avg)
 }
 
 fn main() -> ExitCode {

@@ -166,7 +166,9 @@ pub fn parse_kernel_lines<'a>(
             );
             let config = SchedConfig::parse(&line).map_err(|e| e.to_string())?;
             let number = |key: &str| -> Result<usize, String> {
-                get(key)?.parse().map_err(|e| format!("core: config {key}: {e}"))
+                get(key)?
+                    .parse()
+                    .map_err(|e| format!("core: config {key}: {e}"))
             };
             setup = Some((config, number("tasks")?, number("groups")?));
         } else if let Some(fields) = rest.strip_prefix("cpu=") {

@@ -79,7 +79,10 @@ impl<'w> Sampler<'w> {
                 continue;
             }
             let Some(cpu) = task.cpu else { continue };
-            let s = cpus[cpu].core.run_queue().task_signals(TaskId(index as u16));
+            let s = cpus[cpu]
+                .core
+                .run_queue()
+                .task_signals(TaskId(index as u16));
             writeln!(
                 self.out,
                 "{now},{},{cpu},{},{},{},{},{},{}",

@@ -12,7 +12,7 @@ use core::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use fairway_sched::cpu_core::record::Record;
 
 use super::scheduler::{config, run_queue};
-use crate::config::{TASK_SLOTS, MAX_CPUS};
+use crate::config::{MAX_CPUS, TASK_SLOTS};
 use crate::percpu;
 
 /// Records per CPU (0: off); set once at boot, before the run queues exist.

@@ -489,6 +489,9 @@ fn check_deadlock(run: &Run, state: &SyncState) {
         now_ns().saturating_sub(run.start),
         names.as_str()
     );
+    // The decisions up to the deadlock can still be replayed (the simulator
+    // reaches the same deadlock: it is the scenario's).
+    crate::task::replay::print();
     crate::exit::exit(crate::ExitCode::Failure)
 }
 

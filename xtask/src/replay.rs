@@ -42,7 +42,9 @@ pub fn check(lines: &[String]) -> Result<(ReplayOutcome, String), String> {
 /// The command.
 pub fn command(args: &[String]) -> Result<std::process::ExitCode, String> {
     let [transcript] = args else {
-        return Err("usage: cargo xtask replay TRANSCRIPT (a kernel run with record_core=N)".into());
+        return Err(
+            "usage: cargo xtask replay TRANSCRIPT (a kernel run with record_core=N)".into(),
+        );
     };
     let text = std::fs::read_to_string(transcript).map_err(|e| format!("{transcript}: {e}"))?;
     let lines: Vec<String> = text.lines().map(str::to_string).collect();

@@ -185,10 +185,7 @@ impl CpuCore {
 
     /// Runs `operation` on the run queue between two counter reads.
     #[inline(always)]
-    fn measured<R>(
-        &mut self,
-        operation: impl FnOnce(&mut RunQueue) -> R,
-    ) -> (R, Option<u64>) {
+    fn measured<R>(&mut self, operation: impl FnOnce(&mut RunQueue) -> R) -> (R, Option<u64>) {
         match self.cost_counter {
             None => (operation(&mut self.run_queue), None),
             Some(counter) => {

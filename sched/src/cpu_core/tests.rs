@@ -232,9 +232,9 @@ fn a_recorded_run_replays_to_the_same_decisions() {
     }
     // A replica built differently decides differently somewhere: the check can fail.
     let mut different = core(PolicyKind::RoundRobin { slice: MS }, true);
-    let differs = records
-        .iter()
-        .any(|record| different.replay(record.now, &record.input, &mut migrations) != record.output);
+    let differs = records.iter().any(|record| {
+        different.replay(record.now, &record.input, &mut migrations) != record.output
+    });
     assert!(differs);
 }
 

@@ -113,7 +113,9 @@ impl Simulation<'_> {
     /// `attach_task`).
     pub(super) fn attach(&mut self, task: usize, cpu: usize) {
         self.mark_queued(task, cpu);
-        let decision = self.cpus[cpu].core.attach_task(TaskId(task as u16), self.now);
+        let decision = self.cpus[cpu]
+            .core
+            .attach_task(TaskId(task as u16), self.now);
         self.carry_out(cpu, decision);
     }
 
