@@ -222,7 +222,15 @@ impl CpuCore {
             .map_or((Vec::new(), 0), |r| (r.records, r.dropped))
     }
 
+    #[inline(always)]
     fn record(&mut self, now: Nanoseconds, input: Input, output: Output) {
+        if self.recording.is_some() {
+            self.push_record(now, input, output);
+        }
+    }
+
+    #[inline(never)]
+    fn push_record(&mut self, now: Nanoseconds, input: Input, output: Output) {
         let Some(recording) = self.recording.as_mut() else {
             return;
         };
@@ -239,6 +247,7 @@ impl CpuCore {
         });
     }
 
+    #[inline(always)]
     fn record_decision(&mut self, now: Nanoseconds, input: Input, decision: Decision) -> Decision {
         self.record(
             now,
@@ -252,6 +261,7 @@ impl CpuCore {
         decision
     }
 
+    #[inline(always)]
     fn record_result<T, E>(
         &mut self,
         now: Nanoseconds,
