@@ -23,8 +23,8 @@ use alloc::vec::Vec;
 use crate::class::{DequeueFlags, EnqueueFlags, Resched, SchedClass};
 use crate::class_stack::{ClassKind, ClassStack};
 use crate::fair::group::validate_shares;
+use crate::fair::{CfsPick, EevdfPick, FairMigration, FairRunQueue, GroupError};
 use crate::fair::{CfsTunables, EevdfTunables};
-use crate::fair::{FairMigration, FairRunQueue, GroupError, PickPolicy};
 use crate::round_robin::RoundRobin;
 use crate::rt::RtClass;
 use crate::task::{GroupId, Nanoseconds, ParamError, Policy, TaskId, TaskParams};
@@ -34,7 +34,8 @@ mod fair_slot;
 mod pi;
 mod signals;
 
-use fair_slot::FairSlot;
+pub use fair_slot::FairView;
+use fair_slot::{FairSlot, with_fair};
 pub use signals::{CpuCapacity, GroupSignals, RunQueueSignals, TaskSignals};
 
 /// Group slots (the root included) of a run queue built with [`RunQueue::new`].
@@ -105,13 +106,11 @@ impl RunQueue {
                 groups: 1,
                 max_groups: max_groups.max(1),
             },
-            PolicyKind::Cfs(tunables) => FairSlot::Fair(FairRunQueue::new(
-                PickPolicy::Cfs(tunables),
-                max_tasks,
-                max_groups,
-            )),
-            PolicyKind::Eevdf(tunables) => FairSlot::Fair(FairRunQueue::new(
-                PickPolicy::Eevdf(tunables),
+            PolicyKind::Cfs(tunables) => {
+                FairSlot::Cfs(FairRunQueue::new(CfsPick(tunables), max_tasks, max_groups))
+            }
+            PolicyKind::Eevdf(tunables) => FairSlot::Eevdf(FairRunQueue::new(
+                EevdfPick(tunables),
                 max_tasks,
                 max_groups,
             )),
@@ -137,36 +136,31 @@ impl RunQueue {
         run_queue
     }
 
-    /// The fair run queue, when the policy is CFS or EEVDF (for reports).
-    pub fn fair(&self) -> Option<&FairRunQueue> {
-        match self.stack.fair() {
-            FairSlot::Fair(fair) => Some(fair),
-            FairSlot::RoundRobin { .. } => None,
-        }
+    /// The fair run queue, when the policy is CFS or EEVDF, for what reports
+    /// and signals read (not the class operations, which dispatch statically).
+    pub fn fair(&self) -> Option<&dyn FairView> {
+        with_fair!(self.stack.fair(), fair => Some(fair as &dyn FairView), _ => None)
     }
 
-    fn fair_mut(&mut self) -> Option<&mut FairRunQueue> {
-        match self.stack.fair_mut() {
-            FairSlot::Fair(fair) => Some(fair),
-            FairSlot::RoundRobin { .. } => None,
-        }
+    /// Whether the fair class (CFS or EEVDF) runs here, not round robin.
+    fn has_fair(&self) -> bool {
+        !matches!(self.stack.fair(), FairSlot::RoundRobin { .. })
     }
 
     /// Installs the counter that brackets the PELT and uclamp updates inside
     /// the core (`None` removes it); see [`crate::stats::probe`].
     pub fn set_cost_counter(&mut self, counter: Option<crate::stats::probe::CounterRead>) {
         self.stack.probe.set_counter(counter);
-        if let Some(fair) = self.fair_mut() {
-            fair.probe.set_counter(counter);
-        }
+        with_fair!(self.stack.fair_mut(), fair => fair.probe.set_counter(counter), _ => ());
     }
 
     /// The counts spent in PELT updates and in uclamp updates since the last
     /// call, with their bracket counts.
     pub fn take_internal_costs(&mut self) -> crate::stats::probe::ProbeCosts {
         let mut costs = self.stack.probe.take();
-        if let Some(fair) = self.fair_mut() {
-            let pelt = fair.probe.take();
+        if let Some(pelt) =
+            with_fair!(self.stack.fair_mut(), fair => Some(fair.probe.take()), _ => None)
+        {
             costs.pelt = pelt.pelt;
             costs.pelt_brackets = pelt.pelt_brackets;
         }
@@ -240,7 +234,8 @@ impl RunQueue {
     /// 2..=262144). Call it identically on every CPU: the ids then agree.
     pub fn create_group(&mut self, parent: GroupId, shares: u64) -> Result<GroupId, GroupError> {
         match self.stack.fair_mut() {
-            FairSlot::Fair(fair) => fair.create_group(parent, shares),
+            FairSlot::Cfs(fair) => fair.create_group(parent, shares),
+            FairSlot::Eevdf(fair) => fair.create_group(parent, shares),
             FairSlot::RoundRobin {
                 groups, max_groups, ..
             } => {
@@ -261,10 +256,7 @@ impl RunQueue {
 
     /// Removes an empty task group.
     pub fn remove_group(&mut self, group: GroupId) -> Result<(), GroupError> {
-        match self.fair_mut() {
-            Some(fair) => fair.remove_group(group),
-            None => Ok(()),
-        }
+        with_fair!(self.stack.fair_mut(), fair => fair.remove_group(group), _ => Ok(()))
     }
 
     /// Sets a group's `cpu.shares` (2..=262144).
@@ -274,10 +266,11 @@ impl RunQueue {
         shares: u64,
         now: Nanoseconds,
     ) -> Result<(), GroupError> {
-        match self.fair_mut() {
-            Some(fair) => fair.set_group_shares(group, shares, now),
-            None => validate_shares(shares).map(|_| ()),
-        }
+        with_fair!(
+            self.stack.fair_mut(),
+            fair => fair.set_group_shares(group, shares, now),
+            _ => validate_shares(shares).map(|_| ())
+        )
     }
 
     /// Moves `task` into `group`, whether it sleeps, waits or runs. An RT task
@@ -297,9 +290,7 @@ impl RunQueue {
                 }
             }
             _ => {
-                if let Some(fair) = self.fair_mut() {
-                    fair.set_task_group(task, group, now)?;
-                }
+                with_fair!(self.stack.fair_mut(), fair => fair.set_task_group(task, group, now)?, _ => ());
             }
         }
         if let Some(info) = self.tasks.get_mut(task.index())
@@ -320,24 +311,20 @@ impl RunQueue {
 
     /// Hands this CPU the group-wide load sum of `group` (`tg->load_avg`).
     pub fn set_group_load_sum(&mut self, group: GroupId, sum: u64) {
-        if let Some(fair) = self.fair_mut() {
-            fair.set_group_load_sum(group, sum);
-        }
+        with_fair!(self.stack.fair_mut(), fair => fair.set_group_load_sum(group, sum), _ => ());
     }
 
     /// Decays the PELT signals of group run queues nothing else updates
     /// (`update_blocked_averages`, §2.7); call it periodically, e.g. every tick
     /// or at load balance.
     pub fn update_blocked_averages(&mut self, now: Nanoseconds) {
-        if let Some(fair) = self.fair_mut() {
-            fair.update_blocked_averages(now);
-        }
+        with_fair!(self.stack.fair_mut(), fair => fair.update_blocked_averages(now), _ => ());
     }
 
     /// Whether this CPU's fair utilization changed since the last call (the
     /// frequency governor's hook, §2.6).
     pub fn take_util_changed(&mut self) -> bool {
-        self.fair_mut().is_some_and(|fair| fair.take_util_changed())
+        with_fair!(self.stack.fair_mut(), fair => fair.take_util_changed(), _ => false)
     }
 
     /// Takes a known task that is not queued off this CPU; `None` if it is
@@ -348,11 +335,15 @@ impl RunQueue {
             return None;
         }
         let fair_task = self.stack.task_class(task) == Some(ClassKind::Fair);
-        let fair = match self.fair_mut() {
-            Some(fair) if fair_task => Some(fair.migrate_task_out(task)?),
+        let fair = if !self.has_fair() {
+            None
+        } else if fair_task {
+            Some(with_fair!(self.stack.fair_mut(), fair => fair.migrate_task_out(task), _ => None)?)
+        } else if info.pi_priority.is_some() {
             // Boosted: its fair state waits here for the deboost.
-            Some(_) if info.pi_priority.is_some() => self.take_pi_saved(task),
-            _ => None,
+            self.take_pi_saved(task)
+        } else {
+            None
         };
         self.task_dead(task);
         let mut params = info.params;
@@ -376,10 +367,10 @@ impl RunQueue {
     ) -> Result<(), ParamError> {
         self.task_new(task, &migration.params, now)?;
         let fair_task = self.stack.task_class(task) == Some(ClassKind::Fair);
-        if let (Some(fair), Some(m)) = (self.fair_mut(), &migration.fair)
+        if let Some(m) = &migration.fair
             && fair_task
         {
-            fair.migrate_task_in(task, m, now)?;
+            with_fair!(self.stack.fair_mut(), fair => fair.migrate_task_in(task, m, now)?, _ => ());
         }
         if migration.pi_priority.is_some() {
             // Not queued, not running: no reschedule to carry out.
@@ -392,9 +383,7 @@ impl RunQueue {
     /// the PELT clock (§2.3).
     pub fn set_cpu_capacity(&mut self, capacity: CpuCapacity) {
         self.capacity = capacity;
-        if let Some(fair) = self.fair_mut() {
-            fair.set_cpu_capacity(capacity);
-        }
+        with_fair!(self.stack.fair_mut(), fair => fair.set_cpu_capacity(capacity), _ => ());
     }
 
     /// The capacity last set.

@@ -10,8 +10,10 @@
 //! ```
 
 use super::FairRunQueue;
+use super::Pick;
 use super::entity::CfsTunables;
 use super::timeline::NIL;
+use super::timeline::TimelineStore;
 use crate::task::{GroupId, Nanoseconds};
 use crate::weight::{
     LoadWeight, NICE_0_LOAD, calc_delta, calc_delta_fair, vtime_before, vtime_delta,
@@ -21,7 +23,7 @@ use crate::weight::{
 /// about 2^63 / NICE_0_LOAD ns, 104 days (§1.4 step 4).
 const LONG_SLEEPER_NS: u64 = (1u64 << 63) / NICE_0_LOAD;
 
-impl FairRunQueue {
+impl<P: Pick> FairRunQueue<P> {
     /// `__sched_period(nr)` (§1.4).
     fn sched_period(nr: u64, tunables: &CfsTunables) -> u64 {
         if nr > tunables.nr_latency() {

@@ -13,11 +13,12 @@
 //! ```
 
 use super::FairRunQueue;
+use super::Pick;
 use super::entity::EntityKind;
 use crate::pelt::update::UpdateFlags;
 use crate::task::Nanoseconds;
 
-impl FairRunQueue {
+impl<P: Pick> FairRunQueue<P> {
     /// `set_delayed`: a delayed task is no longer runnable at any level.
     pub(super) fn set_delayed(&mut self, e: u32) {
         self.entities[e as usize].delayed = true;
@@ -28,7 +29,7 @@ impl FairRunQueue {
     /// already counted out.
     pub(super) fn finish_delayed_dequeue(&mut self, e: u32) {
         self.entities[e as usize].delayed = false;
-        if let super::PickPolicy::Eevdf(tunables) = self.pick
+        if let super::PickPolicy::Eevdf(tunables) = self.pick.policy()
             && tunables.delay_zero
         {
             let entity = &mut self.entities[e as usize];
@@ -60,7 +61,7 @@ impl FairRunQueue {
     pub(super) fn requeue_delayed_entity(&mut self, e: u32, now: Nanoseconds) {
         let q = self.entities[e as usize].queue;
         self.update_curr(q, now);
-        if let super::PickPolicy::Eevdf(tunables) = self.pick
+        if let super::PickPolicy::Eevdf(tunables) = self.pick.policy()
             && tunables.delay_zero
         {
             self.update_entity_lag(q, e, tunables);

@@ -10,12 +10,14 @@
 //! ```
 
 use super::FairRunQueue;
+use super::Pick;
 use super::entity::EevdfTunables;
 use super::timeline::NIL;
+use super::timeline::TimelineStore;
 use crate::task::GroupId;
 use crate::weight::{calc_delta_fair, vtime_before, vtime_delta};
 
-impl FairRunQueue {
+impl<P: Pick> FairRunQueue<P> {
     /// Σkey·w and Σw over the queue, the running entity included (§1.5).
     fn eevdf_sums(&self, q: GroupId) -> (i64, i64) {
         let queue = &self.queues[q.index()];

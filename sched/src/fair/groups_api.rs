@@ -7,6 +7,7 @@
 //! Group calls must be made identically, in the same order, on every CPU: ids
 //! are handed out lowest-free-first, so they then agree everywhere.
 
+use super::Pick;
 use super::entity::{Entity, EntityKind, FairPolicy};
 use super::group::{GroupError, GroupInfo, GroupQueue, validate_shares};
 use super::{FairRunQueue, PickPolicy};
@@ -41,7 +42,7 @@ pub struct FairMigration {
     pub avg: SchedAvg,
 }
 
-impl FairRunQueue {
+impl<P: Pick> FairRunQueue<P> {
     fn check_group(&self, group: GroupId) -> Result<(), GroupError> {
         if self.groups.get(group.index()).is_some_and(|g| g.exists) {
             Ok(())
@@ -73,7 +74,7 @@ impl FairRunQueue {
         };
         self.groups[parent.index()].children += 1;
         self.queues[slot] = GroupQueue::default();
-        let slice = match self.pick {
+        let slice = match self.pick.policy() {
             PickPolicy::Cfs(_) => 0,
             PickPolicy::Eevdf(tunables) => tunables.base_slice,
         };
@@ -192,7 +193,7 @@ impl FairRunQueue {
         }
         // task_change_group_fair (§2.6): the signals leave with the task.
         self.detach_task_load(e, now);
-        if matches!(self.pick, PickPolicy::Cfs(_)) && !self.entities[e as usize].relative {
+        if matches!(self.pick.policy(), PickPolicy::Cfs(_)) && !self.entities[e as usize].relative {
             // A sleeping task's absolute vruntime moves to the new base.
             let base = self.queues[old.index()].min_vruntime;
             let entity = &mut self.entities[e as usize];
@@ -296,7 +297,7 @@ impl FairRunQueue {
         );
         entity.custom_slice = migration.custom_slice;
         entity.vruntime = migration.vruntime_offset as u64;
-        entity.relative = matches!(self.pick, PickPolicy::Cfs(_));
+        entity.relative = matches!(self.pick.policy(), PickPolicy::Cfs(_));
         entity.vlag = migration.vlag;
         entity.rel_deadline = migration.relative_deadline.is_some();
         entity.deadline = migration.relative_deadline.unwrap_or(0);

@@ -12,6 +12,7 @@
 //!            queue; the first task reached runs.
 //! ```
 
+use super::Pick;
 use super::entity::{Entity, EntityKind, FairPolicy};
 use super::timeline::NIL;
 use super::{FairRunQueue, PickPolicy};
@@ -20,7 +21,7 @@ use crate::pelt::update::UpdateFlags;
 use crate::task::{CUSTOM_SLICE_RANGE, GroupId, Nanoseconds, ParamError, TaskId, TaskParams};
 use crate::weight::calc_delta_fair;
 
-impl FairRunQueue {
+impl<P: Pick> FairRunQueue<P> {
     fn depth(&self, e: u32) -> u32 {
         self.groups[self.entities[e as usize].queue.index()].depth
     }
@@ -44,7 +45,7 @@ impl FairRunQueue {
 
     /// The entity to run next on `q` under the configured pick.
     fn pick_next_entity(&self, q: GroupId) -> Option<u32> {
-        match self.pick {
+        match self.pick.policy() {
             PickPolicy::Cfs(tunables) => self.pick_cfs(q, &tunables),
             PickPolicy::Eevdf(tunables) => self.pick_eevdf(q, tunables),
         }
@@ -62,7 +63,7 @@ impl FairRunQueue {
     }
 }
 
-impl SchedClass for FairRunQueue {
+impl<P: Pick> SchedClass for FairRunQueue<P> {
     fn task_new(
         &mut self,
         task: TaskId,
@@ -98,16 +99,16 @@ impl SchedClass for FairRunQueue {
         let custom_slice = params
             .custom_slice
             .map(|s| s.clamp(CUSTOM_SLICE_RANGE.0, CUSTOM_SLICE_RANGE.1));
-        let slice = match self.pick {
+        let slice = match self.pick.policy() {
             PickPolicy::Cfs(_) => 0,
             PickPolicy::Eevdf(tunables) => custom_slice.unwrap_or(tunables.base_slice),
         };
         self.entities[e as usize] = Entity::new(EntityKind::Task(policy), load, group, slice);
-        if matches!(self.pick, PickPolicy::Eevdf(_)) {
+        if matches!(self.pick.policy(), PickPolicy::Eevdf(_)) {
             self.entities[e as usize].custom_slice = custom_slice;
         }
         self.groups[group.index()].tasks += 1;
-        if let PickPolicy::Cfs(tunables) = self.pick {
+        if let PickPolicy::Cfs(tunables) = self.pick.policy() {
             // task_fork_fair (§1.4): start from the running entity (or the
             // queue's base), add the start debit, keep it relative until enqueue.
             self.update_curr(group, now);
@@ -263,7 +264,7 @@ impl SchedClass for FairRunQueue {
                 self.update_curr(q, now);
                 self.update_entity_load(q, se, UpdateFlags::UPDATE_TG, now);
                 self.update_group_entity_weight(se, now);
-                if let PickPolicy::Cfs(tunables) = self.pick
+                if let PickPolicy::Cfs(tunables) = self.pick.policy()
                     && self.queues[q.index()].nr_queued > 1
                 {
                     resched |= self.check_preempt_tick(q, se, &tunables);
@@ -304,7 +305,7 @@ impl SchedClass for FairRunQueue {
         }
         let q = self.entities[se as usize].queue;
         self.update_curr(q, now);
-        let preempt = match self.pick {
+        let preempt = match self.pick.policy() {
             PickPolicy::Cfs(tunables) => self.wakeup_preempt_entity(se, pse, &tunables) == 1,
             PickPolicy::Eevdf(tunables) => {
                 if self.do_preempt_short(q, pse, se, tunables) {
@@ -328,7 +329,7 @@ impl SchedClass for FairRunQueue {
         let e = task.0 as u32;
         let q = self.entities[e as usize].queue;
         self.update_curr(q, now);
-        match self.pick {
+        match self.pick.policy() {
             PickPolicy::Cfs(_) => {
                 // set_skip_buddy at every level (§1.4 buddies).
                 let mut level = Some(e);

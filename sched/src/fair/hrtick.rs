@@ -31,6 +31,7 @@
 //!
 //! [`SchedClass::slice_remaining`]: crate::class::SchedClass::slice_remaining
 
+use super::Pick;
 use super::{FairRunQueue, PickPolicy};
 use crate::task::{Nanoseconds, TaskId};
 use crate::weight::{LoadWeight, NICE_0_LOAD, calc_delta, calc_delta_fair, vtime_delta};
@@ -69,7 +70,7 @@ pub(super) fn wall_time_for(virtual_time: u64, load: LoadWeight) -> u64 {
     }
 }
 
-impl FairRunQueue {
+impl<P: Pick> FairRunQueue<P> {
     /// `slice_remaining` of the fair class: `None` unless `task` runs here and
     /// competes at some level.
     pub(super) fn fair_slice_remaining(&self, task: TaskId, now: Nanoseconds) -> Option<u64> {
@@ -84,7 +85,7 @@ impl FairRunQueue {
             }
             if queue.nr_queued > 1 {
                 let since_charge = now.saturating_sub(entity.exec_start);
-                let left = match self.pick {
+                let left = match self.pick.policy() {
                     PickPolicy::Cfs(tunables) => {
                         let ran =
                             entity.sum_exec_runtime - entity.prev_sum_exec_runtime + since_charge;

@@ -16,6 +16,7 @@
 //! boundaries stay where they are and no attached signal has the PELT time 0,
 //! which means "not attached" (§2.6).
 
+use super::Pick;
 use super::timeline::NIL;
 use super::{FairRunQueue, GroupId};
 use crate::pelt::attach::{post_init_entity_util_avg, reweight_entity_load_avg};
@@ -32,7 +33,7 @@ use crate::weight::scale_load_down;
 /// Offset of the PELT clock from the run-queue clock: one PELT period.
 pub const PELT_EPOCH: u64 = 1 << 20;
 
-impl FairRunQueue {
+impl<P: Pick> FairRunQueue<P> {
     /// Moves the PELT clock to `now` (§2.3): scaled by capacity and frequency
     /// while a fair task ran, catching up while none did.
     pub(super) fn advance_clock(&mut self, now: Nanoseconds) {

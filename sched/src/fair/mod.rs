@@ -81,7 +81,7 @@ use crate::pelt::clock::PeltClock;
 use crate::run_queue::CpuCapacity;
 use crate::task::{GroupId, Nanoseconds, TaskId};
 use group::{GroupInfo, GroupQueue};
-use timeline::TimelineNodes;
+use timeline::{TimelineNodes, TimelineStore};
 
 /// Which pick the run queue uses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -92,15 +92,64 @@ pub enum PickPolicy {
     Eevdf(EevdfTunables),
 }
 
-/// One CPU's fair run queue with all its group run queues and entities.
+/// The pick of a fair run queue as a type, chosen when the run queue is built:
+/// [`CfsPick`] and [`EevdfPick`] for the kernel and the simulator, where each
+/// run queue is compiled for its pick alone (the other pick's rules and the
+/// other tree are not in its code), or [`PickPolicy`] itself, a run-time value,
+/// for tests and tools that drive both picks through one type.
+///
+/// The fair code reads the rules' tunables through [`Pick::policy`]: for
+/// `CfsPick` and `EevdfPick` it returns a constant variant, so each `match` on
+/// it is decided at compile time and no policy test is left on the hot path.
+pub trait Pick: Copy + core::fmt::Debug + PartialEq + 'static {
+    /// The node arena: the CFS tree, the augmented EEVDF tree, or either.
+    type Nodes: timeline::TimelineStore;
+    /// The pick's rules and tunables.
+    fn policy(&self) -> PickPolicy;
+}
+
+/// The CFS pick (Linux ≤ v6.5, §1.4), as a type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CfsPick(pub CfsTunables);
+
+/// The EEVDF pick (Linux ≥ v6.6, §1.5), as a type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct EevdfPick(pub EevdfTunables);
+
+impl Pick for CfsPick {
+    type Nodes = timeline::CfsNodes;
+    #[inline(always)]
+    fn policy(&self) -> PickPolicy {
+        PickPolicy::Cfs(self.0)
+    }
+}
+
+impl Pick for EevdfPick {
+    type Nodes = timeline::EevdfNodes;
+    #[inline(always)]
+    fn policy(&self) -> PickPolicy {
+        PickPolicy::Eevdf(self.0)
+    }
+}
+
+impl Pick for PickPolicy {
+    type Nodes = TimelineNodes;
+    #[inline(always)]
+    fn policy(&self) -> PickPolicy {
+        *self
+    }
+}
+
+/// One CPU's fair run queue with all its group run queues and entities, for
+/// the pick `P` (a run-time [`PickPolicy`] unless given).
 #[derive(Debug)]
-pub struct FairRunQueue {
-    pub(super) pick: PickPolicy,
+pub struct FairRunQueue<P: Pick = PickPolicy> {
+    pub(super) pick: P,
     pub(super) max_tasks: usize,
     pub(super) entities: Vec<entity::Entity>,
     pub(super) queues: Vec<GroupQueue>,
     pub(super) groups: Vec<GroupInfo>,
-    pub(super) nodes: TimelineNodes,
+    pub(super) nodes: P::Nodes,
     /// A reschedule found by `update_curr` outside the tick (§1.5: the deadline
     /// passed during an enqueue), reported at the next tick or wake-up check.
     pub(super) need_resched: bool,
@@ -117,10 +166,10 @@ pub struct FairRunQueue {
     pub probe: crate::stats::probe::CostProbe,
 }
 
-impl FairRunQueue {
+impl<P: Pick> FairRunQueue<P> {
     /// A run queue for task ids below `max_tasks` and up to `max_groups` groups
     /// (the root group included, so at least 1).
-    pub fn new(pick: PickPolicy, max_tasks: usize, max_groups: usize) -> Self {
+    pub fn new(pick: P, max_tasks: usize, max_groups: usize) -> Self {
         let max_groups = max_groups.max(1);
         let entity_count = max_tasks + max_groups - 1;
         let mut groups = vec![GroupInfo::unused(); max_groups];
@@ -131,7 +180,7 @@ impl FairRunQueue {
             entities: vec![entity::Entity::unused(); entity_count],
             queues: vec![GroupQueue::default(); max_groups],
             groups,
-            nodes: TimelineNodes::new(entity_count, matches!(pick, PickPolicy::Eevdf(_))),
+            nodes: P::Nodes::build(entity_count, matches!(pick.policy(), PickPolicy::Eevdf(_))),
             need_resched: false,
             clock: PeltClock::new(load::PELT_EPOCH),
             capacity: CpuCapacity::default(),

@@ -3,18 +3,20 @@
 //! entities into and out of the timeline, enqueue/dequeue of one entity,
 //! set_next/put_prev, reweighting and the group-entity weight (§2.7).
 
+use super::Pick;
 use super::timeline::NIL;
+use super::timeline::TimelineStore;
 use super::{FairRunQueue, PickPolicy};
 use crate::class::EnqueueFlags;
 use crate::pelt::update::UpdateFlags;
 use crate::task::{GroupId, Nanoseconds};
 use crate::weight::{LoadWeight, calc_delta_fair, scale_load_down, vtime_before, vtime_delta};
 
-impl FairRunQueue {
+impl<P: Pick> FairRunQueue<P> {
     /// The key `e` is ordered by: vruntime (CFS) or deadline (EEVDF).
     fn timeline_key(&self, e: u32) -> u64 {
         let entity = &self.entities[e as usize];
-        match self.pick {
+        match self.pick.policy() {
             PickPolicy::Cfs(_) => entity.vruntime,
             PickPolicy::Eevdf(_) => entity.deadline,
         }
@@ -62,7 +64,7 @@ impl FairRunQueue {
         if let Some(curr) = curr {
             candidate = self.entities[curr as usize].vruntime;
         }
-        let tree_min = match self.pick {
+        let tree_min = match self.pick.policy() {
             PickPolicy::Cfs(_) => queue.timeline.first().map(|id| self.nodes.key(id)),
             PickPolicy::Eevdf(_) => self.nodes.min_vruntime(&queue.timeline),
         };
@@ -100,7 +102,7 @@ impl FairRunQueue {
         entity.vruntime = entity
             .vruntime
             .wrapping_add(calc_delta_fair(delta, entity.load));
-        if let PickPolicy::Eevdf(tunables) = self.pick {
+        if let PickPolicy::Eevdf(tunables) = self.pick.policy() {
             let deadline_passed = self.update_deadline(curr, tunables);
             if self.queues[q.index()].nr_queued > 1
                 && (deadline_passed || self.did_preempt_short(q, curr, tunables))
@@ -120,7 +122,7 @@ impl FairRunQueue {
         now: Nanoseconds,
     ) {
         let is_curr = self.queues[q.index()].curr == e;
-        match self.pick {
+        match self.pick.policy() {
             PickPolicy::Cfs(tunables) => {
                 // §1.4 step 5: a relative vruntime gets this queue's base back.
                 if is_curr {
@@ -184,7 +186,7 @@ impl FairRunQueue {
         now: Nanoseconds,
     ) -> bool {
         self.update_curr(q, now);
-        if let PickPolicy::Eevdf(tunables) = self.pick
+        if let PickPolicy::Eevdf(tunables) = self.pick.policy()
             && tunables.delay_dequeue
             && sleep
             && !delayed
@@ -195,7 +197,7 @@ impl FairRunQueue {
             return false;
         }
         self.update_entity_load(q, e, UpdateFlags::UPDATE_TG, now);
-        if let PickPolicy::Eevdf(tunables) = self.pick {
+        if let PickPolicy::Eevdf(tunables) = self.pick.policy() {
             self.update_entity_lag(q, e, tunables);
             if !sleep {
                 // PLACE_REL_DEADLINE (§1.5): keep the deadline relative.
@@ -216,7 +218,7 @@ impl FairRunQueue {
         queue.load -= weight;
         queue.nr_queued -= 1;
         self.entities[e as usize].on_rq = false;
-        if matches!(self.pick, PickPolicy::Cfs(_)) && !sleep {
+        if matches!(self.pick.policy(), PickPolicy::Cfs(_)) && !sleep {
             // §1.4 step 5: leave relative to this queue's min_vruntime.
             let base = self.queues[q.index()].min_vruntime;
             let entity = &mut self.entities[e as usize];
@@ -245,7 +247,7 @@ impl FairRunQueue {
         let entity = &mut self.entities[e as usize];
         entity.exec_start = now;
         entity.prev_sum_exec_runtime = entity.sum_exec_runtime;
-        if let PickPolicy::Eevdf(tunables) = self.pick {
+        if let PickPolicy::Eevdf(tunables) = self.pick.policy() {
             // RUN_TO_PARITY (§1.5): protect the slice until the deadline moves.
             entity.protected_deadline = tunables.run_to_parity.then_some(entity.deadline);
         }
@@ -273,7 +275,7 @@ impl FairRunQueue {
             if is_curr {
                 self.update_curr(q, now);
             }
-            if let PickPolicy::Eevdf(tunables) = self.pick {
+            if let PickPolicy::Eevdf(tunables) = self.pick.policy() {
                 self.update_entity_lag(q, e, tunables);
                 let entity = &mut self.entities[e as usize];
                 entity.deadline = entity.deadline.wrapping_sub(entity.vruntime);
@@ -290,7 +292,7 @@ impl FairRunQueue {
         let entity = &mut self.entities[e as usize];
         entity.load = LoadWeight::from_scaled(weight);
         let new_weight = entity.weight().max(1);
-        if matches!(self.pick, PickPolicy::Eevdf(_)) {
+        if matches!(self.pick.policy(), PickPolicy::Eevdf(_)) {
             entity.vlag =
                 (i128::from(entity.vlag) * i128::from(old_weight) / i128::from(new_weight)) as i64;
             if entity.rel_deadline {
@@ -300,7 +302,7 @@ impl FairRunQueue {
             }
         }
         if on_rq {
-            if matches!(self.pick, PickPolicy::Eevdf(_)) {
+            if matches!(self.pick.policy(), PickPolicy::Eevdf(_)) {
                 // Placed into the queue without itself (also when running).
                 self.entities[e as usize].on_rq = false;
                 self.place_entity_eevdf(q, e, false);

@@ -5,8 +5,10 @@
 use alloc::vec;
 use alloc::vec::Vec;
 
+use super::Pick;
 use super::entity::{CfsTunables, EevdfTunables};
 use super::test_support::*;
+use super::timeline::TimelineStore;
 use super::{FairRunQueue, PickPolicy};
 use crate::class::{DequeueFlags, EnqueueFlags, SchedClass};
 use crate::task::{GroupId, TaskId};
@@ -443,7 +445,7 @@ fn group_errors_are_typed() {
     assert_eq!(fair.remove_group(g), Ok(()));
 }
 
-impl FairRunQueue {
+impl<P: Pick> FairRunQueue<P> {
     /// Brute-force recount of every group run queue against its members: tree
     /// invariants, load, nr_queued, h_nr_running and the EEVDF sums. For tests.
     pub(crate) fn check_consistency(&self) {

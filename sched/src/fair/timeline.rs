@@ -743,43 +743,96 @@ impl TimelineNodes {
             TimelineNodes::Cfs(TimelineArena::new(capacity))
         }
     }
+}
 
+/// What a fair run queue needs of its node arena. A run queue built for one
+/// pick (`CfsPick`, `EevdfPick`) holds that pick's [`TimelineArena`] and calls
+/// it directly; one whose pick is a run-time value ([`TimelineNodes`], for tests
+/// and tools that compare both picks) dispatches once per call.
+pub trait TimelineStore: Clone + core::fmt::Debug {
+    /// An arena for entity numbers below `capacity`; `augmented`: the EEVDF
+    /// tree (fixed by the type, except for [`TimelineNodes`]).
+    fn build(capacity: usize, augmented: bool) -> Self;
     /// See [`TimelineArena::key`].
+    fn key(&self, id: u32) -> u64;
+    /// See [`TimelineArena::min_vruntime`].
+    fn min_vruntime(&self, timeline: &Timeline) -> Option<u64>;
+    /// See [`TimelineArena::insert`].
+    fn insert(&mut self, timeline: &mut Timeline, id: u32, key: u64, vruntime: u64);
+    /// See [`TimelineArena::remove`].
+    fn remove(&mut self, timeline: &mut Timeline, id: u32);
+    /// See [`TimelineArena::next`].
+    fn next(&self, id: u32) -> Option<u32>;
+    /// See [`TimelineArena::first_eligible`].
+    fn first_eligible(&self, timeline: &Timeline, eligible: impl Fn(u64) -> bool) -> Option<u32>;
+    /// Checks the tree's invariants; the number of nodes (tests).
+    #[cfg(test)]
+    fn check(&self, timeline: &Timeline) -> usize;
+}
+
+impl<A: Augment> TimelineStore for TimelineArena<A> {
+    fn build(capacity: usize, _augmented: bool) -> Self {
+        TimelineArena::new(capacity)
+    }
+    #[inline(always)]
+    fn key(&self, id: u32) -> u64 {
+        TimelineArena::key(self, id)
+    }
+    #[inline(always)]
+    fn min_vruntime(&self, timeline: &Timeline) -> Option<u64> {
+        TimelineArena::min_vruntime(self, timeline)
+    }
+    #[inline(always)]
+    fn insert(&mut self, timeline: &mut Timeline, id: u32, key: u64, vruntime: u64) {
+        TimelineArena::insert(self, timeline, id, key, vruntime)
+    }
+    #[inline(always)]
+    fn remove(&mut self, timeline: &mut Timeline, id: u32) {
+        TimelineArena::remove(self, timeline, id)
+    }
+    #[inline(always)]
+    fn next(&self, id: u32) -> Option<u32> {
+        TimelineArena::next(self, id)
+    }
+    #[inline(always)]
+    fn first_eligible(&self, timeline: &Timeline, eligible: impl Fn(u64) -> bool) -> Option<u32> {
+        TimelineArena::first_eligible(self, timeline, eligible)
+    }
+    #[cfg(test)]
+    fn check(&self, timeline: &Timeline) -> usize {
+        TimelineArena::check(self, timeline)
+    }
+}
+
+impl TimelineStore for TimelineNodes {
+    fn build(capacity: usize, augmented: bool) -> Self {
+        TimelineNodes::new(capacity, augmented)
+    }
     #[inline]
-    pub fn key(&self, id: u32) -> u64 {
+    fn key(&self, id: u32) -> u64 {
         dispatch!(self, arena => arena.key(id))
     }
-
-    /// See [`TimelineArena::min_vruntime`].
     #[inline]
-    pub fn min_vruntime(&self, timeline: &Timeline) -> Option<u64> {
+    fn min_vruntime(&self, timeline: &Timeline) -> Option<u64> {
         dispatch!(self, arena => arena.min_vruntime(timeline))
     }
-
-    /// See [`TimelineArena::insert`].
     #[inline]
-    pub fn insert(&mut self, timeline: &mut Timeline, id: u32, key: u64, vruntime: u64) {
+    fn insert(&mut self, timeline: &mut Timeline, id: u32, key: u64, vruntime: u64) {
         dispatch!(self, arena => arena.insert(timeline, id, key, vruntime))
     }
-
-    /// See [`TimelineArena::remove`].
     #[inline]
-    pub fn remove(&mut self, timeline: &mut Timeline, id: u32) {
+    fn remove(&mut self, timeline: &mut Timeline, id: u32) {
         dispatch!(self, arena => arena.remove(timeline, id))
     }
-
-    /// See [`TimelineArena::next`].
-    pub fn next(&self, id: u32) -> Option<u32> {
+    fn next(&self, id: u32) -> Option<u32> {
         dispatch!(self, arena => arena.next(id))
     }
-
-    /// See [`TimelineArena::first_eligible`].
-    pub fn first_eligible(
-        &self,
-        timeline: &Timeline,
-        eligible: impl Fn(u64) -> bool,
-    ) -> Option<u32> {
+    fn first_eligible(&self, timeline: &Timeline, eligible: impl Fn(u64) -> bool) -> Option<u32> {
         dispatch!(self, arena => arena.first_eligible(timeline, eligible))
+    }
+    #[cfg(test)]
+    fn check(&self, timeline: &Timeline) -> usize {
+        dispatch!(self, arena => arena.check(timeline))
     }
 }
 

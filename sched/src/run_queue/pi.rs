@@ -11,6 +11,7 @@
 //!   queued?  enqueue_task            running?  set_next_task
 //! ```
 
+use super::fair_slot::{FairSlot, with_fair};
 use super::{ClassKind, RunQueue, TaskId};
 use crate::class::{DequeueFlags, EnqueueFlags, Resched, SchedClass};
 use crate::rt::rt_priority;
@@ -138,11 +139,10 @@ impl RunQueue {
             Policy::RoundRobin { .. } => Policy::RoundRobin { priority },
             _ => Policy::Fifo { priority },
         };
-        match self.fair_mut() {
-            Some(fair) => {
-                let state = fair
-                    .migrate_task_out(task)
-                    .ok_or(ParamError::UnknownTask { task: task.0 })?;
+        match with_fair!(self.stack.fair_mut(), fair => Some(fair.migrate_task_out(task)), _ => None)
+        {
+            Some(state) => {
+                let state = state.ok_or(ParamError::UnknownTask { task: task.0 })?;
                 self.pi_saved.push((task, state));
             }
             None => self.stack.fair_mut().task_dead(task),
@@ -167,8 +167,10 @@ impl RunQueue {
             .iter()
             .position(|(id, _)| *id == task)
             .map(|index| self.pi_saved.swap_remove(index).1);
-        match (self.fair_mut(), saved) {
-            (Some(fair), Some(state)) => fair.migrate_task_in(task, &state, now)?,
+        match saved {
+            Some(state) if self.has_fair() => {
+                with_fair!(self.stack.fair_mut(), fair => fair.migrate_task_in(task, &state, now)?, _ => ())
+            }
             _ => self.stack.fair_mut().task_new(task, &params, now)?,
         }
         let flags = EnqueueFlags {

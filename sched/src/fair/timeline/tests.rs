@@ -66,12 +66,6 @@ impl<A: Augment> TimelineArena<A> {
     }
 }
 
-impl TimelineNodes {
-    /// See [`TimelineArena::check`]. For tests.
-    pub fn check(&self, timeline: &Timeline) -> usize {
-        dispatch!(self, arena => arena.check(timeline))
-    }
-}
 
 /// Brute-force model: random inserts and removals agree with a sorted list,
 /// and every invariant holds after each operation.
