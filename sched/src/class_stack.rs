@@ -374,6 +374,7 @@ impl<F: SchedClass> SchedClass for ClassStack<F> {
         self.tasks[task.index()] = TaskSlot::default();
     }
 
+    #[inline]
     fn enqueue_task(&mut self, task: TaskId, now: Nanoseconds, flags: EnqueueFlags) {
         let Some(class) = self.class_of(task) else {
             return;
@@ -389,6 +390,7 @@ impl<F: SchedClass> SchedClass for ClassStack<F> {
         }
     }
 
+    #[inline]
     fn dequeue_task(&mut self, task: TaskId, now: Nanoseconds, flags: DequeueFlags) {
         let Some(class) = self.class_of(task) else {
             return;
@@ -404,6 +406,7 @@ impl<F: SchedClass> SchedClass for ClassStack<F> {
         }
     }
 
+    #[inline]
     fn pick_next_task(&mut self, now: Nanoseconds) -> Option<TaskId> {
         self.rt
             .pick_next_task(now)
@@ -411,6 +414,7 @@ impl<F: SchedClass> SchedClass for ClassStack<F> {
             .or_else(|| self.idle.pick_next_task())
     }
 
+    #[inline]
     fn put_prev_task(&mut self, task: TaskId, now: Nanoseconds) {
         match self.class_of(task) {
             Some(ClassKind::Realtime) => self.rt.put_prev_task(task, now),
@@ -419,6 +423,7 @@ impl<F: SchedClass> SchedClass for ClassStack<F> {
         }
     }
 
+    #[inline]
     fn set_next_task(&mut self, task: TaskId, now: Nanoseconds) {
         self.idle.put_prev_idle(now);
         match self.class_of(task) {
@@ -436,6 +441,7 @@ impl<F: SchedClass> SchedClass for ClassStack<F> {
         }
     }
 
+    #[inline]
     fn wakeup_preempt(&mut self, current: TaskId, woken: TaskId, now: Nanoseconds) -> Resched {
         match (self.class_of(current), self.class_of(woken)) {
             (Some(ClassKind::Realtime), Some(ClassKind::Realtime)) => {
@@ -458,10 +464,12 @@ impl<F: SchedClass> SchedClass for ClassStack<F> {
         }
     }
 
+    #[inline]
     fn nr_running(&self) -> usize {
         self.rt.nr_running() + self.fair.nr_running()
     }
 
+    #[inline]
     fn slice_remaining(&self, task: TaskId, now: Nanoseconds) -> Option<Nanoseconds> {
         match self.task_class(task)? {
             ClassKind::Realtime => self.rt.slice_remaining(task, now),

@@ -520,39 +520,47 @@ impl SchedClass for RunQueue {
             *info = TaskInfo::default();
         }
     }
+    #[inline]
     fn enqueue_task(&mut self, task: TaskId, now: Nanoseconds, flags: EnqueueFlags) {
         if let Some(info) = self.tasks.get_mut(task.index()) {
             info.queued = info.known;
         }
         self.stack.enqueue_task(task, now, flags)
     }
+    #[inline]
     fn dequeue_task(&mut self, task: TaskId, now: Nanoseconds, flags: DequeueFlags) {
         if let Some(info) = self.tasks.get_mut(task.index()) {
             info.queued = false;
         }
         self.stack.dequeue_task(task, now, flags)
     }
+    #[inline]
     fn pick_next_task(&mut self, now: Nanoseconds) -> Option<TaskId> {
         self.stack.pick_next_task(now)
     }
+    #[inline]
     fn put_prev_task(&mut self, task: TaskId, now: Nanoseconds) {
         self.stack.put_prev_task(task, now)
     }
+    #[inline]
     fn set_next_task(&mut self, task: TaskId, now: Nanoseconds) {
         self.stack.set_next_task(task, now)
     }
     fn task_tick(&mut self, task: TaskId, now: Nanoseconds) -> Resched {
         self.stack.task_tick(task, now)
     }
+    #[inline]
     fn wakeup_preempt(&mut self, current: TaskId, woken: TaskId, now: Nanoseconds) -> Resched {
         self.stack.wakeup_preempt(current, woken, now)
     }
     fn yield_task(&mut self, task: TaskId, now: Nanoseconds) {
         self.stack.yield_task(task, now)
     }
+    #[inline]
     fn nr_running(&self) -> usize {
         self.stack.nr_running()
     }
+    #[inline]
     fn slice_remaining(&self, task: TaskId, now: Nanoseconds) -> Option<Nanoseconds> {
         self.stack.slice_remaining(task, now)
     }

@@ -282,6 +282,7 @@ impl CpuCore {
     /// The slice-end timer for the running task (Linux's `hrtick_start_fair`):
     /// at the end of its slice when another task would take over then, else
     /// stopped.
+    #[inline]
     fn hrtick_request(&self, now: Nanoseconds) -> TimerRequest {
         if !self.hrtick_enabled {
             return TimerRequest::Keep;
@@ -298,6 +299,7 @@ impl CpuCore {
     /// Whether the queued `task` preempts the running task
     /// (`wakeup_preempt`); an idle CPU always reschedules. When it does not,
     /// the running task's slice may now have an end.
+    #[inline]
     fn check_preempt(&mut self, task: TaskId, now: Nanoseconds) -> Decision {
         let resched = match self.current {
             None => true,
@@ -316,6 +318,7 @@ impl CpuCore {
         }
     }
 
+    #[inline]
     fn enqueue(&mut self, task: TaskId, now: Nanoseconds, flags: EnqueueFlags) {
         let ((), cost) = self.measured(|rq| rq.enqueue_task(task, now, flags));
         self.op_costs.enqueue = cost;
@@ -325,6 +328,7 @@ impl CpuCore {
         self.cfs_tasks.move_to_head(task);
     }
 
+    #[inline]
     fn dequeue(&mut self, task: TaskId, now: Nanoseconds, flags: DequeueFlags) {
         let ((), cost) = self.measured(|rq| rq.dequeue_task(task, now, flags));
         self.op_costs.dequeue = cost;
@@ -361,6 +365,7 @@ impl CpuCore {
 
     /// The local half of a wake-up (`ttwu_do_activate`): the task is queued
     /// here and tested against the running task.
+    #[inline]
     pub fn try_to_wake_up(&mut self, task: TaskId, now: Nanoseconds, migrated: bool) -> Decision {
         let flags = EnqueueFlags {
             wakeup: true,
@@ -406,6 +411,7 @@ impl CpuCore {
     /// (dequeued if it blocks or exits, `put_prev_task` in any case), the next
     /// is picked and set running (or the idle class's `set_next_task_idle`),
     /// and the slice-end timer follows the new task.
+    #[inline]
     pub fn schedule(&mut self, now: Nanoseconds, leaving: Leaving) -> Switch {
         let previous = self.current;
         if let Some(previous) = previous {
