@@ -34,6 +34,11 @@ pub struct RoundRobin {
     current: Option<TaskId>,
     nr_running: usize,
     slice: Nanoseconds,
+    /// Task groups handed out so far, the root included (round robin has no
+    /// groups of its own, but scenarios with groups still run under it).
+    pub(crate) groups: usize,
+    /// The most groups it hands out.
+    pub(crate) max_groups: usize,
 }
 
 impl RoundRobin {
@@ -46,7 +51,16 @@ impl RoundRobin {
             current: None,
             nr_running: 0,
             slice,
+            groups: 1,
+            max_groups: crate::run_queue::DEFAULT_MAX_GROUPS,
         }
+    }
+
+    /// The same, handing out at most `max_groups` group ids (the root
+    /// included).
+    pub fn with_max_groups(mut self, max_groups: usize) -> Self {
+        self.max_groups = max_groups.max(1);
+        self
     }
 
     fn push_back(&mut self, task: TaskId) {

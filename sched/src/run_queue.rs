@@ -22,7 +22,6 @@ use alloc::vec::Vec;
 
 use crate::class::{DequeueFlags, EnqueueFlags, Resched, SchedClass};
 use crate::class_stack::{ClassKind, ClassStack};
-use crate::fair::group::validate_shares;
 use crate::fair::{CfsPick, EevdfPick, FairMigration, FairRunQueue, GroupError};
 use crate::fair::{CfsTunables, EevdfTunables};
 use crate::round_robin::RoundRobin;
@@ -30,12 +29,14 @@ use crate::rt::RtClass;
 use crate::task::{GroupId, Nanoseconds, ParamError, Policy, TaskId, TaskParams};
 use crate::uclamp::ClampId;
 
-mod fair_slot;
+mod fair_class;
 mod pi;
 mod signals;
 
-pub use fair_slot::FairView;
-use fair_slot::{FairSlot, with_fair};
+mod policy;
+pub use fair_class::{FairClass, FairView};
+pub use policy::RunQueue;
+pub(crate) use policy::dispatch;
 pub use signals::{CpuCapacity, GroupSignals, RunQueueSignals, TaskSignals};
 
 /// Group slots (the root included) of a run queue built with [`RunQueue::new`].
@@ -79,10 +80,13 @@ struct TaskInfo {
     pi_priority: Option<u8>,
 }
 
-/// One CPU's run queue: RT above the fair slot above idle.
+/// One CPU's run queue for the fair-slot class `F`: RT above `F` above idle.
+/// The kernel and the simulator reach it through their driver
+/// ([`crate::cpu_core::CpuCore`]), which chooses `F` once per call; every
+/// class operation below it is a static call.
 #[derive(Debug)]
-pub struct RunQueue {
-    stack: ClassStack<FairSlot>,
+pub struct RunQueueOf<F: FairClass> {
+    stack: ClassStack<F>,
     capacity: CpuCapacity,
     tasks: Vec<TaskInfo>,
     /// The fair state of the fair tasks boosted into the RT class, kept for
@@ -90,32 +94,11 @@ pub struct RunQueue {
     pi_saved: Vec<(TaskId, FairMigration)>,
 }
 
-impl RunQueue {
-    /// A run queue for task ids below `max_tasks`, running `kind`, with
-    /// [`DEFAULT_MAX_GROUPS`] group slots and uclamp on.
-    pub fn new(kind: PolicyKind, max_tasks: usize) -> Self {
-        Self::with_groups(kind, max_tasks, DEFAULT_MAX_GROUPS)
-    }
-
-    /// A run queue for task ids below `max_tasks` and `max_groups` task groups
-    /// (the root group included), running `kind`, with uclamp on.
-    pub fn with_groups(kind: PolicyKind, max_tasks: usize, max_groups: usize) -> Self {
-        let fair = match kind {
-            PolicyKind::RoundRobin { slice } => FairSlot::RoundRobin {
-                queue: RoundRobin::new(max_tasks, slice),
-                groups: 1,
-                max_groups: max_groups.max(1),
-            },
-            PolicyKind::Cfs(tunables) => {
-                FairSlot::Cfs(FairRunQueue::new(CfsPick(tunables), max_tasks, max_groups))
-            }
-            PolicyKind::Eevdf(tunables) => FairSlot::Eevdf(FairRunQueue::new(
-                EevdfPick(tunables),
-                max_tasks,
-                max_groups,
-            )),
-        };
-        RunQueue {
+impl<F: FairClass> RunQueueOf<F> {
+    /// A run queue for task ids below `max_tasks` around the fair-slot class
+    /// `fair` (built for as many tasks), uclamp on.
+    pub fn with_class(fair: F, max_tasks: usize) -> Self {
+        RunQueueOf {
             stack: ClassStack::new(max_tasks, fair),
             capacity: CpuCapacity::default(),
             tasks: vec![TaskInfo::default(); max_tasks],
@@ -123,44 +106,24 @@ impl RunQueue {
         }
     }
 
-    /// As [`RunQueue::with_groups`], with uclamp on or off (see
-    /// [`set_uclamp_enabled`](Self::set_uclamp_enabled)).
-    pub fn with_options(
-        kind: PolicyKind,
-        max_tasks: usize,
-        max_groups: usize,
-        uclamp_enabled: bool,
-    ) -> Self {
-        let mut run_queue = Self::with_groups(kind, max_tasks, max_groups);
-        run_queue.set_uclamp_enabled(uclamp_enabled);
-        run_queue
-    }
-
     /// The fair run queue, when the policy is CFS or EEVDF, for what reports
-    /// and signals read (not the class operations, which dispatch statically).
+    /// and signals read (not the class operations, which are static calls).
     pub fn fair(&self) -> Option<&dyn FairView> {
-        with_fair!(self.stack.fair(), fair => Some(fair as &dyn FairView), _ => None)
-    }
-
-    /// Whether the fair class (CFS or EEVDF) runs here, not round robin.
-    fn has_fair(&self) -> bool {
-        !matches!(self.stack.fair(), FairSlot::RoundRobin { .. })
+        self.stack.fair().view()
     }
 
     /// Installs the counter that brackets the PELT and uclamp updates inside
     /// the core (`None` removes it); see [`crate::stats::probe`].
     pub fn set_cost_counter(&mut self, counter: Option<crate::stats::probe::CounterRead>) {
         self.stack.probe.set_counter(counter);
-        with_fair!(self.stack.fair_mut(), fair => fair.probe.set_counter(counter), _ => ());
+        self.stack.fair_mut().set_cost_counter(counter);
     }
 
     /// The counts spent in PELT updates and in uclamp updates since the last
     /// call, with their bracket counts.
     pub fn take_internal_costs(&mut self) -> crate::stats::probe::ProbeCosts {
         let mut costs = self.stack.probe.take();
-        if let Some(pelt) =
-            with_fair!(self.stack.fair_mut(), fair => Some(fair.probe.take()), _ => None)
-        {
+        if let Some(pelt) = self.stack.fair_mut().take_pelt_costs() {
             costs.pelt = pelt.pelt;
             costs.pelt_brackets = pelt.pelt_brackets;
         }
@@ -233,30 +196,12 @@ impl RunQueue {
     /// Creates a task group under `parent` with `shares` (`cpu.shares`,
     /// 2..=262144). Call it identically on every CPU: the ids then agree.
     pub fn create_group(&mut self, parent: GroupId, shares: u64) -> Result<GroupId, GroupError> {
-        match self.stack.fair_mut() {
-            FairSlot::Cfs(fair) => fair.create_group(parent, shares),
-            FairSlot::Eevdf(fair) => fair.create_group(parent, shares),
-            FairSlot::RoundRobin {
-                groups, max_groups, ..
-            } => {
-                if parent.index() >= *groups {
-                    return Err(GroupError::NoSuchGroup { group: parent.0 });
-                }
-                validate_shares(shares)?;
-                if *groups >= *max_groups {
-                    return Err(GroupError::TooManyGroups {
-                        capacity: *max_groups,
-                    });
-                }
-                *groups += 1;
-                Ok(GroupId((*groups - 1) as u16))
-            }
-        }
+        self.stack.fair_mut().create_group(parent, shares)
     }
 
     /// Removes an empty task group.
     pub fn remove_group(&mut self, group: GroupId) -> Result<(), GroupError> {
-        with_fair!(self.stack.fair_mut(), fair => fair.remove_group(group), _ => Ok(()))
+        self.stack.fair_mut().remove_group(group)
     }
 
     /// Sets a group's `cpu.shares` (2..=262144).
@@ -266,11 +211,7 @@ impl RunQueue {
         shares: u64,
         now: Nanoseconds,
     ) -> Result<(), GroupError> {
-        with_fair!(
-            self.stack.fair_mut(),
-            fair => fair.set_group_shares(group, shares, now),
-            _ => validate_shares(shares).map(|_| ())
-        )
+        self.stack.fair_mut().set_group_shares(group, shares, now)
     }
 
     /// Moves `task` into `group`, whether it sleeps, waits or runs. An RT task
@@ -283,14 +224,12 @@ impl RunQueue {
     ) -> Result<(), GroupError> {
         match self.stack.task_class(task) {
             Some(ClassKind::Realtime) => {
-                if let Some(fair) = self.fair()
-                    && fair.group_queue(group).is_none()
-                {
+                if F::IS_FAIR && !self.stack.fair().group_exists(group) {
                     return Err(GroupError::NoSuchGroup { group: group.0 });
                 }
             }
             _ => {
-                with_fair!(self.stack.fair_mut(), fair => fair.set_task_group(task, group, now)?, _ => ());
+                self.stack.fair_mut().set_task_group(task, group, now)?;
             }
         }
         if let Some(info) = self.tasks.get_mut(task.index())
@@ -305,26 +244,25 @@ impl RunQueue {
     /// mechanism sums it over CPUs and hands the sum back with
     /// [`set_group_load_sum`](Self::set_group_load_sum).
     pub fn group_load_contribution(&self, group: GroupId) -> u64 {
-        self.fair()
-            .map_or(0, |fair| fair.group_load_contribution(group))
+        self.stack.fair().group_load_contribution(group)
     }
 
     /// Hands this CPU the group-wide load sum of `group` (`tg->load_avg`).
     pub fn set_group_load_sum(&mut self, group: GroupId, sum: u64) {
-        with_fair!(self.stack.fair_mut(), fair => fair.set_group_load_sum(group, sum), _ => ());
+        self.stack.fair_mut().set_group_load_sum(group, sum);
     }
 
     /// Decays the PELT signals of group run queues nothing else updates
     /// (`update_blocked_averages`, §2.7); call it periodically, e.g. every tick
     /// or at load balance.
     pub fn update_blocked_averages(&mut self, now: Nanoseconds) {
-        with_fair!(self.stack.fair_mut(), fair => fair.update_blocked_averages(now), _ => ());
+        self.stack.fair_mut().update_blocked_averages(now);
     }
 
     /// Whether this CPU's fair utilization changed since the last call (the
     /// frequency governor's hook, §2.6).
     pub fn take_util_changed(&mut self) -> bool {
-        with_fair!(self.stack.fair_mut(), fair => fair.take_util_changed(), _ => false)
+        self.stack.fair_mut().take_util_changed()
     }
 
     /// Takes a known task that is not queued off this CPU; `None` if it is
@@ -335,10 +273,10 @@ impl RunQueue {
             return None;
         }
         let fair_task = self.stack.task_class(task) == Some(ClassKind::Fair);
-        let fair = if !self.has_fair() {
+        let fair = if !F::IS_FAIR {
             None
         } else if fair_task {
-            Some(with_fair!(self.stack.fair_mut(), fair => fair.migrate_task_out(task), _ => None)?)
+            Some(self.stack.fair_mut().migrate_task_out(task)?)
         } else if info.pi_priority.is_some() {
             // Boosted: its fair state waits here for the deboost.
             self.take_pi_saved(task)
@@ -370,7 +308,7 @@ impl RunQueue {
         if let Some(m) = &migration.fair
             && fair_task
         {
-            with_fair!(self.stack.fair_mut(), fair => fair.migrate_task_in(task, m, now)?, _ => ());
+            self.stack.fair_mut().migrate_task_in(task, m, now)?;
         }
         if migration.pi_priority.is_some() {
             // Not queued, not running: no reschedule to carry out.
@@ -383,7 +321,7 @@ impl RunQueue {
     /// the PELT clock (§2.3).
     pub fn set_cpu_capacity(&mut self, capacity: CpuCapacity) {
         self.capacity = capacity;
-        with_fair!(self.stack.fair_mut(), fair => fair.set_cpu_capacity(capacity), _ => ());
+        self.stack.fair_mut().set_cpu_capacity(capacity);
     }
 
     /// The capacity last set.
@@ -420,12 +358,11 @@ impl RunQueue {
     /// if it does not exist here.
     pub fn group_signals(&self, group: GroupId) -> Option<GroupSignals> {
         let Some(fair) = self.fair() else {
-            return match self.stack.fair() {
-                FairSlot::RoundRobin { groups, .. } if group.index() < *groups => {
-                    Some(GroupSignals::default())
-                }
-                _ => None,
-            };
+            return self
+                .stack
+                .fair()
+                .group_exists(group)
+                .then(GroupSignals::default);
         };
         let entity = fair.group_entity_of(group)?;
         let queue = fair.group_queue(group)?;
@@ -497,7 +434,7 @@ impl RunQueue {
     }
 }
 
-impl SchedClass for RunQueue {
+impl<F: FairClass> SchedClass for RunQueueOf<F> {
     fn task_new(
         &mut self,
         task: TaskId,

@@ -37,7 +37,7 @@ use record::{Input, Output, Record};
 
 use crate::class::{DequeueFlags, EnqueueFlags, SchedClass};
 use crate::fair::GroupError;
-use crate::run_queue::{RunQueue, TaskMigration};
+use crate::run_queue::{FairClass, RunQueue, RunQueueOf, TaskMigration, dispatch};
 use crate::stats::probe::{CounterRead, ProbeCosts};
 use crate::task::{GroupId, Nanoseconds, ParamError, TaskId, TaskParams};
 
@@ -116,11 +116,21 @@ struct Recording {
     dropped: u64,
 }
 
-/// One CPU's scheduler driver.
+/// One CPU's scheduler driver: its run queue, of the policy chosen at boot,
+/// and the driver's own state. Each call dispatches once on the policy; the
+/// decision is then taken by code compiled for that policy alone
+/// (`CoreState`'s methods over [`RunQueueOf`]).
 #[derive(Debug)]
 pub struct CpuCore {
-    cpu: u16,
     run_queue: RunQueue,
+    state: CoreState,
+}
+
+/// The driver's state besides the run queue: the running task, `cfs_tasks`,
+/// the hrtick setting, the record and the cost counter.
+#[derive(Debug)]
+struct CoreState {
+    cpu: u16,
     current: Option<TaskId>,
     cfs_tasks: CfsTasks,
     hrtick_enabled: bool,
@@ -134,20 +144,22 @@ impl CpuCore {
     /// `max_tasks`; `hrtick`: slices end on a high-resolution timer.
     pub fn new(cpu: u16, run_queue: RunQueue, max_tasks: usize, hrtick: bool) -> Self {
         CpuCore {
-            cpu,
             run_queue,
-            current: None,
-            cfs_tasks: CfsTasks::new(max_tasks),
-            hrtick_enabled: hrtick,
-            recording: None,
-            cost_counter: None,
-            op_costs: OpCosts::default(),
+            state: CoreState {
+                cpu,
+                current: None,
+                cfs_tasks: CfsTasks::new(max_tasks),
+                hrtick_enabled: hrtick,
+                recording: None,
+                cost_counter: None,
+                op_costs: OpCosts::default(),
+            },
         }
     }
 
     /// The CPU this core drives.
     pub fn cpu(&self) -> u16 {
-        self.cpu
+        self.state.cpu
     }
 
     /// The run queue, to read.
@@ -163,45 +175,30 @@ impl CpuCore {
 
     /// The running task (`None`: idle).
     pub fn current(&self) -> Option<TaskId> {
-        self.current
+        self.state.current
     }
 
     /// The queued tasks in the order they last ran (`rq->cfs_tasks`).
     pub fn cfs_tasks(&self) -> &CfsTasks {
-        &self.cfs_tasks
+        &self.state.cfs_tasks
     }
 
     /// Measures the hot operations with `counter` (the kernel's cycle
     /// counter), and the run queue's PELT and uclamp probes with it.
     pub fn set_cost_counter(&mut self, counter: Option<CounterRead>) {
-        self.cost_counter = counter;
+        self.state.cost_counter = counter;
         self.run_queue.set_cost_counter(counter);
     }
 
     /// The counts of the hot operations since the last call.
     pub fn take_op_costs(&mut self) -> OpCosts {
-        core::mem::take(&mut self.op_costs)
-    }
-
-    /// Runs `operation` on the run queue between two counter reads.
-    #[inline(always)]
-    fn measured<R>(&mut self, operation: impl FnOnce(&mut RunQueue) -> R) -> (R, Option<u64>) {
-        match self.cost_counter {
-            None => (operation(&mut self.run_queue), None),
-            Some(counter) => {
-                // Probe counts from outside this operation are not its own.
-                let _ = self.run_queue.take_internal_costs();
-                let start = counter();
-                let result = operation(&mut self.run_queue);
-                (result, Some(counter().wrapping_sub(start)))
-            }
-        }
+        core::mem::take(&mut self.state.op_costs)
     }
 
     /// Records the next `capacity` calls (allocates their room now), each
     /// numbered by `sequence`.
     pub fn start_recording(&mut self, capacity: usize, sequence: fn() -> u64) {
-        self.recording = Some(Recording {
+        self.state.recording = Some(Recording {
             records: Vec::with_capacity(capacity),
             sequence,
             dropped: 0,
@@ -210,16 +207,230 @@ impl CpuCore {
 
     /// The records so far and how many did not fit.
     pub fn records(&self) -> (&[Record], u64) {
-        self.recording
+        self.state
+            .recording
             .as_ref()
             .map_or((&[], 0), |r| (r.records.as_slice(), r.dropped))
     }
 
     /// Stops recording and hands over the records and how many did not fit.
     pub fn take_records(&mut self) -> (Vec<Record>, u64) {
-        self.recording
+        self.state
+            .recording
             .take()
             .map_or((Vec::new(), 0), |r| (r.records, r.dropped))
+    }
+
+    /// A new task (`sched_fork` and `wake_up_new_task`): made known with its
+    /// parameters, queued, and tested against the running task.
+    pub fn wake_up_new_task(
+        &mut self,
+        task: TaskId,
+        params: &TaskParams,
+        now: Nanoseconds,
+    ) -> Result<Decision, ParamError> {
+        let state = &mut self.state;
+        dispatch!(&mut self.run_queue, rq => state.wake_up_new_task(rq, task, params, now))
+    }
+
+    /// The local half of a wake-up (`ttwu_do_activate`): the task is queued
+    /// here and tested against the running task.
+    #[inline]
+    pub fn try_to_wake_up(&mut self, task: TaskId, now: Nanoseconds, migrated: bool) -> Decision {
+        let state = &mut self.state;
+        dispatch!(&mut self.run_queue, rq => state.try_to_wake_up(rq, task, now, migrated))
+    }
+
+    /// A task that moved here from another CPU (load balancing's
+    /// `attach_task`): queued and tested against the running task.
+    pub fn attach_task(&mut self, task: TaskId, now: Nanoseconds) -> Decision {
+        let state = &mut self.state;
+        dispatch!(&mut self.run_queue, rq => state.attach_task(rq, task, now))
+    }
+
+    /// Queues `task` with no preemption test (a task put back where it was).
+    pub fn enqueue_task(&mut self, task: TaskId, now: Nanoseconds, flags: EnqueueFlags) {
+        let state = &mut self.state;
+        dispatch!(&mut self.run_queue, rq => state.enqueue_task(rq, task, now, flags))
+    }
+
+    /// Takes a queued task off this run queue outside `__schedule` (it leaves
+    /// for another CPU, or stops while it is not running). The running task
+    /// stops running too: the CPU runs nothing until the next `schedule`.
+    pub fn dequeue_task(&mut self, task: TaskId, now: Nanoseconds, flags: DequeueFlags) {
+        let state = &mut self.state;
+        dispatch!(&mut self.run_queue, rq => state.dequeue_task(rq, task, now, flags))
+    }
+
+    /// Linux's `__schedule`: the running task leaves as `leaving` says
+    /// (dequeued if it blocks or exits, `put_prev_task` in any case), the next
+    /// is picked and set running (or the idle class's `set_next_task_idle`),
+    /// and the slice-end timer follows the new task.
+    #[inline]
+    pub fn schedule(&mut self, now: Nanoseconds, leaving: Leaving) -> Switch {
+        let state = &mut self.state;
+        dispatch!(&mut self.run_queue, rq => state.schedule(rq, now, leaving))
+    }
+
+    /// The periodic tick (`sched_tick`): the running task is charged and its
+    /// class says whether its slice is over.
+    pub fn sched_tick(&mut self, now: Nanoseconds) -> Decision {
+        let state = &mut self.state;
+        dispatch!(&mut self.run_queue, rq => state.sched_tick(rq, now))
+    }
+
+    /// The slice-end timer fired: the running task's class decides; when it
+    /// keeps the task (a tick charged the slice in two parts and rounding left
+    /// it a few ns short), the timer is armed again for what is left.
+    pub fn hrtick(&mut self, now: Nanoseconds) -> Decision {
+        let state = &mut self.state;
+        dispatch!(&mut self.run_queue, rq => state.hrtick(rq, now))
+    }
+
+    /// The slice-end timer again for the running task (another CPU queued a
+    /// task here and asked this one to look).
+    pub fn hrtick_update(&mut self, now: Nanoseconds) -> TimerRequest {
+        let state = &mut self.state;
+        dispatch!(&mut self.run_queue, rq => state.hrtick_update(rq, now))
+    }
+
+    /// The running task yields (`do_sched_yield`); the mechanism then
+    /// schedules.
+    pub fn yield_task(&mut self, now: Nanoseconds) {
+        let state = &mut self.state;
+        dispatch!(&mut self.run_queue, rq => state.yield_task(rq, now))
+    }
+
+    /// Load balancing takes the queued, not running `task` off this run queue
+    /// with its state (`detach_task`: dequeue, then `migrate_task_rq`); a task
+    /// that cannot leave is put back.
+    pub fn detach_task(&mut self, task: TaskId, now: Nanoseconds) -> Option<TaskMigration> {
+        let state = &mut self.state;
+        dispatch!(&mut self.run_queue, rq => state.detach_task(rq, task, now))
+    }
+
+    /// The task, not queued, leaves this run queue, taking its fair state and
+    /// PELT signals along (`migrate_task_rq_fair`).
+    pub fn migrate_task_out(&mut self, task: TaskId, now: Nanoseconds) -> Option<TaskMigration> {
+        let state = &mut self.state;
+        dispatch!(&mut self.run_queue, rq => state.migrate_task_out(rq, task, now))
+    }
+
+    /// The task joins this run queue (not queued yet) with the state it left
+    /// its last one with.
+    pub fn migrate_task_in(
+        &mut self,
+        task: TaskId,
+        migration: &TaskMigration,
+        now: Nanoseconds,
+    ) -> Result<(), ParamError> {
+        let state = &mut self.state;
+        dispatch!(&mut self.run_queue, rq => state.migrate_task_in(rq, task, migration, now))
+    }
+
+    /// Forgets a task that is not queued (it exited while not running).
+    pub fn task_dead(&mut self, task: TaskId, now: Nanoseconds) {
+        let state = &mut self.state;
+        dispatch!(&mut self.run_queue, rq => state.task_dead(rq, task, now))
+    }
+
+    /// `update_blocked_averages`: the PELT signals of what is not running
+    /// decay to `now`.
+    pub fn update_blocked_averages(&mut self, now: Nanoseconds) {
+        let state = &mut self.state;
+        dispatch!(&mut self.run_queue, rq => state.update_blocked_averages(rq, now))
+    }
+
+    /// Hands this CPU a group's load summed over every CPU (`tg->load_avg`).
+    pub fn set_group_load_sum(&mut self, group: GroupId, sum: u64, now: Nanoseconds) {
+        let state = &mut self.state;
+        dispatch!(&mut self.run_queue, rq => state.set_group_load_sum(rq, group, sum, now))
+    }
+
+    /// A new task group under `parent`.
+    pub fn create_group(
+        &mut self,
+        parent: GroupId,
+        shares: u64,
+        now: Nanoseconds,
+    ) -> Result<GroupId, GroupError> {
+        let state = &mut self.state;
+        dispatch!(&mut self.run_queue, rq => state.create_group(rq, parent, shares, now))
+    }
+
+    /// Moves `task` to `group` (`sched_move_task`).
+    pub fn set_task_group(
+        &mut self,
+        task: TaskId,
+        group: GroupId,
+        now: Nanoseconds,
+    ) -> Result<(), GroupError> {
+        let state = &mut self.state;
+        dispatch!(&mut self.run_queue, rq => state.set_task_group(rq, task, group, now))
+    }
+
+    /// Changes `task`'s uclamp requests (`sched_setattr`).
+    pub fn set_task_uclamp(
+        &mut self,
+        task: TaskId,
+        min: Option<u16>,
+        max: Option<u16>,
+        now: Nanoseconds,
+    ) -> Result<(), ParamError> {
+        let state = &mut self.state;
+        dispatch!(&mut self.run_queue, rq => state.set_task_uclamp(rq, task, min, max, now))
+    }
+
+    /// Runs `task` at the RT priority `priority` lent by priority
+    /// inheritance, or at its own (`None`) (`rt_mutex_setprio`).
+    pub fn rt_mutex_setprio(
+        &mut self,
+        task: TaskId,
+        priority: Option<u8>,
+        now: Nanoseconds,
+    ) -> Result<Decision, ParamError> {
+        let state = &mut self.state;
+        dispatch!(&mut self.run_queue, rq => state.rt_mutex_setprio(rq, task, priority, now))
+    }
+
+    /// Load balancing looked at `task` and left it where it is: it goes to the
+    /// head of `cfs_tasks` (`detach_tasks`' `list_move`).
+    pub fn cfs_tasks_rotate(&mut self, task: TaskId, now: Nanoseconds) {
+        self.state.cfs_tasks_rotate(task, now)
+    }
+
+    /// Carries out one recorded input on this core and returns what it
+    /// decided (the replay half of [`record`]). `migrations` holds the state
+    /// of tasks between a `MigrateOut` and their `MigrateIn`.
+    pub fn replay(
+        &mut self,
+        now: Nanoseconds,
+        input: &Input,
+        migrations: &mut alloc::collections::BTreeMap<u16, TaskMigration>,
+    ) -> Output {
+        let state = &mut self.state;
+        dispatch!(&mut self.run_queue, rq => state.replay(rq, now, input, migrations))
+    }
+}
+
+impl CoreState {
+    /// Runs `operation` on the run queue between two counter reads.
+    #[inline(always)]
+    fn measured<F: FairClass, R>(
+        &mut self,
+        rq: &mut RunQueueOf<F>,
+        operation: impl FnOnce(&mut RunQueueOf<F>) -> R,
+    ) -> (R, Option<u64>) {
+        match self.cost_counter {
+            None => (operation(rq), None),
+            Some(counter) => {
+                // Probe counts from outside this operation are not its own.
+                let _ = rq.take_internal_costs();
+                let start = counter();
+                let result = operation(rq);
+                (result, Some(counter().wrapping_sub(start)))
+            }
+        }
     }
 
     #[inline(always)]
@@ -283,13 +494,13 @@ impl CpuCore {
     /// at the end of its slice when another task would take over then, else
     /// stopped.
     #[inline]
-    fn hrtick_request(&self, now: Nanoseconds) -> TimerRequest {
+    fn hrtick_request<F: FairClass>(&self, rq: &RunQueueOf<F>, now: Nanoseconds) -> TimerRequest {
         if !self.hrtick_enabled {
             return TimerRequest::Keep;
         }
         match self
             .current
-            .and_then(|current| self.run_queue.slice_remaining(current, now))
+            .and_then(|current| rq.slice_remaining(current, now))
         {
             Some(remaining) => TimerRequest::Arm(now + remaining),
             None => TimerRequest::Cancel,
@@ -300,48 +511,62 @@ impl CpuCore {
     /// (`wakeup_preempt`); an idle CPU always reschedules. When it does not,
     /// the running task's slice may now have an end.
     #[inline]
-    fn check_preempt(&mut self, task: TaskId, now: Nanoseconds) -> Decision {
+    fn check_preempt<F: FairClass>(
+        &mut self,
+        rq: &mut RunQueueOf<F>,
+        task: TaskId,
+        now: Nanoseconds,
+    ) -> Decision {
         let resched = match self.current {
             None => true,
-            Some(current) => self
-                .run_queue
-                .wakeup_preempt(current, task, now)
-                .is_needed(),
+            Some(current) => rq.wakeup_preempt(current, task, now).is_needed(),
         };
         Decision {
             resched,
             hrtick: if resched {
                 TimerRequest::Keep
             } else {
-                self.hrtick_request(now)
+                self.hrtick_request(rq, now)
             },
         }
     }
 
     #[inline]
-    fn enqueue(&mut self, task: TaskId, now: Nanoseconds, flags: EnqueueFlags) {
-        let ((), cost) = self.measured(|rq| rq.enqueue_task(task, now, flags));
+    fn enqueue<F: FairClass>(
+        &mut self,
+        rq: &mut RunQueueOf<F>,
+        task: TaskId,
+        now: Nanoseconds,
+        flags: EnqueueFlags,
+    ) {
+        let ((), cost) = self.measured(rq, |rq| rq.enqueue_task(task, now, flags));
         self.op_costs.enqueue = cost;
         if cost.is_some() {
-            self.op_costs.enqueue_internal = self.run_queue.take_internal_costs();
+            self.op_costs.enqueue_internal = rq.take_internal_costs();
         }
         self.cfs_tasks.move_to_head(task);
     }
 
     #[inline]
-    fn dequeue(&mut self, task: TaskId, now: Nanoseconds, flags: DequeueFlags) {
-        let ((), cost) = self.measured(|rq| rq.dequeue_task(task, now, flags));
+    fn dequeue<F: FairClass>(
+        &mut self,
+        rq: &mut RunQueueOf<F>,
+        task: TaskId,
+        now: Nanoseconds,
+        flags: DequeueFlags,
+    ) {
+        let ((), cost) = self.measured(rq, |rq| rq.dequeue_task(task, now, flags));
         self.op_costs.dequeue = cost;
         if cost.is_some() {
-            self.op_costs.dequeue_internal = self.run_queue.take_internal_costs();
+            self.op_costs.dequeue_internal = rq.take_internal_costs();
         }
         self.cfs_tasks.remove(task);
     }
 
-    /// A new task (`sched_fork` and `wake_up_new_task`): made known with its
-    /// parameters, queued, and tested against the running task.
-    pub fn wake_up_new_task(
+    /// See [`CpuCore::wake_up_new_task`].
+    pub fn wake_up_new_task<F: FairClass>(
         &mut self,
+        rq: &mut RunQueueOf<F>,
         task: TaskId,
         params: &TaskParams,
         now: Nanoseconds,
@@ -350,7 +575,7 @@ impl CpuCore {
             task,
             params: *params,
         };
-        if let Err(error) = self.run_queue.task_new(task, params, now) {
+        if let Err(error) = rq.task_new(task, params, now) {
             self.record(now, input, Output::default());
             return Err(error);
         }
@@ -358,61 +583,82 @@ impl CpuCore {
             initial: true,
             ..EnqueueFlags::default()
         };
-        self.enqueue(task, now, flags);
-        let decision = self.check_preempt(task, now);
+        self.enqueue(rq, task, now, flags);
+        let decision = self.check_preempt(rq, task, now);
         Ok(self.record_decision(now, input, decision))
     }
 
-    /// The local half of a wake-up (`ttwu_do_activate`): the task is queued
-    /// here and tested against the running task.
+    /// See [`CpuCore::try_to_wake_up`].
     #[inline]
-    pub fn try_to_wake_up(&mut self, task: TaskId, now: Nanoseconds, migrated: bool) -> Decision {
+    pub fn try_to_wake_up<F: FairClass>(
+        &mut self,
+        rq: &mut RunQueueOf<F>,
+        task: TaskId,
+        now: Nanoseconds,
+        migrated: bool,
+    ) -> Decision {
         let flags = EnqueueFlags {
             wakeup: true,
             migrated,
             ..EnqueueFlags::default()
         };
-        self.enqueue(task, now, flags);
-        let decision = self.check_preempt(task, now);
+        self.enqueue(rq, task, now, flags);
+        let decision = self.check_preempt(rq, task, now);
         self.record_decision(now, Input::Wakeup { task, flags }, decision)
     }
 
-    /// A task that moved here from another CPU (load balancing's
-    /// `attach_task`): queued and tested against the running task.
-    pub fn attach_task(&mut self, task: TaskId, now: Nanoseconds) -> Decision {
+    /// See [`CpuCore::attach_task`].
+    pub fn attach_task<F: FairClass>(
+        &mut self,
+        rq: &mut RunQueueOf<F>,
+        task: TaskId,
+        now: Nanoseconds,
+    ) -> Decision {
         let flags = EnqueueFlags {
             migrated: true,
             ..EnqueueFlags::default()
         };
-        self.enqueue(task, now, flags);
-        let decision = self.check_preempt(task, now);
+        self.enqueue(rq, task, now, flags);
+        let decision = self.check_preempt(rq, task, now);
         self.record_decision(now, Input::Wakeup { task, flags }, decision)
     }
 
-    /// Queues `task` with no preemption test (a task put back where it was).
-    pub fn enqueue_task(&mut self, task: TaskId, now: Nanoseconds, flags: EnqueueFlags) {
-        self.enqueue(task, now, flags);
+    /// See [`CpuCore::enqueue_task`].
+    pub fn enqueue_task<F: FairClass>(
+        &mut self,
+        rq: &mut RunQueueOf<F>,
+        task: TaskId,
+        now: Nanoseconds,
+        flags: EnqueueFlags,
+    ) {
+        self.enqueue(rq, task, now, flags);
         self.record(now, Input::Enqueue { task, flags }, Output::default());
     }
 
-    /// Takes a queued task off this run queue outside `__schedule` (it leaves
-    /// for another CPU, or stops while it is not running). The running task
-    /// stops running too: the CPU runs nothing until the next `schedule`.
-    pub fn dequeue_task(&mut self, task: TaskId, now: Nanoseconds, flags: DequeueFlags) {
-        self.dequeue(task, now, flags);
+    /// See [`CpuCore::dequeue_task`].
+    pub fn dequeue_task<F: FairClass>(
+        &mut self,
+        rq: &mut RunQueueOf<F>,
+        task: TaskId,
+        now: Nanoseconds,
+        flags: DequeueFlags,
+    ) {
+        self.dequeue(rq, task, now, flags);
         if self.current == Some(task) {
-            self.run_queue.put_prev_task(task, now);
+            rq.put_prev_task(task, now);
             self.current = None;
         }
         self.record(now, Input::Dequeue { task, flags }, Output::default());
     }
 
-    /// Linux's `__schedule`: the running task leaves as `leaving` says
-    /// (dequeued if it blocks or exits, `put_prev_task` in any case), the next
-    /// is picked and set running (or the idle class's `set_next_task_idle`),
-    /// and the slice-end timer follows the new task.
+    /// See [`CpuCore::schedule`].
     #[inline]
-    pub fn schedule(&mut self, now: Nanoseconds, leaving: Leaving) -> Switch {
+    pub fn schedule<F: FairClass>(
+        &mut self,
+        rq: &mut RunQueueOf<F>,
+        now: Nanoseconds,
+        leaving: Leaving,
+    ) -> Switch {
         let previous = self.current;
         if let Some(previous) = previous {
             if leaving != Leaving::Runnable {
@@ -420,14 +666,14 @@ impl CpuCore {
                     sleep: true,
                     ..DequeueFlags::default()
                 };
-                self.dequeue(previous, now, flags);
+                self.dequeue(rq, previous, now, flags);
             }
-            self.run_queue.put_prev_task(previous, now);
+            rq.put_prev_task(previous, now);
             if leaving == Leaving::Dead {
-                self.run_queue.task_dead(previous);
+                rq.task_dead(previous);
             }
         }
-        let (next, cost) = self.measured(|rq| {
+        let (next, cost) = self.measured(rq, |rq| {
             let next = rq.pick_next_task(now);
             match next {
                 Some(next) => rq.set_next_task(next, now),
@@ -441,7 +687,7 @@ impl CpuCore {
             self.cfs_tasks.move_to_head(next);
         }
         self.current = next;
-        let hrtick = self.hrtick_request(now);
+        let hrtick = self.hrtick_request(rq, now);
         self.record(
             now,
             Input::Schedule { leaving },
@@ -458,12 +704,15 @@ impl CpuCore {
         }
     }
 
-    /// The periodic tick (`sched_tick`): the running task is charged and its
-    /// class says whether its slice is over.
-    pub fn sched_tick(&mut self, now: Nanoseconds) -> Decision {
+    /// See [`CpuCore::sched_tick`].
+    pub fn sched_tick<F: FairClass>(
+        &mut self,
+        rq: &mut RunQueueOf<F>,
+        now: Nanoseconds,
+    ) -> Decision {
         let resched = self
             .current
-            .is_some_and(|current| self.run_queue.task_tick(current, now).is_needed());
+            .is_some_and(|current| rq.task_tick(current, now).is_needed());
         let decision = Decision {
             resched,
             hrtick: TimerRequest::Keep,
@@ -471,28 +720,29 @@ impl CpuCore {
         self.record_decision(now, Input::Tick, decision)
     }
 
-    /// The slice-end timer fired: the running task's class decides; when it
-    /// keeps the task (a tick charged the slice in two parts and rounding left
-    /// it a few ns short), the timer is armed again for what is left.
-    pub fn hrtick(&mut self, now: Nanoseconds) -> Decision {
+    /// See [`CpuCore::hrtick`].
+    pub fn hrtick<F: FairClass>(&mut self, rq: &mut RunQueueOf<F>, now: Nanoseconds) -> Decision {
         let resched = self
             .current
-            .is_some_and(|current| self.run_queue.task_tick(current, now).is_needed());
+            .is_some_and(|current| rq.task_tick(current, now).is_needed());
         let decision = Decision {
             resched,
             hrtick: if resched {
                 TimerRequest::Keep
             } else {
-                self.hrtick_request(now)
+                self.hrtick_request(rq, now)
             },
         };
         self.record_decision(now, Input::Hrtick, decision)
     }
 
-    /// The slice-end timer again for the running task (another CPU queued a
-    /// task here and asked this one to look).
-    pub fn hrtick_update(&mut self, now: Nanoseconds) -> TimerRequest {
-        let hrtick = self.hrtick_request(now);
+    /// See [`CpuCore::hrtick_update`].
+    pub fn hrtick_update<F: FairClass>(
+        &mut self,
+        rq: &mut RunQueueOf<F>,
+        now: Nanoseconds,
+    ) -> TimerRequest {
+        let hrtick = self.hrtick_request(rq, now);
         self.record(
             now,
             Input::HrtickUpdate,
@@ -504,35 +754,41 @@ impl CpuCore {
         hrtick
     }
 
-    /// The running task yields (`do_sched_yield`); the mechanism then
-    /// schedules.
-    pub fn yield_task(&mut self, now: Nanoseconds) {
+    /// See [`CpuCore::yield_task`].
+    pub fn yield_task<F: FairClass>(&mut self, rq: &mut RunQueueOf<F>, now: Nanoseconds) {
         if let Some(current) = self.current {
-            self.run_queue.yield_task(current, now);
+            rq.yield_task(current, now);
         }
         self.record(now, Input::Yield, Output::default());
     }
 
-    /// Load balancing takes the queued, not running `task` off this run queue
-    /// with its state (`detach_task`: dequeue, then `migrate_task_rq`); a task
-    /// that cannot leave is put back.
-    pub fn detach_task(&mut self, task: TaskId, now: Nanoseconds) -> Option<TaskMigration> {
+    /// See [`CpuCore::detach_task`].
+    pub fn detach_task<F: FairClass>(
+        &mut self,
+        rq: &mut RunQueueOf<F>,
+        task: TaskId,
+        now: Nanoseconds,
+    ) -> Option<TaskMigration> {
         let flags = DequeueFlags {
             migrating: true,
             ..DequeueFlags::default()
         };
-        self.dequeue_task(task, now, flags);
-        let migration = self.migrate_task_out(task, now);
+        self.dequeue_task(rq, task, now, flags);
+        let migration = self.migrate_task_out(rq, task, now);
         if migration.is_none() {
-            self.enqueue_task(task, now, EnqueueFlags::default());
+            self.enqueue_task(rq, task, now, EnqueueFlags::default());
         }
         migration
     }
 
-    /// The task, not queued, leaves this run queue, taking its fair state and
-    /// PELT signals along (`migrate_task_rq_fair`).
-    pub fn migrate_task_out(&mut self, task: TaskId, now: Nanoseconds) -> Option<TaskMigration> {
-        let migration = self.run_queue.migrate_task_out(task);
+    /// See [`CpuCore::migrate_task_out`].
+    pub fn migrate_task_out<F: FairClass>(
+        &mut self,
+        rq: &mut RunQueueOf<F>,
+        task: TaskId,
+        now: Nanoseconds,
+    ) -> Option<TaskMigration> {
+        let migration = rq.migrate_task_out(task);
         self.cfs_tasks.remove(task);
         self.record(
             now,
@@ -545,85 +801,99 @@ impl CpuCore {
         migration
     }
 
-    /// The task joins this run queue (not queued yet) with the state it left
-    /// its last one with.
-    pub fn migrate_task_in(
+    /// See [`CpuCore::migrate_task_in`].
+    pub fn migrate_task_in<F: FairClass>(
         &mut self,
+        rq: &mut RunQueueOf<F>,
         task: TaskId,
         migration: &TaskMigration,
         now: Nanoseconds,
     ) -> Result<(), ParamError> {
-        let result = self.run_queue.migrate_task_in(task, migration, now);
+        let result = rq.migrate_task_in(task, migration, now);
         self.record_result(now, Input::MigrateIn { task }, result)
     }
 
-    /// Forgets a task that is not queued (it exited while not running).
-    pub fn task_dead(&mut self, task: TaskId, now: Nanoseconds) {
-        self.run_queue.task_dead(task);
+    /// See [`CpuCore::task_dead`].
+    pub fn task_dead<F: FairClass>(
+        &mut self,
+        rq: &mut RunQueueOf<F>,
+        task: TaskId,
+        now: Nanoseconds,
+    ) {
+        rq.task_dead(task);
         self.cfs_tasks.remove(task);
         self.record(now, Input::TaskDead { task }, Output::default());
     }
 
-    /// `update_blocked_averages`: the PELT signals of what is not running
-    /// decay to `now`.
-    pub fn update_blocked_averages(&mut self, now: Nanoseconds) {
-        self.run_queue.update_blocked_averages(now);
+    /// See [`CpuCore::update_blocked_averages`].
+    pub fn update_blocked_averages<F: FairClass>(
+        &mut self,
+        rq: &mut RunQueueOf<F>,
+        now: Nanoseconds,
+    ) {
+        rq.update_blocked_averages(now);
         self.record(now, Input::UpdateBlockedAverages, Output::default());
     }
 
-    /// Hands this CPU a group's load summed over every CPU (`tg->load_avg`).
-    pub fn set_group_load_sum(&mut self, group: GroupId, sum: u64, now: Nanoseconds) {
-        self.run_queue.set_group_load_sum(group, sum);
+    /// See [`CpuCore::set_group_load_sum`].
+    pub fn set_group_load_sum<F: FairClass>(
+        &mut self,
+        rq: &mut RunQueueOf<F>,
+        group: GroupId,
+        sum: u64,
+        now: Nanoseconds,
+    ) {
+        rq.set_group_load_sum(group, sum);
         self.record(now, Input::GroupLoadSum { group, sum }, Output::default());
     }
 
-    /// A new task group under `parent`.
-    pub fn create_group(
+    /// See [`CpuCore::create_group`].
+    pub fn create_group<F: FairClass>(
         &mut self,
+        rq: &mut RunQueueOf<F>,
         parent: GroupId,
         shares: u64,
         now: Nanoseconds,
     ) -> Result<GroupId, GroupError> {
-        let result = self.run_queue.create_group(parent, shares);
+        let result = rq.create_group(parent, shares);
         self.record_result(now, Input::CreateGroup { parent, shares }, result)
     }
 
-    /// Moves `task` to `group` (`sched_move_task`).
-    pub fn set_task_group(
+    /// See [`CpuCore::set_task_group`].
+    pub fn set_task_group<F: FairClass>(
         &mut self,
+        rq: &mut RunQueueOf<F>,
         task: TaskId,
         group: GroupId,
         now: Nanoseconds,
     ) -> Result<(), GroupError> {
-        let result = self.run_queue.set_task_group(task, group, now);
+        let result = rq.set_task_group(task, group, now);
         self.record_result(now, Input::SetTaskGroup { task, group }, result)
     }
 
-    /// Changes `task`'s uclamp requests (`sched_setattr`).
-    pub fn set_task_uclamp(
+    /// See [`CpuCore::set_task_uclamp`].
+    pub fn set_task_uclamp<F: FairClass>(
         &mut self,
+        rq: &mut RunQueueOf<F>,
         task: TaskId,
         min: Option<u16>,
         max: Option<u16>,
         now: Nanoseconds,
     ) -> Result<(), ParamError> {
-        let result = self.run_queue.set_task_uclamp(task, min, max);
+        let result = rq.set_task_uclamp(task, min, max);
         self.record_result(now, Input::SetTaskUclamp { task, min, max }, result)
     }
 
-    /// Runs `task` at the RT priority `priority` lent by priority
-    /// inheritance, or at its own (`None`) (`rt_mutex_setprio`).
-    pub fn rt_mutex_setprio(
+    /// See [`CpuCore::rt_mutex_setprio`].
+    pub fn rt_mutex_setprio<F: FairClass>(
         &mut self,
+        rq: &mut RunQueueOf<F>,
         task: TaskId,
         priority: Option<u8>,
         now: Nanoseconds,
     ) -> Result<Decision, ParamError> {
         let input = Input::RtMutexSetprio { task, priority };
-        match self
-            .run_queue
-            .rt_mutex_setprio(task, priority, now, self.current)
-        {
+        match rq.rt_mutex_setprio(task, priority, now, self.current) {
             Ok(resched) => {
                 let decision = Decision {
                     resched: resched.is_needed(),
@@ -638,8 +908,7 @@ impl CpuCore {
         }
     }
 
-    /// Load balancing looked at `task` and left it where it is: it goes to the
-    /// head of `cfs_tasks` (`detach_tasks`' `list_move`).
+    /// See [`CpuCore::cfs_tasks_rotate`].
     pub fn cfs_tasks_rotate(&mut self, task: TaskId, now: Nanoseconds) {
         if self.cfs_tasks.contains(task) {
             self.cfs_tasks.move_to_head(task);
@@ -647,11 +916,10 @@ impl CpuCore {
         self.record(now, Input::CfsTasksRotate { task }, Output::default());
     }
 
-    /// Carries out one recorded input on this core and returns what it
-    /// decided (the replay half of [`record`]). `migrations` holds the state
-    /// of tasks between a `MigrateOut` and their `MigrateIn`.
-    pub fn replay(
+    /// See [`CpuCore::replay`].
+    pub fn replay<F: FairClass>(
         &mut self,
+        rq: &mut RunQueueOf<F>,
         now: Nanoseconds,
         input: &Input,
         migrations: &mut alloc::collections::BTreeMap<u16, TaskMigration>,
@@ -666,46 +934,48 @@ impl CpuCore {
             ..Output::default()
         };
         match *input {
-            Input::TaskNew { task, params } => match self.wake_up_new_task(task, &params, now) {
-                Ok(d) => decision(d),
-                Err(_) => Output::default(),
-            },
+            Input::TaskNew { task, params } => {
+                match self.wake_up_new_task(rq, task, &params, now) {
+                    Ok(d) => decision(d),
+                    Err(_) => Output::default(),
+                }
+            }
             Input::Wakeup { task, flags } => {
-                self.enqueue(task, now, flags);
-                let d = self.check_preempt(task, now);
+                self.enqueue(rq, task, now, flags);
+                let d = self.check_preempt(rq, task, now);
                 decision(self.record_decision(now, *input, d))
             }
             Input::Enqueue { task, flags } => {
-                self.enqueue_task(task, now, flags);
+                self.enqueue_task(rq, task, now, flags);
                 Output::default()
             }
             Input::Dequeue { task, flags } => {
-                self.dequeue_task(task, now, flags);
+                self.dequeue_task(rq, task, now, flags);
                 Output::default()
             }
             Input::TaskDead { task } => {
-                self.task_dead(task, now);
+                self.task_dead(rq, task, now);
                 Output::default()
             }
             Input::Schedule { leaving } => {
-                let switch = self.schedule(now, leaving);
+                let switch = self.schedule(rq, now, leaving);
                 Output {
                     resched: false,
                     next: switch.next,
                     hrtick: switch.hrtick,
                 }
             }
-            Input::Tick => decision(self.sched_tick(now)),
-            Input::Hrtick => decision(self.hrtick(now)),
+            Input::Tick => decision(self.sched_tick(rq, now)),
+            Input::Hrtick => decision(self.hrtick(rq, now)),
             Input::HrtickUpdate => Output {
-                hrtick: self.hrtick_update(now),
+                hrtick: self.hrtick_update(rq, now),
                 ..Output::default()
             },
             Input::Yield => {
-                self.yield_task(now);
+                self.yield_task(rq, now);
                 Output::default()
             }
-            Input::MigrateOut { task } => match self.migrate_task_out(task, now) {
+            Input::MigrateOut { task } => match self.migrate_task_out(rq, task, now) {
                 Some(migration) => {
                     migrations.insert(task.0, migration);
                     ok(true)
@@ -713,28 +983,28 @@ impl CpuCore {
                 None => ok(false),
             },
             Input::MigrateIn { task } => match migrations.remove(&task.0) {
-                Some(migration) => ok(self.migrate_task_in(task, &migration, now).is_ok()),
+                Some(migration) => ok(self.migrate_task_in(rq, task, &migration, now).is_ok()),
                 None => ok(false),
             },
             Input::UpdateBlockedAverages => {
-                self.update_blocked_averages(now);
+                self.update_blocked_averages(rq, now);
                 Output::default()
             }
             Input::GroupLoadSum { group, sum } => {
-                self.set_group_load_sum(group, sum, now);
+                self.set_group_load_sum(rq, group, sum, now);
                 Output::default()
             }
             Input::CreateGroup { parent, shares } => {
-                ok(self.create_group(parent, shares, now).is_ok())
+                ok(self.create_group(rq, parent, shares, now).is_ok())
             }
             Input::SetTaskGroup { task, group } => {
-                ok(self.set_task_group(task, group, now).is_ok())
+                ok(self.set_task_group(rq, task, group, now).is_ok())
             }
             Input::SetTaskUclamp { task, min, max } => {
-                ok(self.set_task_uclamp(task, min, max, now).is_ok())
+                ok(self.set_task_uclamp(rq, task, min, max, now).is_ok())
             }
             Input::RtMutexSetprio { task, priority } => {
-                match self.rt_mutex_setprio(task, priority, now) {
+                match self.rt_mutex_setprio(rq, task, priority, now) {
                     Ok(d) => decision(d),
                     Err(_) => Output::default(),
                 }

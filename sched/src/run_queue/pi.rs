@@ -11,13 +11,12 @@
 //!   queued?  enqueue_task            running?  set_next_task
 //! ```
 
-use super::fair_slot::{FairSlot, with_fair};
-use super::{ClassKind, RunQueue, TaskId};
+use super::{ClassKind, FairClass, RunQueueOf, TaskId};
 use crate::class::{DequeueFlags, EnqueueFlags, Resched, SchedClass};
 use crate::rt::rt_priority;
 use crate::task::{Nanoseconds, ParamError, Policy};
 
-impl RunQueue {
+impl<F: FairClass> RunQueueOf<F> {
     /// The RT priority priority inheritance lends `task` now, if any.
     pub fn pi_priority(&self, task: TaskId) -> Option<u8> {
         self.tasks
@@ -139,8 +138,7 @@ impl RunQueue {
             Policy::RoundRobin { .. } => Policy::RoundRobin { priority },
             _ => Policy::Fifo { priority },
         };
-        match with_fair!(self.stack.fair_mut(), fair => Some(fair.migrate_task_out(task)), _ => None)
-        {
+        match F::IS_FAIR.then(|| self.stack.fair_mut().migrate_task_out(task)) {
             Some(state) => {
                 let state = state.ok_or(ParamError::UnknownTask { task: task.0 })?;
                 self.pi_saved.push((task, state));
@@ -168,8 +166,8 @@ impl RunQueue {
             .position(|(id, _)| *id == task)
             .map(|index| self.pi_saved.swap_remove(index).1);
         match saved {
-            Some(state) if self.has_fair() => {
-                with_fair!(self.stack.fair_mut(), fair => fair.migrate_task_in(task, &state, now)?, _ => ())
+            Some(state) if F::IS_FAIR => {
+                self.stack.fair_mut().migrate_task_in(task, &state, now)?
             }
             _ => self.stack.fair_mut().task_new(task, &params, now)?,
         }

@@ -66,7 +66,6 @@ impl<A: Augment> TimelineArena<A> {
     }
 }
 
-
 /// Brute-force model: random inserts and removals agree with a sorted list,
 /// and every invariant holds after each operation.
 #[test]

@@ -1,0 +1,235 @@
+//! The class in the fair slot of the class stack, chosen when the run queue is
+//! built: round robin, or the fair class compiled for the CFS or the EEVDF pick
+//! (`FairRunQueue<CfsPick>`, `FairRunQueue<EevdfPick>`). [`RunQueueOf`]
+//! (super::RunQueueOf) is generic over it, so every class operation below the
+//! driver is a static call into code that knows its policy.
+//!
+//! [`FairClass`] is what the run queue needs of that class besides the class
+//! operations: task groups, PELT upkeep and migration state. Round robin keeps
+//! none of it (it hands out group ids so that scenarios with groups still run).
+
+use crate::class::SchedClass;
+use crate::fair::entity::Entity;
+use crate::fair::group::{GroupQueue, validate_shares};
+use crate::fair::{FairMigration, FairRunQueue, GroupError, Pick};
+use crate::round_robin::RoundRobin;
+use crate::run_queue::CpuCapacity;
+use crate::stats::probe::{CounterRead, ProbeCosts};
+use crate::task::{GroupId, Nanoseconds, ParamError, TaskId};
+
+/// What reports and signals read of a fair run queue, whichever its pick
+/// (cold paths only: the class operations never go through it).
+pub trait FairView {
+    /// See [`FairRunQueue::task_entity`].
+    fn task_entity(&self, task: TaskId) -> Option<&Entity>;
+    /// See [`FairRunQueue::task_vruntime`].
+    fn task_vruntime(&self, task: TaskId) -> u64;
+    /// See [`FairRunQueue::group_entity_of`].
+    fn group_entity_of(&self, group: GroupId) -> Option<&Entity>;
+    /// See [`FairRunQueue::group_queue`].
+    fn group_queue(&self, group: GroupId) -> Option<&GroupQueue>;
+    /// Checks every invariant of the run queue (tests).
+    #[cfg(test)]
+    fn check_consistency(&self);
+}
+
+impl<P: Pick> FairView for FairRunQueue<P> {
+    fn task_entity(&self, task: TaskId) -> Option<&Entity> {
+        FairRunQueue::task_entity(self, task)
+    }
+    fn task_vruntime(&self, task: TaskId) -> u64 {
+        FairRunQueue::task_vruntime(self, task)
+    }
+    fn group_entity_of(&self, group: GroupId) -> Option<&Entity> {
+        FairRunQueue::group_entity_of(self, group)
+    }
+    fn group_queue(&self, group: GroupId) -> Option<&GroupQueue> {
+        FairRunQueue::group_queue(self, group)
+    }
+    #[cfg(test)]
+    fn check_consistency(&self) {
+        FairRunQueue::check_consistency(self)
+    }
+}
+
+/// The class of the fair slot, with what the run queue needs of it besides
+/// the class operations.
+pub trait FairClass: SchedClass + core::fmt::Debug {
+    /// Whether it keeps fair state (entities, groups, PELT): the fair class.
+    const IS_FAIR: bool;
+    /// What reports read (`None`: round robin).
+    fn view(&self) -> Option<&dyn FairView>;
+    /// Installs the counter of the PELT cost probe.
+    fn set_cost_counter(&mut self, counter: Option<CounterRead>);
+    /// The PELT probe's counts since the last call.
+    fn take_pelt_costs(&mut self) -> Option<ProbeCosts>;
+    /// A new group under `parent` (ids agree on every CPU).
+    fn create_group(&mut self, parent: GroupId, shares: u64) -> Result<GroupId, GroupError>;
+    /// Removes an empty group.
+    fn remove_group(&mut self, group: GroupId) -> Result<(), GroupError>;
+    /// Sets a group's `cpu.shares`.
+    fn set_group_shares(
+        &mut self,
+        group: GroupId,
+        shares: u64,
+        now: Nanoseconds,
+    ) -> Result<(), GroupError>;
+    /// Moves a fair task to `group`.
+    fn set_task_group(
+        &mut self,
+        task: TaskId,
+        group: GroupId,
+        now: Nanoseconds,
+    ) -> Result<(), GroupError>;
+    /// Whether `group` exists here.
+    fn group_exists(&self, group: GroupId) -> bool;
+    /// This CPU's part of a group's load.
+    fn group_load_contribution(&self, group: GroupId) -> u64;
+    /// A group's load summed over every CPU.
+    fn set_group_load_sum(&mut self, group: GroupId, sum: u64);
+    /// `update_blocked_averages`.
+    fn update_blocked_averages(&mut self, now: Nanoseconds);
+    /// Whether the root utilization changed since the last call.
+    fn take_util_changed(&mut self) -> bool;
+    /// Takes a fair task that is not queued out, with its fair state.
+    fn migrate_task_out(&mut self, task: TaskId) -> Option<FairMigration>;
+    /// Makes a task known with the fair state it left its last CPU with.
+    fn migrate_task_in(
+        &mut self,
+        task: TaskId,
+        migration: &FairMigration,
+        now: Nanoseconds,
+    ) -> Result<(), ParamError>;
+    /// The capacity and frequency the PELT clock runs at.
+    fn set_cpu_capacity(&mut self, capacity: CpuCapacity);
+}
+
+impl<P: Pick> FairClass for FairRunQueue<P> {
+    const IS_FAIR: bool = true;
+    fn view(&self) -> Option<&dyn FairView> {
+        Some(self)
+    }
+    fn set_cost_counter(&mut self, counter: Option<CounterRead>) {
+        self.probe.set_counter(counter);
+    }
+    fn take_pelt_costs(&mut self) -> Option<ProbeCosts> {
+        Some(self.probe.take())
+    }
+    fn create_group(&mut self, parent: GroupId, shares: u64) -> Result<GroupId, GroupError> {
+        FairRunQueue::create_group(self, parent, shares)
+    }
+    fn remove_group(&mut self, group: GroupId) -> Result<(), GroupError> {
+        FairRunQueue::remove_group(self, group)
+    }
+    fn set_group_shares(
+        &mut self,
+        group: GroupId,
+        shares: u64,
+        now: Nanoseconds,
+    ) -> Result<(), GroupError> {
+        FairRunQueue::set_group_shares(self, group, shares, now)
+    }
+    fn set_task_group(
+        &mut self,
+        task: TaskId,
+        group: GroupId,
+        now: Nanoseconds,
+    ) -> Result<(), GroupError> {
+        FairRunQueue::set_task_group(self, task, group, now)
+    }
+    fn group_exists(&self, group: GroupId) -> bool {
+        FairRunQueue::group_queue(self, group).is_some()
+    }
+    fn group_load_contribution(&self, group: GroupId) -> u64 {
+        FairRunQueue::group_load_contribution(self, group)
+    }
+    fn set_group_load_sum(&mut self, group: GroupId, sum: u64) {
+        FairRunQueue::set_group_load_sum(self, group, sum)
+    }
+    fn update_blocked_averages(&mut self, now: Nanoseconds) {
+        FairRunQueue::update_blocked_averages(self, now)
+    }
+    fn take_util_changed(&mut self) -> bool {
+        FairRunQueue::take_util_changed(self)
+    }
+    fn migrate_task_out(&mut self, task: TaskId) -> Option<FairMigration> {
+        FairRunQueue::migrate_task_out(self, task)
+    }
+    fn migrate_task_in(
+        &mut self,
+        task: TaskId,
+        migration: &FairMigration,
+        now: Nanoseconds,
+    ) -> Result<(), ParamError> {
+        FairRunQueue::migrate_task_in(self, task, migration, now)
+    }
+    fn set_cpu_capacity(&mut self, capacity: CpuCapacity) {
+        FairRunQueue::set_cpu_capacity(self, capacity)
+    }
+}
+
+impl FairClass for RoundRobin {
+    const IS_FAIR: bool = false;
+    fn view(&self) -> Option<&dyn FairView> {
+        None
+    }
+    fn set_cost_counter(&mut self, _counter: Option<CounterRead>) {}
+    fn take_pelt_costs(&mut self) -> Option<ProbeCosts> {
+        None
+    }
+    fn create_group(&mut self, parent: GroupId, shares: u64) -> Result<GroupId, GroupError> {
+        if parent.index() >= self.groups {
+            return Err(GroupError::NoSuchGroup { group: parent.0 });
+        }
+        validate_shares(shares)?;
+        if self.groups >= self.max_groups {
+            return Err(GroupError::TooManyGroups {
+                capacity: self.max_groups,
+            });
+        }
+        self.groups += 1;
+        Ok(GroupId((self.groups - 1) as u16))
+    }
+    fn remove_group(&mut self, _group: GroupId) -> Result<(), GroupError> {
+        Ok(())
+    }
+    fn set_group_shares(
+        &mut self,
+        _group: GroupId,
+        shares: u64,
+        _now: Nanoseconds,
+    ) -> Result<(), GroupError> {
+        validate_shares(shares).map(|_| ())
+    }
+    fn set_task_group(
+        &mut self,
+        _task: TaskId,
+        _group: GroupId,
+        _now: Nanoseconds,
+    ) -> Result<(), GroupError> {
+        Ok(())
+    }
+    fn group_exists(&self, group: GroupId) -> bool {
+        group.index() < self.groups
+    }
+    fn group_load_contribution(&self, _group: GroupId) -> u64 {
+        0
+    }
+    fn set_group_load_sum(&mut self, _group: GroupId, _sum: u64) {}
+    fn update_blocked_averages(&mut self, _now: Nanoseconds) {}
+    fn take_util_changed(&mut self) -> bool {
+        false
+    }
+    fn migrate_task_out(&mut self, _task: TaskId) -> Option<FairMigration> {
+        None
+    }
+    fn migrate_task_in(
+        &mut self,
+        _task: TaskId,
+        _migration: &FairMigration,
+        _now: Nanoseconds,
+    ) -> Result<(), ParamError> {
+        Ok(())
+    }
+    fn set_cpu_capacity(&mut self, _capacity: CpuCapacity) {}
+}
