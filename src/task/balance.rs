@@ -10,8 +10,8 @@
 use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 
 use fairway_sched::balance::{
-    BalanceDecision, CpuBalanceState, CpuSnapshot, Migration, TaskCandidate, TaskList, WakeRequest,
-    newidle_balance, rebalance_domains, select_task_rq,
+    BalanceDecision, CpuBalanceState, CpuSnapshot, Migration, TaskCandidate, TaskList,
+    newidle_balance, rebalance_domains,
 };
 use fairway_sched::class_stack::ClassKind;
 use fairway_sched::run_queue::TaskMigration;
@@ -146,23 +146,17 @@ pub(super) fn select_wake_cpu(id: TaskId, prev: usize, rq: &CpuRunQueue) -> usiz
             affinity.trailing_zeros() as usize
         };
     };
-    let signals = rq.queue().task_signals(id);
     let waker = crate::arch::cpu::this_cpu();
-    let request = WakeRequest {
-        prev_cpu: CpuId(prev as u16),
-        waker_cpu: CpuId(waker as u16),
-        affinity: CpuMask(task(id).affinity.load(Ordering::Relaxed) & online_mask().0),
-        sync: false,
-        wake_wide: false,
-        task_load: signals.load_avg,
-        task_util: signals.util_avg,
-        uclamp: [0, 1024],
-        waker_load: SNAPSHOTS[waker].load_avg.load(Ordering::Relaxed),
-    };
-    match select_task_rq(topology, &snapshots(), &request) {
-        Ok(target) => target.cpu.index(),
-        Err(_) => prev,
-    }
+    rq.core
+        .select_task_rq(
+            id,
+            CpuId(waker as u16),
+            CpuMask(affinity),
+            SNAPSHOTS[waker].load_avg.load(Ordering::Relaxed),
+            topology,
+            &snapshots(),
+        )
+        .index()
 }
 
 /// Lists the tasks of `source`'s `cfs_tasks` (its lock taken here) as balance

@@ -35,11 +35,13 @@ use alloc::vec::Vec;
 pub use cfs_tasks::CfsTasks;
 use record::{Input, Output, Record};
 
+use crate::balance::{CpuSnapshot, WakeRequest};
 use crate::class::{DequeueFlags, EnqueueFlags, SchedClass};
+use crate::topology::Topology;
 use crate::fair::GroupError;
 use crate::run_queue::{FairClass, RunQueue, RunQueueOf, TaskMigration, dispatch};
 use crate::stats::probe::{CounterRead, ProbeCosts};
-use crate::task::{GroupId, Nanoseconds, ParamError, TaskId, TaskParams};
+use crate::task::{CpuId, CpuMask, GroupId, Nanoseconds, ParamError, TaskId, TaskParams};
 
 /// What becomes of the running task at `__schedule` (its `prev->__state`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -397,6 +399,38 @@ impl CpuCore {
     /// head of `cfs_tasks` (`detach_tasks`' `list_move`).
     pub fn cfs_tasks_rotate(&mut self, task: TaskId, now: Nanoseconds) {
         self.state.cfs_tasks_rotate(task, now)
+    }
+
+    /// Linux's `select_task_rq` at `try_to_wake_up`, asked of the core of the
+    /// CPU the waking `task` last ran on (its state is here): the CPU it
+    /// should wake on, from the wake-up balancing rules of
+    /// [`crate::balance::select_task_rq`] over every CPU's `snapshots`. The
+    /// task's own CPU when no other is chosen. Not recorded: its inputs are
+    /// the other CPUs' published loads.
+    pub fn select_task_rq(
+        &self,
+        task: TaskId,
+        waker_cpu: CpuId,
+        affinity: CpuMask,
+        waker_load: u64,
+        topology: &Topology,
+        snapshots: &[CpuSnapshot],
+    ) -> CpuId {
+        let prev_cpu = CpuId(self.state.cpu);
+        let signals = self.run_queue.task_signals(task);
+        let request = WakeRequest {
+            prev_cpu,
+            waker_cpu,
+            affinity,
+            sync: false,
+            wake_wide: false,
+            task_load: signals.load_avg,
+            task_util: signals.util_avg,
+            uclamp: [0, 1024],
+            waker_load,
+        };
+        crate::balance::select_task_rq(topology, snapshots, &request)
+            .map_or(prev_cpu, |target| target.cpu)
     }
 
     /// Carries out one recorded input on this core and returns what it

@@ -5,7 +5,7 @@
 //! and each decided task moved with its fair state and PELT signals (§2.6).
 //!
 //! Like the kernel, it does not carry out active balance (moving a source's running
-//! task needs a stopper), and wake-ups keep the CPU the task last ran on.
+//! task needs a stopper).
 
 use fairway_sched::balance::{
     BalanceDecision, CpuBalanceState, CpuSnapshot, Migration, NR_MIGRATE, TaskCandidate, TaskList,
@@ -43,6 +43,11 @@ impl Balancer {
             .collect();
         Ok(Balancer { topology, states })
     }
+
+    /// The CPUs' topology.
+    pub(crate) fn topology(&self) -> &Topology {
+        &self.topology
+    }
 }
 
 /// The run queues' `cfs_tasks` lists (kept by each CPU's driver) as balancing walks
@@ -70,7 +75,7 @@ impl TaskList for Lists<'_, '_> {
 
 impl Simulation<'_> {
     /// Every CPU's run queue as balancing sees it.
-    fn balance_snapshots(&self) -> Vec<CpuSnapshot> {
+    pub(super) fn balance_snapshots(&self) -> Vec<CpuSnapshot> {
         self.cpus
             .iter()
             .enumerate()

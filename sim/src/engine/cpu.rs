@@ -150,13 +150,36 @@ impl Simulation<'_> {
         Ok(())
     }
 
-    pub(super) fn wake(&mut self, task: usize) -> Result<(), SimError> {
+    /// Wakes `task`, woken from CPU `waker` (its own for a timer): the CPU it
+    /// last ran on chooses where it runs (`select_task_rq`, with balancing on;
+    /// else it stays unless its affinity excludes that CPU), then the local
+    /// half of the wake-up there.
+    pub(super) fn wake(&mut self, task: usize, waker: Option<usize>) -> Result<(), SimError> {
         let previous = self.tasks[task].cpu.unwrap_or(0);
         let affinity = self.tasks[task].params.affinity;
-        let (cpu, migrated) = if affinity.contains(CpuId(previous as u16)) {
+        let target = match &self.balancer {
+            Some(balancer) => {
+                let waker = waker.unwrap_or(previous);
+                let snapshots = self.balance_snapshots();
+                let waker_load = self.cpus[waker].core.run_queue().signals().load_avg;
+                self.cpus[previous]
+                    .core
+                    .select_task_rq(
+                        TaskId(task as u16),
+                        CpuId(waker as u16),
+                        affinity,
+                        waker_load,
+                        balancer.topology(),
+                        &snapshots,
+                    )
+                    .index()
+            }
+            None if affinity.contains(CpuId(previous as u16)) => previous,
+            None => self.least_loaded(affinity),
+        };
+        let (cpu, migrated) = if target == previous {
             (previous, false)
         } else {
-            let target = self.least_loaded(affinity);
             self.migrate(task, previous, target)?;
             (target, true)
         };

@@ -24,10 +24,15 @@
 //! [`SimError::Stuck`] naming the time and the CPU.
 //!
 //! Placement: a task starts on the least-loaded allowed CPU (fewest queued tasks, lowest id
-//! first) and wakes on the CPU it last ran on. Without `balance`, a task only changes CPU
-//! when a phase's `cpus` excludes its current one; with it, each CPU also balances load
-//! from its tick and when it goes idle (`balance.rs`). A task moves with
-//! `migrate_task_out` / `migrate_task_in`, keeping its fair state and PELT signals.
+//! first). Without `balance`, it wakes on the CPU it last ran on and only changes CPU when
+//! a phase's `cpus` excludes its current one; with it, the CPU it last ran on chooses its
+//! wake-up CPU (`CpuCore::select_task_rq`, as the kernel's wake-ups do), and each CPU
+//! also balances load from its tick and when it goes idle (`balance.rs`). A task moves
+//! with `migrate_task_out` / `migrate_task_in`, keeping its fair state and PELT signals.
+//!
+//! Every scheduling decision (what runs, whether a wake-up preempts, when a slice ends,
+//! where a task wakes) is taken by each CPU's `fairway_sched::cpu_core::CpuCore`, the
+//! driver the kernel uses; this engine carries the decisions out in virtual time.
 //!
 //! Task groups: every path named in `global.taskgroups` or in a `taskgroup` attribute, and
 //! its ancestors, becomes a group on every CPU, created in the same order (parents first,
@@ -509,7 +514,7 @@ impl<'s> Simulation<'s> {
                     }
                 }
                 Kind::Start { task } => self.start(task)?,
-                Kind::Wake { task } => self.wake(task)?,
+                Kind::Wake { task } => self.wake(task, None)?,
                 Kind::Tick { cpu } => {
                     self.tick(cpu)?;
                     self.push(self.now + self.config.tick_ns, Kind::Tick { cpu });

@@ -166,8 +166,9 @@ impl Simulation<'_> {
         // Woken at once, before the caller's CPU picks its next task (as the
         // kernel's `wake_up` and Linux's do), so a partner woken by a task that
         // then blocks is there to be picked.
+        let waker = self.tasks[task].cpu;
         for woken in wake {
-            self.wake(woken)?;
+            self.wake(woken, waker)?;
         }
         self.apply_priority_inheritance()?;
         if outcome == Outcome::Block {
