@@ -37,11 +37,11 @@ use record::{Input, Output, Record};
 
 use crate::balance::{CpuSnapshot, WakeRequest};
 use crate::class::{DequeueFlags, EnqueueFlags, SchedClass};
-use crate::topology::Topology;
 use crate::fair::GroupError;
 use crate::run_queue::{FairClass, RunQueue, RunQueueOf, TaskMigration, dispatch};
 use crate::stats::probe::{CounterRead, ProbeCosts};
 use crate::task::{CpuId, CpuMask, GroupId, Nanoseconds, ParamError, TaskId, TaskParams};
+use crate::topology::Topology;
 
 /// What becomes of the running task at `__schedule` (its `prev->__state`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -70,65 +70,57 @@ impl RunQueue {
         run_queue
     }
 
-    /// The fair run queue, when the policy is CFS or EEVDF, for what reports
-    /// and signals read (not the class operations, which are static calls).
+    /// See [`RunQueueOf::fair`].
     pub fn fair(&self) -> Option<&dyn FairView> {
         dispatch!(self, rq => rq.fair())
     }
 
-    /// Installs the counter that brackets the PELT and uclamp updates inside
-    /// the core (`None` removes it); see [`crate::stats::probe`].
+    /// See [`RunQueueOf::set_cost_counter`].
     pub fn set_cost_counter(&mut self, counter: Option<crate::stats::probe::CounterRead>) {
         dispatch!(self, rq => rq.set_cost_counter(counter))
     }
 
-    /// The counts spent in PELT updates and in uclamp updates since the last
-    /// call, with their bracket counts.
+    /// See [`RunQueueOf::take_internal_costs`].
     pub fn take_internal_costs(&mut self) -> crate::stats::probe::ProbeCosts {
         dispatch!(self, rq => rq.take_internal_costs())
     }
 
-    /// The RT class (for reports and its throttling state).
+    /// See [`RunQueueOf::rt`].
     pub fn rt(&self) -> &RtClass {
         dispatch!(self, rq => rq.rt())
     }
 
-    /// The policy `task` was created (or migrated in) with; `None` if unknown.
+    /// See [`RunQueueOf::task_policy`].
     pub fn task_policy(&self, task: TaskId) -> Option<Policy> {
         dispatch!(self, rq => rq.task_policy(task))
     }
 
-    /// The class `task` belongs to; `None` if unknown.
+    /// See [`RunQueueOf::task_class`].
     pub fn task_class(&self, task: TaskId) -> Option<ClassKind> {
         dispatch!(self, rq => rq.task_class(task))
     }
 
-    /// Whether the uclamp run-queue accounting runs (on by default).
+    /// See [`RunQueueOf::uclamp_enabled`].
     pub fn uclamp_enabled(&self) -> bool {
         dispatch!(self, rq => rq.uclamp_enabled())
     }
 
-    /// Turns the uclamp bucket accounting on or off (issue 4 measures its
-    /// cost). Off, enqueue and dequeue skip it entirely and
-    /// [`uclamp_value`](Self::uclamp_value) reads "no clamp" (0 / 1024, §3.1);
-    /// on, the queued tasks are counted at once.
+    /// See [`RunQueueOf::set_uclamp_enabled`].
     pub fn set_uclamp_enabled(&mut self, enabled: bool) {
         dispatch!(self, rq => rq.set_uclamp_enabled(enabled))
     }
 
-    /// The run queue's clamp (`uclamp_rq_get`, §3.2): the max of the queued
-    /// tasks' effective values, held while idle.
+    /// See [`RunQueueOf::uclamp_value`].
     pub fn uclamp_value(&self, clamp_id: ClampId) -> u16 {
         dispatch!(self, rq => rq.uclamp_value(clamp_id))
     }
 
-    /// `uclamp_eff_value(p, clamp_id)` (§3.3); `None` for an unknown task.
+    /// See [`RunQueueOf::uclamp_eff_value`].
     pub fn uclamp_eff_value(&self, task: TaskId, clamp_id: ClampId) -> Option<u16> {
         dispatch!(self, rq => rq.uclamp_eff_value(task, clamp_id))
     }
 
-    /// `sched_setattr` with new clamp requests (`None`: the default, §3.1); a
-    /// queued task is re-counted at once. Bad values are refused by name.
+    /// See [`RunQueueOf::set_task_uclamp`].
     pub fn set_task_uclamp(
         &mut self,
         task: TaskId,
@@ -138,24 +130,22 @@ impl RunQueue {
         dispatch!(self, rq => rq.set_task_uclamp(task, uclamp_min, uclamp_max))
     }
 
-    /// The mechanism found nothing to run and enters its idle loop at `now`
-    /// (idle-time accounting of the idle class).
+    /// See [`RunQueueOf::set_next_idle`].
     pub fn set_next_idle(&mut self, now: Nanoseconds) {
         dispatch!(self, rq => rq.set_next_idle(now))
     }
 
-    /// Creates a task group under `parent` with `shares` (`cpu.shares`,
-    /// 2..=262144). Call it identically on every CPU: the ids then agree.
+    /// See [`RunQueueOf::create_group`].
     pub fn create_group(&mut self, parent: GroupId, shares: u64) -> Result<GroupId, GroupError> {
         dispatch!(self, rq => rq.create_group(parent, shares))
     }
 
-    /// Removes an empty task group.
+    /// See [`RunQueueOf::remove_group`].
     pub fn remove_group(&mut self, group: GroupId) -> Result<(), GroupError> {
         dispatch!(self, rq => rq.remove_group(group))
     }
 
-    /// Sets a group's `cpu.shares` (2..=262144).
+    /// See [`RunQueueOf::set_group_shares`].
     pub fn set_group_shares(
         &mut self,
         group: GroupId,
@@ -165,8 +155,7 @@ impl RunQueue {
         dispatch!(self, rq => rq.set_group_shares(group, shares, now))
     }
 
-    /// Moves `task` into `group`, whether it sleeps, waits or runs. An RT task
-    /// keeps the group for when it becomes fair (no RT group scheduling).
+    /// See [`RunQueueOf::set_task_group`].
     pub fn set_task_group(
         &mut self,
         task: TaskId,
@@ -176,39 +165,32 @@ impl RunQueue {
         dispatch!(self, rq => rq.set_task_group(task, group, now))
     }
 
-    /// This CPU's contribution to the group-wide load of `group` (§2.7); the
-    /// mechanism sums it over CPUs and hands the sum back with
-    /// [`set_group_load_sum`](Self::set_group_load_sum).
+    /// See [`RunQueueOf::group_load_contribution`].
     pub fn group_load_contribution(&self, group: GroupId) -> u64 {
         dispatch!(self, rq => rq.group_load_contribution(group))
     }
 
-    /// Hands this CPU the group-wide load sum of `group` (`tg->load_avg`).
+    /// See [`RunQueueOf::set_group_load_sum`].
     pub fn set_group_load_sum(&mut self, group: GroupId, sum: u64) {
         dispatch!(self, rq => rq.set_group_load_sum(group, sum))
     }
 
-    /// Decays the PELT signals of group run queues nothing else updates
-    /// (`update_blocked_averages`, §2.7); call it periodically, e.g. every tick
-    /// or at load balance.
+    /// See [`RunQueueOf::update_blocked_averages`].
     pub fn update_blocked_averages(&mut self, now: Nanoseconds) {
         dispatch!(self, rq => rq.update_blocked_averages(now))
     }
 
-    /// Whether this CPU's fair utilization changed since the last call (the
-    /// frequency governor's hook, §2.6).
+    /// See [`RunQueueOf::take_util_changed`].
     pub fn take_util_changed(&mut self) -> bool {
         dispatch!(self, rq => rq.take_util_changed())
     }
 
-    /// Takes a known task that is not queued off this CPU; `None` if it is
-    /// unknown or still queued.
+    /// See [`RunQueueOf::migrate_task_out`].
     pub fn migrate_task_out(&mut self, task: TaskId) -> Option<TaskMigration> {
         dispatch!(self, rq => rq.migrate_task_out(task))
     }
 
-    /// Makes a migrated task known here; then enqueue it with
-    /// `EnqueueFlags { migrated: true, .. }`.
+    /// See [`RunQueueOf::migrate_task_in`].
     pub fn migrate_task_in(
         &mut self,
         task: TaskId,
@@ -218,60 +200,42 @@ impl RunQueue {
         dispatch!(self, rq => rq.migrate_task_in(task, migration, now))
     }
 
-    /// Sets the capacity and frequency this CPU runs at from now on, which scales
-    /// the PELT clock (§2.3).
+    /// See [`RunQueueOf::set_cpu_capacity`].
     pub fn set_cpu_capacity(&mut self, capacity: CpuCapacity) {
         dispatch!(self, rq => rq.set_cpu_capacity(capacity))
     }
 
-    /// The capacity last set.
+    /// See [`RunQueueOf::cpu_capacity`].
     pub fn cpu_capacity(&self) -> CpuCapacity {
         dispatch!(self, rq => rq.cpu_capacity())
     }
 
-    /// The signals of `task`, which must be known to this run queue (an RT
-    /// task reports its run time only: RT PELT is not modelled).
+    /// See [`RunQueueOf::task_signals`].
     pub fn task_signals(&self, task: TaskId) -> TaskSignals {
         dispatch!(self, rq => rq.task_signals(task))
     }
 
-    /// The signals of task group `group` (not the root) on this CPU; `None`
-    /// if it does not exist here.
+    /// See [`RunQueueOf::group_signals`].
     pub fn group_signals(&self, group: GroupId) -> Option<GroupSignals> {
         dispatch!(self, rq => rq.group_signals(group))
     }
 
-    /// Linux's `task_h_load`: the task's load as the root run queue sees it
-    /// through its groups, which load balancing weighs tasks by (§2.7):
-    /// `h_load(root) = root.load_avg`, `h_load(q) = h_load(parent) ×
-    /// se(q).load_avg / (parent.load_avg + 1)`, and the task's is
-    /// `load_avg × h_load(q) / (q.load_avg + 1)` for the queue `q` it is on.
-    /// Without groups (or without the fair class) it is the task's own load.
+    /// See [`RunQueueOf::task_h_load`].
     pub fn task_h_load(&self, task: TaskId) -> u64 {
         dispatch!(self, rq => rq.task_h_load(task))
     }
 
-    /// The run queue's aggregate signals.
+    /// See [`RunQueueOf::signals`].
     pub fn signals(&self) -> RunQueueSignals {
         dispatch!(self, rq => rq.signals())
     }
 
-    /// The RT priority priority inheritance lends `task` now, if any.
+    /// See [`RunQueueOf::pi_priority`].
     pub fn pi_priority(&self, task: TaskId) -> Option<u8> {
         dispatch!(self, rq => rq.pi_priority(task))
     }
 
-    /// `rt_mutex_setprio`: `task` runs as an RT task of `pi_priority` while it
-    /// holds a mutex a stronger task waits for, and at its own policy again
-    /// with `None`. A boost no stronger than the task's own RT priority is
-    /// none. `current` is the task running on this CPU (`None`: idle).
-    ///
-    /// A fair task's state (vruntime lag, PELT signals) leaves the fair class
-    /// for the boost and comes back after it as a migrated task's does; Linux
-    /// detaches and re-attaches it the same way (`switched_from_fair`,
-    /// `switched_to_fair`). The answer is Linux's: a raised queued task
-    /// preempts as a wake-up would; the running task reschedules when it
-    /// leaves the RT class, or is lowered below a queued RT task.
+    /// See [`RunQueueOf::rt_mutex_setprio`].
     pub fn rt_mutex_setprio(
         &mut self,
         task: TaskId,
