@@ -299,7 +299,7 @@ pub(super) fn periodic(cpu: usize) {
     let Some(state) = state_guard.as_mut() else {
         return;
     };
-    if now < state.next_balance {
+    if !state.balance_due(now) {
         return;
     }
     let snapshots = snapshots();

@@ -384,7 +384,8 @@ pub fn schedule() {
     next_task.on_cpu.store(true, Ordering::Relaxed);
     let this = percpu::of(cpu);
     this.current_task.store(next.0, Ordering::Relaxed);
-    if next == rq.idle {
+    if switch.newidle_balance() {
+        // The idle loop balances once it runs (no lock held).
         this.entered_idle.store(true, Ordering::Relaxed);
     }
     this.previous_task.store(previous.0, Ordering::Relaxed);

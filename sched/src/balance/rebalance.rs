@@ -52,6 +52,12 @@ pub struct CpuBalanceState {
 }
 
 impl CpuBalanceState {
+    /// Whether periodic balancing is due at the tick at `now` (Linux's
+    /// `trigger_load_balance`: `time_after_eq(jiffies, rq->next_balance)`).
+    pub fn balance_due(&self, now: Nanoseconds) -> bool {
+        now >= self.next_balance
+    }
+
     /// Fresh state at boot time `now` (each interval starts at `min_interval`).
     pub fn new(topology: &Topology, cpu: CpuId, now: Nanoseconds) -> Self {
         let mut state = CpuBalanceState {

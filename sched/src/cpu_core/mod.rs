@@ -108,6 +108,15 @@ pub struct OpCosts {
     pub dequeue_internal: ProbeCosts,
 }
 
+impl Switch {
+    /// Whether the CPU now idles, so that newly-idle balancing should try to
+    /// pull work (Linux's `sched_balance_newidle` when `__schedule` finds
+    /// nothing to run).
+    pub fn newidle_balance(&self) -> bool {
+        self.next.is_none()
+    }
+}
+
 /// Where the records of a run go.
 #[derive(Debug)]
 struct Recording {

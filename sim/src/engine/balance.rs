@@ -131,7 +131,7 @@ impl Simulation<'_> {
         let Some(mut balancer) = self.balancer.take() else {
             return Ok(());
         };
-        let decision = if self.now >= balancer.states[cpu].next_balance {
+        let decision = if balancer.states[cpu].balance_due(self.now) {
             let snapshots = self.balance_snapshots();
             rebalance_domains(
                 &balancer.topology,

@@ -299,7 +299,7 @@ impl Simulation<'_> {
         }
         self.arm_completion(cpu);
         self.carry_out_hrtick(cpu, switch.hrtick);
-        if next.is_none() {
+        if switch.newidle_balance() {
             // Nothing to run: newly-idle balancing pulls now rather than at the tick.
             self.newidle_balance(cpu)?;
         }
