@@ -37,6 +37,7 @@
 //! - [`uclamp`]: utilization clamping: requests, effective values, run-queue buckets.
 //! - [`topology`]: CPU capacities, clusters and the scheduling-domain levels (§7).
 //! - [`balance`]: wake-up CPU selection and load balancing between CPUs (§5.5).
+//! - [`bandwidth`]: CFS bandwidth control: quota, period and burst per group (§4).
 //! - [`boot_options`]: the kernel command line, every option checked (host and kernel).
 //! - [`weight`]: nice → weight tables and the fixed-point `__calc_delta`.
 //! - [`fair`]: the fair class (CFS or EEVDF pick) with task groups.
@@ -51,6 +52,7 @@
 extern crate alloc;
 
 pub mod balance;
+pub mod bandwidth;
 pub mod boot_options;
 pub mod class;
 pub mod class_stack;

@@ -1,0 +1,388 @@
+//! Bandwidth control against docs/linux-sched-reference.md §4.5's analytic
+//! expectations, driven by a small model of CPU-bound tasks of one group: the
+//! tick (HZ = 1000, no hrtick) charges each running CPU 1 ms, a CPU out of
+//! runtime is throttled at its next pick (the tick's reschedule), the period
+//! timer fires on its grid and pays the throttled CPUs.
+
+use alloc::vec;
+use alloc::vec::Vec;
+
+use super::pool::CfsBandwidth;
+use super::runtime::{CfsRqRuntime, Charge};
+use super::*;
+
+/// One group's tasks on `cpus` CPUs under `bandwidth`.
+struct Model {
+    pool: CfsBandwidth,
+    cpus: Vec<CfsRqRuntime>,
+    /// Whether each CPU's task wants to run at a given time.
+    demand: fn(cpu: usize, now: Nanoseconds) -> bool,
+    timer: Option<Nanoseconds>,
+    /// Run time per CPU.
+    ran: Vec<Nanoseconds>,
+    /// Run time of the whole group per period (by the period it fell in).
+    ran_in_period: Vec<Nanoseconds>,
+    /// Run time of each CPU per period.
+    cpu_in_period: Vec<Vec<Nanoseconds>>,
+}
+
+const TICK: Nanoseconds = MS;
+
+impl Model {
+    fn new(bandwidth: Bandwidth, cpus: usize, demand: fn(usize, Nanoseconds) -> bool) -> Self {
+        bandwidth.validate().unwrap();
+        let mut pool = CfsBandwidth::new(bandwidth, 0, cpus);
+        // Setting a quota starts the period timer (`tg_set_cfs_bandwidth`).
+        let timer = pool.start_period_timer(0);
+        Model {
+            pool,
+            cpus: vec![
+                CfsRqRuntime {
+                    enabled: true,
+                    ..CfsRqRuntime::default()
+                };
+                cpus
+            ],
+            demand,
+            timer,
+            ran: vec![0; cpus],
+            ran_in_period: Vec::new(),
+            cpu_in_period: Vec::new(),
+        }
+    }
+
+    /// Runs until `end`, 1 ms at a time: at each tick, the CPUs that ran
+    /// through the last millisecond are charged (and throttled when out of
+    /// runtime), then the period timer fires if it is due.
+    fn run(&mut self, end: Nanoseconds) {
+        let mut now = 0;
+        while now < end {
+            now += TICK;
+            let period = ((now - 1) / self.pool.settings().period) as usize;
+            if self.ran_in_period.len() <= period {
+                self.ran_in_period.resize(period + 1, 0);
+                self.cpu_in_period
+                    .resize(period + 1, vec![0; self.cpus.len()]);
+            }
+            for cpu in 0..self.cpus.len() {
+                let wants = (self.demand)(cpu, now - TICK);
+                let rq = &mut self.cpus[cpu];
+                if !wants {
+                    // Its task sleeps: the run queue emptied and returns slack.
+                    if let Some(at) = rq.return_slack(&mut self.pool, now) {
+                        assert!(at > now);
+                    }
+                    continue;
+                }
+                if rq.throttled {
+                    continue;
+                }
+                self.ran[cpu] += TICK;
+                self.ran_in_period[period] += TICK;
+                self.cpu_in_period[period][cpu] += TICK;
+                match rq.charge(TICK, &mut self.pool, now) {
+                    Charge::Runs | Charge::Refilled { .. } => {}
+                    Charge::Exhausted { .. } => {
+                        // `resched_curr`, then the pick throttles it.
+                        rq.throttle_if_needed(&mut self.pool, cpu as u16, now);
+                    }
+                }
+            }
+            if let Some(at) = self.timer
+                && at <= now
+            {
+                let outcome = self.pool.period_timer(|| now);
+                for grant in &outcome.grants {
+                    self.cpus[usize::from(grant.cpu)].grant(
+                        grant.amount,
+                        grant.unthrottle,
+                        &mut self.pool,
+                        now,
+                    );
+                }
+                self.timer = outcome.rearm;
+                // No run queue is left throttled while the pool has runtime.
+                assert!(self.pool.runtime() == 0 || self.pool.throttled().next().is_none());
+            }
+        }
+    }
+}
+
+fn always(_: usize, _: Nanoseconds) -> bool {
+    true
+}
+
+fn limited(quota_ms: u64, period_ms: u64, burst_ms: u64) -> Bandwidth {
+    Bandwidth {
+        period: period_ms * MS,
+        quota: Some(quota_ms * MS),
+        burst: burst_ms * MS,
+    }
+}
+
+/// §4.5: one CPU-bound task, 25 ms per 100 ms: 25 ms a period; after 10
+/// periods, 10 periods counted, 10 throttled, 750 ms throttled.
+#[test]
+fn a_quarter_quota_runs_a_quarter_of_each_period() {
+    let mut model = Model::new(limited(25, 100, 0), 1, always);
+    model.run(1000 * MS);
+    for (period, &ran) in model.ran_in_period.iter().enumerate() {
+        // The 1 ns paid back at each refill shifts a tick's charge by 1 ns.
+        assert_eq!(ran, 25 * MS, "period {period}");
+    }
+    let stats = model.pool.stats();
+    assert_eq!(stats.nr_periods, 10);
+    assert_eq!(stats.nr_throttled, 10);
+    assert_eq!(stats.throttled_time, 10 * 75 * MS);
+    assert_eq!(stats.nr_bursts, 0);
+}
+
+/// §4.5: two tasks on two CPUs, 50 ms per 100 ms: 50 ms a period in all,
+/// and the throttled time counts both CPUs (2 × 75 ms a period).
+#[test]
+fn two_cpus_share_one_quota_and_both_count_throttled_time() {
+    let mut model = Model::new(limited(50, 100, 0), 2, always);
+    model.run(1000 * MS);
+    for &ran in &model.ran_in_period {
+        assert_eq!(ran, 50 * MS);
+    }
+    assert_eq!(model.pool.stats().throttled_time, 10 * 2 * 75 * MS);
+    assert_eq!(model.pool.stats().nr_throttled, 10);
+}
+
+/// §4.5: 150 ms per 100 ms over two CPUs: each task gets about 75 %.
+#[test]
+fn one_and_a_half_cpus_of_quota_give_each_of_two_tasks_three_quarters() {
+    let mut model = Model::new(limited(150, 100, 0), 2, always);
+    model.run(1000 * MS);
+    for per_cpu in &model.cpu_in_period {
+        assert_eq!(per_cpu.iter().sum::<u64>(), 150 * MS);
+        for &ran in per_cpu {
+            // Slices of 5 ms: the CPUs' shares differ by at most a slice.
+            assert!((70 * MS..=80 * MS).contains(&ran), "{ran}");
+        }
+    }
+}
+
+fn after_first_period(_: usize, now: Nanoseconds) -> bool {
+    now >= 100 * MS
+}
+
+/// §4.5: 20 ms quota with 20 ms burst, idle for a period: the next period
+/// may run 40 ms, and the refill after it records the burst.
+#[test]
+fn burst_carries_an_idle_periods_quota_into_the_next() {
+    let mut model = Model::new(limited(20, 100, 20), 1, after_first_period);
+    model.run(300 * MS);
+    assert_eq!(model.ran_in_period[1], 40 * MS);
+    assert_eq!(model.ran_in_period[2], 20 * MS);
+    let stats = model.pool.stats();
+    assert_eq!(stats.nr_bursts, 1);
+    assert_eq!(stats.burst_time, 20 * MS);
+}
+
+/// Without burst an idle period's quota is lost.
+#[test]
+fn without_burst_an_idle_periods_quota_is_lost() {
+    let mut model = Model::new(limited(20, 100, 0), 1, after_first_period);
+    model.run(300 * MS);
+    assert_eq!(model.ran_in_period[1], 20 * MS);
+    assert_eq!(model.pool.stats().nr_bursts, 0);
+}
+
+fn first_period_only(_: usize, now: Nanoseconds) -> bool {
+    now < 100 * MS
+}
+
+/// A group that stops asking for runtime lets its timer go idle after one
+/// fully idle period (`do_sched_cfs_period_timer`'s deactivation).
+#[test]
+fn the_period_timer_goes_idle_after_an_idle_period() {
+    let mut model = Model::new(limited(20, 100, 0), 1, first_period_only);
+    model.run(500 * MS);
+    // Period 1 refills (throttled: counted), period 2 marks idle, period 3
+    // deactivates: counted too, as Linux counts it before checking.
+    assert_eq!(model.timer, None);
+    assert_eq!(model.pool.stats().nr_periods, 3);
+}
+
+/// `sched_cfs_period_timer`: a callback that keeps finding periods to
+/// forward (more than three rounds) doubles period, quota and burst.
+#[test]
+fn a_period_too_short_for_its_timer_doubles() {
+    let mut pool = CfsBandwidth::new(limited(2, 4, 1), 0, 1);
+    let _ = pool.start_period_timer(0);
+    // A clock that moves two periods on at each of its first four reads: the
+    // callback is still forwarding after three rounds.
+    let mut reads = 0;
+    let outcome = pool.period_timer(|| {
+        reads += 1;
+        reads.min(4) * 8 * MS
+    });
+    assert!(outcome.scaled_up);
+    assert_eq!(pool.settings(), limited(4, 8, 2));
+}
+
+/// Validation as `tg_set_cfs_bandwidth` (§4.1), each error naming its field.
+#[test]
+fn settings_are_checked_as_linux_checks_them() {
+    let field = |b: Bandwidth| b.validate().err().map(|e| e.field);
+    assert_eq!(field(limited(25, 100, 0)), None);
+    assert_eq!(field(Bandwidth::UNLIMITED), None);
+    assert_eq!(
+        field(Bandwidth {
+            period: MS - 1,
+            ..Bandwidth::UNLIMITED
+        }),
+        Some("period")
+    );
+    assert_eq!(
+        field(Bandwidth {
+            period: MAX_PERIOD + 1,
+            ..Bandwidth::UNLIMITED
+        }),
+        Some("period")
+    );
+    assert_eq!(
+        field(Bandwidth {
+            quota: Some(MS - 1),
+            ..Bandwidth::UNLIMITED
+        }),
+        Some("quota")
+    );
+    assert_eq!(
+        field(Bandwidth {
+            quota: Some(MAX_RUNTIME + 1),
+            ..Bandwidth::UNLIMITED
+        }),
+        Some("quota")
+    );
+    assert_eq!(field(limited(10, 100, 11)), Some("burst"));
+    let near_max = Bandwidth {
+        period: DEFAULT_PERIOD,
+        quota: Some(MAX_RUNTIME),
+        burst: 1,
+    };
+    assert_eq!(field(near_max), Some("burst"));
+    // MAX_BW = 2^44 - 1 µs: max_cfs_runtime ≈ 1.76e16 ns.
+    assert_eq!(MAX_RUNTIME, ((1u64 << 44) - 1) * 1000);
+}
+
+/// cgroup v2's rule (§4.4): no limit inherits the parent's ratio, a limit
+/// takes the smaller of the two; the ratio is quota / period in 2^-20 units.
+#[test]
+fn the_effective_ratio_is_the_smaller_down_the_hierarchy() {
+    let quarter = limited(25, 100, 0).ratio();
+    assert_eq!(quarter, Some(1 << 18));
+    let half = limited(50, 100, 0).ratio();
+    assert_eq!(hierarchical_ratio(half, quarter), quarter);
+    assert_eq!(hierarchical_ratio(quarter, half), quarter);
+    assert_eq!(hierarchical_ratio(None, half), half);
+    assert_eq!(hierarchical_ratio(half, None), half);
+    assert_eq!(hierarchical_ratio(None, None), None);
+}
+
+/// A CPU whose task sleeps returns what it holds above 1 ms; with another
+/// CPU throttled and more than a slice in the pool, the slack timer is armed
+/// 5 ms out, and its expiry pays the throttled CPU.
+#[test]
+fn slack_returns_to_the_pool_and_pays_a_throttled_cpu() {
+    let mut pool = CfsBandwidth::new(limited(20, 100, 0), 0, 2);
+    let _ = pool.start_period_timer(0);
+    let mut sleeper = CfsRqRuntime {
+        enabled: true,
+        ..CfsRqRuntime::default()
+    };
+    let mut hog = CfsRqRuntime {
+        enabled: true,
+        ..CfsRqRuntime::default()
+    };
+    // The sleeper takes 15 ms, the hog 5 ms and runs them: the pool is empty.
+    let (amount, _) = pool.assign(0, 15 * MS, MS);
+    sleeper.runtime_remaining = amount as i64;
+    let (amount, _) = pool.assign(0, SLICE, MS);
+    hog.runtime_remaining = amount as i64 - SLICE as i64;
+    assert_eq!(pool.runtime(), 0);
+    assert!(hog.throttle_if_needed(&mut pool, 1, 10 * MS));
+    // The sleeper used 1 ms and sleeps: 14 ms left, 13 ms go back.
+    sleeper.runtime_remaining -= MS as i64;
+    let timer = sleeper.return_slack(&mut pool, 20 * MS);
+    assert_eq!(sleeper.runtime_remaining, MS as i64);
+    assert_eq!(pool.runtime(), 13 * MS);
+    assert_eq!(timer, Some(25 * MS));
+    let grants = pool.slack_timer(25 * MS);
+    assert_eq!(grants.len(), 1);
+    assert_eq!(grants[0].cpu, 1);
+    assert!(grants[0].unthrottle);
+    assert!(hog.grant(grants[0].amount, true, &mut pool, 25 * MS));
+    assert_eq!(pool.stats().throttled_time, 15 * MS);
+}
+
+/// Close to a refill the slack waits for the period timer instead.
+#[test]
+fn no_slack_timer_near_a_refill() {
+    let mut pool = CfsBandwidth::new(limited(20, 100, 0), 0, 2);
+    let _ = pool.start_period_timer(0);
+    let (_, _) = pool.assign(0, 20 * MS, MS);
+    pool.throttle(1, -(MS as i64));
+    // 95 ms: the refill at 100 ms is within 7 ms.
+    let (returned, timer) = pool.return_slack(10 * MS as i64, 95 * MS);
+    assert_eq!(returned, 9 * MS);
+    assert_eq!(timer, None);
+}
+
+/// A small generator for the stress test (xorshift, seeded).
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+}
+
+/// Seeded stress: random demand on 1-8 CPUs, random quotas, periods and
+/// bursts. Whatever happens, the group never runs more in a period than the
+/// pool held at its refill plus what the CPUs held then plus one tick per CPU
+/// (the overrun carried into the next period), and no CPU stays throttled
+/// while the pool has runtime (checked by the model after every refill).
+#[test]
+fn a_group_never_runs_beyond_its_runtime() {
+    for seed in 1..=40u64 {
+        let mut rng = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15));
+        let cpus = (rng.next() % 8 + 1) as usize;
+        let period = (rng.next() % 200 + 10) * MS;
+        let quota = (rng.next() % (period / MS * cpus as u64) + 1) * MS;
+        let burst = (rng.next() % 2) * (rng.next() % quota.min(50 * MS) / MS) * MS;
+        let bandwidth = Bandwidth {
+            period,
+            quota: Some(quota),
+            burst,
+        };
+        // Each CPU's task runs 7 ms out of every 11, each CPU at another
+        // phase: run queues empty and refill, returning slack.
+        fn demand(cpu: usize, now: Nanoseconds) -> bool {
+            let x = (now / MS / 7 + cpu as u64 * 13) % 11;
+            x < 7
+        }
+        let mut model = Model::new(bandwidth, cpus, demand);
+        model.run(20 * period);
+        let limit = quota + burst + cpus as u64 * (SLICE + TICK);
+        for (index, &ran) in model.ran_in_period.iter().enumerate() {
+            assert!(
+                ran <= limit,
+                "seed {seed}: period {index} ran {ran} > {limit}"
+            );
+        }
+        // Total: never more than what the pool ever held, plus one tick of
+        // overrun per CPU.
+        let refills = model.pool.stats().nr_periods + 1;
+        let total: u64 = model.ran.iter().sum();
+        assert!(
+            total <= refills * (quota + burst) + cpus as u64 * TICK,
+            "seed {seed}"
+        );
+    }
+}
