@@ -215,8 +215,20 @@ fn scenario() -> impl Strategy<Value = Scenario> {
         prop::collection::vec(prop_oneof![1i64..=1024, number()], 0..5),
         prop::collection::vec(prop_oneof![1i64..=1024, number()], 0..5),
         prop::collection::vec(
-            (text(), prop_oneof![2i64..=1024, number()])
-                .prop_map(|(path, shares)| TaskGroup { path, shares }),
+            (
+                text(),
+                prop_oneof![2i64..=1024, number()],
+                prop::option::of(number()),
+                number(),
+                number(),
+            )
+                .prop_map(|(path, shares, quota_us, period_us, burst_us)| TaskGroup {
+                    path,
+                    shares,
+                    quota_us,
+                    period_us,
+                    burst_us,
+                }),
             0..3,
         ),
         any::<bool>(),
@@ -318,10 +330,7 @@ fn valid_scenario() -> impl Strategy<Value = Scenario> {
                 duration_s,
                 task_groups: groups
                     .into_iter()
-                    .map(|(path, shares)| TaskGroup {
-                        path: path.into(),
-                        shares,
-                    })
+                    .map(|(path, shares)| TaskGroup::with_shares(path.into(), shares))
                     .collect(),
                 ..Global::default()
             },
@@ -506,10 +515,7 @@ fn counts_of_u32_max_are_refused_before_allocating() {
         global: Global {
             capacities: vec![1024, 512],
             frequency_scales: vec![1024, 1024],
-            task_groups: vec![TaskGroup {
-                path: "/g".into(),
-                shares: 1024,
-            }],
+            task_groups: vec![TaskGroup::with_shares("/g".into(), 1024)],
             ..Global::default()
         },
         tasks: vec![TaskSpec {

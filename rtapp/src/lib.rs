@@ -137,6 +137,33 @@ fn join(path: &str, key: &str) -> String {
     }
 }
 
+/// cgroup v2's `cpu.max`: `"QUOTA PERIOD"` in µs, `max` for no quota; the period may
+/// be left out (100,000 µs).
+fn cpu_max(text: &str, path: &str) -> Result<(Option<i64>, i64), ScenarioError> {
+    let wrong = || {
+        ScenarioError::new(
+            path,
+            ErrorKind::WrongType {
+                expected: "\"QUOTA PERIOD\" in microseconds, QUOTA a number or max",
+                found: format!("\"{text}\""),
+            },
+        )
+    };
+    let mut words = text.split_ascii_whitespace();
+    let quota = match words.next().ok_or_else(wrong)? {
+        "max" => None,
+        number => Some(number.parse::<i64>().map_err(|_| wrong())?),
+    };
+    let period = match words.next() {
+        None => fairway_contract::scenario::DEFAULT_PERIOD_US,
+        Some(number) => number.parse::<i64>().map_err(|_| wrong())?,
+    };
+    if words.next().is_some() {
+        return Err(wrong());
+    }
+    Ok((quota, period))
+}
+
 fn unknown(path: &str) -> ScenarioError {
     ScenarioError::new(path, ErrorKind::UnknownEvent)
 }
@@ -332,17 +359,23 @@ impl<'t> Reader<'t> {
                 "taskgroups" => {
                     for (group_path, group) in self.unique_object(value, &path)? {
                         let here = join(&path, &group_path);
-                        let mut shares = fairway_contract::scenario::DEFAULT_SHARES;
+                        let mut entry = TaskGroup::with_shares(
+                            group_path.into_owned(),
+                            fairway_contract::scenario::DEFAULT_SHARES,
+                        );
                         for (k, v) in self.unique_object(group, &here)? {
+                            let field = join(&here, &k);
                             match k.as_ref() {
-                                "shares" => shares = self.integer(v, &join(&here, &k))?,
-                                _ => return Err(unknown(&join(&here, &k))),
+                                "shares" => entry.shares = self.integer(v, &field)?,
+                                "cpu.max" => {
+                                    let text = self.string(v, &field)?;
+                                    (entry.quota_us, entry.period_us) = cpu_max(text, &field)?;
+                                }
+                                "cpu.max.burst" => entry.burst_us = self.integer(v, &field)?,
+                                _ => return Err(unknown(&field)),
                             }
                         }
-                        global.task_groups.push(TaskGroup {
-                            path: group_path.into_owned(),
-                            shares,
-                        });
+                        global.task_groups.push(entry);
                     }
                 }
                 "pi_enabled" => {

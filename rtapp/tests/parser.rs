@@ -179,6 +179,73 @@ fn shares_outside_linux_range() {
     );
 }
 
+/// cgroup v2's `cpu.max` ("QUOTA PERIOD" in µs, `max` for no quota, the period
+/// optional) and `cpu.max.burst`.
+#[test]
+fn cpu_max_and_burst_are_read_as_cgroup_v2_writes_them() {
+    let group = |fields: &str| {
+        let text = format!(
+            r#"{{"global": {{"taskgroups": {{"/a": {{{fields}}}}}}}, "tasks": {{"t": {{"loop": 1, "run": 5}}}}}}"#
+        );
+        let scenario = parse_and_validate(&text, 1).unwrap();
+        let g = &scenario.global.task_groups[0];
+        (g.quota_us, g.period_us, g.burst_us)
+    };
+    assert_eq!(
+        group(r#""cpu.max": "25000 100000""#),
+        (Some(25_000), 100_000, 0)
+    );
+    assert_eq!(group(r#""cpu.max": "max 50000""#), (None, 50_000, 0));
+    assert_eq!(group(r#""cpu.max": "max""#), (None, 100_000, 0));
+    assert_eq!(group(r#""cpu.max": "30000""#), (Some(30_000), 100_000, 0));
+    assert_eq!(
+        group(r#""cpu.max": "20000 100000", "cpu.max.burst": 20000"#),
+        (Some(20_000), 100_000, 20_000)
+    );
+    assert_eq!(group(r#""shares": 512"#), (None, 100_000, 0));
+}
+
+/// Linux's `tg_set_cfs_bandwidth` refusals (docs/linux-sched-reference.md §4.1),
+/// each naming the JSON field and the value.
+#[test]
+fn bandwidth_outside_linux_rules_is_refused() {
+    let refused = |fields: &str| {
+        let text = format!(
+            r#"{{"global": {{"taskgroups": {{"/a": {{{fields}}}}}}}, "tasks": {{"t": {{"loop": 1, "run": 5}}}}}}"#
+        );
+        error(&text, 1)
+    };
+    assert_eq!(
+        refused(r#""cpu.max": "500 100000""#),
+        "global.taskgroups./a.cpu.max: quota 500 us: must be at least 1 ms, or max"
+    );
+    assert_eq!(
+        refused(r#""cpu.max": "25000 999""#),
+        "global.taskgroups./a.cpu.max: period 999 us: must lie in 1 ms..=1 s"
+    );
+    assert_eq!(
+        refused(r#""cpu.max": "25000 1000001""#),
+        "global.taskgroups./a.cpu.max: period 1000001 us: must lie in 1 ms..=1 s"
+    );
+    assert_eq!(
+        refused(r#""cpu.max": "20000 100000", "cpu.max.burst": 20001"#),
+        "global.taskgroups./a.cpu.max.burst: burst 20001 us: must not exceed the quota"
+    );
+    assert_eq!(
+        refused(r#""cpu.max": "-5 100000""#),
+        "global.taskgroups./a.cpu.max: -5 is negative"
+    );
+    assert_eq!(
+        refused(r#""cpu.max": "a quarter""#),
+        "global.taskgroups./a.cpu.max: expected \"QUOTA PERIOD\" in microseconds, QUOTA a \
+         number or max, found \"a quarter\""
+    );
+    assert_eq!(
+        refused(r#""cpu.max": 25000"#),
+        "global.taskgroups./a.cpu.max: expected a string, found 25000"
+    );
+}
+
 #[test]
 fn bad_group_path() {
     let text = r#"{"tasks": {"t": {"taskgroup": "fg", "run": 5}}}"#;

@@ -119,6 +119,15 @@ pub enum ErrorKind {
     },
     /// A phase (or a task without phases) has no event.
     NoEvents,
+    /// A bandwidth setting Linux's `tg_set_cfs_bandwidth` refuses (`EINVAL`).
+    Bandwidth {
+        /// `quota`, `period` or `burst`.
+        field: &'static str,
+        /// The value given, in µs.
+        value_us: i64,
+        /// The rule it breaks.
+        rule: &'static str,
+    },
 }
 
 /// A scenario field Fairway refuses, named by its JSON path
@@ -178,6 +187,11 @@ impl fmt::Display for ScenarioError {
             ),
             ErrorKind::NoTasks => write!(f, "the scenario has no task"),
             ErrorKind::NoEvents => write!(f, "no event"),
+            ErrorKind::Bandwidth {
+                field,
+                value_us,
+                rule,
+            } => write!(f, "{field} {value_us} us: {rule}"),
             ErrorKind::GivenTwice => write!(f, "given twice in the same object"),
             ErrorKind::EmptyName => write!(f, "the name is empty"),
             ErrorKind::Unsupported { what } => {

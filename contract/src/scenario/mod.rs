@@ -104,14 +104,47 @@ impl Default for Global {
     }
 }
 
-/// A task group (cgroup) and its `cpu.shares`.
+/// A task group (cgroup): its `cpu.shares`, and its bandwidth limit as cgroup v2's
+/// `cpu.max` ("quota period", quota `max` for none) and `cpu.max.burst`, in µs.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TaskGroup {
     /// Absolute path, e.g. `/apps/background`.
     pub path: String,
     /// `cpu.shares`, in [`SHARES_RANGE`].
     pub shares: i64,
+    /// The quota per period in µs; `None`: `max` (no limit).
+    pub quota_us: Option<i64>,
+    /// The period in µs (100,000 by default).
+    pub period_us: i64,
+    /// `cpu.max.burst` in µs (0 by default).
+    pub burst_us: i64,
 }
+
+impl TaskGroup {
+    /// A group with `shares` and no bandwidth limit.
+    pub fn with_shares(path: String, shares: i64) -> Self {
+        TaskGroup {
+            path,
+            shares,
+            quota_us: None,
+            period_us: DEFAULT_PERIOD_US,
+            burst_us: 0,
+        }
+    }
+
+    /// Its bandwidth settings in ns, for the scheduling core (validated values).
+    pub fn bandwidth(&self) -> fairway_sched::bandwidth::Bandwidth {
+        let ns = |us: i64| (us.max(0) as u64).saturating_mul(1000);
+        fairway_sched::bandwidth::Bandwidth {
+            period: ns(self.period_us),
+            quota: self.quota_us.map(ns),
+            burst: ns(self.burst_us),
+        }
+    }
+}
+
+/// The default `cpu.max` period: 100,000 µs (`default_cfs_period()`, §4.1).
+pub const DEFAULT_PERIOD_US: i64 = 100_000;
 
 /// The policies rt-app names.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -428,6 +461,19 @@ impl Scenario {
         let mut paths: Vec<String> = paths.into_iter().collect();
         paths.sort_by_key(|p| (p.matches('/').count(), p.clone()));
         paths
+    }
+
+    /// The bandwidth limit of the group at `path` (listed in `global.taskgroups`, else
+    /// none).
+    pub fn group_bandwidth(&self, path: &str) -> fairway_sched::bandwidth::Bandwidth {
+        self.global
+            .task_groups
+            .iter()
+            .find(|g| g.path == path)
+            .map_or(
+                fairway_sched::bandwidth::Bandwidth::UNLIMITED,
+                TaskGroup::bandwidth,
+            )
     }
 
     /// The shares of the group at `path` (listed in `global.taskgroups`, else the default).

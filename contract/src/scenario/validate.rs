@@ -9,7 +9,8 @@ use alloc::collections::BTreeSet;
 use super::program::Cursor;
 use super::{
     Attributes, CAPACITY_SCALE, Calibration, ErrorKind, Event, MAX_NAME_BYTES, MAX_TASKS,
-    MEMORY_BYTES_PER_US, Phase, PolicyName, SHARES_RANGE, Scenario, ScenarioError, TaskSpec,
+    MEMORY_BYTES_PER_US, Phase, PolicyName, SHARES_RANGE, Scenario, ScenarioError, TaskGroup,
+    TaskSpec,
 };
 use fairway_sched::task::{CpuId, CpuMask, MAX_CPUS, Policy, TaskParams};
 
@@ -43,6 +44,68 @@ fn check_duration(path: impl FnOnce() -> String, us: i64) -> Result<(), Scenario
     } else {
         check_range(path, us, 0, MAX_DURATION_US)
     }
+}
+
+/// Checks a group's `cpu.max` and `cpu.max.burst` as Linux's `tg_set_cfs_bandwidth`
+/// does (docs/linux-sched-reference.md §4.1), naming the JSON field and the value in µs.
+fn check_bandwidth(group: &TaskGroup) -> Result<(), ScenarioError> {
+    let path = |field: &str| format!("global.taskgroups.{}.{field}", group.path);
+    let negative = [
+        ("cpu.max", group.quota_us.unwrap_or(0)),
+        ("cpu.max", group.period_us),
+        ("cpu.max.burst", group.burst_us),
+    ];
+    for (field, value) in negative {
+        if value < 0 {
+            return Err(ScenarioError::new(
+                path(field),
+                ErrorKind::Negative { value },
+            ));
+        }
+    }
+    let too_large = |value: i64| value > i64::MAX / 1000;
+    if too_large(group.period_us) || group.quota_us.is_some_and(too_large) {
+        return Err(ScenarioError::new(
+            path("cpu.max"),
+            ErrorKind::Bandwidth {
+                field: if too_large(group.period_us) {
+                    "period"
+                } else {
+                    "quota"
+                },
+                value_us: group
+                    .quota_us
+                    .unwrap_or(group.period_us)
+                    .max(group.period_us),
+                rule: "does not fit in nanoseconds",
+            },
+        ));
+    }
+    if too_large(group.burst_us) {
+        return Err(ScenarioError::new(
+            path("cpu.max.burst"),
+            ErrorKind::Bandwidth {
+                field: "burst",
+                value_us: group.burst_us,
+                rule: "does not fit in nanoseconds",
+            },
+        ));
+    }
+    group.bandwidth().validate().map_err(|error| {
+        let field = if error.field == "burst" {
+            "cpu.max.burst"
+        } else {
+            "cpu.max"
+        };
+        ScenarioError::new(
+            path(field),
+            ErrorKind::Bandwidth {
+                field: error.field,
+                value_us: (error.value / 1000) as i64,
+                rule: error.rule,
+            },
+        )
+    })
 }
 
 /// Checks the name of a mutex, condition, barrier, semaphore or task: not empty.
@@ -198,6 +261,7 @@ impl Scenario {
                 SHARES_RANGE.0,
                 SHARES_RANGE.1,
             )?;
+            check_bandwidth(group)?;
         }
         Ok(())
     }

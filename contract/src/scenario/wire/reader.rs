@@ -15,7 +15,7 @@ mod min_size {
     pub const I64: usize = 8;
     pub const STRING: usize = 4;
     pub const ATTRIBUTES: usize = 7; // seven absent options
-    pub const TASK_GROUP: usize = STRING + I64;
+    pub const TASK_GROUP: usize = STRING + I64 + 1 + 2 * I64;
     pub const TASK: usize = STRING + 3 * I64 + ATTRIBUTES + 4;
     pub const PHASE: usize = STRING + I64 + ATTRIBUTES + 4;
     pub const EVENT: usize = STRING + 1; // a yield
@@ -186,6 +186,9 @@ impl<'a> Reader<'a> {
             task_groups.push(TaskGroup {
                 path: self.string("task_group.path")?,
                 shares: self.i64("task_group.shares")?,
+                quota_us: self.option_i64("task_group.quota_us")?,
+                period_us: self.i64("task_group.period_us")?,
+                burst_us: self.i64("task_group.burst_us")?,
             });
         }
         let pi_enabled = self.tag("global.pi_enabled", 2)? == 1;

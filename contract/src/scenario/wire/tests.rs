@@ -183,6 +183,9 @@ fn random_scenario(rng: &mut Rng, coverage: &mut Coverage) -> Scenario {
             .map(|_| TaskGroup {
                 path: rng.string(),
                 shares: rng.i64(),
+                quota_us: rng.chance(2).then(|| rng.i64()),
+                period_us: rng.i64(),
+                burst_us: rng.i64(),
             })
             .collect(),
         pi_enabled: {
@@ -244,7 +247,7 @@ fn tiny() -> Scenario {
 #[rustfmt::skip]
 const TINY_BLOB: [u8; 130] = [
     b'F', b'W', b'S', b'C',                         // 0: magic
-    2, 0, 0, 0,                                     // 4: version 2
+    3, 0, 0, 0,                                     // 4: version 3
     130, 0, 0, 0,                                   // 8: total length
     0xb7, 0x83, 0xec, 0x2b,                         // 12: CRC-32 0x2bec83b7
     0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, // 16: duration -1
@@ -366,14 +369,15 @@ fn header_errors_name_the_field() {
         (0, WireErrorKind::BadMagic { found: *b"XWSC" })
     );
     let mut blob = TINY_BLOB;
-    blob[4] = 3;
+    // A blob of the previous format (before `cpu.max` joined the task groups).
+    blob[4] = 2;
     assert_eq!(
         error_at(&blob),
         (
             4,
             WireErrorKind::UnsupportedVersion {
-                found: 3,
-                supported: 2
+                found: 2,
+                supported: 3
             }
         )
     );

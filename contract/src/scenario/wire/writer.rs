@@ -79,6 +79,9 @@ impl Writer {
         for group in &global.task_groups {
             self.string("task_group.path", &group.path)?;
             self.i64(group.shares);
+            self.option_i64(group.quota_us);
+            self.i64(group.period_us);
+            self.i64(group.burst_us);
         }
         self.u8(u8::from(global.pi_enabled));
         self.count("tasks", scenario.tasks.len())?;
