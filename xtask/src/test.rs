@@ -234,10 +234,13 @@ fn agreement_cases() -> Vec<Agree> {
     const LATE_PREEMPT: &str = "a wake-up preemption comes 0.1 ms later in the kernel (a preemption \
                                 test within the per-slice drift, it seems), so the preempted task \
                                 has run longer and the next pick differs";
-    const EVENTS_EEVDF: &str = "a mutex hand-over wakes a task that preempts the waker under \
-                                EEVDF; in the kernel the waker runs ~7 us longer first and \
-                                the next preemption test goes the other way (not analysed \
-                                further)";
+    const EVENTS_EEVDF: &str = "by switch 18 the kernel runs 68-76 us behind the simulator \
+                                (its events cost instructions, the simulator's none); at \
+                                switch 19 the pick after pong blocks goes to caster in the \
+                                kernel and producer in the simulator, EEVDF's eligibility \
+                                and deadlines compared at instants that far apart (not \
+                                analysed further; the split was at 16, for a mutex \
+                                hand-over, before the scheduler driver of issue 11)";
     vec![
         Agree {
             scenario: HOGS,
@@ -266,13 +269,13 @@ fn agreement_cases() -> Vec<Agree> {
         Agree {
             scenario: PERIODIC,
             policy: "eevdf",
-            agree_through: Some(323),
+            agree_through: Some(322),
             why: LATE_PREEMPT,
         },
         Agree {
             scenario: PERIODIC,
             policy: "cfs",
-            agree_through: Some(555),
+            agree_through: Some(603),
             why: WAKE,
         },
         Agree {
@@ -284,7 +287,7 @@ fn agreement_cases() -> Vec<Agree> {
         Agree {
             scenario: EVENTS,
             policy: "eevdf",
-            agree_through: Some(16),
+            agree_through: Some(19),
             why: EVENTS_EEVDF,
         },
     ]
