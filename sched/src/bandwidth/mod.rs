@@ -140,6 +140,48 @@ impl core::fmt::Display for BandwidthError {
     }
 }
 
+/// Where a group's period timer grid starts (§4.6), the variable of the
+/// interleaving experiment: every group's pool refills at `offset + k ×
+/// period` (see [`pool::CfsBandwidth::new`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PeriodTimerStart {
+    /// Linux before 6.4: every timer starts from 0, so all groups with the same
+    /// period refill at the same instants.
+    Aligned,
+    /// The 2023 RFC v2: an offset that is a multiple of period/10; here the
+    /// `n`-th group (by id) starts `(n mod 10) × period/10` in (the RFC's
+    /// choice of multiple is not in the reference; this one spreads ten
+    /// groups evenly).
+    Period10,
+    /// Linux 6.4+ (`init_cfs_bandwidth`): a random offset in `[0, period)`,
+    /// drawn from `seed` and the group so that runs are reproducible.
+    Random {
+        /// The seed.
+        seed: u64,
+    },
+}
+
+impl PeriodTimerStart {
+    /// The offset of group number `group`'s grid, in `[0, period)`.
+    pub fn offset(&self, group: u16, period: Nanoseconds) -> Nanoseconds {
+        match *self {
+            PeriodTimerStart::Aligned => 0,
+            PeriodTimerStart::Period10 => u64::from(group % 10) * (period / 10),
+            PeriodTimerStart::Random { seed } => {
+                splitmix64(seed ^ u64::from(group)) % period.max(1)
+            }
+        }
+    }
+}
+
+/// SplitMix64's output function: a well-mixed 64-bit value of `x`.
+fn splitmix64(x: u64) -> u64 {
+    let mut z = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
 /// The effective ratio of a group under cgroup v2 (`tg_cfs_schedulable_down`,
 /// §4.4): a group without a limit inherits its parent's, one with a limit
 /// gets the smaller of its own and its parent's. `None` is no limit (the

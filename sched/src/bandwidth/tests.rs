@@ -386,3 +386,57 @@ fn a_group_never_runs_beyond_its_runtime() {
         );
     }
 }
+
+/// The grid offsets of the three start modes (§4.6): aligned at 0, the RFC's
+/// multiples of period/10, and seeded random offsets inside the period that a
+/// run reproduces and another seed changes.
+#[test]
+fn period_timer_start_offsets() {
+    let period = 100 * MS;
+    assert_eq!(PeriodTimerStart::Aligned.offset(7, period), 0);
+    let tenths: Vec<u64> = (1..=11)
+        .map(|g| PeriodTimerStart::Period10.offset(g, period))
+        .collect();
+    assert_eq!(
+        tenths,
+        [10, 20, 30, 40, 50, 60, 70, 80, 90, 0, 10].map(|ms| ms * MS)
+    );
+    let random = PeriodTimerStart::Random { seed: 42 };
+    let offsets: Vec<u64> = (1..=64).map(|g| random.offset(g, period)).collect();
+    assert!(offsets.iter().all(|&o| o < period));
+    assert_eq!(
+        offsets,
+        (1..=64)
+            .map(|g| random.offset(g, period))
+            .collect::<Vec<_>>()
+    );
+    let other: Vec<u64> = (1..=64)
+        .map(|g| PeriodTimerStart::Random { seed: 43 }.offset(g, period))
+        .collect();
+    assert_ne!(offsets, other);
+    // Spread over the period: every tenth of it holds some of 64 offsets.
+    for tenth in 0..10 {
+        assert!(
+            offsets.iter().any(|&o| o / (period / 10) == tenth),
+            "tenth {tenth}"
+        );
+    }
+}
+
+/// Two groups at 25 %/100 ms on one CPU each: aligned, both refill at the same
+/// instant; interleaved by half a period, their refills fall 50 ms apart, as
+/// the period timers' first expiries show.
+#[test]
+fn interleaved_groups_refill_at_different_instants() {
+    let grid = |start: PeriodTimerStart, group: u16| {
+        let settings = limited(25, 100, 0);
+        let mut pool = CfsBandwidth::new(settings, start.offset(group, settings.period), 1);
+        pool.start_period_timer(1).unwrap()
+    };
+    assert_eq!(
+        grid(PeriodTimerStart::Aligned, 1),
+        grid(PeriodTimerStart::Aligned, 2)
+    );
+    assert_eq!(grid(PeriodTimerStart::Period10, 1), 10 * MS);
+    assert_eq!(grid(PeriodTimerStart::Period10, 6), 60 * MS);
+}
