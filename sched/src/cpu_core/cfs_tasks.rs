@@ -3,8 +3,9 @@
 //! (`account_entity_enqueue`) and when it is picked (`pick_next_task_fair`),
 //! and leaves at dequeue, so the tail holds the task that ran least recently.
 //! Load balancing takes its candidates from the tail (`detach_tasks`), and a
-//! candidate it looks at and skips goes back to the head (its `list_move`)
-//! (docs/linux-sched-reference.md §5.5).
+//! candidate it looks at and skips goes back to the head (its `list_move`).
+//! (Linux's kernel/sched/fair.c; the reference document has no section on
+//! this list.)
 //!
 //! The links live in one array indexed by task id, sized when the run queue is
 //! built; every operation is O(1) and allocates nothing; reading the `limit`

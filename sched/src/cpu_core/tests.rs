@@ -251,3 +251,102 @@ fn a_full_recording_counts_what_it_drops() {
     let (records, dropped) = core.records();
     assert_eq!((records.len(), dropped), (1, 2));
 }
+
+fn two_cpu_cluster() -> crate::topology::Topology {
+    use crate::topology::{CpuDescription, Topology};
+    let cpu = CpuDescription {
+        capacity: 1024,
+        cluster: 0,
+    };
+    Topology::new(&[cpu, cpu]).unwrap()
+}
+
+fn snapshot(cpu: u16, nr_running: u32) -> crate::balance::CpuSnapshot {
+    crate::balance::CpuSnapshot {
+        cpu: crate::task::CpuId(cpu),
+        capacity: 1024,
+        nr_running,
+        idle: nr_running == 0,
+        load_avg: u64::from(nr_running) * 1024,
+        util_avg: u64::from(nr_running) * 512,
+        runnable_avg: u64::from(nr_running) * 512,
+        util_est: 0,
+        misfit_task_load: 0,
+    }
+}
+
+/// `select_task_rq` asked of the waking task's last CPU, by Linux's
+/// `select_idle_sibling` rule (not in the reference document; kernel/sched/fair.c
+/// as documented in `sched/src/balance/wake.rs`): an idle previous CPU keeps the
+/// task; a busy one sends it to an idle CPU of the same cluster, unless its
+/// affinity forbids that CPU.
+#[test]
+fn a_wake_up_goes_to_an_idle_cpu_of_the_cluster() {
+    use crate::task::CpuId;
+    let topology = two_cpu_cluster();
+    let mut core = core(PolicyKind::RoundRobin { slice: 4 * MS }, false);
+    let _ = core.wake_up_new_task(TaskId(1), &nice0(), 0).unwrap();
+    let _ = core.schedule(0, Leaving::Runnable);
+    let _ = core.schedule(MS, Leaving::Sleeping);
+    let wake = |snapshots: &[crate::balance::CpuSnapshot], affinity: u64| {
+        core.select_task_rq(
+            TaskId(1),
+            CpuId(0),
+            CpuMask(affinity),
+            0,
+            &topology,
+            snapshots,
+        )
+    };
+    // The previous CPU is idle: it stays.
+    assert_eq!(wake(&[snapshot(0, 0), snapshot(1, 1)], 0b11), CpuId(0));
+    // The previous CPU is busy and CPU 1 idle: CPU 1.
+    assert_eq!(wake(&[snapshot(0, 2), snapshot(1, 0)], 0b11), CpuId(1));
+    // Only CPU 0 is allowed: CPU 0, busy or not.
+    assert_eq!(wake(&[snapshot(0, 2), snapshot(1, 0)], 0b01), CpuId(0));
+}
+
+/// Balancing's move: the detached task leaves the source's `cfs_tasks`, keeps
+/// its place nowhere, joins the destination's list, and an idle destination
+/// reschedules for it. Round robin picks in arrival order, so task 1 runs
+/// first and goes to the head of the list (Linux's `cfs_tasks`: enqueue and
+/// pick move a task to the head; balancing takes candidates from the tail).
+#[test]
+fn a_balancing_move_carries_the_task_between_the_cpus_lists() {
+    let kind = PolicyKind::RoundRobin { slice: 4 * MS };
+    let mut source = core(kind, true);
+    let mut destination = CpuCore::new(1, RunQueue::new(kind, 8), 8, true);
+    for task in 1..=3 {
+        let _ = source.wake_up_new_task(TaskId(task), &nice0(), 0).unwrap();
+    }
+    let tail_first = |core: &CpuCore| core.cfs_tasks().from_tail(8).collect::<Vec<_>>();
+    assert_eq!(tail_first(&source), [TaskId(1), TaskId(2), TaskId(3)]);
+    let switch = source.schedule(0, Leaving::Runnable);
+    assert_eq!(switch.next, Some(TaskId(1)));
+    assert_eq!(tail_first(&source), [TaskId(2), TaskId(3), TaskId(1)]);
+    let migration = source
+        .detach_task(TaskId(2), MS)
+        .expect("queued, not running");
+    assert_eq!(tail_first(&source), [TaskId(3), TaskId(1)]);
+    destination
+        .migrate_task_in(TaskId(2), &migration, MS)
+        .unwrap();
+    let decision = destination.attach_task(TaskId(2), MS);
+    assert!(decision.resched, "an idle CPU runs what arrives");
+    assert_eq!(tail_first(&destination), [TaskId(2)]);
+}
+
+/// An exiting task is dequeued and forgotten at its last `schedule`
+/// (`do_task_dead`); its id can then serve a new task.
+#[test]
+fn an_exited_task_is_forgotten_and_its_id_serves_again() {
+    let mut core = core(PolicyKind::RoundRobin { slice: 4 * MS }, true);
+    let _ = core.wake_up_new_task(TaskId(1), &nice0(), 0).unwrap();
+    let _ = core.schedule(0, Leaving::Runnable);
+    let switch = core.schedule(MS, Leaving::Dead);
+    assert_eq!((switch.previous, switch.next), (Some(TaskId(1)), None));
+    assert!(switch.newidle_balance());
+    assert_eq!(core.run_queue().task_class(TaskId(1)), None);
+    assert!(!core.cfs_tasks().contains(TaskId(1)));
+    assert!(core.wake_up_new_task(TaskId(1), &nice0(), 2 * MS).is_ok());
+}
