@@ -286,7 +286,7 @@ fn attach(rq: &mut CpuRunQueue, destination: usize, id: TaskId, state: &TaskMigr
     rq.add_member(id);
     let decision = rq.core.attach_task(id, now);
     rq.record_costs(destination);
-    carry_out_decision(destination, decision);
+    carry_out_decision(rq, destination, decision);
 }
 
 /// Periodic load balancing of `cpu`, from its tick (no lock held).

@@ -338,9 +338,11 @@ pub fn schedule() {
         previous_task.on_rq.store(false, Ordering::Relaxed);
     }
     let switch = rq.core.schedule(now, leaving);
-    // PELT work of put_prev/set_next is no enqueue's or dequeue's: the core's
-    // measured operations clear the probe counts before they start.
     rq.record_costs(cpu);
+    if instrument::ENABLED {
+        // PELT work done by put_prev/set_next is not an enqueue or dequeue.
+        let _ = rq.core.run_queue_mut().take_internal_costs();
+    }
     if previous != rq.idle && previous_task.on_rq.load(Ordering::Relaxed) {
         previous_task.wait_start.store(now, Ordering::Relaxed);
     }
@@ -444,16 +446,16 @@ pub(super) fn activate_new(id: TaskId, cpu: usize, params: &TaskParams) -> Resul
     rq.add_member(id);
     slot.on_rq.store(true, Ordering::Relaxed);
     slot.wait_start.store(now, Ordering::Relaxed);
-    carry_out_decision(cpu, decision);
+    carry_out_decision(&mut rq, cpu, decision);
     super::balance::publish(cpu, &rq);
     Ok(())
 }
 
-/// Carries out the core's decision for `cpu` (its run-queue lock held by the caller)
+/// Carries out the core's decision for `cpu` (its run queue `rq` locked)
 /// after a task was queued there: a reschedule (through the reschedule IPI
 /// when `cpu` is another CPU), or the running task's new slice end (through
 /// the call-function IPI when it is another CPU's timer).
-pub(super) fn carry_out_decision(cpu: usize, decision: Decision) {
+pub(super) fn carry_out_decision(rq: &mut CpuRunQueue, cpu: usize, decision: Decision) {
     if decision.resched {
         percpu::of(cpu).need_resched.store(true, Ordering::Relaxed);
         if cpu != this_cpu() {
@@ -467,6 +469,7 @@ pub(super) fn carry_out_decision(cpu: usize, decision: Decision) {
             send_ipi(cpu, Ipi::Reschedule);
         }
     }
+    let _ = rq;
 }
 
 /// Enqueues the woken `id` on this CPU's run queue (the local half of a wake-up).
@@ -488,7 +491,7 @@ fn activate(id: TaskId) {
     slot.on_rq.store(true, Ordering::Relaxed);
     slot.wait_start.store(now, Ordering::Relaxed);
     slot.woken_at.store(now.max(1), Ordering::Relaxed);
-    carry_out_decision(cpu, decision);
+    carry_out_decision(&mut rq, cpu, decision);
     super::balance::publish(cpu, &rq);
 }
 

@@ -178,6 +178,12 @@ impl CpuCore {
         &self.run_queue
     }
 
+    /// The run queue, for set-up and measurement hooks only: a change made
+    /// here is not recorded, so a replay would not see it.
+    pub fn run_queue_mut(&mut self) -> &mut RunQueue {
+        &mut self.run_queue
+    }
+
     /// The running task (`None`: idle).
     pub fn current(&self) -> Option<TaskId> {
         self.state.current
@@ -639,18 +645,6 @@ impl CoreState {
             migrated,
             ..EnqueueFlags::default()
         };
-        self.activate(rq, task, now, flags)
-    }
-
-    /// `activate_task` and `wakeup_preempt`: `task` is queued with `flags` and
-    /// tested against the running task (a wake-up, or a balancing move).
-    fn activate<F: FairClass>(
-        &mut self,
-        rq: &mut RunQueueOf<F>,
-        task: TaskId,
-        now: Nanoseconds,
-        flags: EnqueueFlags,
-    ) -> Decision {
         self.enqueue(rq, task, now, flags);
         let decision = self.check_preempt(rq, task, now);
         self.record_decision(now, Input::Wakeup { task, flags }, decision)
@@ -667,7 +661,9 @@ impl CoreState {
             migrated: true,
             ..EnqueueFlags::default()
         };
-        self.activate(rq, task, now, flags)
+        self.enqueue(rq, task, now, flags);
+        let decision = self.check_preempt(rq, task, now);
+        self.record_decision(now, Input::Wakeup { task, flags }, decision)
     }
 
     /// See [`CpuCore::enqueue_task`].
@@ -757,22 +753,21 @@ impl CoreState {
         rq: &mut RunQueueOf<F>,
         now: Nanoseconds,
     ) -> Decision {
+        let resched = self
+            .current
+            .is_some_and(|current| rq.task_tick(current, now).is_needed());
         let decision = Decision {
-            resched: self.tick_current(rq, now),
+            resched,
             hrtick: TimerRequest::Keep,
         };
         self.record_decision(now, Input::Tick, decision)
     }
 
-    /// `task_tick` of the running task: whether its slice is over.
-    fn tick_current<F: FairClass>(&mut self, rq: &mut RunQueueOf<F>, now: Nanoseconds) -> bool {
-        self.current
-            .is_some_and(|current| rq.task_tick(current, now).is_needed())
-    }
-
     /// See [`CpuCore::hrtick`].
     pub fn hrtick<F: FairClass>(&mut self, rq: &mut RunQueueOf<F>, now: Nanoseconds) -> Decision {
-        let resched = self.tick_current(rq, now);
+        let resched = self
+            .current
+            .is_some_and(|current| rq.task_tick(current, now).is_needed());
         let decision = Decision {
             resched,
             hrtick: if resched {
@@ -988,7 +983,11 @@ impl CoreState {
                     Err(_) => Output::default(),
                 }
             }
-            Input::Wakeup { task, flags } => decision(self.activate(rq, task, now, flags)),
+            Input::Wakeup { task, flags } => {
+                self.enqueue(rq, task, now, flags);
+                let d = self.check_preempt(rq, task, now);
+                decision(self.record_decision(now, *input, d))
+            }
             Input::Enqueue { task, flags } => {
                 self.enqueue_task(rq, task, now, flags);
                 Output::default()
