@@ -84,11 +84,15 @@ pub struct SchedConfig {
     pub uclamp: bool,
     /// `balance=0|1`: wake-up CPU selection and load balancing.
     pub balance: bool,
+    /// `bw_timer=aligned|period10|random` and `bw_seed=N`: where each limited
+    /// group's period timer grid starts (§4.6): Linux before 6.4, the 2023
+    /// RFC, or Linux 6.4+ (the default; seeded so that runs repeat).
+    pub bandwidth_timer: crate::bandwidth::PeriodTimerStart,
 }
 
 impl SchedConfig {
     /// The option names, as the command line and the simulator's flags spell them.
-    pub const KEYS: [&'static str; 7] = [
+    pub const KEYS: [&'static str; 9] = [
         "sched",
         "hz",
         "hrtick",
@@ -96,6 +100,8 @@ impl SchedConfig {
         "slice_us",
         "uclamp",
         "balance",
+        "bw_timer",
+        "bw_seed",
     ];
 
     /// Every setting at its default.
@@ -107,6 +113,7 @@ impl SchedConfig {
         slice_us: crate::round_robin::DEFAULT_SLICE_NS / 1000,
         uclamp: true,
         balance: true,
+        bandwidth_timer: crate::bandwidth::PeriodTimerStart::Random { seed: 0 },
     };
 
     /// Reads `key=value` words of [`SchedConfig::KEYS`] only (the simulator's
@@ -142,6 +149,19 @@ impl SchedConfig {
             slice_us: words.number("slice_us", default.slice_us, 100, 1_000_000)?,
             uclamp: words.flag("uclamp", default.uclamp)?,
             balance: words.flag("balance", default.balance)?,
+            bandwidth_timer: {
+                use crate::bandwidth::PeriodTimerStart;
+                let seed = words.number("bw_seed", 0, 0, u64::MAX)?;
+                match words.get("bw_timer") {
+                    None => PeriodTimerStart::Random { seed },
+                    Some((_, "aligned")) => PeriodTimerStart::Aligned,
+                    Some((_, "period10")) => PeriodTimerStart::Period10,
+                    Some((_, "random")) => PeriodTimerStart::Random { seed },
+                    Some((word, _)) => {
+                        return Err(error(word, Problem::NotOneOf("aligned, period10, random")));
+                    }
+                }
+            },
         })
     }
 
@@ -350,7 +370,7 @@ impl fmt::Display for BootOptionError<'_> {
 }
 
 /// The option keys Fairway knows.
-const KEYS: [&str; 22] = [
+const KEYS: [&str; 24] = [
     "sched",
     "hz",
     "hrtick",
@@ -358,6 +378,8 @@ const KEYS: [&str; 22] = [
     "slice_us",
     "uclamp",
     "balance",
+    "bw_timer",
+    "bw_seed",
     "icount",
     "dtb",
     "dtb_size",

@@ -240,6 +240,54 @@ impl<F: FairClass> RunQueueOf<F> {
         Ok(())
     }
 
+    /// Connects the fair class to the groups' bandwidth pools as CPU `cpu`
+    /// (§4.2).
+    pub fn attach_bandwidth(
+        &mut self,
+        pools: alloc::sync::Arc<crate::bandwidth::pools::BandwidthPools>,
+        cpu: u16,
+    ) {
+        self.stack.fair_mut().attach_bandwidth(pools, cpu);
+    }
+
+    /// A group's limit was set (`limited`) or lifted, after its pool
+    /// (`tg_set_cfs_bandwidth`, §4.1).
+    pub fn set_group_bandwidth(
+        &mut self,
+        group: GroupId,
+        limited: bool,
+        now: Nanoseconds,
+    ) -> Result<(), GroupError> {
+        self.stack
+            .fair_mut()
+            .set_group_bandwidth(group, limited, now)
+    }
+
+    /// Runtime granted to `group` here by its pool's timer (§4.2); whether
+    /// its run queue was unthrottled.
+    pub fn distribute_runtime(
+        &mut self,
+        group: GroupId,
+        amount: Nanoseconds,
+        unthrottle: bool,
+        now: Nanoseconds,
+    ) -> bool {
+        self.stack
+            .fair_mut()
+            .distribute_runtime(group, amount, unthrottle, now)
+    }
+
+    /// The next bandwidth timer the run queues asked to arm.
+    pub fn take_bandwidth_timer(&mut self) -> Option<crate::bandwidth::pools::BandwidthTimer> {
+        self.stack.fair_mut().take_bandwidth_timer()
+    }
+
+    /// Whether `task` is queued in a throttled hierarchy (it cannot run
+    /// here, and load balancing leaves it, `throttled_lb_pair`).
+    pub fn task_throttled(&self, task: TaskId) -> bool {
+        self.stack.fair().task_throttled(task)
+    }
+
     /// This CPU's contribution to the group-wide load of `group` (§2.7); the
     /// mechanism sums it over CPUs and hands the sum back with
     /// [`set_group_load_sum`](Self::set_group_load_sum).

@@ -12,12 +12,13 @@
 use fairway_fuzzing::Outcome;
 use fairway_fuzzing::proptest::prelude::*;
 use fairway_fuzzing::proptest::test_runner::TestCaseError;
+use fairway_sched::bandwidth::PeriodTimerStart;
 use fairway_sched::boot_options::{
     BootOptions, HackbenchOptions, LoadedBlob, MAX_BOOTARGS, PolicyChoice, Problem, RtAppOptions,
     SchedConfig, SchedPipeOptions, Workload,
 };
 
-const KEYS: [&str; 28] = [
+const KEYS: [&str; 30] = [
     "sched",
     "hz",
     "hrtick",
@@ -25,6 +26,8 @@ const KEYS: [&str; 28] = [
     "slice_us",
     "uclamp",
     "balance",
+    "bw_timer",
+    "bw_seed",
     "icount",
     "dtb",
     "dtb_size",
@@ -49,7 +52,10 @@ const KEYS: [&str; 28] = [
     "ｈｚ",
 ];
 
-const VALUES: [&str; 31] = [
+const VALUES: [&str; 34] = [
+    "aligned",
+    "period10",
+    "random",
     "0",
     "1",
     "2",
@@ -166,6 +172,7 @@ fn options() -> impl Strategy<Value = BootOptions> {
         100..=1_000_000u64,
         prop::option::of(blob),
         workload,
+        (0..3u8, any::<u64>()),
     )
         .prop_map(
             |(
@@ -175,6 +182,7 @@ fn options() -> impl Strategy<Value = BootOptions> {
                 slice_us,
                 loaded_dtb,
                 workload,
+                (start, seed),
             )| {
                 BootOptions {
                     sched: SchedConfig {
@@ -185,6 +193,11 @@ fn options() -> impl Strategy<Value = BootOptions> {
                         slice_us,
                         uclamp,
                         balance,
+                        bandwidth_timer: match start {
+                            0 => PeriodTimerStart::Aligned,
+                            1 => PeriodTimerStart::Period10,
+                            _ => PeriodTimerStart::Random { seed },
+                        },
                     },
                     icount,
                     loaded_dtb,

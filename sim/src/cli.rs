@@ -23,6 +23,10 @@ usage: fairway-sim SCENARIO.json [options]
   --skew_tick 0|1            CPU c ticks c x (1/HZ / 2) / N later (default 0)
   --uclamp 0|1               uclamp's run-queue accounting (default 1)
   --balance 0|1              wake-up CPU selection and load balancing (default 1)
+  --bw_timer aligned|period10|random
+                             where each cpu.max group's period timer starts (default
+                             random: Linux 6.4+; aligned: before 6.4; period10: RFC)
+  --bw_seed N                the seed of bw_timer=random (default 0)
   --tick-phase T             ticks fall at T + k/HZ (default 0: at k/HZ)
   --sample-interval T        CSV sampling period (default 1ms)
   --csv FILE                 write the signals CSV
@@ -36,7 +40,8 @@ usage: fairway-sim SCENARIO.json [options]
   --verbose                  notes on what the scenario sets that has no effect here
                              (rt-app's host options, a byte-order mark), on stderr
 times without a unit are seconds; units: ns, us, ms, s
---sched, --hz, --slice_us, --hrtick, --skew_tick, --uclamp and --balance are the kernel's
+--sched, --hz, --slice_us, --hrtick, --skew_tick, --uclamp, --balance, --bw_timer and
+--bw_seed are the kernel's
 boot options of the same names, read by the same parser with the same ranges and defaults";
 
 /// Parsed command-line options.
@@ -319,6 +324,7 @@ pub fn run(options: &Options) -> Result<(), SimError> {
         skew_tick: options.sched.skew_tick,
         balance: options.sched.balance,
         uclamp: options.sched.uclamp,
+        bandwidth_timer: options.sched.bandwidth_timer,
     };
     let simulation = Simulation::new(&scenario, config)?;
     let results = match &options.csv {
@@ -484,7 +490,8 @@ mod tests {
         .unwrap();
         assert_eq!(
             options.sched.to_string(),
-            "sched=cfs hz=1000 hrtick=1 skew_tick=0 slice_us=2000 uclamp=1 balance=0"
+            "sched=cfs hz=1000 hrtick=1 skew_tick=0 slice_us=2000 uclamp=1 balance=0 \
+             bw_timer=random bw_seed=0"
         );
         for (flag, value, message) in [
             ("--hz", "abc", "--hz abc: not a number"),

@@ -101,6 +101,23 @@ pub struct CpuResult {
     pub context_switches: u64,
 }
 
+/// A limited task group's `cpu.max` and `cpu.stat` (§4.3).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct GroupResult {
+    /// The group's path.
+    pub path: String,
+    /// Its quota per period at the end (`None`: no limit), in ns.
+    pub quota_ns: Option<u64>,
+    /// Its period at the end (it doubles when too short), in ns.
+    pub period_ns: u64,
+    /// Its burst, in ns.
+    pub burst_ns: u64,
+    /// `nr_periods`, `nr_throttled`, `throttled_usec`, `nr_bursts`, `burst_usec`.
+    pub stats: fairway_sched::bandwidth::pool::BandwidthStats,
+    /// `cpu.stat.local`'s `throttled_usec` per CPU, in ns.
+    pub local_throttled_ns: Vec<u64>,
+}
+
 /// Everything a run produced.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Results {
@@ -114,6 +131,8 @@ pub struct Results {
     pub cpus: Vec<CpuResult>,
     /// Per task, in scenario order.
     pub tasks: Vec<TaskResult>,
+    /// Per limited task group, by path.
+    pub groups: Vec<GroupResult>,
     /// Every context switch, in order.
     pub switches: Vec<Switch>,
 }
@@ -167,6 +186,25 @@ impl Results {
                 })
             })
             .collect();
+        let groups: Vec<Value> = self
+            .groups
+            .iter()
+            .map(|g| {
+                let local: Vec<u64> = g.local_throttled_ns.iter().map(|ns| ns / 1000).collect();
+                json!({
+                    "path": g.path,
+                    "quota_us": g.quota_ns.map(|q| q / 1000),
+                    "period_us": g.period_ns / 1000,
+                    "burst_us": g.burst_ns / 1000,
+                    "nr_periods": g.stats.nr_periods,
+                    "nr_throttled": g.stats.nr_throttled,
+                    "throttled_usec": g.stats.throttled_time / 1000,
+                    "nr_bursts": g.stats.nr_bursts,
+                    "burst_usec": g.stats.burst_time / 1000,
+                    "local_throttled_usec": local,
+                })
+            })
+            .collect();
         let switches: Vec<Value> = self
             .switches
             .iter()
@@ -186,6 +224,7 @@ impl Results {
             "end_ns": self.end_ns,
             "tasks": tasks,
             "cpus": cpus,
+            "groups": groups,
             "switch_count": self.switches.len(),
             "switches": switches,
         })
@@ -253,6 +292,36 @@ impl Results {
                 "{:<6} {:>8} {:>14} {:>14} {:>8}",
                 c.cpu, c.capacity_orig, c.busy_ns, c.idle_ns, c.context_switches
             )?;
+        }
+        if !self.groups.is_empty() {
+            writeln!(
+                out,
+                "{:<20} {:>14} {:>10} {:>12} {:>16} {:>9} {:>12}",
+                "group",
+                "cpu.max",
+                "nr_periods",
+                "nr_throttled",
+                "throttled_usec",
+                "nr_bursts",
+                "burst_usec"
+            )?;
+            for g in &self.groups {
+                let max = match g.quota_ns {
+                    Some(quota) => format!("{} {}", quota / 1000, g.period_ns / 1000),
+                    None => format!("max {}", g.period_ns / 1000),
+                };
+                writeln!(
+                    out,
+                    "{:<20} {:>14} {:>10} {:>12} {:>16} {:>9} {:>12}",
+                    g.path,
+                    max,
+                    g.stats.nr_periods,
+                    g.stats.nr_throttled,
+                    g.stats.throttled_time / 1000,
+                    g.stats.nr_bursts,
+                    g.stats.burst_time / 1000
+                )?;
+            }
         }
         Ok(())
     }

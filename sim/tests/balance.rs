@@ -30,6 +30,7 @@ fn run(
         skew_tick: true,
         balance: true,
         uclamp: true,
+        bandwidth_timer: fairway_sched::bandwidth::PeriodTimerStart::Aligned,
     };
     let results = Simulation::new(&scenario, config.clone())
         .unwrap()

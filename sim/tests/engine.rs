@@ -31,6 +31,7 @@ fn config(capacities: &[(u32, u32)], duration_ns: Option<u64>) -> Config {
         skew_tick: false,
         balance: false,
         uclamp: true,
+        bandwidth_timer: fairway_sched::bandwidth::PeriodTimerStart::Aligned,
     }
 }
 
@@ -389,6 +390,7 @@ fn duration_zero_runs_until_every_task_has_finished() {
         skew_tick: false,
         balance: false,
         uclamp: true,
+        bandwidth_timer: fairway_sched::bandwidth::PeriodTimerStart::Aligned,
     };
     let results = fairway_sim::Simulation::new(&scenario, config)
         .unwrap()

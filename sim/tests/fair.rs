@@ -29,6 +29,7 @@ fn config(policy: &str, cpus: usize, duration_ns: u64) -> Config {
         skew_tick: false,
         balance: false,
         uclamp: true,
+        bandwidth_timer: fairway_sched::bandwidth::PeriodTimerStart::Aligned,
     }
 }
 

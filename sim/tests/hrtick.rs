@@ -28,6 +28,7 @@ fn switch_times(text: &str, hrtick: bool, tick_phase_ns: u64, duration_ns: u64) 
         skew_tick: false,
         balance: false,
         uclamp: true,
+        bandwidth_timer: fairway_sched::bandwidth::PeriodTimerStart::Aligned,
     };
     let results = Simulation::new(&scenario, config)
         .unwrap()

@@ -34,6 +34,7 @@ fn a_grouped_run_on_the_slice_end_timer_reaches_its_end() {
             skew_tick: false,
             balance: false,
             uclamp: true,
+            bandwidth_timer: fairway_sched::bandwidth::PeriodTimerStart::Aligned,
         };
         let results = Simulation::new(&scenario, config)
             .unwrap()

@@ -22,6 +22,7 @@ fn config(cpus: usize, duration_ns: Option<u64>) -> Config {
         skew_tick: false,
         balance: false,
         uclamp: true,
+        bandwidth_timer: fairway_sched::bandwidth::PeriodTimerStart::Aligned,
     }
 }
 

@@ -180,7 +180,9 @@ fn candidates(rq: &CpuRunQueue, source: usize, buffer: &mut [TaskCandidate]) -> 
             || slot.state() != TaskState::Running
             || !slot.on_rq.load(Ordering::Relaxed)
             || rq.queue().task_class(id) != Some(ClassKind::Fair)
+            || rq.queue().task_throttled(id)
         {
+            // A task of a throttled group stays (`throttled_lb_pair`, §4.2).
             continue;
         }
         // Tasks are weighed by their load as the root run queue sees it

@@ -236,6 +236,7 @@ pub fn simulate_like_kernel(
         skew_tick: false,
         balance: false,
         uclamp: true,
+        bandwidth_timer: fairway_sched::bandwidth::PeriodTimerStart::Aligned,
     };
     let results = Simulation::new(&parsed, config)
         .and_then(|s| s.run(None))

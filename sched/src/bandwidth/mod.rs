@@ -19,6 +19,7 @@
 //! timers are the kernel's hrtimers and the simulator's events.
 
 pub mod pool;
+pub mod pools;
 pub mod runtime;
 #[cfg(test)]
 mod tests;

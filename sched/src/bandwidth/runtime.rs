@@ -81,26 +81,27 @@ impl CfsRqRuntime {
     /// `check_cfs_rq_runtime` / `throttle_cfs_rq`: out of runtime at a pick or
     /// a put; one last attempt for 1 ns, then throttling. Returns whether it
     /// is throttled now (the caller dequeues the group's entity and freezes
-    /// PELT through [`CfsRqRuntime::freeze`] down the subtree).
+    /// PELT through [`CfsRqRuntime::freeze`] down the subtree), and the period
+    /// timer request when the attempt found the pool's timer idle.
     pub fn throttle_if_needed(
         &mut self,
         pool: &mut CfsBandwidth,
         cpu: u16,
         now: Nanoseconds,
-    ) -> bool {
+    ) -> (bool, Option<Nanoseconds>) {
         if !self.enabled || self.throttled || self.runtime_remaining > 0 {
-            return false;
+            return (false, None);
         }
-        let (amount, _) = pool.assign(self.runtime_remaining, 1, now);
+        let (amount, timer) = pool.assign(self.runtime_remaining, 1, now);
         self.runtime_remaining += amount as i64;
         if self.runtime_remaining > 0 {
-            return false;
+            return (false, timer);
         }
         pool.throttle(cpu, self.runtime_remaining);
         self.throttled = true;
         self.throttled_clock = now;
         self.throttled_clock_self = now;
-        true
+        (true, timer)
     }
 
     /// `tg_throttle_down` for this run queue: a throttle at or above it

@@ -303,7 +303,7 @@ fn slack_returns_to_the_pool_and_pays_a_throttled_cpu() {
     let (amount, _) = pool.assign(0, SLICE, MS);
     hog.runtime_remaining = amount as i64 - SLICE as i64;
     assert_eq!(pool.runtime(), 0);
-    assert!(hog.throttle_if_needed(&mut pool, 1, 10 * MS));
+    assert!(hog.throttle_if_needed(&mut pool, 1, 10 * MS).0);
     // The sleeper used 1 ms and sleeps: 14 ms left, 13 ms go back.
     sleeper.runtime_remaining -= MS as i64;
     let timer = sleeper.return_slack(&mut pool, 20 * MS);

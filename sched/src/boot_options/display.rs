@@ -4,6 +4,8 @@
 
 use core::fmt;
 
+use crate::bandwidth::PeriodTimerStart;
+
 use super::{BootOptions, SchedConfig, Workload};
 
 impl fmt::Display for BootOptions {
@@ -60,6 +62,11 @@ impl fmt::Display for SchedConfig {
             self.slice_us,
             flag(self.uclamp),
             flag(self.balance)
-        )
+        )?;
+        match self.bandwidth_timer {
+            PeriodTimerStart::Aligned => write!(f, " bw_timer=aligned"),
+            PeriodTimerStart::Period10 => write!(f, " bw_timer=period10"),
+            PeriodTimerStart::Random { seed } => write!(f, " bw_timer=random bw_seed={seed}"),
+        }
     }
 }

@@ -179,16 +179,16 @@ fn options_are_written_back_as_a_full_line() {
     let defaults = BootOptions::parse("").unwrap();
     assert_eq!(
         defaults.to_string(),
-        "sched=eevdf hz=250 hrtick=1 skew_tick=0 slice_us=4000 uclamp=1 balance=1 icount=0 \
-         workload=demo"
+        "sched=eevdf hz=250 hrtick=1 skew_tick=0 slice_us=4000 uclamp=1 balance=1 \
+         bw_timer=random bw_seed=0 icount=0 workload=demo"
     );
     let line = "workload=rtapp scenario=0x40100000 scenario_size=512 dtb=0x40180000 dtb_size=9 \
                 slice_us=2000 trace_switches=20";
     let options = BootOptions::parse(line).unwrap();
     assert_eq!(
         options.to_string(),
-        "sched=eevdf hz=250 hrtick=1 skew_tick=0 slice_us=2000 uclamp=1 balance=1 icount=0 \
-         dtb=0x40180000 dtb_size=9 workload=rtapp scenario=0x40100000 scenario_size=512 \
+        "sched=eevdf hz=250 hrtick=1 skew_tick=0 slice_us=2000 uclamp=1 balance=1 \
+         bw_timer=random bw_seed=0 icount=0 dtb=0x40180000 dtb_size=9 workload=rtapp scenario=0x40100000 scenario_size=512 \
          trace_switches=20 record_core=0 util_sample_us=0 util_warmup_ms=1000"
     );
     assert_eq!(BootOptions::parse(&options.to_string()), Ok(options));
@@ -217,4 +217,22 @@ fn the_simulators_flags_are_the_same_settings_read_the_same_way() {
         let error = SchedConfig::parse(line).unwrap_err();
         assert_eq!(error.to_string(), alloc::format!("bootargs: {message}"));
     }
+}
+
+/// `bw_timer=` names one of the three starts of §4.6; `bw_seed=` seeds the
+/// random one; anything else is refused with the word.
+#[test]
+fn bandwidth_timer_start_is_chosen_strictly() {
+    use crate::bandwidth::PeriodTimerStart;
+    let start = |line| SchedConfig::parse(line).map(|c| c.bandwidth_timer);
+    assert_eq!(start(""), Ok(PeriodTimerStart::Random { seed: 0 }));
+    assert_eq!(start("bw_timer=aligned"), Ok(PeriodTimerStart::Aligned));
+    assert_eq!(start("bw_timer=period10"), Ok(PeriodTimerStart::Period10));
+    assert_eq!(
+        start("bw_timer=random bw_seed=7"),
+        Ok(PeriodTimerStart::Random { seed: 7 })
+    );
+    let error = SchedConfig::parse("bw_timer=staggered").unwrap_err();
+    assert_eq!(error.word, "bw_timer=staggered");
+    assert!(SchedConfig::parse("bw_seed=-1").is_err());
 }

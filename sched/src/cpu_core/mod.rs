@@ -36,6 +36,7 @@ pub use cfs_tasks::CfsTasks;
 use record::{Input, Output, Record};
 
 use crate::balance::{CpuSnapshot, WakeRequest};
+use crate::bandwidth::pools::{BandwidthPools, BandwidthTimer};
 use crate::class::{DequeueFlags, EnqueueFlags, SchedClass};
 use crate::fair::GroupError;
 use crate::run_queue::{FairClass, RunQueue, RunQueueOf, TaskMigration, dispatch};
@@ -402,6 +403,58 @@ impl CpuCore {
     ) -> Result<Decision, ParamError> {
         let state = &mut self.state;
         dispatch!(&mut self.run_queue, rq => state.rt_mutex_setprio(rq, task, priority, now))
+    }
+
+    /// Connects this CPU's run queue to the groups' bandwidth pools, shared
+    /// by every CPU (§4.2). Before it, no group is limited and bandwidth
+    /// control costs one test per `update_curr`.
+    pub fn attach_bandwidth(&mut self, pools: alloc::sync::Arc<BandwidthPools>) {
+        let cpu = self.state.cpu;
+        dispatch!(&mut self.run_queue, rq => rq.attach_bandwidth(pools, cpu))
+    }
+
+    /// A group's limit was set (`limited`) or lifted, after its pool was
+    /// (`tg_set_cfs_bandwidth`, §4.1): a throttled run queue comes back, and
+    /// the decision says whether the running task must yield to it.
+    pub fn set_group_bandwidth(
+        &mut self,
+        group: GroupId,
+        limited: bool,
+        now: Nanoseconds,
+    ) -> Result<Decision, GroupError> {
+        let state = &mut self.state;
+        dispatch!(&mut self.run_queue, rq => {
+            rq.set_group_bandwidth(group, limited, now)?;
+            Ok(state.after_unthrottle(rq))
+        })
+    }
+
+    /// Runtime granted to `group`'s run queue on this CPU by the pool's
+    /// period or slack timer (`distribute_cfs_runtime`, §4.2), carried here
+    /// by the mechanism (a remote CPU's grant arrives by IPI): with runtime
+    /// again it is unthrottled, and an idle CPU reschedules.
+    pub fn distribute_runtime(
+        &mut self,
+        group: GroupId,
+        amount: Nanoseconds,
+        unthrottle: bool,
+        now: Nanoseconds,
+    ) -> Decision {
+        let state = &mut self.state;
+        dispatch!(&mut self.run_queue, rq => {
+            if rq.distribute_runtime(group, amount, unthrottle, now) {
+                state.after_unthrottle(rq)
+            } else {
+                Decision::default()
+            }
+        })
+    }
+
+    /// The next bandwidth timer this CPU's run queues asked to arm (on this
+    /// CPU: Linux pins the period and slack timers to the CPU that starts
+    /// them). The mechanism drains them after each call.
+    pub fn take_bandwidth_timer(&mut self) -> Option<BandwidthTimer> {
+        dispatch!(&mut self.run_queue, rq => rq.take_bandwidth_timer())
     }
 
     /// Load balancing looked at `task` and left it where it is: it goes to the
@@ -866,6 +919,15 @@ impl CoreState {
         rq.task_dead(task);
         self.cfs_tasks.remove(task);
         self.record(now, Input::TaskDead { task }, Output::default());
+    }
+
+    /// `unthrottle_cfs_rq`'s last step: an idle CPU that has fair tasks
+    /// again reschedules (the running task is not preempted).
+    fn after_unthrottle<F: FairClass>(&self, rq: &RunQueueOf<F>) -> Decision {
+        Decision {
+            resched: self.current.is_none() && rq.nr_running() > 0,
+            hrtick: TimerRequest::Keep,
+        }
     }
 
     /// See [`CpuCore::update_blocked_averages`].

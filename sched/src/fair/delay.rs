@@ -51,6 +51,10 @@ impl<P: Pick> FairRunQueue<P> {
             } else {
                 queue.h_nr_running -= 1;
             }
+            if queue.runtime.throttled {
+                // The levels above do not count a throttled queue's tasks.
+                return;
+            }
             level = self.parent_entity(se);
         }
     }
@@ -128,6 +132,12 @@ impl<P: Pick> FairRunQueue<P> {
                 break;
             }
             self.queues[q.index()].h_nr_running -= runnable;
+            if self.bandwidth.is_some() {
+                self.return_cfs_rq_runtime(q, now);
+                if self.queue_throttled(q) {
+                    return;
+                }
+            }
             level = self.parent_entity(se);
             if self.queues[q.index()].load != 0 {
                 break;
@@ -140,6 +150,9 @@ impl<P: Pick> FairRunQueue<P> {
             self.update_entity_load(q, se, UpdateFlags::UPDATE_TG, now);
             self.update_group_entity_weight(se, now);
             self.queues[q.index()].h_nr_running -= runnable;
+            if self.queue_throttled(q) {
+                return;
+            }
             level = self.parent_entity(se);
         }
     }

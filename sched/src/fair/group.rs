@@ -29,6 +29,7 @@
 
 use core::fmt;
 
+use crate::bandwidth::runtime::CfsRqRuntime;
 use crate::fair::timeline::{NIL, Timeline};
 use crate::pelt::update::RunQueueLoad;
 use crate::pelt::{add_positive, propagate};
@@ -207,6 +208,9 @@ pub struct GroupQueue {
     pub tg_load_avg: u64,
     /// When `tg_load_avg_contrib` last changed (rate limit, §2.7).
     pub last_update_tg_load_avg: Nanoseconds,
+    /// Bandwidth control on this CPU (§4.2): local runtime, throttling, and
+    /// the frozen PELT clock of a throttled subtree.
+    pub runtime: CfsRqRuntime,
 }
 
 impl Default for GroupQueue {
@@ -225,6 +229,7 @@ impl Default for GroupQueue {
             tg_load_avg_contrib: 0,
             tg_load_avg: 0,
             last_update_tg_load_avg: 0,
+            runtime: CfsRqRuntime::default(),
         }
     }
 }

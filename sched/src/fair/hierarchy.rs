@@ -162,7 +162,12 @@ impl<P: Pick> SchedClass for FairRunQueue<P> {
             }
             let q = self.entities[se as usize].queue;
             self.enqueue_entity(q, se, flags, now);
+            let throttled = self.bandwidth.is_some() && self.check_enqueue_throttle(q, now);
             self.queues[q.index()].h_nr_running += 1;
+            if throttled {
+                // Its tasks count from the throttled level down only (§4.2).
+                return;
+            }
             flags = EnqueueFlags {
                 wakeup: true,
                 ..EnqueueFlags::default()
@@ -174,6 +179,9 @@ impl<P: Pick> SchedClass for FairRunQueue<P> {
             self.update_entity_load(q, se, UpdateFlags::UPDATE_TG, now);
             self.update_group_entity_weight(se, now);
             self.queues[q.index()].h_nr_running += 1;
+            if self.queue_throttled(q) {
+                return;
+            }
             level = self.parent_entity(se);
         }
     }
@@ -231,6 +239,11 @@ impl<P: Pick> SchedClass for FairRunQueue<P> {
             let q = self.entities[se as usize].queue;
             if self.queues[q.index()].curr == se {
                 self.put_prev_entity(q, se, now);
+                if self.bandwidth.is_some() && q != GroupId::ROOT {
+                    // put_prev_entity throttles a run queue out of runtime
+                    // (§4.2); its group entity leaves the level above.
+                    self.check_cfs_rq_runtime(q, now);
+                }
             }
             level = self.parent_entity(se);
         }
@@ -281,7 +294,10 @@ impl<P: Pick> SchedClass for FairRunQueue<P> {
     }
 
     fn wakeup_preempt(&mut self, current: TaskId, woken: TaskId, now: Nanoseconds) -> Resched {
-        if current == woken || !self.entities[woken.index()].on_rq {
+        if current == woken
+            || !self.entities[woken.index()].on_rq
+            || (self.bandwidth.is_some() && self.task_throttled(woken))
+        {
             return Resched::Keep;
         }
         self.advance_clock(now);

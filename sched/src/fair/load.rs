@@ -76,7 +76,7 @@ impl<P: Pick> FairRunQueue<P> {
         flags: UpdateFlags,
         now: Nanoseconds,
     ) {
-        let pelt_now = self.clock.now();
+        let pelt_now = self.queue_clock_pelt(q);
         let queue = &self.queues[q.index()];
         let run_queue_state = RunQueueState {
             load_weight: scale_load_down(queue.load),
@@ -165,7 +165,7 @@ impl<P: Pick> FairRunQueue<P> {
         let weight = entity.weight();
         let queue_avg = self.queues[entity.queue.index()].pelt.avg;
         let capacity = u64::from(self.capacity.capacity_orig);
-        let pelt_now = self.clock.now();
+        let pelt_now = self.queue_clock_pelt(entity.queue);
         post_init_entity_util_avg(
             &mut self.entities[e as usize].avg,
             &queue_avg,
@@ -251,13 +251,15 @@ impl<P: Pick> FairRunQueue<P> {
                 if !info.exists || info.depth != depth {
                     continue;
                 }
+                // A throttled subtree's clock stands still (§4.2).
+                let queue_pelt_now = self.queue_clock_pelt(GroupId(g as u16));
                 let queue = &mut self.queues[g];
                 let state = RunQueueState {
                     load_weight: scale_load_down(queue.load),
                     nr_runnable: u64::from(queue.h_nr_running),
                     current_running: queue.curr != NIL,
                 };
-                if update_cfs_rq_load_avg(&mut queue.pelt, pelt_now, state) {
+                if update_cfs_rq_load_avg(&mut queue.pelt, queue_pelt_now, state) {
                     queue.update_tg_load_avg(now);
                 }
                 let group = GroupId(g as u16);

@@ -18,6 +18,8 @@
 //! - `groups_api`: creating groups, setting shares, moving tasks, migration.
 //! - `delay`: EEVDF delayed dequeue and the hierarchical dequeue.
 //! - `hrtick`: when the running task's slice ends (`slice_remaining`).
+//! - `throttle`: CFS bandwidth control in the run queues (§4.2): runtime
+//!   charged at `update_curr`, throttling and unthrottling up the hierarchy.
 //!
 //! Entity numbering: task `t` is entity `t`; the group entity of group `g`
 //! (`g ≥ 1`) is entity `max_tasks + g - 1`. All storage is allocated in
@@ -56,6 +58,7 @@ mod hierarchy;
 mod hrtick;
 mod load;
 mod queue;
+mod throttle;
 
 #[cfg(test)]
 mod delay_tests;
@@ -164,6 +167,12 @@ pub struct FairRunQueue<P: Pick = PickPolicy> {
     pub(super) last_now: Nanoseconds,
     /// Brackets around the PELT updates (issue 4's instrumentation).
     pub probe: crate::stats::probe::CostProbe,
+    /// The groups' bandwidth pools and this CPU's number, once a group has
+    /// a quota (`None`: bandwidth control costs one test per `update_curr`,
+    /// Linux's `cfs_bandwidth_used()` static key).
+    pub(super) bandwidth: Option<throttle::BandwidthLink>,
+    /// Timers this CPU's run queues asked to arm, for the mechanism.
+    pub(super) bandwidth_timers: Vec<crate::bandwidth::pools::BandwidthTimer>,
 }
 
 impl<P: Pick> FairRunQueue<P> {
@@ -187,6 +196,8 @@ impl<P: Pick> FairRunQueue<P> {
             util_changed: false,
             last_now: 0,
             probe: crate::stats::probe::CostProbe::default(),
+            bandwidth: None,
+            bandwidth_timers: Vec::with_capacity(2 * max_groups),
         }
     }
 

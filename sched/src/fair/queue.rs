@@ -102,6 +102,9 @@ impl<P: Pick> FairRunQueue<P> {
         entity.vruntime = entity
             .vruntime
             .wrapping_add(calc_delta_fair(delta, entity.load));
+        if self.bandwidth.is_some() {
+            self.account_cfs_rq_runtime(q, delta, now);
+        }
         if let PickPolicy::Eevdf(tunables) = self.pick.policy() {
             let deadline_passed = self.update_deadline(curr, tunables);
             if self.queues[q.index()].nr_queued > 1
@@ -185,9 +188,34 @@ impl<P: Pick> FairRunQueue<P> {
         delayed: bool,
         now: Nanoseconds,
     ) -> bool {
+        self.dequeue_entity_inner(q, e, sleep, delayed, true, now)
+    }
+
+    /// `dequeue_entity` with `DEQUEUE_SPECIAL` (a throttle): the entity leaves
+    /// even when not eligible; `delayed`: it was delayed and completes.
+    pub(super) fn dequeue_entity_special(
+        &mut self,
+        q: GroupId,
+        e: u32,
+        delayed: bool,
+        now: Nanoseconds,
+    ) {
+        self.dequeue_entity_inner(q, e, true, delayed, false, now);
+    }
+
+    fn dequeue_entity_inner(
+        &mut self,
+        q: GroupId,
+        e: u32,
+        sleep: bool,
+        delayed: bool,
+        may_delay: bool,
+        now: Nanoseconds,
+    ) -> bool {
         self.update_curr(q, now);
         if let PickPolicy::Eevdf(tunables) = self.pick.policy()
             && tunables.delay_dequeue
+            && may_delay
             && sleep
             && !delayed
             && !self.entity_eligible(q, e)

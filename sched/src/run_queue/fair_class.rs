@@ -8,6 +8,9 @@
 //! operations: task groups, PELT upkeep and migration state. Round robin keeps
 //! none of it (it hands out group ids so that scenarios with groups still run).
 
+use alloc::sync::Arc;
+
+use crate::bandwidth::pools::{BandwidthPools, BandwidthTimer};
 use crate::class::SchedClass;
 use crate::fair::entity::Entity;
 use crate::fair::group::{GroupQueue, validate_shares};
@@ -102,6 +105,36 @@ pub trait FairClass: SchedClass + core::fmt::Debug {
     ) -> Result<(), ParamError>;
     /// The capacity and frequency the PELT clock runs at.
     fn set_cpu_capacity(&mut self, capacity: CpuCapacity);
+    /// Connects the run queue to the groups' bandwidth pools (§4.2; the fair
+    /// class only: round robin has no bandwidth control).
+    fn attach_bandwidth(&mut self, _pools: Arc<BandwidthPools>, _cpu: u16) {}
+    /// A group's limit was set or lifted (`tg_set_cfs_bandwidth`).
+    fn set_group_bandwidth(
+        &mut self,
+        _group: GroupId,
+        _limited: bool,
+        _now: Nanoseconds,
+    ) -> Result<(), GroupError> {
+        Ok(())
+    }
+    /// Runtime granted by a pool's timer; whether the run queue came back.
+    fn distribute_runtime(
+        &mut self,
+        _group: GroupId,
+        _amount: Nanoseconds,
+        _unthrottle: bool,
+        _now: Nanoseconds,
+    ) -> bool {
+        false
+    }
+    /// The next bandwidth timer the run queues asked for.
+    fn take_bandwidth_timer(&mut self) -> Option<BandwidthTimer> {
+        None
+    }
+    /// Whether `task` sits in a throttled hierarchy here.
+    fn task_throttled(&self, _task: TaskId) -> bool {
+        false
+    }
 }
 
 impl<P: Pick> FairClass for FairRunQueue<P> {
@@ -165,6 +198,32 @@ impl<P: Pick> FairClass for FairRunQueue<P> {
     }
     fn set_cpu_capacity(&mut self, capacity: CpuCapacity) {
         FairRunQueue::set_cpu_capacity(self, capacity)
+    }
+    fn attach_bandwidth(&mut self, pools: Arc<BandwidthPools>, cpu: u16) {
+        FairRunQueue::attach_bandwidth(self, pools, cpu)
+    }
+    fn set_group_bandwidth(
+        &mut self,
+        group: GroupId,
+        limited: bool,
+        now: Nanoseconds,
+    ) -> Result<(), GroupError> {
+        FairRunQueue::set_group_bandwidth(self, group, limited, now)
+    }
+    fn distribute_runtime(
+        &mut self,
+        group: GroupId,
+        amount: Nanoseconds,
+        unthrottle: bool,
+        now: Nanoseconds,
+    ) -> bool {
+        FairRunQueue::distribute_runtime(self, group, amount, unthrottle, now)
+    }
+    fn take_bandwidth_timer(&mut self) -> Option<BandwidthTimer> {
+        FairRunQueue::take_bandwidth_timer(self)
+    }
+    fn task_throttled(&self, task: TaskId) -> bool {
+        FairRunQueue::task_throttled(self, task)
     }
 }
 

@@ -165,6 +165,11 @@ impl RunQueue {
         dispatch!(self, rq => rq.set_task_group(task, group, now))
     }
 
+    /// See [`RunQueueOf::task_throttled`].
+    pub fn task_throttled(&self, task: TaskId) -> bool {
+        dispatch!(self, rq => rq.task_throttled(task))
+    }
+
     /// See [`RunQueueOf::group_load_contribution`].
     pub fn group_load_contribution(&self, group: GroupId) -> u64 {
         dispatch!(self, rq => rq.group_load_contribution(group))

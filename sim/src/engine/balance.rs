@@ -103,8 +103,10 @@ impl Simulation<'_> {
             .map(TaskId::index)
             .filter(|&t| {
                 let task = &self.tasks[t];
+                // A task of a throttled group stays (`throttled_lb_pair`, §4.2).
                 task.cpu == Some(source)
                     && matches!(task.state, TaskState::Runnable | TaskState::Running)
+                    && !cpu.core.run_queue().task_throttled(TaskId(t as u16))
             });
         let mut count = 0;
         for (slot, t) in buffer.iter_mut().zip(queued) {

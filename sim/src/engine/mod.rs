@@ -54,6 +54,7 @@ use fairway_sched::task::{GroupId, TaskParams};
 use crate::SimError;
 
 mod balance;
+mod bandwidth;
 mod cpu;
 mod workload;
 use crate::results::{CpuResult, Results, Switch, TaskResult};
@@ -96,6 +97,9 @@ pub struct Config {
     pub balance: bool,
     /// uclamp's run-queue accounting (the kernel's `uclamp=`).
     pub uclamp: bool,
+    /// Where each limited group's period timer grid starts (the kernel's
+    /// `bw_timer=` and `bw_seed=`, §4.6).
+    pub bandwidth_timer: fairway_sched::bandwidth::PeriodTimerStart,
 }
 
 /// What a task is doing.
@@ -209,11 +213,28 @@ pub(crate) struct Cpu {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum Kind {
-    Completion { cpu: usize, generation: u64 },
-    Start { task: usize },
-    Wake { task: usize },
-    Tick { cpu: usize },
-    Hrtick { cpu: usize, generation: u64 },
+    Completion {
+        cpu: usize,
+        generation: u64,
+    },
+    Start {
+        task: usize,
+    },
+    Wake {
+        task: usize,
+    },
+    Tick {
+        cpu: usize,
+    },
+    Hrtick {
+        cpu: usize,
+        generation: u64,
+    },
+    Bandwidth {
+        cpu: usize,
+        group: u16,
+        timer: fairway_sched::bandwidth::pools::BandwidthTimerKind,
+    },
     LoadSync,
     Sample,
 }
@@ -222,9 +243,10 @@ impl Kind {
     /// The CPU the event belongs to, when it names one.
     fn cpu(self) -> Option<usize> {
         match self {
-            Kind::Completion { cpu, .. } | Kind::Hrtick { cpu, .. } | Kind::Tick { cpu } => {
-                Some(cpu)
-            }
+            Kind::Completion { cpu, .. }
+            | Kind::Hrtick { cpu, .. }
+            | Kind::Tick { cpu }
+            | Kind::Bandwidth { cpu, .. } => Some(cpu),
             Kind::Start { .. } | Kind::Wake { .. } | Kind::LoadSync | Kind::Sample => None,
         }
     }
@@ -237,6 +259,7 @@ impl Kind {
             Kind::Wake { .. } => "a wake-up",
             Kind::Tick { .. } => "the tick",
             Kind::Hrtick { .. } => "the slice-end timer (hrtick)",
+            Kind::Bandwidth { .. } => "a bandwidth period or slack timer",
             Kind::LoadSync => "the group load exchange",
             Kind::Sample => "a sample",
         }
@@ -246,7 +269,11 @@ impl Kind {
     fn is_timer(self) -> bool {
         matches!(
             self,
-            Kind::Start { .. } | Kind::Wake { .. } | Kind::Tick { .. } | Kind::Hrtick { .. }
+            Kind::Start { .. }
+                | Kind::Wake { .. }
+                | Kind::Tick { .. }
+                | Kind::Hrtick { .. }
+                | Kind::Bandwidth { .. }
         )
     }
 }
@@ -295,6 +322,8 @@ pub struct Simulation<'s> {
     resources: Resources,
     /// The load balancer's topology and per-CPU state, when `config.balance`.
     balancer: Option<balance::Balancer>,
+    /// The limited groups' pools, when a group has a quota (fair policies).
+    bandwidth: Option<bandwidth::BandwidthState>,
 }
 
 fn ns(us: i64) -> u64 {
@@ -402,7 +431,14 @@ impl<'s> Simulation<'s> {
                     },
                 })
             })
-            .collect::<Result<Vec<_>, SimError>>()?;
+            .collect::<Result<Vec<Cpu>, SimError>>()?;
+        let mut cpus = cpus;
+        let bandwidth = if matches!(config.policy, PolicyKind::RoundRobin { .. }) {
+            None
+        } else {
+            let mut cores: Vec<&mut CpuCore> = cpus.iter_mut().map(|c| &mut c.core).collect();
+            bandwidth::BandwidthState::new(scenario, &groups, &mut cores, config.bandwidth_timer)?
+        };
         for task in &mut tasks {
             if let Some((path, _)) = &task.result.taskgroup {
                 task.params.group = groups.get(path).copied().unwrap_or(GroupId::ROOT);
@@ -431,6 +467,7 @@ impl<'s> Simulation<'s> {
             steps: 0,
             events: 0,
             groups,
+            bandwidth,
         })
     }
 
@@ -524,6 +561,7 @@ impl<'s> Simulation<'s> {
                         self.hrtick(cpu);
                     }
                 }
+                Kind::Bandwidth { cpu, group, timer } => self.bandwidth_timer(cpu, group, timer),
                 Kind::LoadSync => {
                     self.sync_group_load();
                     self.push(self.now + LOAD_SYNC_NS, Kind::LoadSync);
@@ -550,6 +588,7 @@ impl<'s> Simulation<'s> {
             if !batched {
                 self.reschedule_all()?;
             }
+            self.arm_bandwidth_timers();
         }
         Ok(self.finish())
     }
@@ -595,6 +634,10 @@ impl<'s> Simulation<'s> {
             self.update_cpu(cpu);
         }
         let now = self.now;
+        let groups = self.bandwidth.as_ref().map_or_else(Vec::new, |state| {
+            let cores: Vec<&CpuCore> = self.cpus.iter().map(|c| &c.core).collect();
+            state.results(&cores)
+        });
         let tasks = self
             .tasks
             .into_iter()
@@ -613,6 +656,7 @@ impl<'s> Simulation<'s> {
             end_ns: now,
             cpus: self.cpus.into_iter().map(|c| c.result).collect(),
             tasks,
+            groups,
             switches: self.switches,
         }
     }
@@ -646,6 +690,7 @@ mod tests {
             skew_tick: false,
             balance: false,
             uclamp: true,
+            bandwidth_timer: fairway_sched::bandwidth::PeriodTimerStart::Aligned,
         };
         let mut simulation = Simulation::new(&scenario, config).unwrap();
         for _ in 0..=EVENT_LIMIT {

@@ -1,0 +1,367 @@
+//! CFS bandwidth control inside one CPU's fair run queue
+//! (docs/linux-sched-reference.md §4.2): `update_curr` charges each limited
+//! group's run queue, a run queue that finds its pool empty is throttled (its
+//! group entity leaves the hierarchy and its subtree's PELT clocks stop), and
+//! runtime granted by the pool's timers brings it back.
+//!
+//! ```text
+//!   update_curr(q) ─► account_cfs_rq_runtime: local runtime -= delta;
+//!                     at 0, a 5 ms slice from the pool; none: resched
+//!   put_prev / enqueue of an idle queue ─► check_cfs_rq_runtime: 1 ns
+//!                     from the pool, else throttle_cfs_rq:
+//!                     freeze PELT below q, dequeue q's entity upwards
+//!   grant (period or slack timer, on this CPU) ─► unthrottle_cfs_rq:
+//!                     thaw PELT below q, enqueue q's entity upwards
+//! ```
+//!
+//! A throttled run queue keeps its entities; the levels above it do not
+//! count its tasks (`h_nr_running`), so enqueue, dequeue and the delayed
+//! dequeue stop at a throttled level, as Linux's walks do.
+//!
+//! The pools belong to every CPU ([`BandwidthPools`]); this run queue takes a
+//! pool's lock only on the slow paths (a slice, the last attempt, a throttle,
+//! a slack return). Until a group has a quota, [`FairRunQueue::bandwidth`] is
+//! `None` and `update_curr` pays one test for all of this.
+
+use alloc::sync::Arc;
+
+use super::{FairRunQueue, Pick};
+use crate::bandwidth::MIN_CFS_RQ_RUNTIME;
+use crate::bandwidth::pools::{BandwidthPools, BandwidthTimer, BandwidthTimerKind};
+use crate::bandwidth::runtime::Charge;
+use crate::class::EnqueueFlags;
+use crate::fair::group::GroupError;
+use crate::fair::timeline::NIL;
+use crate::pelt::update::UpdateFlags;
+use crate::task::{GroupId, Nanoseconds, TaskId};
+
+/// The pools a run queue draws from, and the CPU it is.
+#[derive(Clone, Debug)]
+pub struct BandwidthLink {
+    pools: Arc<BandwidthPools>,
+    cpu: u16,
+}
+
+/// Queues a timer request (at most one per group and timer per operation:
+/// the pool hands out a request only while its timer is idle).
+fn request(
+    timers: &mut alloc::vec::Vec<BandwidthTimer>,
+    group: GroupId,
+    kind: BandwidthTimerKind,
+    expires: Option<Nanoseconds>,
+) {
+    if let Some(expires) = expires {
+        timers.push(BandwidthTimer {
+            group,
+            kind,
+            expires,
+        });
+    }
+}
+
+impl<P: Pick> FairRunQueue<P> {
+    /// Connects this run queue, CPU `cpu`, to the groups' pools: from now on
+    /// `update_curr` charges limited groups.
+    pub fn attach_bandwidth(&mut self, pools: Arc<BandwidthPools>, cpu: u16) {
+        self.bandwidth = Some(BandwidthLink { pools, cpu });
+    }
+
+    /// `tg_set_cfs_bandwidth` on this CPU (§4.1): the group's run queue is
+    /// limited or not, starts with no local runtime, and is unthrottled if it
+    /// was throttled. Call it after the pool was set.
+    pub fn set_group_bandwidth(
+        &mut self,
+        group: GroupId,
+        limited: bool,
+        now: Nanoseconds,
+    ) -> Result<(), GroupError> {
+        if group == GroupId::ROOT {
+            return Err(GroupError::RootGroup);
+        }
+        if !self.groups.get(group.index()).is_some_and(|g| g.exists) {
+            return Err(GroupError::NoSuchGroup { group: group.0 });
+        }
+        self.advance_clock(now);
+        let runtime = &mut self.queues[group.index()].runtime;
+        runtime.enabled = limited && self.bandwidth.is_some();
+        runtime.runtime_remaining = 0;
+        if runtime.throttled {
+            runtime.throttled = false;
+            runtime.throttled_time_self += now.saturating_sub(runtime.throttled_clock_self);
+            let throttled_ns = now.saturating_sub(runtime.throttled_clock);
+            if let Some(link) = &self.bandwidth {
+                link.pools
+                    .with(group, |pool| pool.unthrottled(link.cpu, throttled_ns));
+            }
+            self.unthrottle_hierarchy(group, now);
+        }
+        Ok(())
+    }
+
+    /// The PELT clock of run queue `q` (`cfs_rq_clock_pelt`): the CPU's,
+    /// less the time its subtree spent throttled, and stopped while it is.
+    pub(super) fn queue_clock_pelt(&self, q: GroupId) -> Nanoseconds {
+        let runtime = &self.queues[q.index()].runtime;
+        if runtime.throttle_count > 0 {
+            runtime
+                .throttled_clock_pelt
+                .saturating_sub(runtime.throttled_clock_pelt_time)
+        } else {
+            self.clock
+                .now()
+                .saturating_sub(runtime.throttled_clock_pelt_time)
+        }
+    }
+
+    /// Whether `q` is throttled (`cfs_rq_throttled`).
+    #[inline(always)]
+    pub(super) fn queue_throttled(&self, q: GroupId) -> bool {
+        self.queues[q.index()].runtime.throttled
+    }
+
+    /// Whether `task`'s run queue or one above it is throttled here
+    /// (`throttled_hierarchy`): it is queued but cannot run.
+    pub fn task_throttled(&self, task: TaskId) -> bool {
+        self.entities
+            .get(task.index())
+            .is_some_and(|entity| self.queues[entity.queue.index()].runtime.throttle_count > 0)
+    }
+
+    /// The next timer request of this CPU's run queues, if any.
+    pub fn take_bandwidth_timer(&mut self) -> Option<BandwidthTimer> {
+        self.bandwidth_timers.pop()
+    }
+
+    /// `account_cfs_rq_runtime` from `update_curr` (§4.2): `delta` ns ran on
+    /// `q`; at the end of the local runtime a slice comes from the pool, and
+    /// when none is left the running entity must give up the CPU.
+    #[inline]
+    pub(super) fn account_cfs_rq_runtime(&mut self, q: GroupId, delta: u64, now: Nanoseconds) {
+        let Some(link) = self.bandwidth.as_ref() else {
+            return;
+        };
+        let runtime = &mut self.queues[q.index()].runtime;
+        if !runtime.enabled {
+            return;
+        }
+        if runtime.throttled || runtime.runtime_remaining > delta as i64 {
+            runtime.runtime_remaining -= delta as i64;
+            return;
+        }
+        let charge = link.pools.with(q, |pool| runtime.charge(delta, pool, now));
+        let timer = match charge {
+            Some(Charge::Refilled { timer }) => timer,
+            Some(Charge::Exhausted { timer }) => {
+                if self.queues[q.index()].curr != NIL {
+                    self.need_resched = true;
+                }
+                timer
+            }
+            Some(Charge::Runs) | None => None,
+        };
+        request(
+            &mut self.bandwidth_timers,
+            q,
+            BandwidthTimerKind::Period,
+            timer,
+        );
+    }
+
+    /// `check_cfs_rq_runtime` (§4.2): `q` is out of runtime; one last attempt
+    /// for 1 ns, then it is throttled. Returns whether it is throttled now.
+    pub(super) fn check_cfs_rq_runtime(&mut self, q: GroupId, now: Nanoseconds) -> bool {
+        let Some(link) = self.bandwidth.as_ref() else {
+            return false;
+        };
+        let runtime = &mut self.queues[q.index()].runtime;
+        if !runtime.enabled || runtime.throttled || runtime.runtime_remaining > 0 {
+            return runtime.throttled;
+        }
+        let cpu = link.cpu;
+        let Some((throttled, timer)) = link
+            .pools
+            .with(q, |pool| runtime.throttle_if_needed(pool, cpu, now))
+        else {
+            return false;
+        };
+        request(
+            &mut self.bandwidth_timers,
+            q,
+            BandwidthTimerKind::Period,
+            timer,
+        );
+        if throttled {
+            self.throttle_hierarchy(q, now);
+        }
+        throttled
+    }
+
+    /// `check_enqueue_throttle`: the first entity was just queued on `q`,
+    /// which is not running: without runtime it is throttled at once, before
+    /// its group entity joins the level above. Returns whether it is.
+    pub(super) fn check_enqueue_throttle(&mut self, q: GroupId, now: Nanoseconds) -> bool {
+        let queue = &self.queues[q.index()];
+        if !queue.runtime.enabled || queue.curr != NIL || queue.nr_queued != 1 {
+            return queue.runtime.throttled;
+        }
+        if queue.runtime.throttled {
+            return true;
+        }
+        self.account_cfs_rq_runtime(q, 0, now);
+        self.check_cfs_rq_runtime(q, now)
+    }
+
+    /// `return_cfs_rq_runtime` (§4.2): `q` has nothing queued any more; what
+    /// it holds above 1 ms goes back to the pool.
+    pub(super) fn return_cfs_rq_runtime(&mut self, q: GroupId, now: Nanoseconds) {
+        let Some(link) = self.bandwidth.as_ref() else {
+            return;
+        };
+        let queue = &mut self.queues[q.index()];
+        let runtime = &mut queue.runtime;
+        if !runtime.enabled
+            || queue.nr_queued != 0
+            || runtime.runtime_remaining <= MIN_CFS_RQ_RUNTIME as i64
+        {
+            return;
+        }
+        let timer = link
+            .pools
+            .with(q, |pool| runtime.return_slack(pool, now))
+            .flatten();
+        request(
+            &mut self.bandwidth_timers,
+            q,
+            BandwidthTimerKind::Slack,
+            timer,
+        );
+    }
+
+    /// Runtime granted to `group`'s run queue here by the pool's period or
+    /// slack timer (`distribute_cfs_runtime`); `unthrottle`: it has runtime
+    /// again and comes back (`unthrottle_cfs_rq`). Returns whether it was
+    /// unthrottled.
+    pub fn distribute_runtime(
+        &mut self,
+        group: GroupId,
+        amount: Nanoseconds,
+        unthrottle: bool,
+        now: Nanoseconds,
+    ) -> bool {
+        let Some(link) = self.bandwidth.as_ref() else {
+            return false;
+        };
+        let Some(queue) = self.queues.get_mut(group.index()) else {
+            return false;
+        };
+        let runtime = &mut queue.runtime;
+        if !runtime.enabled || !runtime.throttled {
+            // The limit changed since the grant was made: set_group_bandwidth
+            // unthrottled it already.
+            return false;
+        }
+        let unthrottled = link
+            .pools
+            .with(group, |pool| runtime.grant(amount, unthrottle, pool, now))
+            .unwrap_or(false);
+        if unthrottled {
+            self.advance_clock(now);
+            self.unthrottle_hierarchy(group, now);
+        }
+        unthrottled
+    }
+
+    /// Whether group `g` is `q` or below it.
+    fn in_subtree(&self, mut g: GroupId, q: GroupId) -> bool {
+        loop {
+            if g == q {
+                return true;
+            }
+            if g == GroupId::ROOT {
+                return false;
+            }
+            g = self.groups[g.index()].parent;
+        }
+    }
+
+    /// `throttle_cfs_rq` after the decision: `tg_throttle_down` freezes the
+    /// PELT clocks of `q` and every group below it, then `q`'s group entity
+    /// leaves the level above, and every level above loses `q`'s tasks.
+    fn throttle_hierarchy(&mut self, q: GroupId, now: Nanoseconds) {
+        let pelt_now = self.clock.now();
+        for g in 1..self.groups.len() {
+            if self.groups[g].exists && self.in_subtree(GroupId(g as u16), q) {
+                self.queues[g].runtime.freeze(pelt_now);
+            }
+        }
+        let task_delta = self.queues[q.index()].h_nr_running;
+        let mut level = Some(self.group_entity(q));
+        while let Some(se) = level {
+            if !self.entities[se as usize].on_rq {
+                return;
+            }
+            let parent = self.entities[se as usize].queue;
+            let delayed = self.entities[se as usize].delayed;
+            self.dequeue_entity_special(parent, se, delayed, now);
+            self.queues[parent.index()].h_nr_running -= task_delta;
+            self.return_cfs_rq_runtime(parent, now);
+            level = self.parent_entity(se);
+            if self.queues[parent.index()].load != 0 {
+                break;
+            }
+        }
+        while let Some(se) = level {
+            if !self.entities[se as usize].on_rq {
+                return;
+            }
+            let parent = self.entities[se as usize].queue;
+            self.update_entity_load(parent, se, UpdateFlags::UPDATE_TG, now);
+            self.update_group_entity_weight(se, now);
+            self.queues[parent.index()].h_nr_running -= task_delta;
+            level = self.parent_entity(se);
+        }
+    }
+
+    /// `unthrottle_cfs_rq` after the decision: the subtree's PELT clocks run
+    /// again, without the frozen time, and `q`'s group entity comes back up
+    /// to the first level that is queued or throttled.
+    fn unthrottle_hierarchy(&mut self, q: GroupId, now: Nanoseconds) {
+        let pelt_now = self.clock.now();
+        for g in 1..self.groups.len() {
+            if self.groups[g].exists && self.in_subtree(GroupId(g as u16), q) {
+                self.queues[g].runtime.thaw(pelt_now);
+            }
+        }
+        if self.queues[q.index()].load == 0 {
+            return;
+        }
+        let task_delta = self.queues[q.index()].h_nr_running;
+        let mut level = Some(self.group_entity(q));
+        while let Some(se) = level {
+            if self.entities[se as usize].on_rq {
+                break;
+            }
+            let parent = self.entities[se as usize].queue;
+            let flags = EnqueueFlags {
+                wakeup: true,
+                ..EnqueueFlags::default()
+            };
+            self.enqueue_entity(parent, se, flags, now);
+            self.queues[parent.index()].h_nr_running += task_delta;
+            if self.queue_throttled(parent) {
+                return;
+            }
+            level = self.parent_entity(se);
+        }
+        while let Some(se) = level {
+            let parent = self.entities[se as usize].queue;
+            self.update_entity_load(parent, se, UpdateFlags::UPDATE_TG, now);
+            self.update_group_entity_weight(se, now);
+            self.queues[parent.index()].h_nr_running += task_delta;
+            if self.queue_throttled(parent) {
+                return;
+            }
+            level = self.parent_entity(se);
+        }
+    }
+}

@@ -1,0 +1,162 @@
+//! CFS bandwidth control in the engine (docs/linux-sched-reference.md §4.2):
+//! the groups' pools, shared by every CPU's core as in the kernel, and their
+//! period and slack timers as events on the CPU that armed them.
+//!
+//! ```text
+//!   a core asks for a timer (take_bandwidth_timer) ─► Bandwidth event
+//!   Bandwidth event ─► the pool decides (period_timer / slack_timer)
+//!                   ─► each grant to its CPU's core (distribute_runtime)
+//!                   ─► the period timer again, unless the pool went idle
+//! ```
+
+use std::sync::Arc;
+
+use fairway_contract::scenario::Scenario;
+use fairway_sched::bandwidth::PeriodTimerStart;
+use fairway_sched::bandwidth::pools::{BandwidthPools, BandwidthTimerKind};
+use fairway_sched::cpu_core::CpuCore;
+use fairway_sched::task::{GroupId, Nanoseconds};
+
+use super::{Kind, Simulation};
+use crate::SimError;
+use crate::results::GroupResult;
+
+/// The limited groups and their pools.
+#[derive(Debug)]
+pub(crate) struct BandwidthState {
+    pools: Arc<BandwidthPools>,
+    /// Limited groups: path and id.
+    limited: Vec<(String, GroupId)>,
+}
+
+impl BandwidthState {
+    /// The pools of every group of `scenario` with a quota, each core told
+    /// (`None`: no group has one, and bandwidth control stays out of the
+    /// run queues entirely).
+    pub(crate) fn new(
+        scenario: &Scenario,
+        groups: &std::collections::BTreeMap<String, GroupId>,
+        cores: &mut [&mut CpuCore],
+        start: PeriodTimerStart,
+    ) -> Result<Option<Self>, SimError> {
+        let limited: Vec<(String, GroupId)> = groups
+            .iter()
+            .filter(|(path, _)| scenario.group_bandwidth(path).quota.is_some())
+            .map(|(path, &id)| (path.clone(), id))
+            .collect();
+        if limited.is_empty() {
+            return Ok(None);
+        }
+        let pools = Arc::new(BandwidthPools::new(groups.len() + 1));
+        for (path, id) in &limited {
+            let settings = scenario.group_bandwidth(path);
+            let offset = start.offset(id.0, settings.period);
+            pools.set(*id, settings, offset, cores.len());
+        }
+        for core in cores.iter_mut() {
+            core.attach_bandwidth(pools.clone());
+            for (path, id) in &limited {
+                // At time 0 nothing runs or is throttled: nothing to carry out.
+                let _idle = core
+                    .set_group_bandwidth(*id, true, 0)
+                    .map_err(|e| SimError::Config(format!("task group {path}: {e}")))?;
+            }
+        }
+        Ok(Some(BandwidthState { pools, limited }))
+    }
+
+    /// Each limited group's `cpu.stat`, with `cpu.stat.local`'s throttled
+    /// time per CPU.
+    pub(crate) fn results(&self, cores: &[&CpuCore]) -> Vec<GroupResult> {
+        self.limited
+            .iter()
+            .map(|(path, id)| {
+                let settings = self.pools.settings(*id);
+                GroupResult {
+                    path: path.clone(),
+                    quota_ns: settings.and_then(|s| s.quota),
+                    period_ns: settings.map_or(0, |s| s.period),
+                    burst_ns: settings.map_or(0, |s| s.burst),
+                    stats: self.pools.stats(*id).unwrap_or_default(),
+                    local_throttled_ns: cores
+                        .iter()
+                        .map(|core| {
+                            core.run_queue()
+                                .fair()
+                                .and_then(|fair| fair.group_queue(*id))
+                                .map_or(0, |queue| queue.runtime.throttled_time_self)
+                        })
+                        .collect(),
+                }
+            })
+            .collect()
+    }
+}
+
+impl Simulation<'_> {
+    /// Turns the timers the cores asked for into events on their CPUs.
+    pub(super) fn arm_bandwidth_timers(&mut self) {
+        if self.bandwidth.is_none() {
+            return;
+        }
+        for cpu in 0..self.cpus.len() {
+            while let Some(timer) = self.cpus[cpu].core.take_bandwidth_timer() {
+                let kind = Kind::Bandwidth {
+                    cpu,
+                    group: timer.group.0,
+                    timer: timer.kind,
+                };
+                self.push(timer.expires.max(self.now), kind);
+            }
+        }
+    }
+
+    /// A group's period or slack timer fired on `cpu`: the pool decides, each
+    /// CPU's core takes its grant, and the period timer is armed again.
+    pub(super) fn bandwidth_timer(&mut self, cpu: usize, group: u16, timer: BandwidthTimerKind) {
+        let Some(state) = &self.bandwidth else {
+            return;
+        };
+        let pools = state.pools.clone();
+        let group = GroupId(group);
+        let now: Nanoseconds = self.now;
+        let (grants, rearm) = match timer {
+            BandwidthTimerKind::Period => {
+                match pools.with(group, |pool| pool.period_timer(|| now)) {
+                    Some(outcome) => (outcome.grants, outcome.rearm),
+                    None => return,
+                }
+            }
+            BandwidthTimerKind::Slack => (
+                pools
+                    .with(group, |pool| pool.slack_timer(now))
+                    .unwrap_or_default(),
+                None,
+            ),
+        };
+        if let Some(at) = rearm {
+            self.push(
+                at,
+                Kind::Bandwidth {
+                    cpu,
+                    group: group.0,
+                    timer,
+                },
+            );
+        }
+        for grant in grants {
+            let target = usize::from(grant.cpu);
+            if target >= self.cpus.len() {
+                continue;
+            }
+            self.update_cpu(target);
+            let decision = self.cpus[target].core.distribute_runtime(
+                group,
+                grant.amount,
+                grant.unthrottle,
+                now,
+            );
+            self.carry_out(target, decision);
+        }
+    }
+}
