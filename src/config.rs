@@ -16,6 +16,9 @@ pub const MAX_TASKS: usize = fairway_contract::scenario::MAX_TASKS + KERNEL_TASK
 /// Task slots in all: the tasks, then one idle task per CPU.
 pub const TASK_SLOTS: usize = MAX_TASKS + MAX_CPUS;
 
+/// Task groups per run queue, the root included.
+pub const MAX_GROUPS: usize = 64;
+
 /// Each task's kernel stack.
 pub const TASK_STACK_SIZE: usize = 16 * 1024;
 

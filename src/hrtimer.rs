@@ -19,7 +19,7 @@ use core::sync::atomic::{AtomicU16, Ordering};
 
 use crate::arch::cpu::this_cpu;
 use crate::arch::timer;
-use crate::config::{MAX_CPUS, TASK_SLOTS};
+use crate::config::{MAX_CPUS, MAX_GROUPS, TASK_SLOTS};
 use crate::sync::IrqSpinLock;
 
 /// What a timer calls when it expires, with the argument it was started with.
@@ -29,8 +29,9 @@ pub type Callback = fn(usize);
 #[derive(Clone, Copy, Debug, PartialEq, Eq, defmt::Format)]
 pub struct TimerId(pub u16);
 
-/// Timers in all: one per task slot, then two per CPU.
-pub const TIMER_SLOTS: usize = TASK_SLOTS + 2 * MAX_CPUS;
+/// Timers in all: one per task slot, then two per CPU, then the period and
+/// slack timers of each task group's bandwidth pool.
+pub const TIMER_SLOTS: usize = TASK_SLOTS + 2 * MAX_CPUS + 2 * MAX_GROUPS;
 
 /// The sleep timer of task slot `task`.
 pub const fn task_timer(task: usize) -> TimerId {
@@ -45,6 +46,11 @@ pub const fn tick_timer(cpu: usize) -> TimerId {
 /// CPU `cpu`'s spare scheduler timer (slice end, `hrtick`).
 pub const fn scheduler_timer(cpu: usize) -> TimerId {
     TimerId((TASK_SLOTS + MAX_CPUS + cpu) as u16)
+}
+
+/// Task group `group`'s bandwidth period timer (`slack`: its slack timer).
+pub const fn bandwidth_timer(group: usize, slack: bool) -> TimerId {
+    TimerId((TASK_SLOTS + 2 * MAX_CPUS + 2 * group + slack as usize) as u16)
 }
 
 const NOT_QUEUED: u32 = u32::MAX;

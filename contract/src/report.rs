@@ -220,6 +220,68 @@ impl Display for CpuLine {
     }
 }
 
+/// `report: group ...`: one limited task group's `cpu.max` and `cpu.stat`.
+///
+/// The figures are cgroup v2's, in µs: the kernel converts its ns counters
+/// (truncating division by 1000). `local_throttled_usec` holds one entry per
+/// CPU, in CPU order, as many as the `run` line's `cpus` (the host checks);
+/// an empty slice is written `-`.
+#[derive(Debug, Clone, Copy)]
+pub struct GroupLine<'a> {
+    /// The group's path (`/a`, `/a/b`), written as a name.
+    pub path: &'a str,
+    /// `cpu.max`'s quota per period, in µs; `None` (no limit) is written `max`.
+    pub quota_us: Option<u64>,
+    /// `cpu.max`'s period, in µs.
+    pub period_us: u64,
+    /// `cpu.max.burst`, in µs.
+    pub burst_us: u64,
+    /// `cpu.stat`'s `nr_periods`: periods in which the group was active.
+    pub nr_periods: u64,
+    /// `cpu.stat`'s `nr_throttled`: of those, periods in which some CPU's run
+    /// queue of the group was throttled.
+    pub nr_throttled: u64,
+    /// `cpu.stat`'s `throttled_usec`: time throttled, summed over the CPUs.
+    pub throttled_usec: u64,
+    /// `cpu.stat`'s `nr_bursts`: periods that used burst.
+    pub nr_bursts: u64,
+    /// `cpu.stat`'s `burst_usec`: burst used, summed over those periods.
+    pub burst_usec: u64,
+    /// `cpu.stat.local`'s `throttled_usec` of each CPU, in CPU order: the time
+    /// this group itself was throttled there.
+    pub local_throttled_usec: &'a [u64],
+}
+
+impl Display for GroupLine<'_> {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        write!(f, "report: group path={} quota_us=", Name(self.path))?;
+        match self.quota_us {
+            Some(quota) => write!(f, "{quota}")?,
+            None => f.write_str("max")?,
+        }
+        write!(
+            f,
+            " period_us={} burst_us={} nr_periods={} nr_throttled={} throttled_usec={} \
+             nr_bursts={} burst_usec={} local_throttled_usec=",
+            self.period_us,
+            self.burst_us,
+            self.nr_periods,
+            self.nr_throttled,
+            self.throttled_usec,
+            self.nr_bursts,
+            self.burst_usec
+        )?;
+        if self.local_throttled_usec.is_empty() {
+            return f.write_str("-");
+        }
+        for (index, usec) in self.local_throttled_usec.iter().enumerate() {
+            let separator = if index == 0 { "" } else { "," };
+            write!(f, "{separator}{usec}")?;
+        }
+        Ok(())
+    }
+}
+
 /// `report: metric ...`: a named figure (unit in the name).
 #[derive(Debug, Clone, Copy)]
 pub struct MetricLine<'a> {

@@ -7,6 +7,7 @@
 //! the slot is used and kept for its next tenants.
 
 pub mod balance;
+pub mod bandwidth;
 pub mod groups;
 pub mod pi;
 pub mod pipe;
@@ -222,6 +223,9 @@ pub enum SpawnError {
     },
     /// The scheduling parameters were refused.
     InvalidParameters(ParamError),
+    /// A task group could not be created or configured (the error was
+    /// logged with the group's path).
+    TaskGroup,
 }
 
 impl fmt::Display for SpawnError {
@@ -235,6 +239,7 @@ impl fmt::Display for SpawnError {
             }
             SpawnError::CpuOffline { cpu } => write!(f, "CPU {cpu} is not online"),
             SpawnError::InvalidParameters(error) => write!(f, "{error}"),
+            SpawnError::TaskGroup => write!(f, "a task group could not be set up"),
         }
     }
 }

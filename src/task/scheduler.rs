@@ -152,7 +152,7 @@ pub fn uclamp_enabled() -> bool {
 }
 
 /// The most task groups (root included) the run queues are built for.
-pub const MAX_GROUPS: usize = 64;
+pub use crate::config::MAX_GROUPS;
 
 /// The round-robin time slice.
 pub fn slice_ns() -> u64 {
@@ -211,6 +211,7 @@ fn carry_out_hrtick(request: TimerRequest, cpu: usize) {
 fn hrtick(cpu: usize) {
     let mut rq = run_queue(cpu).lock();
     let decision = rq.core.hrtick(now_ns());
+    super::bandwidth::arm_timers(&mut rq.core);
     if decision.resched {
         percpu::of(cpu).need_resched.store(true, Ordering::Relaxed);
     }
@@ -339,6 +340,7 @@ pub fn schedule() {
     }
     let switch = rq.core.schedule(now, leaving);
     rq.record_costs(cpu);
+    super::bandwidth::arm_timers(&mut rq.core);
     if instrument::ENABLED {
         // PELT work done by put_prev/set_next is not an enqueue or dequeue.
         let _ = rq.core.run_queue_mut().take_internal_costs();
@@ -456,6 +458,7 @@ pub(super) fn activate_new(id: TaskId, cpu: usize, params: &TaskParams) -> Resul
 /// when `cpu` is another CPU), or the running task's new slice end (through
 /// the call-function IPI when it is another CPU's timer).
 pub(super) fn carry_out_decision(rq: &mut CpuRunQueue, cpu: usize, decision: Decision) {
+    super::bandwidth::arm_timers(&mut rq.core);
     if decision.resched {
         percpu::of(cpu).need_resched.store(true, Ordering::Relaxed);
         if cpu != this_cpu() {
@@ -469,7 +472,6 @@ pub(super) fn carry_out_decision(rq: &mut CpuRunQueue, cpu: usize, decision: Dec
             send_ipi(cpu, Ipi::Reschedule);
         }
     }
-    let _ = rq;
 }
 
 /// Enqueues the woken `id` on this CPU's run queue (the local half of a wake-up).
@@ -590,7 +592,9 @@ pub fn preempt_on_irq_return() {
 pub fn yield_now() {
     let cpu = this_cpu();
     {
-        run_queue(cpu).lock().core.yield_task(now_ns());
+        let mut rq = run_queue(cpu).lock();
+        rq.core.yield_task(now_ns());
+        super::bandwidth::arm_timers(&mut rq.core);
     }
     schedule();
 }
@@ -649,10 +653,13 @@ fn scheduler_tick(cpu: usize) {
     if rq.core.sched_tick(now).resched {
         percpu::of(cpu).need_resched.store(true, Ordering::Relaxed);
     }
+    super::bandwidth::arm_timers(&mut rq.core);
     rq.core.update_blocked_averages(now);
     super::groups::exchange_group_load(cpu, &mut rq.core, now);
     super::balance::publish(cpu, &rq);
     drop(rq);
+    // Grants whose call-function IPI found the mailbox full.
+    super::bandwidth::apply_pending_grants(cpu);
     super::balance::periodic(cpu);
 }
 

@@ -161,6 +161,7 @@ fn run_inner(options: &HackbenchOptions) -> Result<ExitCode, ExitCode> {
             ),
         ],
         window: None,
+        groups: &[],
     });
     Ok(if received == expected && bad == 0 {
         ExitCode::Success

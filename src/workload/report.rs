@@ -6,8 +6,8 @@ use core::fmt::Write;
 use core::sync::atomic::Ordering;
 
 use fairway_contract::report::{
-    CostLine, CpuLine, CpuScope, EndLine, HistogramLine, HistogramOwner, MetricLine, RunLine,
-    TaskLine,
+    CostLine, CpuLine, CpuScope, EndLine, GroupLine, HistogramLine, HistogramOwner, MetricLine,
+    RunLine, TaskLine,
 };
 use fairway_sched::stats::{Log2Histogram, Summary, merged_summary};
 use fairway_sched::task::CpuId;
@@ -39,6 +39,8 @@ pub struct RunResults<'a> {
     pub tasks: &'a [(TaskId, u64)],
     /// Figures of merit.
     pub metrics: &'a [(&'a str, u64)],
+    /// The limited task groups' `cpu.max` and `cpu.stat` (§4.3), by path.
+    pub groups: &'a [(alloc::string::String, crate::task::bandwidth::GroupStats)],
     /// The counters at the run's start and end, when the workload took them: the
     /// figures then cover the run alone, not the boot before it or the printing
     /// after it. `None`: counted from boot to the printing.
@@ -206,6 +208,25 @@ pub fn print(results: &RunResults<'_>) {
                 histogram: &stats.histogram,
             });
         }
+    }
+    for (path, group) in results.groups {
+        let local: alloc::vec::Vec<u64> = group
+            .local_throttled_ns
+            .iter()
+            .map(|ns| ns / 1000)
+            .collect();
+        print_line(GroupLine {
+            path: path.as_str(),
+            quota_us: group.settings.quota.map(|quota| quota / 1000),
+            period_us: group.settings.period / 1000,
+            burst_us: group.settings.burst / 1000,
+            nr_periods: group.stats.nr_periods,
+            nr_throttled: group.stats.nr_throttled,
+            throttled_usec: group.stats.throttled_time / 1000,
+            nr_bursts: group.stats.nr_bursts,
+            burst_usec: group.stats.burst_time / 1000,
+            local_throttled_usec: &local,
+        });
     }
     for &(name, value) in results.metrics {
         print_line(MetricLine { name, value });

@@ -446,6 +446,7 @@ fn end_of_run(run: &Run) {
         .cloned()
         .unwrap_or_else(CpuCounters::now);
     let window = RunWindow::close(start, &tasks);
+    snapshot_group_stats();
     ENDED.call_once(|| (now, tasks, window));
 }
 
@@ -588,11 +589,52 @@ fn create_groups(scenario: &Scenario) -> Result<BTreeMap<String, GroupId>, Spawn
                     path.as_str(),
                     defmt::Debug2Format(&error)
                 );
-                return Err(SpawnError::TooManyTasks { limit: 0 });
+                return Err(SpawnError::TaskGroup);
             }
         }
     }
     Ok(groups)
+}
+
+/// Sets `cpu.max` and `cpu.max.burst` of the scenario's limited groups
+/// (§4.1), their period grids laid from the run's start `origin`.
+fn set_bandwidth(
+    scenario: &Scenario,
+    groups: &BTreeMap<String, GroupId>,
+    origin: u64,
+) -> Result<(), SpawnError> {
+    for (path, &group) in groups {
+        let settings = scenario.group_bandwidth(path);
+        if settings.quota.is_none() {
+            continue;
+        }
+        if let Err(error) = crate::task::bandwidth::set_group_bandwidth(group, settings, origin) {
+            defmt::error!(
+                "rtapp: task group {=str}: cpu.max: {}",
+                path.as_str(),
+                defmt::Debug2Format(&error)
+            );
+            return Err(SpawnError::TaskGroup);
+        }
+    }
+    Ok(())
+}
+
+/// The limited groups' `cpu.stat` when the run ended.
+static GROUP_STATS: Once<Vec<(String, crate::task::bandwidth::GroupStats)>> = Once::new();
+
+/// Takes the limited groups' statistics (at the end of the run).
+fn snapshot_group_stats() {
+    GROUP_STATS.call_once(|| {
+        GROUPS.get().map_or_else(Vec::new, |groups| {
+            groups
+                .iter()
+                .filter_map(|(path, &group)| {
+                    Some((path.clone(), crate::task::bandwidth::group_stats(group)?))
+                })
+                .collect()
+        })
+    });
 }
 
 /// The least-loaded allowed CPU, in CPU order.
@@ -781,6 +823,7 @@ pub fn run(scenario: Scenario, options: &RtAppOptions) -> Result<(), SpawnError>
         crate::task::trace::start(trace_limit);
     }
     let groups = create_groups(&run.scenario)?;
+    set_bandwidth(&run.scenario, &groups, run.start)?;
     GROUPS.call_once(|| groups);
     let sample_us = options.util_sample_us;
     if sample_us > 0 && run.scenario.global.duration_s > 0 {
@@ -898,5 +941,6 @@ fn report(run: &Run, elapsed: u64) {
         tasks: &tasks,
         window,
         metrics: &metrics,
+        groups: GROUP_STATS.get().map_or(&[], Vec::as_slice),
     });
 }

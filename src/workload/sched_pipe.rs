@@ -132,6 +132,7 @@ fn run_inner(options: &SchedPipeOptions) -> Result<(), ExitCode> {
         tasks: &[(a, 0), (b, 0)],
         metrics: &[("ops_per_second", ops_per_second), ("round_trips", loops)],
         window: None,
+        groups: &[],
     });
     Ok(())
 }

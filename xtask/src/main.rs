@@ -20,6 +20,7 @@
 //! that has no effect here).
 
 mod agree;
+mod bandwidth_cases;
 mod board;
 mod citations;
 mod experiment;

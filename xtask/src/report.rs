@@ -10,7 +10,7 @@
 //!
 //! ```text
 //! line   = [prefix " "] "report: " kind *(" " key "=" value)
-//! kind   = "run" | "cost" | "hist" | "task" | "cpu" | "metric" | "end"
+//! kind   = "run" | "cost" | "hist" | "task" | "cpu" | "group" | "metric" | "end"
 //! key    = 1*( "a".."z" | "0".."9" | "_" )
 //! value  = 1*( any printable ASCII character except space )
 //! u64    = 1*DIGIT                      (decimal, no sign, fits in 64 bits)
@@ -26,6 +26,7 @@
 //! | `hist`   | (`cpu` (cpu) or `task` (u64)), `op` (name), `buckets`              |
 //! | `task`   | `id`, `name`, `cpu`, `runtime_ns`, `wait_ns`, `wakeups`, `lat_p50_ns`, `lat_p99_ns`, `lat_max_ns`, `missed_periods`, `migrations`, `switches` |
 //! | `cpu`    | `id`, `busy_ns`, `idle_ns`, `switches`                             |
+//! | `group`  | `path` (name), `quota_us` (u64 or `max`), `period_us`, `burst_us`, `nr_periods`, `nr_throttled`, `throttled_usec`, `nr_bursts`, `burst_usec`, `local_throttled_usec` (comma list, one per CPU) |
 //! | `metric` | `name` (name), `value` (u64)                                       |
 //! | `end`    | none                                                               |
 //!
@@ -52,7 +53,7 @@ mod summary;
 #[cfg(test)]
 mod tests;
 
-pub use parse::parse_report;
+pub use parse::{Group, parse_report};
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -92,6 +93,8 @@ pub struct Run {
     pub tasks: Vec<TaskRecord>,
     /// `metric` records, in line order.
     pub metrics: Vec<Metric>,
+    /// `group` records, in line order.
+    pub groups: Vec<Group>,
 }
 
 /// Which CPU a cost belongs to.

@@ -597,6 +597,7 @@ fn cases() -> Vec<Case> {
             .contains("node interrupt-controller (compatible arm,gic-v3 or arm,cortex-a15-gic) is missing"),
     );
     cases.extend(crate::workload_cases::cases());
+    cases.extend(crate::bandwidth_cases::cases());
     cases
 }
 

@@ -128,3 +128,60 @@ fn empty_figures_and_bad_names_still_parse() {
         "report: metric name=energy__J_x value=1"
     );
 }
+
+#[test]
+fn group_line_matches_the_documented_example() {
+    // docs/report-format.md, "group" and "Example": 25 ms per 100 ms on two
+    // CPUs, a task that would use a whole CPU throttled for 75 ms in each of
+    // 10 periods, on CPU 0.
+    let group = GroupLine {
+        path: "/a",
+        quota_us: Some(25_000),
+        period_us: 100_000,
+        burst_us: 0,
+        nr_periods: 10,
+        nr_throttled: 10,
+        throttled_usec: 750_000,
+        nr_bursts: 0,
+        burst_usec: 0,
+        local_throttled_usec: &[750_000, 0],
+    };
+    assert_eq!(
+        group.to_string(),
+        "report: group path=/a quota_us=25000 period_us=100000 burst_us=0 nr_periods=10 \
+         nr_throttled=10 throttled_usec=750000 nr_bursts=0 burst_usec=0 \
+         local_throttled_usec=750000,0"
+    );
+    let unlimited = GroupLine {
+        path: "/a/b c",
+        quota_us: None,
+        local_throttled_usec: &[],
+        ..group
+    };
+    assert_eq!(
+        unlimited.to_string(),
+        "report: group path=/a/b_c quota_us=max period_us=100000 burst_us=0 nr_periods=10 \
+         nr_throttled=10 throttled_usec=750000 nr_bursts=0 burst_usec=0 \
+         local_throttled_usec=-"
+    );
+}
+
+#[test]
+fn group_line_worst_case_length() {
+    // docs/report-format.md, "Writing the lines": 464 bytes plus the path
+    // with 8 CPUs, 21 more per further CPU.
+    let max = [u64::MAX; 8];
+    let group = GroupLine {
+        path: "/g",
+        quota_us: Some(u64::MAX),
+        period_us: u64::MAX,
+        burst_us: u64::MAX,
+        nr_periods: u64::MAX,
+        nr_throttled: u64::MAX,
+        throttled_usec: u64::MAX,
+        nr_bursts: u64::MAX,
+        burst_usec: u64::MAX,
+        local_throttled_usec: &max,
+    };
+    assert_eq!(group.to_string().len(), 464 + 2);
+}

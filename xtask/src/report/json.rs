@@ -5,8 +5,8 @@ use serde::Serialize;
 use serde::ser::Serializer;
 
 use super::{
-    Cost, CpuRecord, CpuScope, FORMAT, Histogram, Metric, OpAggregate, Report, Run, TaskRecord,
-    VERSION,
+    Cost, CpuRecord, CpuScope, FORMAT, Group, Histogram, Metric, OpAggregate, Report, Run,
+    TaskRecord, VERSION,
 };
 
 impl Serialize for CpuScope {
@@ -101,6 +101,21 @@ struct MetricJson<'a> {
     value: u64,
 }
 
+/// A `group` record; `quota_us` is null for `max`.
+#[derive(Serialize)]
+struct GroupJson<'a> {
+    path: &'a str,
+    quota_us: Option<u64>,
+    period_us: u64,
+    burst_us: u64,
+    nr_periods: u64,
+    nr_throttled: u64,
+    throttled_usec: u64,
+    nr_bursts: u64,
+    burst_usec: u64,
+    local_throttled_usec: &'a [u64],
+}
+
 #[derive(Serialize)]
 struct RunJson<'a> {
     name: &'a str,
@@ -114,6 +129,7 @@ struct RunJson<'a> {
     cpu_stats: Vec<CpuJson>,
     tasks: Vec<TaskJson<'a>>,
     metrics: Vec<MetricJson<'a>>,
+    groups: Vec<GroupJson<'a>>,
 }
 
 #[derive(Serialize)]
@@ -186,6 +202,21 @@ fn metric(m: &Metric) -> MetricJson<'_> {
     }
 }
 
+fn group(g: &Group) -> GroupJson<'_> {
+    GroupJson {
+        path: &g.path,
+        quota_us: g.quota_us,
+        period_us: g.period_us,
+        burst_us: g.burst_us,
+        nr_periods: g.nr_periods,
+        nr_throttled: g.nr_throttled,
+        throttled_usec: g.throttled_usec,
+        nr_bursts: g.nr_bursts,
+        burst_usec: g.burst_usec,
+        local_throttled_usec: &g.local_throttled_usec,
+    }
+}
+
 impl Report {
     /// The report as pretty-printed JSON (newline-terminated); the layout is
     /// documented in `docs/report-format.md`.
@@ -210,6 +241,7 @@ impl Report {
                     cpu_stats: run.cpu_records.iter().map(cpu).collect(),
                     tasks: run.tasks.iter().map(task).collect(),
                     metrics: run.metrics.iter().map(metric).collect(),
+                    groups: run.groups.iter().map(group).collect(),
                 })
                 .collect(),
         };

@@ -1,5 +1,6 @@
 //! The line grammar of the report protocol (see the parent module doc):
 //! finding `report: ` lines, splitting `key=value` pairs, checking each record.
+//! It also defines [`Group`], the `group` record (re-exported by the parent).
 
 use super::{BUCKETS, Cost, CpuRecord, CpuScope, Histogram, Metric, Report, Run, TaskRecord};
 
@@ -7,7 +8,47 @@ use super::{BUCKETS, Cost, CpuRecord, CpuScope, Histogram, Metric, Report, Run, 
 const MARKER: &str = "report: ";
 
 /// The record kinds.
-const KINDS: [&str; 7] = ["run", "cost", "hist", "task", "cpu", "metric", "end"];
+const KINDS: [&str; 8] = [
+    "run", "cost", "hist", "task", "cpu", "group", "metric", "end",
+];
+
+/// A limited task group's `cpu.max` and `cpu.stat` (a `group` record), in µs
+/// as cgroup v2 writes them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Group {
+    /// The group's path (`/a`, `/a/b`).
+    pub path: String,
+    /// `cpu.max`'s quota per period; `None` for `max` (no limit).
+    pub quota_us: Option<u64>,
+    /// `cpu.max`'s period.
+    pub period_us: u64,
+    /// `cpu.max.burst`.
+    pub burst_us: u64,
+    /// Periods in which the group was active (`nr_periods`).
+    pub nr_periods: u64,
+    /// Of those, periods in which some CPU's run queue was throttled
+    /// (`nr_throttled`).
+    pub nr_throttled: u64,
+    /// Time throttled, summed over the CPUs (`throttled_usec`).
+    pub throttled_usec: u64,
+    /// Periods that used burst (`nr_bursts`).
+    pub nr_bursts: u64,
+    /// Burst used (`burst_usec`).
+    pub burst_usec: u64,
+    /// Per CPU, in CPU order: the time this group itself was throttled there
+    /// (`cpu.stat.local`'s `throttled_usec`).
+    pub local_throttled_usec: Vec<u64>,
+}
+
+impl Group {
+    /// `cpu.max` as cgroup v2 writes it: `QUOTA PERIOD` or `max PERIOD`.
+    pub fn cpu_max(&self) -> String {
+        match self.quota_us {
+            Some(quota) => format!("{quota} {}", self.period_us),
+            None => format!("max {}", self.period_us),
+        }
+    }
+}
 
 /// The record part of `line` (after the marker), or `None` for a log line.
 /// The marker counts at the start of the line or after a space.
@@ -93,6 +134,34 @@ impl<'a> Fields<'a> {
             .then(|| value.parse::<u64>().ok())
             .flatten()
             .ok_or_else(|| format!("{key}={value}: not a decimal u64"))
+    }
+
+    /// A u64, or the word `max` (`None`), as in `cpu.max`.
+    fn number_or_max(&mut self, key: &str) -> Result<Option<u64>, String> {
+        if self.raw(key)? == "max" {
+            return Ok(None);
+        }
+        self.number(key)
+            .map(Some)
+            .map_err(|message| format!("{message} or max"))
+    }
+
+    /// `-` (empty) or comma-separated u64s.
+    fn numbers(&mut self, key: &str) -> Result<Vec<u64>, String> {
+        let value = self.raw(key)?;
+        if value == "-" {
+            return Ok(Vec::new());
+        }
+        value
+            .split(',')
+            .map(|item| {
+                let digits = !item.is_empty() && item.bytes().all(|b| b.is_ascii_digit());
+                digits
+                    .then(|| item.parse::<u64>().ok())
+                    .flatten()
+                    .ok_or_else(|| format!("{key}: '{item}' is not a decimal u64"))
+            })
+            .collect()
     }
 
     fn flag(&mut self, key: &str) -> Result<bool, String> {
@@ -194,6 +263,7 @@ fn apply(
             cpu_records: Vec::new(),
             tasks: Vec::new(),
             metrics: Vec::new(),
+            groups: Vec::new(),
         };
         fields.finish(kind)?;
         *open = Some(run);
@@ -322,6 +392,40 @@ fn apply(
             }
             run.cpu_records.push(cpu);
         }
+        "group" => {
+            let group = Group {
+                path: fields.name("path")?,
+                quota_us: fields.number_or_max("quota_us")?,
+                period_us: fields.number("period_us")?,
+                burst_us: fields.number("burst_us")?,
+                nr_periods: fields.number("nr_periods")?,
+                nr_throttled: fields.number("nr_throttled")?,
+                throttled_usec: fields.number("throttled_usec")?,
+                nr_bursts: fields.number("nr_bursts")?,
+                burst_usec: fields.number("burst_usec")?,
+                local_throttled_usec: fields.numbers("local_throttled_usec")?,
+            };
+            fields.finish(kind)?;
+            if !group.path.starts_with('/') {
+                return Err(format!("path={}: a group path starts with '/'", group.path));
+            }
+            let figures = [
+                ("nr_throttled", group.nr_throttled),
+                ("nr_periods", group.nr_periods),
+            ];
+            check_order("group", &figures)?;
+            let entries = group.local_throttled_usec.len();
+            if entries as u64 != run.cpus {
+                return Err(format!(
+                    "local_throttled_usec: {entries} entries, the run has {} CPUs",
+                    run.cpus
+                ));
+            }
+            if run.groups.iter().any(|g| g.path == group.path) {
+                return Err(format!("group path={} given twice", group.path));
+            }
+            run.groups.push(group);
+        }
         "metric" => {
             let metric = Metric {
                 name: fields.name("name")?,
@@ -352,7 +456,7 @@ pub fn parse_report(lines: &[String]) -> Result<Report, String> {
         let result = match tokens.next() {
             None => Err("a report line without a record kind".to_string()),
             Some(kind) if !KINDS.contains(&kind) => Err(format!(
-                "unknown record kind '{kind}' (expected run, cost, hist, task, cpu, metric or end)"
+                "unknown record kind '{kind}' (expected run, cost, hist, task, cpu, group, metric or end)"
             )),
             Some(kind) => {
                 Fields::new(tokens).and_then(|fields| apply(kind, fields, &mut open, &mut report))

@@ -3,13 +3,13 @@
 //! here, must carry every figure of the samplers they came from.
 
 use fairway_contract::report::{
-    CostLine, CpuLine, CpuScope as LineScope, EndLine, HistogramLine, HistogramOwner, MetricLine,
-    RunLine, TaskLine,
+    CostLine, CpuLine, CpuScope as LineScope, EndLine, GroupLine, HistogramLine, HistogramOwner,
+    MetricLine, RunLine, TaskLine,
 };
 use fairway_sched::stats::{CostStats, LatencyStats, Log2Histogram, merged_summary};
 use fairway_sched::task::{CpuId, TaskId};
 
-use super::{CpuScope, parse_report};
+use super::{CpuScope, Group, parse_report};
 
 /// SplitMix64, so the measurements are the same on every run.
 fn next(state: &mut u64) -> u64 {
@@ -29,8 +29,34 @@ const OPS: [&str; 6] = [
     "context_switch",
 ];
 
+/// Seeded `cpu.max` and `cpu.stat` figures of two groups on two CPUs, the
+/// second without a limit (`max`); any u64, with `nr_throttled <= nr_periods`.
+fn groups(state: &mut u64) -> Vec<Group> {
+    ["/batch", "/batch/low"]
+        .iter()
+        .map(|path| {
+            let nr_periods = next(state);
+            Group {
+                path: path.to_string(),
+                quota_us: (*path == "/batch").then(|| next(state)),
+                period_us: next(state),
+                burst_us: next(state),
+                nr_periods,
+                nr_throttled: next(state) % nr_periods.saturating_add(1),
+                throttled_usec: next(state),
+                nr_bursts: next(state),
+                burst_usec: next(state),
+                local_throttled_usec: vec![next(state), next(state)],
+            }
+        })
+        .collect()
+}
+
+/// The lines, each CPU's cost samplers, the task's latencies, the groups.
+type Transcript = (Vec<String>, Vec<Vec<CostStats>>, LatencyStats, Vec<Group>);
+
 /// A two-CPU transcript; the samplers hold 32 samples so some decimate.
-fn transcript(seed: u64) -> (Vec<String>, Vec<Vec<CostStats>>, LatencyStats) {
+fn transcript(seed: u64) -> Transcript {
     let mut state = seed;
     let mut lines = vec![
         RunLine {
@@ -137,6 +163,24 @@ fn transcript(seed: u64) -> (Vec<String>, Vec<Vec<CostStats>>, LatencyStats) {
         }
         .to_string(),
     );
+    let groups = groups(&mut state);
+    for g in &groups {
+        lines.push(
+            GroupLine {
+                path: &g.path,
+                quota_us: g.quota_us,
+                period_us: g.period_us,
+                burst_us: g.burst_us,
+                nr_periods: g.nr_periods,
+                nr_throttled: g.nr_throttled,
+                throttled_usec: g.throttled_usec,
+                nr_bursts: g.nr_bursts,
+                burst_usec: g.burst_usec,
+                local_throttled_usec: &g.local_throttled_usec,
+            }
+            .to_string(),
+        );
+    }
     lines.push(
         MetricLine {
             name: "ops_per_second",
@@ -145,12 +189,12 @@ fn transcript(seed: u64) -> (Vec<String>, Vec<Vec<CostStats>>, LatencyStats) {
         .to_string(),
     );
     lines.push(EndLine.to_string());
-    (lines, per_cpu, latency)
+    (lines, per_cpu, latency, groups)
 }
 
 #[test]
 fn kernel_lines_parse_back_to_the_same_figures() {
-    let (lines, mut per_cpu, mut latency) = transcript(11);
+    let (lines, mut per_cpu, mut latency, _) = transcript(11);
     let report = parse_report(&lines).unwrap_or_else(|e| panic!("{e}"));
     let run = &report.runs[0];
     assert_eq!((run.cpus, run.icount, run.wall_ns), (2, true, 123_456));
@@ -208,4 +252,29 @@ fn same_measurements_give_byte_identical_json_and_summary() {
     assert_eq!(first.summary(), second.summary());
     let other = parse_report(&transcript(6).0).unwrap();
     assert_ne!(first.to_json(), other.to_json());
+}
+
+#[test]
+fn group_lines_parse_back_to_the_same_figures() {
+    for seed in 0..16 {
+        let (lines, _, _, groups) = transcript(seed);
+        let report = parse_report(&lines).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(report.runs[0].groups, groups);
+        assert_eq!(report.runs[0].groups[1].quota_us, None);
+    }
+    // The JSON carries them too: `max` as null, the per-CPU list in order.
+    let (lines, _, _, groups) = transcript(3);
+    let json: serde_json::Value =
+        serde_json::from_str(&parse_report(&lines).unwrap().to_json()).unwrap();
+    let parsed = &json["runs"][0]["groups"];
+    assert_eq!(parsed[0]["quota_us"], serde_json::json!(groups[0].quota_us));
+    assert_eq!(parsed[1]["quota_us"], serde_json::Value::Null);
+    assert_eq!(
+        parsed[0]["local_throttled_usec"],
+        serde_json::json!(groups[0].local_throttled_usec)
+    );
+    assert_eq!(
+        parsed[1]["nr_periods"],
+        serde_json::json!(groups[1].nr_periods)
+    );
 }

@@ -1,5 +1,5 @@
 //! The terminal summary of a [`Report`]: aligned tables per run (costs, CPUs,
-//! tasks, metrics), log2 histogram bar charts, and a cost-by-configuration
+//! tasks, task groups, metrics), log2 histogram bar charts, and a cost-by-configuration
 //! table when the transcript holds several runs.
 
 use std::fmt::Write;
@@ -198,6 +198,34 @@ fn run_summary(run: &Run) -> String {
             "missed",
             "migr",
             "switches",
+        ];
+        text.push_str(&table(&headers, &rows));
+    }
+    if !run.groups.is_empty() {
+        text.push_str("\n groups (cpu.max, cpu.stat)\n");
+        let rows: Vec<Vec<String>> = run
+            .groups
+            .iter()
+            .map(|g| {
+                vec![
+                    g.path.clone(),
+                    g.cpu_max(),
+                    g.nr_periods.to_string(),
+                    g.nr_throttled.to_string(),
+                    g.throttled_usec.to_string(),
+                    g.nr_bursts.to_string(),
+                    g.burst_usec.to_string(),
+                ]
+            })
+            .collect();
+        let headers = [
+            "path",
+            "cpu.max",
+            "nr_periods",
+            "nr_throttled",
+            "throttled_usec",
+            "nr_bursts",
+            "burst_usec",
         ];
         text.push_str(&table(&headers, &rows));
     }

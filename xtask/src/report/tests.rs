@@ -20,6 +20,8 @@ report: hist task=1 op=wakeup_latency buckets=10:2,12:1
 report: task id=2 name=pong cpu=1 runtime_ns=1500000 wait_ns=0 wakeups=0 lat_p50_ns=0 lat_p99_ns=0 lat_max_ns=0 missed_periods=2 migrations=0 switches=1
 report: cpu id=0 busy_ns=4000000 idle_ns=1000000 switches=7
 report: cpu id=1 busy_ns=2500000 idle_ns=2500000 switches=3
+report: group path=/a quota_us=25000 period_us=100000 burst_us=0 nr_periods=10 nr_throttled=10 throttled_usec=750000 nr_bursts=0 burst_usec=0 local_throttled_usec=750000,0
+report: group path=/a/b quota_us=max period_us=100000 burst_us=20000 nr_periods=4 nr_throttled=0 throttled_usec=0 nr_bursts=1 burst_usec=1500 local_throttled_usec=0,0
 report: metric name=ops_per_second value=200000
 report: end
 0.006000 INFO  second configuration
@@ -105,7 +107,24 @@ fn sample_transcript_gives_the_documented_json() {
         first["metrics"],
         json!([{"name": "ops_per_second", "value": 200_000}])
     );
+    // `max` is null; the per-CPU list keeps CPU order.
+    assert_eq!(
+        first["groups"],
+        json!([
+            {
+                "path": "/a", "quota_us": 25_000, "period_us": 100_000, "burst_us": 0,
+                "nr_periods": 10, "nr_throttled": 10, "throttled_usec": 750_000,
+                "nr_bursts": 0, "burst_usec": 0, "local_throttled_usec": [750_000, 0]
+            },
+            {
+                "path": "/a/b", "quota_us": null, "period_us": 100_000, "burst_us": 20_000,
+                "nr_periods": 4, "nr_throttled": 0, "throttled_usec": 0,
+                "nr_bursts": 1, "burst_usec": 1500, "local_throttled_usec": [0, 0]
+            }
+        ])
+    );
     assert_eq!(runs[1]["config"], json!("depth2-uclamp-on"));
+    assert_eq!(runs[1]["groups"], json!([]));
     assert_eq!(runs[1]["cost_by_op"][0]["p99"], json!(500));
 }
 
@@ -127,6 +146,17 @@ fn json_keys_keep_the_documented_order() {
         "\"cpu_stats\"",
         "\"tasks\"",
         "\"metrics\"",
+        "\"groups\"",
+        "\"path\"",
+        "\"quota_us\"",
+        "\"period_us\"",
+        "\"burst_us\"",
+        "\"nr_periods\"",
+        "\"nr_throttled\"",
+        "\"throttled_usec\"",
+        "\"nr_bursts\"",
+        "\"burst_usec\"",
+        "\"local_throttled_usec\"",
     ];
     let positions: Vec<usize> = order.iter().map(|k| text.find(k).unwrap()).collect();
     assert!(positions.windows(2).all(|p| p[0] < p[1]), "{positions:?}");
@@ -168,6 +198,8 @@ fn malformed_lines_give_errors_naming_the_line() {
     let run = "report: run name=r config=c cpus=2 icount=0 wall_ns=1";
     let cost =
         "report: cost cpu=0 op=enqueue_task count=2 min=1 p50=1 p99=2 max=2 sum=3 overhead=0";
+    let group = "report: group path=/a quota_us=1 period_us=2 burst_us=0 nr_periods=2 \
+                 nr_throttled=1 throttled_usec=5 nr_bursts=0 burst_usec=0";
     let cases: Vec<(String, usize, &str)> = vec![
         (
             format!("{run}\nreport: frob x=1"),
@@ -283,6 +315,73 @@ fn malformed_lines_give_errors_naming_the_line() {
             2,
             "'end' has no key 'extra'",
         ),
+        (
+            format!("{run}\n{group} local_throttled_usec=0,0")
+                .replace("quota_us=1", "quota_us=abc"),
+            2,
+            "quota_us=abc: not a decimal u64 or max",
+        ),
+        (
+            format!("{run}\n{group} local_throttled_usec=0,0").replace(" nr_periods=2", ""),
+            2,
+            "missing key 'nr_periods'",
+        ),
+        (
+            format!("{run}\n{group} local_throttled_usec=0,x"),
+            2,
+            "local_throttled_usec: 'x' is not a decimal u64",
+        ),
+        (
+            format!("{run}\n{group} local_throttled_usec=0,,0"),
+            2,
+            "local_throttled_usec: '' is not a decimal u64",
+        ),
+        (
+            format!("{run}\n{group} local_throttled_usec=0,-1"),
+            2,
+            "'-1' is not a decimal u64",
+        ),
+        (
+            format!("{run}\n{group} local_throttled_usec=0,0,0"),
+            2,
+            "local_throttled_usec: 3 entries, the run has 2 CPUs",
+        ),
+        (
+            format!("{run}\n{group} local_throttled_usec=-"),
+            2,
+            "local_throttled_usec: 0 entries, the run has 2 CPUs",
+        ),
+        (
+            format!("{run}\n{group} local_throttled_usec=0,0 colour=red"),
+            2,
+            "'group' has no key 'colour'",
+        ),
+        (
+            format!("{run}\n{group} local_throttled_usec=0,0 burst_us=1"),
+            2,
+            "key 'burst_us' given twice",
+        ),
+        (
+            format!("{run}\n{group} local_throttled_usec=0,0")
+                .replace("nr_throttled=1", "nr_throttled=3"),
+            2,
+            "nr_throttled=3 is above nr_periods=2",
+        ),
+        (
+            format!("{run}\n{group} local_throttled_usec=0,0").replace("path=/a", "path=a"),
+            2,
+            "path=a: a group path starts with '/'",
+        ),
+        (
+            format!("{run}\n{group} local_throttled_usec=0,0\n{group} local_throttled_usec=1,1"),
+            3,
+            "group path=/a given twice",
+        ),
+        (
+            format!("{group} local_throttled_usec=0"),
+            1,
+            "'group' outside a run",
+        ),
         ("report:".into(), 0, ""),
         ("report: ".into(), 1, "without a record kind"),
     ];
@@ -356,6 +455,39 @@ fn summary_has_aligned_tables_and_scaled_bars() {
     };
     assert_eq!(bar("[64, 127]"), Some(40), "{summary}");
     assert_eq!(bar("[128, 255]"), Some(10), "{summary}");
+    // The group table: `cpu.max` as cgroup v2 writes it; only the first run
+    // has groups.
+    assert_eq!(summary.matches("groups (cpu.max, cpu.stat)").count(), 1);
+    let groups = summary
+        .lines()
+        .position(|l| l.contains("nr_throttled"))
+        .unwrap();
+    let header: Vec<&str> = summary
+        .lines()
+        .nth(groups)
+        .unwrap()
+        .split_whitespace()
+        .collect();
+    assert_eq!(
+        header,
+        [
+            "path",
+            "cpu.max",
+            "nr_periods",
+            "nr_throttled",
+            "throttled_usec",
+            "nr_bursts",
+            "burst_usec"
+        ]
+    );
+    let rows: Vec<&str> = summary.lines().skip(groups + 1).take(2).collect();
+    let cells = |row: &str| row.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert_eq!(cells(rows[0]), "/a 25000 100000 10 10 750000 0 0");
+    assert_eq!(cells(rows[1]), "/a/b max 100000 4 0 0 1 1500");
+    // The cpu.max column is left-aligned, the figures right-aligned.
+    assert!(rows[0].contains("  /a    25000 100000  "), "{summary}");
+    assert!(rows[1].contains("  /a/b  max 100000    "), "{summary}");
+    assert_eq!(rows[0].len(), rows[1].len(), "{summary}");
     assert!(summary.contains("cost by configuration"));
     assert!(summary.contains("depth2-uclamp-on"));
     assert!(summary.contains("instructions"));

@@ -1,0 +1,238 @@
+//! CFS bandwidth control in the kernel (docs/linux-sched-reference.md §4.2):
+//! the task groups' pools, shared by every CPU's core, and their period and
+//! slack timers as high-resolution timers pinned to the CPU that armed them.
+//!
+//! ```text
+//!   a core asks for a timer ─► arm_timers (under its run-queue lock):
+//!                               hrtimer on this CPU
+//!   timer fires (IRQ, no lock) ─► pool decides under its own lock
+//!       grant for this CPU   ─► distribute_runtime under this run queue's lock
+//!       grant for another    ─► that CPU's grant list + call-function IPI;
+//!                               it applies the grant under its own lock
+//! ```
+//!
+//! No CPU takes another CPU's run-queue lock to unthrottle it (Linux sends a
+//! CSD for the same reason). Until a group gets a quota the pools do not exist
+//! and the cores pay one test per `update_curr`.
+
+use alloc::sync::Arc;
+
+use fairway_sched::bandwidth::pools::{BandwidthPools, BandwidthTimer, BandwidthTimerKind};
+use fairway_sched::bandwidth::{Bandwidth, BandwidthError};
+use fairway_sched::cpu_core::CpuCore;
+use heapless::Deque;
+use spin::Once;
+
+use super::groups::GroupId;
+use super::scheduler::{carry_out_decision, config, run_queue, with_run_queue};
+use crate::arch::cpu::this_cpu;
+use crate::arch::timer::now_ns;
+use crate::config::{MAX_CPUS, MAX_GROUPS};
+use crate::sync::IrqSpinLock;
+use crate::{hrtimer, percpu};
+
+static POOLS: Once<Arc<BandwidthPools>> = Once::new();
+
+/// A grant waiting for the CPU it is for.
+#[derive(Clone, Copy)]
+struct PendingGrant {
+    group: GroupId,
+    amount: u64,
+    unthrottle: bool,
+}
+
+/// Grants for each CPU, carried by the call-function IPI. A run queue is in a
+/// pool's FIFO at most once, so a CPU waits for at most a few grants per group.
+const GRANT_SLOTS: usize = 4 * MAX_GROUPS;
+static GRANTS: [IrqSpinLock<Deque<PendingGrant, GRANT_SLOTS>>; MAX_CPUS] =
+    [const { IrqSpinLock::new(Deque::new()) }; MAX_CPUS];
+
+/// Why a group's bandwidth could not be set.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SetBandwidthError {
+    /// Linux's `tg_set_cfs_bandwidth` refuses the settings (`EINVAL`).
+    Invalid(BandwidthError),
+    /// The group does not exist, or is the root.
+    Group(super::groups::GroupError),
+}
+
+/// Sets `group`'s `cpu.max` and `cpu.max.burst` on every CPU
+/// (`tg_set_cfs_bandwidth`, §4.1): the pool starts full, its period grid
+/// starts where `bw_timer=` says (§4.6), and every CPU's run queue of the
+/// group is told (a throttled one comes back).
+///
+/// `origin` is where the scenario's time starts: the grid is laid from it,
+/// so that the kernel's periods fall where the simulator's do.
+pub fn set_group_bandwidth(
+    group: GroupId,
+    settings: Bandwidth,
+    origin: u64,
+) -> Result<(), SetBandwidthError> {
+    settings.validate().map_err(SetBandwidthError::Invalid)?;
+    let cpus = percpu::nr_cpus();
+    let pools = POOLS.call_once(|| {
+        let pools = Arc::new(BandwidthPools::new(MAX_GROUPS));
+        for cpu in 0..cpus {
+            with_run_queue(cpu, |rq| rq.core.attach_bandwidth(pools.clone()));
+        }
+        pools
+    });
+    let offset = (origin + config().bandwidth_timer.offset(group.0, settings.period))
+        % settings.period.max(1);
+    hrtimer::cancel(hrtimer::bandwidth_timer(group.index(), false));
+    hrtimer::cancel(hrtimer::bandwidth_timer(group.index(), true));
+    pools.set(group, settings, offset, cpus);
+    for cpu in 0..cpus {
+        let mut rq = run_queue(cpu).lock();
+        let decision = rq
+            .core
+            .set_group_bandwidth(group, settings.quota.is_some(), now_ns())
+            .map_err(SetBandwidthError::Group)?;
+        carry_out_decision(&mut rq, cpu, decision);
+    }
+    Ok(())
+}
+
+/// The groups' pools, once a group has a quota.
+pub fn pools() -> Option<&'static BandwidthPools> {
+    POOLS.get().map(|pools| &**pools)
+}
+
+/// Arms, on this CPU, the timers `core`'s run queues asked for (its
+/// run-queue lock held by the caller): Linux pins the period and slack
+/// timers to the CPU that starts them.
+pub(super) fn arm_timers(core: &mut CpuCore) {
+    while let Some(BandwidthTimer {
+        group,
+        kind,
+        expires,
+    }) = core.take_bandwidth_timer()
+    {
+        let slack = kind == BandwidthTimerKind::Slack;
+        let callback = if slack { slack_timer } else { period_timer };
+        hrtimer::start(
+            hrtimer::bandwidth_timer(group.index(), slack),
+            expires,
+            callback,
+            group.index(),
+        );
+    }
+}
+
+/// A group's period timer (`sched_cfs_period_timer`): the pool refills and
+/// pays the throttled run queues; it runs again unless the pool went idle.
+fn period_timer(group: usize) {
+    let Some(pools) = pools() else {
+        return;
+    };
+    let id = GroupId(group as u16);
+    let Some(outcome) = pools.with(id, |pool| pool.period_timer(now_ns)) else {
+        return;
+    };
+    if let Some(at) = outcome.rearm {
+        hrtimer::start(
+            hrtimer::bandwidth_timer(group, false),
+            at,
+            period_timer,
+            group,
+        );
+    }
+    for grant in &outcome.grants {
+        deliver(id, grant.cpu.into(), grant.amount, grant.unthrottle);
+    }
+}
+
+/// A group's slack timer (`sched_cfs_slack_timer`): returned runtime is
+/// paid out before the refill.
+fn slack_timer(group: usize) {
+    let Some(pools) = pools() else {
+        return;
+    };
+    let id = GroupId(group as u16);
+    let now = now_ns();
+    let grants = pools
+        .with(id, |pool| pool.slack_timer(now))
+        .unwrap_or_default();
+    for grant in &grants {
+        deliver(id, grant.cpu.into(), grant.amount, grant.unthrottle);
+    }
+}
+
+/// Hands a grant to the CPU it is for: here under this run queue's lock,
+/// elsewhere through that CPU's grant list and the call-function IPI.
+fn deliver(group: GroupId, cpu: usize, amount: u64, unthrottle: bool) {
+    let grant = PendingGrant {
+        group,
+        amount,
+        unthrottle,
+    };
+    if cpu == this_cpu() {
+        apply(cpu, grant);
+        return;
+    }
+    if GRANTS[cpu].lock().push_back(grant).is_err() {
+        // A lost grant would leave the group throttled for good.
+        panic!("bandwidth: CPU {}'s grant list is full", cpu);
+    }
+    if crate::smp::call_function(cpu, apply_pending_grants, cpu).is_err() {
+        // Its mailbox is full: its next tick applies the grant.
+        defmt::warn!(
+            "bandwidth: CPU {=usize}'s mailbox is full; grant deferred to its tick",
+            cpu
+        );
+    }
+}
+
+fn apply(cpu: usize, grant: PendingGrant) {
+    let mut rq = run_queue(cpu).lock();
+    let decision =
+        rq.core
+            .distribute_runtime(grant.group, grant.amount, grant.unthrottle, now_ns());
+    arm_timers(&mut rq.core);
+    carry_out_decision(&mut rq, cpu, decision);
+}
+
+/// Applies the grants other CPUs' timers left for this CPU (the
+/// call-function IPI, and each tick as a fallback).
+pub(super) fn apply_pending_grants(cpu: usize) {
+    loop {
+        let Some(grant) = GRANTS[cpu].lock().pop_front() else {
+            break;
+        };
+        apply(cpu, grant);
+    }
+}
+
+/// A limited group's `cpu.max` and `cpu.stat` at one instant.
+#[derive(Clone, Debug)]
+pub struct GroupStats {
+    /// The settings in force (the period doubles when too short).
+    pub settings: Bandwidth,
+    /// `nr_periods`, `nr_throttled`, `throttled_usec`, `nr_bursts`, `burst_usec`.
+    pub stats: fairway_sched::bandwidth::pool::BandwidthStats,
+    /// `cpu.stat.local`'s throttled time of each CPU, in ns.
+    pub local_throttled_ns: alloc::vec::Vec<u64>,
+}
+
+/// `group`'s statistics now, if it has a quota (takes each CPU's run-queue
+/// lock in turn, briefly).
+pub fn group_stats(group: GroupId) -> Option<GroupStats> {
+    let pools = pools()?;
+    let settings = pools.settings(group)?;
+    let stats = pools.stats(group)?;
+    let local_throttled_ns = (0..percpu::nr_online())
+        .map(|cpu| {
+            with_run_queue(cpu, |rq| {
+                rq.queue()
+                    .fair()
+                    .and_then(|fair| fair.group_queue(group))
+                    .map_or(0, |queue| queue.runtime.throttled_time_self)
+            })
+        })
+        .collect();
+    Some(GroupStats {
+        settings,
+        stats,
+        local_throttled_ns,
+    })
+}
