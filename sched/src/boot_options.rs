@@ -258,6 +258,10 @@ pub struct SchedPipeOptions {
     pub pinned: bool,
     /// `depth=0..=3`: the task-group depth of both tasks.
     pub depth: u64,
+    /// `quota_us=N`: the top group of the chain gets `cpu.max` = N µs per
+    /// 100 ms (issue 12's cost of bandwidth accounting); 0 = no limit.
+    /// Needs `depth` ≥ 1; N ≥ 1000 (Linux's smallest quota).
+    pub quota_us: u64,
 }
 
 /// `workload=hackbench` options.
@@ -370,7 +374,7 @@ impl fmt::Display for BootOptionError<'_> {
 }
 
 /// The option keys Fairway knows.
-const KEYS: [&str; 24] = [
+const KEYS: [&str; 25] = [
     "sched",
     "hz",
     "hrtick",
@@ -393,6 +397,7 @@ const KEYS: [&str; 24] = [
     "loops",
     "pinned",
     "depth",
+    "quota_us",
     "groups",
     "fds",
 ];
@@ -525,7 +530,7 @@ const RTAPP_KEYS: [&str; 6] = [
     "util_sample_us",
     "util_warmup_ms",
 ];
-const SCHED_PIPE_KEYS: [&str; 2] = ["pinned", "depth"];
+const SCHED_PIPE_KEYS: [&str; 3] = ["pinned", "depth", "quota_us"];
 const HACKBENCH_KEYS: [&str; 2] = ["groups", "fds"];
 
 impl BootOptions {
@@ -568,10 +573,29 @@ impl BootOptions {
             "sched-pipe" => {
                 words.refuse(&RTAPP_KEYS, "rtapp", "sched-pipe")?;
                 words.refuse(&HACKBENCH_KEYS, "hackbench", "sched-pipe")?;
+                let depth = words.number("depth", 0, 0, 3)?;
+                let quota_us = words.number("quota_us", 0, 0, crate::bandwidth::MAX_BW)?;
+                if let Some((word, _)) = words.get("quota_us")
+                    && quota_us != 0
+                {
+                    if quota_us < 1000 {
+                        return Err(error(
+                            word,
+                            Problem::OutOfRange {
+                                min: 1000,
+                                max: crate::bandwidth::MAX_BW,
+                            },
+                        ));
+                    }
+                    if depth == 0 {
+                        return Err(error(word, Problem::Missing("depth=1..3")));
+                    }
+                }
                 Workload::SchedPipe(SchedPipeOptions {
                     loops: words.number("loops", 100_000, 1, 100_000_000)?,
                     pinned: words.flag("pinned", false)?,
-                    depth: words.number("depth", 0, 0, 3)?,
+                    depth,
+                    quota_us,
                 })
             }
             "hackbench" => {

@@ -18,7 +18,7 @@ use fairway_sched::boot_options::{
     SchedConfig, SchedPipeOptions, Workload,
 };
 
-const KEYS: [&str; 30] = [
+const KEYS: [&str; 31] = [
     "sched",
     "hz",
     "hrtick",
@@ -41,6 +41,7 @@ const KEYS: [&str; 30] = [
     "loops",
     "pinned",
     "depth",
+    "quota_us",
     "groups",
     "fds",
     // Near misses.
@@ -150,13 +151,21 @@ fn options() -> impl Strategy<Value = BootOptions> {
                     })
                 }
             ),
-        (1..=100_000_000u64, any::<bool>(), 0..=3u64).prop_map(|(loops, pinned, depth)| {
-            Workload::SchedPipe(SchedPipeOptions {
-                loops,
-                pinned,
-                depth,
-            })
-        }),
+        (
+            1..=100_000_000u64,
+            any::<bool>(),
+            0..=3u64,
+            prop_oneof![Just(0u64), 1000..=1_000_000_000u64]
+        )
+            .prop_map(|(loops, pinned, depth, quota_us)| {
+                Workload::SchedPipe(SchedPipeOptions {
+                    loops,
+                    pinned,
+                    depth,
+                    // A quota needs a group to limit.
+                    quota_us: if depth == 0 { 0 } else { quota_us },
+                })
+            }),
         (1..=40u64, 1..=20u64, 1..=100_000u64).prop_map(|(groups, fds, loops)| {
             Workload::Hackbench(HackbenchOptions { groups, fds, loops })
         }),

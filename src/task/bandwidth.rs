@@ -16,6 +16,7 @@
 //! and the cores pay one test per `update_curr`.
 
 use alloc::sync::Arc;
+use core::sync::atomic::{AtomicBool, Ordering};
 
 use fairway_sched::bandwidth::pools::{BandwidthPools, BandwidthTimer, BandwidthTimerKind};
 use fairway_sched::bandwidth::{Bandwidth, BandwidthError};
@@ -32,6 +33,10 @@ use crate::sync::IrqSpinLock;
 use crate::{hrtimer, percpu};
 
 static POOLS: Once<Arc<BandwidthPools>> = Once::new();
+
+/// Some group has had a quota (Linux's `__cfs_bandwidth_used` static key):
+/// until then the scheduler's paths skip bandwidth control with one load.
+static USED: AtomicBool = AtomicBool::new(false);
 
 /// A grant waiting for the CPU it is for.
 #[derive(Clone, Copy)]
@@ -77,6 +82,7 @@ pub fn set_group_bandwidth(
         }
         pools
     });
+    USED.store(true, Ordering::Release);
     let offset = (origin + config().bandwidth_timer.offset(group.0, settings.period))
         % settings.period.max(1);
     hrtimer::cancel(hrtimer::bandwidth_timer(group.index(), false));
@@ -101,7 +107,14 @@ pub fn pools() -> Option<&'static BandwidthPools> {
 /// Arms, on this CPU, the timers `core`'s run queues asked for (its
 /// run-queue lock held by the caller): Linux pins the period and slack
 /// timers to the CPU that starts them.
+#[inline(always)]
 pub(super) fn arm_timers(core: &mut CpuCore) {
+    if USED.load(Ordering::Relaxed) {
+        arm_requested_timers(core);
+    }
+}
+
+fn arm_requested_timers(core: &mut CpuCore) {
     while let Some(BandwidthTimer {
         group,
         kind,

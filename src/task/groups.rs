@@ -44,13 +44,18 @@ pub fn create_group(parent: GroupId, shares: u64) -> Result<GroupId, GroupError>
 }
 
 /// Creates a chain of `depth` nested groups below the root (each with the
-/// default shares) and returns the deepest one (the root for depth 0).
-pub fn create_group_chain(depth: usize) -> Result<GroupId, GroupError> {
+/// default shares) and returns its top and its deepest group (the root for
+/// depth 0).
+pub fn create_group_chain(depth: usize) -> Result<(GroupId, GroupId), GroupError> {
     let mut group = GroupId::ROOT;
-    for _ in 0..depth {
+    let mut top = GroupId::ROOT;
+    for level in 0..depth {
         group = create_group(group, fairway_sched::fair::DEFAULT_SHARES)?;
+        if level == 0 {
+            top = group;
+        }
     }
-    Ok(group)
+    Ok((top, group))
 }
 
 /// Moves `id` into `group` (on the CPU that owns it).

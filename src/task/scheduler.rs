@@ -340,7 +340,6 @@ pub fn schedule() {
     }
     let switch = rq.core.schedule(now, leaving);
     rq.record_costs(cpu);
-    super::bandwidth::arm_timers(&mut rq.core);
     if instrument::ENABLED {
         // PELT work done by put_prev/set_next is not an enqueue or dequeue.
         let _ = rq.core.run_queue_mut().take_internal_costs();
@@ -354,6 +353,7 @@ pub fn schedule() {
     carry_out_hrtick(switch.hrtick, cpu);
     super::balance::publish(cpu, &rq);
     if next == previous {
+        super::bandwidth::arm_timers(&mut rq.core);
         return;
     }
     if next != rq.idle {
@@ -434,6 +434,9 @@ pub fn finish_task_switch(irq_state: IrqState) {
             .state
             .store(TaskState::Free as u8, Ordering::Release);
     }
+    // The timers the switch's schedule() asked for (here, where nothing
+    // else is live).
+    super::bandwidth::arm_timers(&mut rq.core);
 }
 
 /// Registers a new task with CPU `cpu`'s run queue and makes it runnable.
@@ -458,7 +461,6 @@ pub(super) fn activate_new(id: TaskId, cpu: usize, params: &TaskParams) -> Resul
 /// when `cpu` is another CPU), or the running task's new slice end (through
 /// the call-function IPI when it is another CPU's timer).
 pub(super) fn carry_out_decision(rq: &mut CpuRunQueue, cpu: usize, decision: Decision) {
-    super::bandwidth::arm_timers(&mut rq.core);
     if decision.resched {
         percpu::of(cpu).need_resched.store(true, Ordering::Relaxed);
         if cpu != this_cpu() {
@@ -472,6 +474,7 @@ pub(super) fn carry_out_decision(rq: &mut CpuRunQueue, cpu: usize, decision: Dec
             send_ipi(cpu, Ipi::Reschedule);
         }
     }
+    super::bandwidth::arm_timers(&mut rq.core);
 }
 
 /// Enqueues the woken `id` on this CPU's run queue (the local half of a wake-up).

@@ -68,6 +68,7 @@ fn run_inner(options: &SchedPipeOptions) -> Result<(), ExitCode> {
         loops,
         pinned,
         depth,
+        quota_us,
     } = *options;
     let second_cpu = if pinned || percpu::nr_online() < 2 {
         0
@@ -76,13 +77,30 @@ fn run_inner(options: &SchedPipeOptions) -> Result<(), ExitCode> {
     };
     LOOPS.store(loops, Ordering::Relaxed);
     PIPES.call_once(|| (Pipe::new(), Pipe::new()));
-    let group = create_group_chain(depth as usize).map_err(|error| {
+    let (top, group) = create_group_chain(depth as usize).map_err(|error| {
         defmt::error!(
             "sched-pipe: cannot create the groups: {}",
             defmt::Debug2Format(&error)
         );
         ExitCode::Failure
     })?;
+    if quota_us > 0 {
+        // The chain's top group is limited (issue 12's cost figure): the
+        // accounting runs at every update_curr of the pair's levels.
+        let settings = fairway_sched::bandwidth::Bandwidth {
+            period: fairway_sched::bandwidth::DEFAULT_PERIOD,
+            quota: Some(quota_us * 1000),
+            burst: 0,
+        };
+        crate::task::bandwidth::set_group_bandwidth(top, settings, now_ns()).map_err(|error| {
+            defmt::error!(
+                "sched-pipe: cpu.max {=u64}: {}",
+                quota_us,
+                defmt::Debug2Format(&error)
+            );
+            ExitCode::Failure
+        })?;
+    }
     let spawn_in_group = |name: &str, entry: fn(usize), cpu: usize| {
         let params = TaskParams {
             group,
@@ -124,6 +142,9 @@ fn run_inner(options: &SchedPipeOptions) -> Result<(), ExitCode> {
             if pinned { "pinned" } else { "two-cpus" }
         ),
     );
+    if quota_us > 0 {
+        let _ = core::fmt::write(&mut extra, format_args!("-quota{quota_us}us"));
+    }
     let config = report::config_label(&extra);
     report::print(&report::RunResults {
         name: "sched-pipe",

@@ -33,10 +33,11 @@ impl fmt::Display for BootOptions {
             ),
             Workload::SchedPipe(pipe) => write!(
                 f,
-                " loops={} pinned={} depth={}",
+                " loops={} pinned={} depth={} quota_us={}",
                 pipe.loops,
                 flag(pipe.pinned),
-                pipe.depth
+                pipe.depth,
+                pipe.quota_us
             ),
             Workload::Hackbench(hackbench) => write!(
                 f,

@@ -44,7 +44,8 @@ fn every_option_is_read() {
         Workload::SchedPipe(SchedPipeOptions {
             loops: 7,
             pinned: true,
-            depth: 3
+            depth: 3,
+            quota_us: 0,
         })
     );
     let rtapp = BootOptions::parse(
@@ -235,4 +236,26 @@ fn bandwidth_timer_start_is_chosen_strictly() {
     let error = SchedConfig::parse("bw_timer=staggered").unwrap_err();
     assert_eq!(error.word, "bw_timer=staggered");
     assert!(SchedConfig::parse("bw_seed=-1").is_err());
+}
+
+/// `quota_us=` (sched-pipe) is Linux's smallest quota or more, and only
+/// with a group to limit.
+#[test]
+fn sched_pipe_quota_needs_a_group() {
+    let pipe = |line| match BootOptions::parse(line).map(|o| o.workload) {
+        Ok(Workload::SchedPipe(options)) => Ok(options.quota_us),
+        Ok(_) => panic!("not sched-pipe"),
+        Err(error) => Err(error.to_string()),
+    };
+    assert_eq!(
+        pipe("workload=sched-pipe depth=1 quota_us=50000"),
+        Ok(50_000)
+    );
+    assert_eq!(pipe("workload=sched-pipe depth=0 quota_us=0"), Ok(0));
+    assert_eq!(
+        pipe("workload=sched-pipe quota_us=50000"),
+        Err("bootargs: quota_us=50000 needs depth=1..3 as well".to_string())
+    );
+    assert!(pipe("workload=sched-pipe depth=1 quota_us=999").is_err());
+    assert!(BootOptions::parse("quota_us=50000").is_err());
 }

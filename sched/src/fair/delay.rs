@@ -120,40 +120,43 @@ impl<P: Pick> FairRunQueue<P> {
         let mut sleep = sleep;
         let mut delayed = delayed;
         let mut level = Some(start);
-        while let Some(se) = level {
-            let q = self.entities[se as usize].queue;
-            if !self.dequeue_entity(q, se, sleep, delayed, now) {
-                if se == start {
-                    // The task itself was delayed: counts are already adjusted.
-                    return;
+        'walk: {
+            while let Some(se) = level {
+                let q = self.entities[se as usize].queue;
+                if !self.dequeue_entity(q, se, sleep, delayed, now) {
+                    if se == start {
+                        // The task itself was delayed: counts are already adjusted.
+                        return;
+                    }
+                    // A group entity was delayed: it stays; the levels from it up
+                    // only lose the runnable task.
+                    break;
                 }
-                // A group entity was delayed: it stays; the levels from it up
-                // only lose the runnable task.
-                break;
-            }
-            self.queues[q.index()].h_nr_running -= runnable;
-            if self.bandwidth.is_some() {
-                self.return_cfs_rq_runtime(q, now);
+                self.queues[q.index()].h_nr_running -= runnable;
                 if self.queue_throttled(q) {
-                    return;
+                    break 'walk;
                 }
+                level = self.parent_entity(se);
+                if self.queues[q.index()].load != 0 {
+                    break;
+                }
+                sleep = true;
+                delayed = false;
             }
-            level = self.parent_entity(se);
-            if self.queues[q.index()].load != 0 {
-                break;
+            while let Some(se) = level {
+                let q = self.entities[se as usize].queue;
+                self.update_entity_load(q, se, UpdateFlags::UPDATE_TG, now);
+                self.update_group_entity_weight(se, now);
+                self.queues[q.index()].h_nr_running -= runnable;
+                if self.queue_throttled(q) {
+                    break;
+                }
+                level = self.parent_entity(se);
             }
-            sleep = true;
-            delayed = false;
         }
-        while let Some(se) = level {
-            let q = self.entities[se as usize].queue;
-            self.update_entity_load(q, se, UpdateFlags::UPDATE_TG, now);
-            self.update_group_entity_weight(se, now);
-            self.queues[q.index()].h_nr_running -= runnable;
-            if self.queue_throttled(q) {
-                return;
-            }
-            level = self.parent_entity(se);
+        if self.bandwidth.is_some() {
+            // Last, so that the walks above keep what they hold in registers.
+            self.return_slack_pass(start, now);
         }
     }
 }

@@ -153,6 +153,8 @@ impl<P: Pick> SchedClass for FairRunQueue<P> {
         }
         let mut flags = flags;
         let mut level = Some(e);
+        let mut queued_levels = 0;
+        let mut stopped = false;
         while let Some(se) = level {
             if self.entities[se as usize].on_rq {
                 if self.entities[se as usize].delayed {
@@ -162,11 +164,12 @@ impl<P: Pick> SchedClass for FairRunQueue<P> {
             }
             let q = self.entities[se as usize].queue;
             self.enqueue_entity(q, se, flags, now);
-            let throttled = self.bandwidth.is_some() && self.check_enqueue_throttle(q, now);
             self.queues[q.index()].h_nr_running += 1;
-            if throttled {
+            queued_levels += 1;
+            if self.queue_throttled(q) {
                 // Its tasks count from the throttled level down only (§4.2).
-                return;
+                stopped = true;
+                break;
             }
             flags = EnqueueFlags {
                 wakeup: true,
@@ -174,15 +177,19 @@ impl<P: Pick> SchedClass for FairRunQueue<P> {
             };
             level = self.parent_entity(se);
         }
-        while let Some(se) = level {
+        while !stopped && let Some(se) = level {
             let q = self.entities[se as usize].queue;
             self.update_entity_load(q, se, UpdateFlags::UPDATE_TG, now);
             self.update_group_entity_weight(se, now);
             self.queues[q.index()].h_nr_running += 1;
             if self.queue_throttled(q) {
-                return;
+                break;
             }
             level = self.parent_entity(se);
+        }
+        if self.bandwidth.is_some() {
+            // Last, so that the walks above keep what they hold in registers.
+            self.enqueue_throttle_pass(e, queued_levels, now);
         }
     }
 
@@ -239,13 +246,11 @@ impl<P: Pick> SchedClass for FairRunQueue<P> {
             let q = self.entities[se as usize].queue;
             if self.queues[q.index()].curr == se {
                 self.put_prev_entity(q, se, now);
-                if self.bandwidth.is_some() && q != GroupId::ROOT {
-                    // put_prev_entity throttles a run queue out of runtime
-                    // (§4.2); its group entity leaves the level above.
-                    self.check_cfs_rq_runtime(q, now);
-                }
             }
             level = self.parent_entity(se);
+        }
+        if self.bandwidth.is_some() {
+            self.put_prev_throttle_pass(task.0 as u32, now);
         }
     }
 

@@ -36,6 +36,7 @@ pub const PELT_EPOCH: u64 = 1 << 20;
 impl<P: Pick> FairRunQueue<P> {
     /// Moves the PELT clock to `now` (§2.3): scaled by capacity and frequency
     /// while a fair task ran, catching up while none did.
+    #[inline(always)]
     pub(super) fn advance_clock(&mut self, now: Nanoseconds) {
         self.last_now = now;
         let idle = self.queues[GroupId::ROOT.index()].curr == NIL;
@@ -76,7 +77,11 @@ impl<P: Pick> FairRunQueue<P> {
         flags: UpdateFlags,
         now: Nanoseconds,
     ) {
-        let pelt_now = self.queue_clock_pelt(q);
+        let pelt_now = if self.bandwidth.is_some() {
+            self.queue_clock_pelt(q)
+        } else {
+            self.clock.now()
+        };
         let queue = &self.queues[q.index()];
         let run_queue_state = RunQueueState {
             load_weight: scale_load_down(queue.load),

@@ -102,9 +102,6 @@ impl<P: Pick> FairRunQueue<P> {
         entity.vruntime = entity
             .vruntime
             .wrapping_add(calc_delta_fair(delta, entity.load));
-        if self.bandwidth.is_some() {
-            self.account_cfs_rq_runtime(q, delta, now);
-        }
         if let PickPolicy::Eevdf(tunables) = self.pick.policy() {
             let deadline_passed = self.update_deadline(curr, tunables);
             if self.queues[q.index()].nr_queued > 1
@@ -114,9 +111,14 @@ impl<P: Pick> FairRunQueue<P> {
             }
         }
         self.update_min_vruntime(q);
+        // Last, as Linux's update_curr: nothing above is reloaded after it.
+        if self.bandwidth.is_some() {
+            self.account_cfs_rq_runtime(q, delta, now);
+        }
     }
 
     /// `enqueue_entity` for one level.
+    #[inline(always)]
     pub(super) fn enqueue_entity(
         &mut self,
         q: GroupId,
@@ -203,6 +205,7 @@ impl<P: Pick> FairRunQueue<P> {
         self.dequeue_entity_inner(q, e, true, delayed, false, now);
     }
 
+    #[inline(always)]
     fn dequeue_entity_inner(
         &mut self,
         q: GroupId,

@@ -135,7 +135,8 @@ impl<P: Pick> FairRunQueue<P> {
     /// `account_cfs_rq_runtime` from `update_curr` (§4.2): `delta` ns ran on
     /// `q`; at the end of the local runtime a slice comes from the pool, and
     /// when none is left the running entity must give up the CPU.
-    #[inline]
+    #[cold]
+    #[inline(never)]
     pub(super) fn account_cfs_rq_runtime(&mut self, q: GroupId, delta: u64, now: Nanoseconds) {
         let Some(link) = self.bandwidth.as_ref() else {
             return;
@@ -169,6 +170,8 @@ impl<P: Pick> FairRunQueue<P> {
 
     /// `check_cfs_rq_runtime` (§4.2): `q` is out of runtime; one last attempt
     /// for 1 ns, then it is throttled. Returns whether it is throttled now.
+    #[cold]
+    #[inline(never)]
     pub(super) fn check_cfs_rq_runtime(&mut self, q: GroupId, now: Nanoseconds) -> bool {
         let Some(link) = self.bandwidth.as_ref() else {
             return false;
@@ -199,6 +202,8 @@ impl<P: Pick> FairRunQueue<P> {
     /// `check_enqueue_throttle`: the first entity was just queued on `q`,
     /// which is not running: without runtime it is throttled at once, before
     /// its group entity joins the level above. Returns whether it is.
+    #[cold]
+    #[inline(never)]
     pub(super) fn check_enqueue_throttle(&mut self, q: GroupId, now: Nanoseconds) -> bool {
         let queue = &self.queues[q.index()];
         if !queue.runtime.enabled || queue.curr != NIL || queue.nr_queued != 1 {
@@ -213,6 +218,8 @@ impl<P: Pick> FairRunQueue<P> {
 
     /// `return_cfs_rq_runtime` (§4.2): `q` has nothing queued any more; what
     /// it holds above 1 ms goes back to the pool.
+    #[cold]
+    #[inline(never)]
     pub(super) fn return_cfs_rq_runtime(&mut self, q: GroupId, now: Nanoseconds) {
         let Some(link) = self.bandwidth.as_ref() else {
             return;
@@ -235,6 +242,52 @@ impl<P: Pick> FairRunQueue<P> {
             BandwidthTimerKind::Slack,
             timer,
         );
+    }
+
+    /// The bandwidth steps of `enqueue_task`, after its walks
+    /// (`check_enqueue_throttle` at each of the `levels` run queues the walk
+    /// queued an entity on, from the task's up): the first that must be
+    /// throttled is, and its group entity leaves the levels above.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn enqueue_throttle_pass(&mut self, task: u32, levels: u32, now: Nanoseconds) {
+        let mut level = Some(task);
+        for _ in 0..levels {
+            let Some(se) = level else {
+                return;
+            };
+            let q = self.entities[se as usize].queue;
+            if q != GroupId::ROOT && self.check_enqueue_throttle(q, now) {
+                return;
+            }
+            level = self.parent_entity(se);
+        }
+    }
+
+    /// The bandwidth step of `put_prev_task`, after its walk
+    /// (`put_prev_entity`'s `check_cfs_rq_runtime` at each level, from the
+    /// task's run queue up): a run queue out of runtime is throttled.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn put_prev_throttle_pass(&mut self, task: u32, now: Nanoseconds) {
+        let mut q = self.entities[task as usize].queue;
+        while q != GroupId::ROOT {
+            self.check_cfs_rq_runtime(q, now);
+            q = self.groups[q.index()].parent;
+        }
+    }
+
+    /// The bandwidth step of `dequeue_entities`, after its walks
+    /// (`return_cfs_rq_runtime` of `dequeue_entity`): every limited run queue
+    /// from `start`'s up that is left empty returns its slack.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn return_slack_pass(&mut self, start: u32, now: Nanoseconds) {
+        let mut q = self.entities[start as usize].queue;
+        while q != GroupId::ROOT {
+            self.return_cfs_rq_runtime(q, now);
+            q = self.groups[q.index()].parent;
+        }
     }
 
     /// Runtime granted to `group`'s run queue here by the pool's period or
