@@ -175,6 +175,57 @@ fn parent_caps_child(lines: &[String]) -> Result<(), String> {
     )
 }
 
+/// Every `report: task` line's name and runtime.
+fn runtimes(lines: &[String]) -> Vec<(String, u64)> {
+    lines
+        .iter()
+        .filter(|l| l.contains("report: task "))
+        .filter_map(|l| {
+            Some((
+                field(l, "name")?.to_string(),
+                field(l, "runtime_ns")?.parse().ok()?,
+            ))
+        })
+        .collect()
+}
+
+/// The stress scenario: the pool's bound for each limited group (its
+/// quota at the start and at each of its `nr_periods` refills, its burst,
+/// and one tick of overrun per CPU: a period's overrun is a debt the next
+/// refill repays, so it does not add up), and every task ran.
+fn stress_within_the_pools(lines: &[String]) -> Result<(), String> {
+    let tasks = runtimes(lines);
+    if tasks.len() != 9 || tasks.iter().any(|(_, runtime)| *runtime < MS) {
+        return Err(format!("every one of the 9 tasks must run: {tasks:?}"));
+    }
+    let sum = |prefixes: &[&str]| -> u64 {
+        tasks
+            .iter()
+            .filter(|(name, _)| prefixes.iter().any(|p| name.starts_with(p)))
+            .map(|(_, runtime)| runtime)
+            .sum()
+    };
+    let one_tick_per_cpu = 4 * MS; // 4 CPUs, HZ=1000
+    for (path, quota, burst, ran) in [
+        ("/a", 30 * MS, 10 * MS, sum(&["a-"])),
+        ("/b", 20 * MS, 0, sum(&["c-", "b"])),
+    ] {
+        let periods = group_value(lines, path, "nr_periods")?;
+        let bound = quota * (1 + periods) + burst + one_tick_per_cpu;
+        if ran > bound {
+            return Err(format!(
+                "{path} ran {ran} ns, more than its pool allows: {quota} x (1 + {periods}) + \
+                 {burst} + 4 ticks = {bound} ns"
+            ));
+        }
+        // The demand exceeds the quota: throttled in most periods.
+        if group_value(lines, path, "nr_throttled")? * 2 < periods {
+            return Err(format!("{path}: throttled in fewer than half its periods"));
+        }
+    }
+    Ok(())
+}
+
 /// The bandwidth cases, under EEVDF and CFS.
 pub(crate) fn cases() -> Vec<Case> {
     let scenarios: [(&str, &'static str, u32, crate::test::OutputCheck); 5] = [
@@ -210,6 +261,19 @@ pub(crate) fn cases() -> Vec<Case> {
         ),
     ];
     let mut cases = Vec::new();
+    // Random period grids (Linux 6.4+, the default), balancing on, 4 CPUs.
+    for policy in ["eevdf", "cfs"] {
+        cases.push(
+            Case::new(format!("bandwidth-stress-4cpus-{policy}"), "fairway")
+                .icount()
+                .cpus(4)
+                .timeout(180)
+                .scenario("tests/scenarios/bandwidth-stress-4cpus.json")
+                .append(format!("sched={policy} hz=1000 bw_timer=random bw_seed=7"))
+                .contains("report: group path=/b ")
+                .check(stress_within_the_pools),
+        );
+    }
     for (name, scenario, cpus, check) in scenarios {
         for policy in ["eevdf", "cfs"] {
             cases.push(
