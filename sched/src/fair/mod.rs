@@ -72,6 +72,8 @@ pub(crate) mod test_rng;
 mod test_support;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod throttle_tests;
 
 use alloc::vec;
 use alloc::vec::Vec;

@@ -447,7 +447,16 @@ fn group_errors_are_typed() {
 
 impl<P: Pick> FairRunQueue<P> {
     /// Brute-force recount of every group run queue against its members: tree
-    /// invariants, load, nr_queued, h_nr_running and the EEVDF sums. For tests.
+    /// invariants, load, nr_queued, h_nr_running and the EEVDF sums, and the
+    /// state of bandwidth control (§4.2). For tests.
+    ///
+    /// With throttling, `h_nr_running` of a run queue `Q` counts the tasks that
+    /// are runnable (known, queued, not delayed) in `Q`'s subtree and whose
+    /// path from their own run queue up to `Q` crosses no throttled run queue
+    /// other than `Q` itself: a throttled run queue keeps counting its own
+    /// subtree (`throttle_cfs_rq` leaves its `h_nr_running` alone), while every
+    /// level above it lost its tasks when its group entity was dequeued, and
+    /// enqueue, dequeue and the delayed dequeue stop at a throttled level.
     pub(crate) fn check_consistency(&self) {
         for (g, info) in self.groups.iter().enumerate() {
             if !info.exists {
@@ -490,6 +499,11 @@ impl<P: Pick> FairRunQueue<P> {
                         if at == GroupId::ROOT {
                             return false;
                         }
+                        if self.queues[at.index()].runtime.throttled {
+                            // Throttled strictly below `group`: its tasks do
+                            // not count up here.
+                            return false;
+                        }
                         at = self.groups[at.index()].parent;
                     }
                 })
@@ -497,6 +511,72 @@ impl<P: Pick> FairRunQueue<P> {
             assert_eq!(
                 queue.h_nr_running as usize, tasks_below,
                 "h_nr_running of {group:?}"
+            );
+            self.check_bandwidth_consistency(group);
+        }
+        for (e, entity) in self.entities.iter().enumerate() {
+            assert!(
+                !entity.delayed || (entity.known && entity.on_rq),
+                "entity {e} is delayed but not queued"
+            );
+        }
+    }
+
+    /// Bandwidth control of `group`'s run queue (§4.1, §4.2): only a limited
+    /// run queue is throttled (never the root's); `throttle_count` is the
+    /// number of throttled run queues among the group and its ancestors
+    /// (`tg_throttle_down` / `tg_unthrottle_up`); a group entity is queued in
+    /// its parent exactly when its run queue is not throttled and holds
+    /// entities (or the entity waits as delayed, EEVDF), so a throttled run
+    /// queue's entity is never queued.
+    fn check_bandwidth_consistency(&self, group: GroupId) {
+        let runtime = &self.queues[group.index()].runtime;
+        if !runtime.enabled {
+            assert!(!runtime.throttled, "{group:?} is throttled without a limit");
+        }
+        let mut throttled_here_and_above = 0;
+        let mut at = group;
+        loop {
+            throttled_here_and_above += u32::from(self.queues[at.index()].runtime.throttled);
+            if at == GroupId::ROOT {
+                break;
+            }
+            at = self.groups[at.index()].parent;
+        }
+        assert_eq!(
+            runtime.throttle_count, throttled_here_and_above,
+            "throttle_count of {group:?}"
+        );
+        if group == GroupId::ROOT {
+            assert!(!runtime.throttled, "the root run queue is throttled");
+            return;
+        }
+        let entity = &self.entities[self.group_entity(group) as usize];
+        let queue = &self.queues[group.index()];
+        if entity.delayed {
+            // Its dequeue was delayed when its run queue emptied (EEVDF
+            // `DELAY_DEQUEUE`); whatever joins the run queue again first
+            // requeues it (`requeue_delayed_entity`, and `unthrottle_cfs_rq`'s
+            // "unfinished DELAY_DEQUEUE business").
+            assert_eq!(
+                queue.load, 0,
+                "{group:?}'s group entity is delayed over a run queue with entities \
+                 (h_nr_running {})",
+                queue.h_nr_running
+            );
+        }
+        if runtime.throttled {
+            assert!(
+                !entity.on_rq,
+                "{group:?} is throttled but its group entity is queued"
+            );
+        } else {
+            assert_eq!(
+                entity.on_rq,
+                queue.load != 0 || entity.delayed,
+                "{group:?} (load {}, delayed {}): its group entity's on_rq",
+                queue.load,
+                entity.delayed
             );
         }
     }

@@ -392,6 +392,12 @@ impl<P: Pick> FairRunQueue<P> {
         let mut level = Some(self.group_entity(q));
         while let Some(se) = level {
             if self.entities[se as usize].on_rq {
+                // A group entity above that was left delayed (its run queue
+                // emptied while this one was throttled) is runnable again
+                // (Linux: "Handle any unfinished DELAY_DEQUEUE business").
+                if self.entities[se as usize].delayed {
+                    self.requeue_delayed_entity(se, now);
+                }
                 break;
             }
             let parent = self.entities[se as usize].queue;
