@@ -88,11 +88,17 @@ pub struct SchedConfig {
     /// group's period timer grid starts (§4.6): Linux before 6.4, the 2023
     /// RFC, or Linux 6.4+ (the default; seeded so that runs repeat).
     pub bandwidth_timer: crate::bandwidth::PeriodTimerStart,
+    /// `cfs_bandwidth=0|1`: the run queues are built with CFS bandwidth
+    /// control (§4), so that groups may get a `cpu.max`; without it the fair
+    /// class is compiled without it and costs nothing for it. A scenario
+    /// with a `cpu.max` needs it (the host runner adds it), and sched-pipe's
+    /// `quota_us=` implies it.
+    pub cfs_bandwidth: bool,
 }
 
 impl SchedConfig {
     /// The option names, as the command line and the simulator's flags spell them.
-    pub const KEYS: [&'static str; 9] = [
+    pub const KEYS: [&'static str; 10] = [
         "sched",
         "hz",
         "hrtick",
@@ -102,6 +108,7 @@ impl SchedConfig {
         "balance",
         "bw_timer",
         "bw_seed",
+        "cfs_bandwidth",
     ];
 
     /// Every setting at its default.
@@ -114,6 +121,7 @@ impl SchedConfig {
         uclamp: true,
         balance: true,
         bandwidth_timer: crate::bandwidth::PeriodTimerStart::Random { seed: 0 },
+        cfs_bandwidth: false,
     };
 
     /// Reads `key=value` words of [`SchedConfig::KEYS`] only (the simulator's
@@ -162,6 +170,7 @@ impl SchedConfig {
                     }
                 }
             },
+            cfs_bandwidth: words.flag("cfs_bandwidth", default.cfs_bandwidth)?,
         })
     }
 
@@ -374,7 +383,7 @@ impl fmt::Display for BootOptionError<'_> {
 }
 
 /// The option keys Fairway knows.
-const KEYS: [&str; 25] = [
+const KEYS: [&str; 26] = [
     "sched",
     "hz",
     "hrtick",
@@ -384,6 +393,7 @@ const KEYS: [&str; 25] = [
     "balance",
     "bw_timer",
     "bw_seed",
+    "cfs_bandwidth",
     "icount",
     "dtb",
     "dtb_size",
@@ -541,7 +551,7 @@ impl BootOptions {
             return Err(error(line, Problem::TooLong(line.len())));
         }
         let words = Words::split(line)?;
-        let sched = SchedConfig::from_words(&words)?;
+        let mut sched = SchedConfig::from_words(&words)?;
         let workload_name = words.get("workload").map_or("demo", |(_, name)| name);
         let workload = match workload_name {
             "demo" => {
@@ -590,6 +600,11 @@ impl BootOptions {
                     if depth == 0 {
                         return Err(error(word, Problem::Missing("depth=1..3")));
                     }
+                    // A quota needs bandwidth control in the run queues.
+                    if let Some((off, "0")) = words.get("cfs_bandwidth") {
+                        return Err(error(off, Problem::NotOneOf("1 (quota_us needs it)")));
+                    }
+                    sched.cfs_bandwidth = true;
                 }
                 Workload::SchedPipe(SchedPipeOptions {
                     loops: words.number("loops", 100_000, 1, 100_000_000)?,

@@ -241,13 +241,13 @@ impl<F: FairClass> RunQueueOf<F> {
     }
 
     /// Connects the fair class to the groups' bandwidth pools as CPU `cpu`
-    /// (§4.2).
+    /// (§4.2); false when it was built without bandwidth control.
     pub fn attach_bandwidth(
         &mut self,
         pools: alloc::sync::Arc<crate::bandwidth::pools::BandwidthPools>,
         cpu: u16,
-    ) {
-        self.stack.fair_mut().attach_bandwidth(pools, cpu);
+    ) -> bool {
+        self.stack.fair_mut().attach_bandwidth(pools, cpu)
     }
 
     /// A group's limit was set (`limited`) or lifted, after its pool

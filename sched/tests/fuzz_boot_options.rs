@@ -18,7 +18,7 @@ use fairway_sched::boot_options::{
     SchedConfig, SchedPipeOptions, Workload,
 };
 
-const KEYS: [&str; 31] = [
+const KEYS: [&str; 32] = [
     "sched",
     "hz",
     "hrtick",
@@ -28,6 +28,7 @@ const KEYS: [&str; 31] = [
     "balance",
     "bw_timer",
     "bw_seed",
+    "cfs_bandwidth",
     "icount",
     "dtb",
     "dtb_size",
@@ -181,7 +182,7 @@ fn options() -> impl Strategy<Value = BootOptions> {
         100..=1_000_000u64,
         prop::option::of(blob),
         workload,
-        (0..3u8, any::<u64>()),
+        (0..3u8, any::<u64>(), any::<bool>()),
     )
         .prop_map(
             |(
@@ -191,8 +192,10 @@ fn options() -> impl Strategy<Value = BootOptions> {
                 slice_us,
                 loaded_dtb,
                 workload,
-                (start, seed),
+                (start, seed, cfs_bandwidth),
             )| {
+                // sched-pipe's quota_us implies cfs_bandwidth=1.
+                let quota = matches!(workload, Workload::SchedPipe(p) if p.quota_us > 0);
                 BootOptions {
                     sched: SchedConfig {
                         policy,
@@ -207,6 +210,7 @@ fn options() -> impl Strategy<Value = BootOptions> {
                             1 => PeriodTimerStart::Period10,
                             _ => PeriodTimerStart::Random { seed },
                         },
+                        cfs_bandwidth: cfs_bandwidth || quota,
                     },
                     icount,
                     loaded_dtb,

@@ -27,6 +27,8 @@ usage: fairway-sim SCENARIO.json [options]
                              where each cpu.max group's period timer starts (default
                              random: Linux 6.4+; aligned: before 6.4; period10: RFC)
   --bw_seed N                the seed of bw_timer=random (default 0)
+  --cfs_bandwidth 0|1        build the run queues with bandwidth control even when no
+                             group has a cpu.max (default 0: only when one has)
   --tick-phase T             ticks fall at T + k/HZ (default 0: at k/HZ)
   --sample-interval T        CSV sampling period (default 1ms)
   --csv FILE                 write the signals CSV
@@ -40,8 +42,8 @@ usage: fairway-sim SCENARIO.json [options]
   --verbose                  notes on what the scenario sets that has no effect here
                              (rt-app's host options, a byte-order mark), on stderr
 times without a unit are seconds; units: ns, us, ms, s
---sched, --hz, --slice_us, --hrtick, --skew_tick, --uclamp, --balance, --bw_timer and
---bw_seed are the kernel's
+--sched, --hz, --slice_us, --hrtick, --skew_tick, --uclamp, --balance, --bw_timer,
+--bw_seed and --cfs_bandwidth are the kernel's
 boot options of the same names, read by the same parser with the same ranges and defaults";
 
 /// Parsed command-line options.
@@ -325,6 +327,7 @@ pub fn run(options: &Options) -> Result<(), SimError> {
         balance: options.sched.balance,
         uclamp: options.sched.uclamp,
         bandwidth_timer: options.sched.bandwidth_timer,
+        cfs_bandwidth: options.sched.cfs_bandwidth,
     };
     let simulation = Simulation::new(&scenario, config)?;
     let results = match &options.csv {
@@ -491,7 +494,7 @@ mod tests {
         assert_eq!(
             options.sched.to_string(),
             "sched=cfs hz=1000 hrtick=1 skew_tick=0 slice_us=2000 uclamp=1 balance=0 \
-             bw_timer=random bw_seed=0"
+             bw_timer=random bw_seed=0 cfs_bandwidth=0"
         );
         for (flag, value, message) in [
             ("--hz", "abc", "--hz abc: not a number"),

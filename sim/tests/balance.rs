@@ -31,6 +31,7 @@ fn run(
         balance: true,
         uclamp: true,
         bandwidth_timer: fairway_sched::bandwidth::PeriodTimerStart::Aligned,
+        cfs_bandwidth: false,
     };
     let results = Simulation::new(&scenario, config.clone())
         .unwrap()

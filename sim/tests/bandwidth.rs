@@ -38,6 +38,7 @@ fn config(policy: &str, cpus: usize, duration_ns: u64, balance: bool) -> Config 
         balance,
         uclamp: true,
         bandwidth_timer: PeriodTimerStart::Aligned,
+        cfs_bandwidth: false,
     }
 }
 

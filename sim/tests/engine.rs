@@ -32,6 +32,7 @@ fn config(capacities: &[(u32, u32)], duration_ns: Option<u64>) -> Config {
         balance: false,
         uclamp: true,
         bandwidth_timer: fairway_sched::bandwidth::PeriodTimerStart::Aligned,
+        cfs_bandwidth: false,
     }
 }
 
@@ -391,6 +392,7 @@ fn duration_zero_runs_until_every_task_has_finished() {
         balance: false,
         uclamp: true,
         bandwidth_timer: fairway_sched::bandwidth::PeriodTimerStart::Aligned,
+        cfs_bandwidth: false,
     };
     let results = fairway_sim::Simulation::new(&scenario, config)
         .unwrap()

@@ -30,6 +30,7 @@ fn config(policy: &str, cpus: usize, duration_ns: u64) -> Config {
         balance: false,
         uclamp: true,
         bandwidth_timer: fairway_sched::bandwidth::PeriodTimerStart::Aligned,
+        cfs_bandwidth: false,
     }
 }
 

@@ -29,6 +29,7 @@ fn switch_times(text: &str, hrtick: bool, tick_phase_ns: u64, duration_ns: u64) 
         balance: false,
         uclamp: true,
         bandwidth_timer: fairway_sched::bandwidth::PeriodTimerStart::Aligned,
+        cfs_bandwidth: false,
     };
     let results = Simulation::new(&scenario, config)
         .unwrap()

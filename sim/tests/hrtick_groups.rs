@@ -35,6 +35,7 @@ fn a_grouped_run_on_the_slice_end_timer_reaches_its_end() {
             balance: false,
             uclamp: true,
             bandwidth_timer: fairway_sched::bandwidth::PeriodTimerStart::Aligned,
+            cfs_bandwidth: false,
         };
         let results = Simulation::new(&scenario, config)
             .unwrap()

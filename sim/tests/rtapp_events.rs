@@ -23,6 +23,7 @@ fn config(cpus: usize, duration_ns: Option<u64>) -> Config {
         balance: false,
         uclamp: true,
         bandwidth_timer: fairway_sched::bandwidth::PeriodTimerStart::Aligned,
+        cfs_bandwidth: false,
     }
 }
 

@@ -59,6 +59,22 @@ pub enum SetBandwidthError {
     Invalid(BandwidthError),
     /// The group does not exist, or is the root.
     Group(super::groups::GroupError),
+    /// The run queues were built without bandwidth control: boot with
+    /// `cfs_bandwidth=1` (the host runner adds it for a scenario that sets a
+    /// `cpu.max`).
+    NotBuilt,
+}
+
+impl core::fmt::Display for SetBandwidthError {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            SetBandwidthError::Invalid(error) => write!(f, "invalid argument: {error}"),
+            SetBandwidthError::Group(error) => write!(f, "{error}"),
+            SetBandwidthError::NotBuilt => f.write_str(
+                "the run queues were built without bandwidth control: boot with cfs_bandwidth=1",
+            ),
+        }
+    }
 }
 
 /// Sets `group`'s `cpu.max` and `cpu.max.burst` on every CPU
@@ -74,11 +90,15 @@ pub fn set_group_bandwidth(
     origin: u64,
 ) -> Result<(), SetBandwidthError> {
     settings.validate().map_err(SetBandwidthError::Invalid)?;
+    if !config().cfs_bandwidth {
+        return Err(SetBandwidthError::NotBuilt);
+    }
     let cpus = percpu::nr_cpus();
     let pools = POOLS.call_once(|| {
         let pools = Arc::new(BandwidthPools::new(MAX_GROUPS));
         for cpu in 0..cpus {
-            with_run_queue(cpu, |rq| rq.core.attach_bandwidth(pools.clone()));
+            let attached = with_run_queue(cpu, |rq| rq.core.attach_bandwidth(pools.clone()));
+            debug_assert!(attached, "cfs_bandwidth=1 builds every run queue with it");
         }
         pools
     });

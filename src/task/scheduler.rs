@@ -250,11 +250,12 @@ pub fn init_cpu(cpu: usize) {
         .get()
         .expect("settings fixed before the run queues are built");
     RUN_QUEUES[cpu].call_once(|| {
-        let mut queue = RunQueue::with_options(
+        let mut queue = RunQueue::build(
             settings.policy,
             TASK_SLOTS,
             MAX_GROUPS,
             settings.config.uclamp,
+            settings.config.cfs_bandwidth,
         );
         queue.set_cpu_capacity(CpuCapacity {
             capacity_orig: percpu::of(cpu).capacity.load(Ordering::Relaxed),

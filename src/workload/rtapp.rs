@@ -612,7 +612,7 @@ fn set_bandwidth(
             defmt::error!(
                 "rtapp: task group {=str}: cpu.max: {}",
                 path.as_str(),
-                defmt::Debug2Format(&error)
+                defmt::Display2Format(&error)
             );
             return Err(SpawnError::TaskGroup);
         }

@@ -237,6 +237,7 @@ pub fn simulate_like_kernel(
         balance: false,
         uclamp: true,
         bandwidth_timer: fairway_sched::bandwidth::PeriodTimerStart::Aligned,
+        cfs_bandwidth: false,
     };
     let results = Simulation::new(&parsed, config)
         .and_then(|s| s.run(None))

@@ -261,6 +261,20 @@ pub(crate) fn cases() -> Vec<Case> {
         ),
     ];
     let mut cases = Vec::new();
+    // Run queues built without bandwidth control refuse a cpu.max, naming
+    // the group and the boot option (the runner adds it unless told).
+    cases.push(
+        Case::new("bandwidth-refused-without-cfs-bandwidth", "fairway")
+            .icount()
+            .cpus(1)
+            .scenario("tests/scenarios/bandwidth-25-100.json")
+            .append("cfs_bandwidth=0")
+            .expect(crate::test::Expect::Failure)
+            .contains(
+                "rtapp: task group /a: cpu.max: the run queues were built without bandwidth \
+                 control: boot with cfs_bandwidth=1",
+            ),
+    );
     // Random period grids (Linux 6.4+, the default), balancing on, 4 CPUs.
     for policy in ["eevdf", "cfs"] {
         cases.push(

@@ -158,6 +158,20 @@ impl QemuConfig {
             "workload=rtapp scenario={SCENARIO_ADDRESS:#x} scenario_size={}",
             blob.len()
         ));
+        // A group with a cpu.max needs run queues built with bandwidth
+        // control; the kernel refuses the scenario without it.
+        let limited = scenario
+            .global
+            .task_groups
+            .iter()
+            .any(|g| g.quota_us.is_some());
+        let chosen = self
+            .append
+            .split_ascii_whitespace()
+            .any(|word| word.starts_with("cfs_bandwidth="));
+        if limited && !chosen {
+            self.append.push_str(" cfs_bandwidth=1");
+        }
         Ok(())
     }
 

@@ -68,6 +68,7 @@ impl fmt::Display for SchedConfig {
             PeriodTimerStart::Aligned => write!(f, " bw_timer=aligned"),
             PeriodTimerStart::Period10 => write!(f, " bw_timer=period10"),
             PeriodTimerStart::Random { seed } => write!(f, " bw_timer=random bw_seed={seed}"),
-        }
+        }?;
+        write!(f, " cfs_bandwidth={}", flag(self.cfs_bandwidth))
     }
 }

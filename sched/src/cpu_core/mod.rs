@@ -407,8 +407,10 @@ impl CpuCore {
 
     /// Connects this CPU's run queue to the groups' bandwidth pools, shared
     /// by every CPU (§4.2). Before it, no group is limited and bandwidth
-    /// control costs one test per `update_curr`.
-    pub fn attach_bandwidth(&mut self, pools: alloc::sync::Arc<BandwidthPools>) {
+    /// control costs one test per `update_curr`. Returns false when the run
+    /// queue was built without bandwidth control (round robin, or
+    /// [`RunQueue::build`] with `bandwidth` false).
+    pub fn attach_bandwidth(&mut self, pools: alloc::sync::Arc<BandwidthPools>) -> bool {
         let cpu = self.state.cpu;
         dispatch!(&mut self.run_queue, rq => rq.attach_bandwidth(pools, cpu))
     }

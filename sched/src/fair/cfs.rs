@@ -23,7 +23,7 @@ use crate::weight::{
 /// about 2^63 / NICE_0_LOAD ns, 104 days (§1.4 step 4).
 const LONG_SLEEPER_NS: u64 = (1u64 << 63) / NICE_0_LOAD;
 
-impl<P: Pick> FairRunQueue<P> {
+impl<P: Pick, const BW: bool> FairRunQueue<P, BW> {
     /// `__sched_period(nr)` (§1.4).
     fn sched_period(nr: u64, tunables: &CfsTunables) -> u64 {
         if nr > tunables.nr_latency() {

@@ -18,7 +18,7 @@ use super::entity::EntityKind;
 use crate::pelt::update::UpdateFlags;
 use crate::task::Nanoseconds;
 
-impl<P: Pick> FairRunQueue<P> {
+impl<P: Pick, const BW: bool> FairRunQueue<P, BW> {
     /// `set_delayed`: a delayed task is no longer runnable at any level.
     pub(super) fn set_delayed(&mut self, e: u32) {
         self.entities[e as usize].delayed = true;
@@ -154,7 +154,7 @@ impl<P: Pick> FairRunQueue<P> {
                 level = self.parent_entity(se);
             }
         }
-        if self.bandwidth.is_some() {
+        if self.bandwidth_used() {
             // Last, so that the walks above keep what they hold in registers.
             self.return_slack_pass(start, now);
         }

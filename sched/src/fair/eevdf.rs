@@ -17,7 +17,7 @@ use super::timeline::TimelineStore;
 use crate::task::GroupId;
 use crate::weight::{calc_delta_fair, vtime_before, vtime_delta};
 
-impl<P: Pick> FairRunQueue<P> {
+impl<P: Pick, const BW: bool> FairRunQueue<P, BW> {
     /// Σkey·w and Σw over the queue, the running entity included (§1.5).
     fn eevdf_sums(&self, q: GroupId) -> (i64, i64) {
         let queue = &self.queues[q.index()];

@@ -42,7 +42,7 @@ pub struct FairMigration {
     pub avg: SchedAvg,
 }
 
-impl<P: Pick> FairRunQueue<P> {
+impl<P: Pick, const BW: bool> FairRunQueue<P, BW> {
     fn check_group(&self, group: GroupId) -> Result<(), GroupError> {
         if self.groups.get(group.index()).is_some_and(|g| g.exists) {
             Ok(())

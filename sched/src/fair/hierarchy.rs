@@ -21,7 +21,7 @@ use crate::pelt::update::UpdateFlags;
 use crate::task::{CUSTOM_SLICE_RANGE, GroupId, Nanoseconds, ParamError, TaskId, TaskParams};
 use crate::weight::calc_delta_fair;
 
-impl<P: Pick> FairRunQueue<P> {
+impl<P: Pick, const BW: bool> FairRunQueue<P, BW> {
     fn depth(&self, e: u32) -> u32 {
         self.groups[self.entities[e as usize].queue.index()].depth
     }
@@ -63,7 +63,7 @@ impl<P: Pick> FairRunQueue<P> {
     }
 }
 
-impl<P: Pick> SchedClass for FairRunQueue<P> {
+impl<P: Pick, const BW: bool> SchedClass for FairRunQueue<P, BW> {
     fn task_new(
         &mut self,
         task: TaskId,
@@ -187,7 +187,7 @@ impl<P: Pick> SchedClass for FairRunQueue<P> {
             }
             level = self.parent_entity(se);
         }
-        if self.bandwidth.is_some() {
+        if self.bandwidth_used() {
             // Last, so that the walks above keep what they hold in registers.
             self.enqueue_throttle_pass(e, queued_levels, now);
         }
@@ -249,7 +249,7 @@ impl<P: Pick> SchedClass for FairRunQueue<P> {
             }
             level = self.parent_entity(se);
         }
-        if self.bandwidth.is_some() {
+        if self.bandwidth_used() {
             self.put_prev_throttle_pass(task.0 as u32, now);
         }
     }
@@ -301,7 +301,7 @@ impl<P: Pick> SchedClass for FairRunQueue<P> {
     fn wakeup_preempt(&mut self, current: TaskId, woken: TaskId, now: Nanoseconds) -> Resched {
         if current == woken
             || !self.entities[woken.index()].on_rq
-            || (self.bandwidth.is_some() && self.task_throttled(woken))
+            || (self.bandwidth_used() && self.task_throttled(woken))
         {
             return Resched::Keep;
         }

@@ -70,7 +70,7 @@ pub(super) fn wall_time_for(virtual_time: u64, load: LoadWeight) -> u64 {
     }
 }
 
-impl<P: Pick> FairRunQueue<P> {
+impl<P: Pick, const BW: bool> FairRunQueue<P, BW> {
     /// `slice_remaining` of the fair class: `None` unless `task` runs here and
     /// competes at some level.
     pub(super) fn fair_slice_remaining(&self, task: TaskId, now: Nanoseconds) -> Option<u64> {

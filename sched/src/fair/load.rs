@@ -33,7 +33,7 @@ use crate::weight::scale_load_down;
 /// Offset of the PELT clock from the run-queue clock: one PELT period.
 pub const PELT_EPOCH: u64 = 1 << 20;
 
-impl<P: Pick> FairRunQueue<P> {
+impl<P: Pick, const BW: bool> FairRunQueue<P, BW> {
     /// Moves the PELT clock to `now` (§2.3): scaled by capacity and frequency
     /// while a fair task ran, catching up while none did.
     #[inline(always)]
@@ -77,7 +77,7 @@ impl<P: Pick> FairRunQueue<P> {
         flags: UpdateFlags,
         now: Nanoseconds,
     ) {
-        let pelt_now = if self.bandwidth.is_some() {
+        let pelt_now = if self.bandwidth_used() {
             self.queue_clock_pelt(q)
         } else {
             self.clock.now()

@@ -146,9 +146,13 @@ impl Pick for PickPolicy {
 }
 
 /// One CPU's fair run queue with all its group run queues and entities, for
-/// the pick `P` (a run-time [`PickPolicy`] unless given).
+/// the pick `P` (a run-time [`PickPolicy`] unless given), with CFS bandwidth
+/// control compiled in (`BANDWIDTH`, the default: [`FairRunQueue::new`]) or
+/// out ([`FairRunQueue::without_bandwidth`]: every bandwidth step is then a
+/// compile-time `false`, so a kernel that limits no group pays nothing for
+/// it, Linux's `cfs_bandwidth_used()` static key made static).
 #[derive(Debug)]
-pub struct FairRunQueue<P: Pick = PickPolicy> {
+pub struct FairRunQueue<P: Pick = PickPolicy, const BANDWIDTH: bool = true> {
     pub(super) pick: P,
     pub(super) max_tasks: usize,
     pub(super) entities: Vec<entity::Entity>,
@@ -170,17 +174,30 @@ pub struct FairRunQueue<P: Pick = PickPolicy> {
     /// Brackets around the PELT updates (issue 4's instrumentation).
     pub probe: crate::stats::probe::CostProbe,
     /// The groups' bandwidth pools and this CPU's number, once a group has
-    /// a quota (`None`: bandwidth control costs one test per `update_curr`,
-    /// Linux's `cfs_bandwidth_used()` static key).
+    /// a quota (`None` before: each bandwidth step costs one test, Linux's
+    /// `cfs_bandwidth_used()`; always `None` without `BANDWIDTH`).
     pub(super) bandwidth: Option<throttle::BandwidthLink>,
     /// Timers this CPU's run queues asked to arm, for the mechanism.
     pub(super) bandwidth_timers: Vec<crate::bandwidth::pools::BandwidthTimer>,
 }
 
-impl<P: Pick> FairRunQueue<P> {
+impl<P: Pick> FairRunQueue<P, true> {
     /// A run queue for task ids below `max_tasks` and up to `max_groups` groups
-    /// (the root group included, so at least 1).
+    /// (the root group included, so at least 1), with bandwidth control.
     pub fn new(pick: P, max_tasks: usize, max_groups: usize) -> Self {
+        Self::build(pick, max_tasks, max_groups)
+    }
+}
+
+impl<P: Pick> FairRunQueue<P, false> {
+    /// As [`FairRunQueue::new`], with bandwidth control compiled out.
+    pub fn without_bandwidth(pick: P, max_tasks: usize, max_groups: usize) -> Self {
+        Self::build(pick, max_tasks, max_groups)
+    }
+}
+
+impl<P: Pick, const BW: bool> FairRunQueue<P, BW> {
+    fn build(pick: P, max_tasks: usize, max_groups: usize) -> Self {
         let max_groups = max_groups.max(1);
         let entity_count = max_tasks + max_groups - 1;
         let mut groups = vec![GroupInfo::unused(); max_groups];
@@ -201,6 +218,13 @@ impl<P: Pick> FairRunQueue<P> {
             bandwidth: None,
             bandwidth_timers: Vec::with_capacity(2 * max_groups),
         }
+    }
+
+    /// Whether bandwidth control is compiled in and some group has a quota:
+    /// the test every bandwidth step makes (a constant `false` without it).
+    #[inline(always)]
+    pub(super) fn bandwidth_used(&self) -> bool {
+        BW && self.bandwidth.is_some()
     }
 
     /// The entity number of `group`'s group entity (`group` ≠ root).

@@ -12,7 +12,7 @@ use crate::pelt::update::UpdateFlags;
 use crate::task::{GroupId, Nanoseconds};
 use crate::weight::{LoadWeight, calc_delta_fair, scale_load_down, vtime_before, vtime_delta};
 
-impl<P: Pick> FairRunQueue<P> {
+impl<P: Pick, const BW: bool> FairRunQueue<P, BW> {
     /// The key `e` is ordered by: vruntime (CFS) or deadline (EEVDF).
     fn timeline_key(&self, e: u32) -> u64 {
         let entity = &self.entities[e as usize];
@@ -112,7 +112,7 @@ impl<P: Pick> FairRunQueue<P> {
         }
         self.update_min_vruntime(q);
         // Last, as Linux's update_curr: nothing above is reloaded after it.
-        if self.bandwidth.is_some() {
+        if self.bandwidth_used() {
             self.account_cfs_rq_runtime(q, delta, now);
         }
     }

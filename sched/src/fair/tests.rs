@@ -445,7 +445,7 @@ fn group_errors_are_typed() {
     assert_eq!(fair.remove_group(g), Ok(()));
 }
 
-impl<P: Pick> FairRunQueue<P> {
+impl<P: Pick, const BW: bool> FairRunQueue<P, BW> {
     /// Brute-force recount of every group run queue against its members: tree
     /// invariants, load, nr_queued, h_nr_running and the EEVDF sums, and the
     /// state of bandwidth control (§4.2). For tests.

@@ -59,11 +59,17 @@ fn request(
     }
 }
 
-impl<P: Pick> FairRunQueue<P> {
+impl<P: Pick, const BW: bool> FairRunQueue<P, BW> {
     /// Connects this run queue, CPU `cpu`, to the groups' pools: from now on
     /// `update_curr` charges limited groups.
-    pub fn attach_bandwidth(&mut self, pools: Arc<BandwidthPools>, cpu: u16) {
-        self.bandwidth = Some(BandwidthLink { pools, cpu });
+    ///
+    /// Returns false, and leaves it unconnected, for a run queue built
+    /// [`without_bandwidth`](FairRunQueue::without_bandwidth).
+    pub fn attach_bandwidth(&mut self, pools: Arc<BandwidthPools>, cpu: u16) -> bool {
+        if BW {
+            self.bandwidth = Some(BandwidthLink { pools, cpu });
+        }
+        BW
     }
 
     /// `tg_set_cfs_bandwidth` on this CPU (§4.1): the group's run queue is
@@ -116,13 +122,14 @@ impl<P: Pick> FairRunQueue<P> {
     /// Whether `q` is throttled (`cfs_rq_throttled`).
     #[inline(always)]
     pub(super) fn queue_throttled(&self, q: GroupId) -> bool {
-        self.queues[q.index()].runtime.throttled
+        BW && self.queues[q.index()].runtime.throttled
     }
 
     /// Whether `task`'s run queue or one above it is throttled here
     /// (`throttled_hierarchy`): it is queued but cannot run.
     pub fn task_throttled(&self, task: TaskId) -> bool {
-        self.entities
+        BW && self
+            .entities
             .get(task.index())
             .is_some_and(|entity| self.queues[entity.queue.index()].runtime.throttle_count > 0)
     }
@@ -134,13 +141,10 @@ impl<P: Pick> FairRunQueue<P> {
 
     /// `account_cfs_rq_runtime` from `update_curr` (§4.2): `delta` ns ran on
     /// `q`; at the end of the local runtime a slice comes from the pool, and
-    /// when none is left the running entity must give up the CPU.
-    #[cold]
-    #[inline(never)]
+    /// when none is left the running entity must give up the CPU. Only the
+    /// end of the local runtime takes the pool's lock.
+    #[inline(always)]
     pub(super) fn account_cfs_rq_runtime(&mut self, q: GroupId, delta: u64, now: Nanoseconds) {
-        let Some(link) = self.bandwidth.as_ref() else {
-            return;
-        };
         let runtime = &mut self.queues[q.index()].runtime;
         if !runtime.enabled {
             return;
@@ -149,6 +153,17 @@ impl<P: Pick> FairRunQueue<P> {
             runtime.runtime_remaining -= delta as i64;
             return;
         }
+        self.assign_cfs_rq_runtime(q, delta, now);
+    }
+
+    /// The slow half of `account_cfs_rq_runtime`: a slice from the pool.
+    #[cold]
+    #[inline(never)]
+    fn assign_cfs_rq_runtime(&mut self, q: GroupId, delta: u64, now: Nanoseconds) {
+        let Some(link) = self.bandwidth.as_ref() else {
+            return;
+        };
+        let runtime = &mut self.queues[q.index()].runtime;
         let charge = link.pools.with(q, |pool| runtime.charge(delta, pool, now));
         let timer = match charge {
             Some(Charge::Refilled { timer }) => timer,
@@ -248,7 +263,6 @@ impl<P: Pick> FairRunQueue<P> {
     /// (`check_enqueue_throttle` at each of the `levels` run queues the walk
     /// queued an entity on, from the task's up): the first that must be
     /// throttled is, and its group entity leaves the levels above.
-    #[cold]
     #[inline(never)]
     pub(super) fn enqueue_throttle_pass(&mut self, task: u32, levels: u32, now: Nanoseconds) {
         let mut level = Some(task);
@@ -257,7 +271,9 @@ impl<P: Pick> FairRunQueue<P> {
                 return;
             };
             let q = self.entities[se as usize].queue;
-            if q != GroupId::ROOT && self.check_enqueue_throttle(q, now) {
+            let queue = &self.queues[q.index()];
+            if queue.runtime.enabled && queue.nr_queued == 1 && self.check_enqueue_throttle(q, now)
+            {
                 return;
             }
             level = self.parent_entity(se);
@@ -267,12 +283,14 @@ impl<P: Pick> FairRunQueue<P> {
     /// The bandwidth step of `put_prev_task`, after its walk
     /// (`put_prev_entity`'s `check_cfs_rq_runtime` at each level, from the
     /// task's run queue up): a run queue out of runtime is throttled.
-    #[cold]
     #[inline(never)]
     pub(super) fn put_prev_throttle_pass(&mut self, task: u32, now: Nanoseconds) {
         let mut q = self.entities[task as usize].queue;
         while q != GroupId::ROOT {
-            self.check_cfs_rq_runtime(q, now);
+            let runtime = &self.queues[q.index()].runtime;
+            if runtime.enabled && !runtime.throttled && runtime.runtime_remaining <= 0 {
+                self.check_cfs_rq_runtime(q, now);
+            }
             q = self.groups[q.index()].parent;
         }
     }
@@ -280,12 +298,17 @@ impl<P: Pick> FairRunQueue<P> {
     /// The bandwidth step of `dequeue_entities`, after its walks
     /// (`return_cfs_rq_runtime` of `dequeue_entity`): every limited run queue
     /// from `start`'s up that is left empty returns its slack.
-    #[cold]
     #[inline(never)]
     pub(super) fn return_slack_pass(&mut self, start: u32, now: Nanoseconds) {
         let mut q = self.entities[start as usize].queue;
         while q != GroupId::ROOT {
-            self.return_cfs_rq_runtime(q, now);
+            let queue = &self.queues[q.index()];
+            if queue.runtime.enabled
+                && queue.nr_queued == 0
+                && queue.runtime.runtime_remaining > MIN_CFS_RQ_RUNTIME as i64
+            {
+                self.return_cfs_rq_runtime(q, now);
+            }
             q = self.groups[q.index()].parent;
         }
     }

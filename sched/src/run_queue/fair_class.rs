@@ -36,7 +36,7 @@ pub trait FairView {
     fn check_consistency(&self);
 }
 
-impl<P: Pick> FairView for FairRunQueue<P> {
+impl<P: Pick, const BW: bool> FairView for FairRunQueue<P, BW> {
     fn task_entity(&self, task: TaskId) -> Option<&Entity> {
         FairRunQueue::task_entity(self, task)
     }
@@ -107,7 +107,10 @@ pub trait FairClass: SchedClass + core::fmt::Debug {
     fn set_cpu_capacity(&mut self, capacity: CpuCapacity);
     /// Connects the run queue to the groups' bandwidth pools (§4.2; the fair
     /// class only: round robin has no bandwidth control).
-    fn attach_bandwidth(&mut self, _pools: Arc<BandwidthPools>, _cpu: u16) {}
+    /// Returns whether it has bandwidth control.
+    fn attach_bandwidth(&mut self, _pools: Arc<BandwidthPools>, _cpu: u16) -> bool {
+        false
+    }
     /// A group's limit was set or lifted (`tg_set_cfs_bandwidth`).
     fn set_group_bandwidth(
         &mut self,
@@ -137,7 +140,7 @@ pub trait FairClass: SchedClass + core::fmt::Debug {
     }
 }
 
-impl<P: Pick> FairClass for FairRunQueue<P> {
+impl<P: Pick, const BW: bool> FairClass for FairRunQueue<P, BW> {
     const IS_FAIR: bool = true;
     fn view(&self) -> Option<&dyn FairView> {
         Some(self)
@@ -199,7 +202,7 @@ impl<P: Pick> FairClass for FairRunQueue<P> {
     fn set_cpu_capacity(&mut self, capacity: CpuCapacity) {
         FairRunQueue::set_cpu_capacity(self, capacity)
     }
-    fn attach_bandwidth(&mut self, pools: Arc<BandwidthPools>, cpu: u16) {
+    fn attach_bandwidth(&mut self, pools: Arc<BandwidthPools>, cpu: u16) -> bool {
         FairRunQueue::attach_bandwidth(self, pools, cpu)
     }
     fn set_group_bandwidth(

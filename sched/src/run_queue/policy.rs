@@ -12,10 +12,14 @@ use super::*;
 pub enum RunQueue {
     /// Round robin in the fair slot.
     RoundRobin(RunQueueOf<RoundRobin>),
-    /// The fair class with the CFS pick (§1.4).
+    /// The fair class with the CFS pick (§1.4) and bandwidth control (§4).
     Cfs(RunQueueOf<FairRunQueue<CfsPick>>),
-    /// The fair class with the EEVDF pick (§1.5).
+    /// The fair class with the EEVDF pick (§1.5) and bandwidth control (§4).
     Eevdf(RunQueueOf<FairRunQueue<EevdfPick>>),
+    /// The fair class with the CFS pick, bandwidth control compiled out.
+    CfsWithoutBandwidth(RunQueueOf<FairRunQueue<CfsPick, false>>),
+    /// The fair class with the EEVDF pick, bandwidth control compiled out.
+    EevdfWithoutBandwidth(RunQueueOf<FairRunQueue<EevdfPick, false>>),
 }
 
 /// Evaluates `$body` with `$rq` bound to the run queue of whichever policy
@@ -26,6 +30,8 @@ macro_rules! dispatch {
             $crate::run_queue::RunQueue::RoundRobin($rq) => $body,
             $crate::run_queue::RunQueue::Cfs($rq) => $body,
             $crate::run_queue::RunQueue::Eevdf($rq) => $body,
+            $crate::run_queue::RunQueue::CfsWithoutBandwidth($rq) => $body,
+            $crate::run_queue::RunQueue::EevdfWithoutBandwidth($rq) => $body,
         }
     };
 }
@@ -57,8 +63,38 @@ impl RunQueue {
         }
     }
 
+    /// As [`RunQueue::with_options`], with bandwidth control (§4) compiled
+    /// in or out of the fair class: a kernel or simulation that limits no
+    /// group builds it without, and pays nothing for it.
+    pub fn build(
+        kind: PolicyKind,
+        max_tasks: usize,
+        max_groups: usize,
+        uclamp_enabled: bool,
+        bandwidth: bool,
+    ) -> Self {
+        let mut run_queue = match (kind, bandwidth) {
+            (PolicyKind::Cfs(tunables), false) => {
+                RunQueue::CfsWithoutBandwidth(RunQueueOf::with_class(
+                    FairRunQueue::without_bandwidth(CfsPick(tunables), max_tasks, max_groups),
+                    max_tasks,
+                ))
+            }
+            (PolicyKind::Eevdf(tunables), false) => {
+                RunQueue::EevdfWithoutBandwidth(RunQueueOf::with_class(
+                    FairRunQueue::without_bandwidth(EevdfPick(tunables), max_tasks, max_groups),
+                    max_tasks,
+                ))
+            }
+            _ => Self::with_groups(kind, max_tasks, max_groups),
+        };
+        run_queue.set_uclamp_enabled(uclamp_enabled);
+        run_queue
+    }
+
     /// As [`RunQueue::with_groups`], with uclamp on or off (see
-    /// [`set_uclamp_enabled`](Self::set_uclamp_enabled)).
+    /// [`set_uclamp_enabled`](Self::set_uclamp_enabled)), bandwidth control
+    /// compiled in.
     pub fn with_options(
         kind: PolicyKind,
         max_tasks: usize,

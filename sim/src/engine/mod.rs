@@ -100,6 +100,10 @@ pub struct Config {
     /// Where each limited group's period timer grid starts (the kernel's
     /// `bw_timer=` and `bw_seed=`, §4.6).
     pub bandwidth_timer: fairway_sched::bandwidth::PeriodTimerStart,
+    /// Build the run queues with bandwidth control even when no group of the
+    /// scenario has a `cpu.max` (the kernel's `cfs_bandwidth=`); with one,
+    /// they always are.
+    pub cfs_bandwidth: bool,
 }
 
 /// What a task is doing.
@@ -387,16 +391,21 @@ impl<'s> Simulation<'s> {
             )));
         }
         let mut groups = BTreeMap::new();
+        let bandwidth_control = config.cfs_bandwidth
+            || group_paths
+                .iter()
+                .any(|path| scenario.group_bandwidth(path).quota.is_some());
         let cpus = config
             .capacities
             .iter()
             .enumerate()
             .map(|(index, &capacity)| {
-                let mut run_queue = RunQueue::with_options(
+                let mut run_queue = RunQueue::build(
                     config.policy,
                     max_tasks,
                     group_paths.len() + 1,
                     config.uclamp,
+                    bandwidth_control,
                 );
                 run_queue.set_cpu_capacity(capacity);
                 let mut core = CpuCore::new(index as u16, run_queue, max_tasks, config.hrtick);
@@ -691,6 +700,7 @@ mod tests {
             balance: false,
             uclamp: true,
             bandwidth_timer: fairway_sched::bandwidth::PeriodTimerStart::Aligned,
+            cfs_bandwidth: false,
         };
         let mut simulation = Simulation::new(&scenario, config).unwrap();
         for _ in 0..=EVENT_LIMIT {
