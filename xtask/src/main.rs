@@ -7,6 +7,8 @@
 //! cargo xtask lint                      section citations resolve, rustfmt, clippy
 //! cargo xtask ensure-tools              install QEMU and dtc if missing
 //! cargo xtask experiment KERNEL [LOOPS] the uclamp and group-depth sched-pipe table
+//! cargo xtask bandwidth-experiment KERNEL [--quick]
+//!                                       the bandwidth timer interleaving table (bw_timer=)
 //! cargo xtask agree TRANSCRIPT SCENARIO.json rr|cfs|eevdf [--limit N] [--sim FILE.csv]
 //!                                       compare a saved kernel trace with the simulator
 //! cargo xtask report TRANSCRIPT [--json FILE]
@@ -21,6 +23,7 @@
 
 mod agree;
 mod bandwidth_cases;
+mod bandwidth_experiment;
 mod board;
 mod citations;
 mod experiment;
@@ -41,7 +44,7 @@ use qemu::QemuConfig;
 fn usage() -> String {
     "usage: cargo xtask <runner KERNEL [--board NAME] [--cpus N] [--gic 2|3] [--el 1|2] [--icount] [--image] \
      [--timeout S] [--append ARGS] [--dtb FILE] [--scenario FILE.json] [--report FILE.json] [--verbose] \
-     | report TRANSCRIPT [--json FILE] | agree TRANSCRIPT SCENARIO.json POLICY [--limit N] [--sim FILE.csv] | replay TRANSCRIPT | test [--only NAME] [--sabotage] [--no-lint] [--gaps | --groups-sweep] | lint | ensure-tools>"
+     | report TRANSCRIPT [--json FILE] | agree TRANSCRIPT SCENARIO.json POLICY [--limit N] [--sim FILE.csv] | replay TRANSCRIPT | bandwidth-experiment KERNEL [--quick] | test [--only NAME] [--sabotage] [--no-lint] [--gaps | --groups-sweep] | lint | ensure-tools>"
         .into()
 }
 
@@ -194,6 +197,7 @@ fn main() -> ExitCode {
             ),
             None => Err("experiment needs the kernel image (target/aarch64-unknown-none-softfloat/release/fairway)".into()),
         },
+        Some("bandwidth-experiment") => bandwidth_experiment::command(&args[1..]),
         Some("ensure-tools") => tools::ensure().map(|()| ExitCode::SUCCESS),
         Some("report") => report::command(&args[1..]),
         Some("agree") => agree::command(&args[1..]),

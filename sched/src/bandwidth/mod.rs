@@ -169,7 +169,10 @@ impl PeriodTimerStart {
             PeriodTimerStart::Aligned => 0,
             PeriodTimerStart::Period10 => u64::from(group % 10) * (period / 10),
             PeriodTimerStart::Random { seed } => {
-                splitmix64(seed ^ u64::from(group)) % period.max(1)
+                // The seed is mixed before the group joins it: with
+                // `seed ^ group`, seeds 1 and 2 gave groups 1 and 2 the same
+                // two offsets, swapped.
+                splitmix64(splitmix64(seed).wrapping_add(u64::from(group))) % period.max(1)
             }
         }
     }

@@ -414,6 +414,13 @@ fn period_timer_start_offsets() {
         .map(|g| PeriodTimerStart::Random { seed: 43 }.offset(g, period))
         .collect();
     assert_ne!(offsets, other);
+    // Different seeds are different configurations, not the same offsets
+    // dealt to other groups: the gap between groups 1 and 2 differs.
+    let gap = |seed| {
+        let start = PeriodTimerStart::Random { seed };
+        start.offset(1, period).abs_diff(start.offset(2, period))
+    };
+    assert!(gap(1) != gap(2) && gap(2) != gap(3) && gap(1) != gap(3));
     // Spread over the period: every tenth of it holds some of 64 offsets.
     for tenth in 0..10 {
         assert!(
