@@ -247,7 +247,28 @@ impl<F: FairClass> RunQueueOf<F> {
         pools: alloc::sync::Arc<crate::bandwidth::pools::BandwidthPools>,
         cpu: u16,
     ) -> bool {
-        self.stack.fair_mut().attach_bandwidth(pools, cpu)
+        self.attach_bandwidth_with(crate::bandwidth::pools::PoolSource::Live(pools), cpu)
+    }
+
+    /// As [`attach_bandwidth`](Self::attach_bandwidth), reaching the pools
+    /// as `source` says (live, recorded, or replayed from a record).
+    pub fn attach_bandwidth_with(
+        &mut self,
+        source: crate::bandwidth::pools::PoolSource,
+        cpu: u16,
+    ) -> bool {
+        self.stack.fair_mut().attach_bandwidth(source, cpu)
+    }
+
+    /// Queues a recorded pool answer for the replayed call that asks for it
+    /// (false: the run queue does not replay its pools).
+    pub fn queue_pool_answer(&mut self, answer: crate::bandwidth::runtime::PoolAnswer) -> bool {
+        self.stack.fair_mut().queue_pool_answer(answer)
+    }
+
+    /// After a replayed call: what of the pools' use the record contradicts.
+    pub fn take_pool_mismatch(&mut self) -> Option<crate::bandwidth::pools::PoolMismatch> {
+        self.stack.fair_mut().take_pool_mismatch()
     }
 
     /// A group's limit was set (`limited`) or lifted, after its pool

@@ -9,9 +9,19 @@
 //! mechanism (clock, locks, IPIs, timers) chose *when* each call happened; the
 //! replay checks that the driver, given the same calls, decides the same thing:
 //! one scheduler core, not two copies.
+//!
+//! Bandwidth control: the groups' pools are shared by the CPUs, and what a
+//! pool answers one CPU depends on every CPU's order of access. The record
+//! carries those answers (`Input::PoolAnswer`) and the calls the pools'
+//! timers and settings make on a core (`DistributeRuntime`,
+//! `SetGroupBandwidth`, `AttachBandwidth`); the replay builds its run queues
+//! with bandwidth control, attaches them to no pools (each answer is the next
+//! one recorded for that CPU), and reports a question the record does not
+//! answer, or an answer nobody asked for, as a divergence.
 
 use std::collections::BTreeMap;
 
+use fairway_sched::bandwidth::pools::PoolMismatch;
 use fairway_sched::boot_options::SchedConfig;
 use fairway_sched::cpu_core::record::{Input, Output, Record};
 use fairway_sched::cpu_core::{CpuCore, Leaving};
@@ -20,7 +30,8 @@ use fairway_sched::run_queue::{CpuCapacity, RunQueue};
 /// How the kernel built its cores.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ReplaySetup {
-    /// The scheduler settings in force.
+    /// The scheduler settings in force (`cfs_bandwidth`: the run queues were
+    /// built with bandwidth control).
     pub config: SchedConfig,
     /// Task slots per run queue.
     pub tasks: usize,
@@ -37,8 +48,13 @@ pub struct Divergence {
     pub index: usize,
     /// The kernel's record.
     pub record: Record,
-    /// What the simulator's driver decided instead.
+    /// What the simulator's driver decided instead (its decision, when
+    /// `pool` is set).
     pub replayed: Output,
+    /// The replayed call used its groups' pools otherwise than the record
+    /// says (it asked a question the record does not answer, or left a
+    /// recorded answer unasked).
+    pub pool: Option<PoolMismatch>,
 }
 
 /// What a replay found.
@@ -79,20 +95,33 @@ pub fn kind_name(input: &Input) -> &'static str {
         Input::RtMutexSetprio { .. } => "rt_mutex_setprio",
         Input::TaskDead { .. } => "task_dead",
         Input::CfsTasksRotate { .. } => "cfs_tasks_rotate",
+        Input::AttachBandwidth => "attach_bandwidth",
+        Input::SetGroupBandwidth { .. } => "set_group_bandwidth",
+        Input::DistributeRuntime { .. } => "distribute_runtime",
+        Input::PoolAnswer(_) => "pool_answer",
     }
 }
 
 /// Builds the cores as the kernel did and replays `records` (any order: they
-/// are sorted by their sequence numbers) until the first difference.
+/// are sorted by their sequence numbers) until the first difference. The run
+/// queues have bandwidth control when the kernel's had (`cfs_bandwidth`) or
+/// when the record has a bandwidth input.
 pub fn replay(setup: &ReplaySetup, records: &[Record]) -> Result<ReplayOutcome, String> {
     let policy = setup.config.policy_kind(setup.capacities.len());
+    let bandwidth =
+        setup.config.cfs_bandwidth || records.iter().any(|record| record.input.is_bandwidth());
     let mut cores: Vec<CpuCore> = setup
         .capacities
         .iter()
         .enumerate()
         .map(|(cpu, &capacity)| {
-            let mut queue =
-                RunQueue::with_options(policy, setup.tasks, setup.groups, setup.config.uclamp);
+            let mut queue = RunQueue::build(
+                policy,
+                setup.tasks,
+                setup.groups,
+                setup.config.uclamp,
+                bandwidth,
+            );
             queue.set_cpu_capacity(CpuCapacity {
                 capacity_orig: capacity,
                 frequency_scale: 1024,
@@ -112,12 +141,16 @@ pub fn replay(setup: &ReplaySetup, records: &[Record]) -> Result<ReplayOutcome, 
             .get_mut(usize::from(record.cpu))
             .ok_or_else(|| format!("record {index} names cpu {}", record.cpu))?;
         let before = core.current();
-        let replayed = core.replay(record.now, &record.input, &mut migrations);
-        if replayed != record.output {
+        let (replayed, pool) = match core.replay(record.now, &record.input, &mut migrations) {
+            Ok(replayed) => (replayed, None),
+            Err(mismatch) => (Output::default(), Some(mismatch)),
+        };
+        if pool.is_some() || replayed != record.output {
             outcome.divergence = Some(Divergence {
                 index,
                 record: *record,
                 replayed,
+                pool,
             });
             break;
         }
@@ -156,8 +189,15 @@ pub fn parse_kernel_lines<'a>(
             let flag = |key: &str| -> Result<&str, String> {
                 Ok(if get(key)? == "true" { "1" } else { "0" })
             };
+            // Transcripts from before bandwidth control was recorded do not
+            // name it: their run queues were built without it.
+            let bandwidth = if get("cfs_bandwidth").is_ok() {
+                flag("cfs_bandwidth")?
+            } else {
+                "0"
+            };
             let line = format!(
-                "sched={} hz={} hrtick={} slice_us={} uclamp={}",
+                "sched={} hz={} hrtick={} slice_us={} uclamp={} cfs_bandwidth={bandwidth}",
                 get("sched")?,
                 get("hz")?,
                 flag("hrtick")?,
@@ -310,5 +350,301 @@ mod tests {
         let divergence = outcome.divergence.expect("found");
         assert_eq!(divergence.record, changed[at]);
         assert_eq!(outcome.agreeing, at);
+    }
+
+    /// A two-CPU run with two limited groups (CPU-bound tasks throttled,
+    /// periodic ones that wake on either CPU, balancing moves), driven
+    /// through the cores with shared pools and their timers, recorded and
+    /// printed as the kernel prints it.
+    fn bandwidth_run(policy: &str) -> (Vec<String>, ReplaySetup) {
+        use fairway_sched::bandwidth::Bandwidth;
+        use fairway_sched::bandwidth::pools::{BandwidthPools, BandwidthTimer, BandwidthTimerKind};
+        use fairway_sched::cpu_core::Decision;
+        use fairway_sched::task::GroupId;
+        use std::sync::Arc;
+
+        const MS: u64 = 1_000_000;
+        const STEP: u64 = MS / 4;
+        const TASKS: usize = 8;
+        const GROUPS: usize = 4;
+        let config =
+            SchedConfig::parse(&format!("sched={policy} hz=1000 hrtick=0 cfs_bandwidth=1"))
+                .unwrap();
+        let setup = ReplaySetup {
+            config,
+            tasks: TASKS,
+            groups: GROUPS,
+            capacities: vec![1024, 1024],
+        };
+        let kind = config.policy_kind(2);
+        let mut cores: Vec<CpuCore> = (0..2)
+            .map(|cpu| {
+                let queue = RunQueue::build(kind, TASKS, GROUPS, true, true);
+                let mut core = CpuCore::new(cpu, queue, TASKS, false);
+                core.start_recording(40_000, sequence);
+                core
+            })
+            .collect();
+        let create = |cores: &mut Vec<CpuCore>| {
+            let ids: Vec<GroupId> = cores
+                .iter_mut()
+                .map(|core| core.create_group(GroupId::ROOT, 1024, 0).unwrap())
+                .collect();
+            ids[0]
+        };
+        let a = create(&mut cores);
+        let b = create(&mut cores);
+        let pools = Arc::new(BandwidthPools::new(GROUPS));
+        let limit = |period, quota| Bandwidth {
+            period,
+            quota: Some(quota),
+            burst: 0,
+        };
+        pools.set(a, limit(20 * MS, 7 * MS), 0, 2);
+        pools.set(b, limit(10 * MS, 4 * MS), 3 * MS, 2);
+        for core in &mut cores {
+            assert!(core.attach_bandwidth(pools.clone()));
+            let _ = core.set_group_bandwidth(a, true, 0).unwrap();
+            let _ = core.set_group_bandwidth(b, true, 0).unwrap();
+        }
+        /// A task: its group, its first CPU, and (periodic) its run and sleep.
+        type Spec = (GroupId, usize, Option<(u64, u64)>);
+        let tasks: [Spec; 6] = [
+            (a, 0, None),
+            (a, 1, None),
+            (b, 0, None),
+            (b, 1, Some((3 * MS / 2, 4 * MS))),
+            (b, 0, Some((MS, 3 * MS))),
+            (GroupId::ROOT, 1, Some((MS, 2 * MS))),
+        ];
+        let mut cpu_of: Vec<usize> = tasks.iter().map(|t| t.1).collect();
+        let mut left: Vec<u64> = tasks.iter().map(|t| t.2.map_or(0, |p| p.0)).collect();
+        let mut asleep: Vec<Option<u64>> = vec![None; tasks.len()];
+        let mut timers: Vec<(BandwidthTimer, usize)> = Vec::new();
+        let mut wakes = 0;
+
+        // Carries out a decision: timers armed on that CPU, a resched at once.
+        fn carry_out(
+            cores: &mut [CpuCore],
+            timers: &mut Vec<(BandwidthTimer, usize)>,
+            cpu: usize,
+            decision: Decision,
+            now: u64,
+        ) {
+            while let Some(timer) = cores[cpu].take_bandwidth_timer() {
+                timers.push((timer, cpu));
+            }
+            if decision.resched {
+                let _ = cores[cpu].schedule(now, Leaving::Runnable);
+                while let Some(timer) = cores[cpu].take_bandwidth_timer() {
+                    timers.push((timer, cpu));
+                }
+            }
+        }
+
+        for (t, &(group, cpu, _)) in tasks.iter().enumerate() {
+            let params = TaskParams {
+                group,
+                ..TaskParams::default()
+            };
+            let decision = cores[cpu]
+                .wake_up_new_task(TaskId(t as u16), &params, 0)
+                .unwrap();
+            carry_out(&mut cores, &mut timers, cpu, decision, 0);
+        }
+        let mut now = 0;
+        while now < 1000 * MS {
+            now += STEP;
+            // The pools' timers due, earliest first.
+            timers.sort_by_key(|(timer, _)| timer.expires);
+            while timers
+                .first()
+                .is_some_and(|(timer, _)| timer.expires <= now)
+            {
+                let (timer, armed_on) = timers.remove(0);
+                let at = timer.expires;
+                let grants = match timer.kind {
+                    BandwidthTimerKind::Period => {
+                        let outcome = pools.with(timer.group, |p| p.period_timer(|| at)).unwrap();
+                        if let Some(expires) = outcome.rearm {
+                            timers.push((BandwidthTimer { expires, ..timer }, armed_on));
+                        }
+                        outcome.grants
+                    }
+                    BandwidthTimerKind::Slack => {
+                        pools.with(timer.group, |p| p.slack_timer(at)).unwrap()
+                    }
+                };
+                for grant in grants {
+                    let cpu = usize::from(grant.cpu);
+                    let decision = cores[cpu].distribute_runtime(
+                        timer.group,
+                        grant.amount,
+                        grant.unthrottle,
+                        now,
+                    );
+                    carry_out(&mut cores, &mut timers, cpu, decision, now);
+                }
+                timers.sort_by_key(|(timer, _)| timer.expires);
+            }
+            // Wake-ups: every third on the other CPU.
+            for t in 0..tasks.len() {
+                if asleep[t].is_none_or(|until| until > now) {
+                    continue;
+                }
+                asleep[t] = None;
+                left[t] = tasks[t].2.unwrap().0;
+                wakes += 1;
+                let id = TaskId(t as u16);
+                let migrated = wakes % 3 == 0;
+                if migrated {
+                    let from = cpu_of[t];
+                    let to = 1 - from;
+                    let migration = cores[from].migrate_task_out(id, now).unwrap();
+                    cores[to].migrate_task_in(id, &migration, now).unwrap();
+                    cpu_of[t] = to;
+                }
+                let cpu = cpu_of[t];
+                let decision = cores[cpu].try_to_wake_up(id, now, migrated);
+                carry_out(&mut cores, &mut timers, cpu, decision, now);
+            }
+            for cpu in 0..2 {
+                // The running periodic task's burst, then its sleep.
+                if let Some(current) = cores[cpu].current()
+                    && let Some((_, sleep)) = tasks[current.index()].2
+                {
+                    let t = current.index();
+                    left[t] = left[t].saturating_sub(STEP);
+                    if left[t] == 0 {
+                        asleep[t] = Some(now + sleep);
+                        let _ = cores[cpu].schedule(now, Leaving::Sleeping);
+                        carry_out(&mut cores, &mut timers, cpu, Decision::default(), now);
+                    }
+                }
+                // The 1 ms tick, CPU 1's half a tick after CPU 0's.
+                if now % MS == cpu as u64 * MS / 2 {
+                    let decision = cores[cpu].sched_tick(now);
+                    carry_out(&mut cores, &mut timers, cpu, decision, now);
+                }
+            }
+            // Balancing moves a waiting CPU-bound task every 25 ms.
+            if now % (25 * MS) == 0 {
+                let t = (now / (25 * MS)) as usize % 3;
+                let id = TaskId(t as u16);
+                let from = cpu_of[t];
+                if cores[from].current() != Some(id)
+                    && let Some(migration) = cores[from].detach_task(id, now)
+                {
+                    let to = 1 - from;
+                    cores[to].migrate_task_in(id, &migration, now).unwrap();
+                    let decision = cores[to].attach_task(id, now);
+                    carry_out(&mut cores, &mut timers, to, decision, now);
+                    cpu_of[t] = to;
+                }
+            }
+        }
+        let mut lines = vec![format!(
+            "core: config sched={policy} hz=1000 hrtick=false slice_us=4000 uclamp=true \
+             cfs_bandwidth=true tasks={TASKS} groups={GROUPS} cpus=2"
+        )];
+        for core in &mut cores {
+            let (records, dropped) = core.take_records();
+            lines.push(format!(
+                "core: cpu={} capacity=1024 records={} dropped={dropped}",
+                core.cpu(),
+                records.len()
+            ));
+            for record in records {
+                let words: Vec<String> = record.encode().iter().map(u64::to_string).collect();
+                lines.push(format!("core: record {}", words.join(" ")));
+            }
+        }
+        (lines, setup)
+    }
+
+    /// The recorded two-CPU bandwidth run replays with every decision the
+    /// same, under EEVDF and CFS, each pool answer taken from the record.
+    #[test]
+    fn a_recorded_bandwidth_run_replays_without_the_pools() {
+        for policy in ["eevdf", "cfs"] {
+            let (lines, setup) = bandwidth_run(policy);
+            let (parsed, records, dropped) =
+                parse_kernel_lines(lines.iter().map(String::as_str)).unwrap();
+            assert_eq!(parsed, setup);
+            assert_eq!(dropped, 0);
+            let outcome = replay(&setup, &records).unwrap();
+            assert_eq!(outcome.divergence, None, "{policy}");
+            assert_eq!(outcome.agreeing, records.len());
+            assert!(
+                outcome.switches > 1000,
+                "{policy}: {} switches",
+                outcome.switches
+            );
+            for kind in [
+                "attach_bandwidth",
+                "set_group_bandwidth",
+                "distribute_runtime",
+                "pool_answer",
+                "migrate_in",
+            ] {
+                assert!(
+                    outcome.kinds.get(kind).is_some_and(|&n| n > 0),
+                    "{policy}: no {kind} in {:?}",
+                    outcome.kinds
+                );
+            }
+            let throttling_grants = records
+                .iter()
+                .filter(|r| {
+                    matches!(
+                        r.input,
+                        Input::DistributeRuntime {
+                            unthrottle: true,
+                            ..
+                        }
+                    )
+                })
+                .count();
+            assert!(
+                throttling_grants > 20,
+                "{policy}: {throttling_grants} unthrottles"
+            );
+        }
+    }
+
+    /// A pool answer changed in the record is found: a decision differs, or
+    /// the replayed core asks its pools otherwise, at that answer's call or
+    /// later; a removed answer is found at its own call, as a pool mismatch.
+    #[test]
+    fn a_changed_pool_answer_is_reported() {
+        use fairway_sched::bandwidth::runtime::PoolCall;
+        let (lines, setup) = bandwidth_run("eevdf");
+        let (_, mut records, _) = parse_kernel_lines(lines.iter().map(String::as_str)).unwrap();
+        records.sort_by_key(|record| record.sequence);
+        let at = records
+            .iter()
+            .enumerate()
+            .skip(records.len() / 2)
+            .find(|(_, r)| matches!(r.input, Input::PoolAnswer(a) if a.call == PoolCall::Assign && a.amount > 0))
+            .map(|(index, _)| index)
+            .unwrap();
+        let mut changed = records.clone();
+        if let Input::PoolAnswer(answer) = &mut changed[at].input {
+            answer.amount = 0;
+        }
+        let outcome = replay(&setup, &changed).unwrap();
+        let divergence = outcome.divergence.expect("a refused grant is found");
+        assert!(divergence.index > at, "{divergence:?} before {at}");
+        let mut removed = records.clone();
+        let answer = removed.remove(at);
+        let call = at
+            + removed[at..]
+                .iter()
+                .position(|r| r.cpu == answer.cpu && !matches!(r.input, Input::PoolAnswer(_)))
+                .unwrap();
+        let outcome = replay(&setup, &removed).unwrap();
+        let divergence = outcome.divergence.expect("a missing answer is found");
+        assert_eq!(divergence.index, call);
+        assert!(divergence.pool.is_some(), "{divergence:?}");
     }
 }

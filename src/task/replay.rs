@@ -6,8 +6,19 @@
 //! `record_core=N` on the command line (rt-app runs) gives each CPU room for N
 //! records, allocated when its run queue is built; the records are printed at
 //! the end of the run as `core: ...` lines.
+//!
+//! With bandwidth control (`cfs_bandwidth=1`, a scenario with a `cpu.max`),
+//! the record also holds the attach of each core to the pools, each limit
+//! set, each grant of the pools' timers, and every answer a pool gave a
+//! core (`Input::PoolAnswer`, before the record of the call it was given
+//! in): the pools are shared by the CPUs, so the replay takes their answers
+//! from the record instead of the CPUs' order. `cfs_bandwidth=` on the
+//! `core: config` line tells the replay to build its run queues with
+//! bandwidth control, as these were.
 
 use core::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+
+use alloc::vec::Vec;
 
 use fairway_sched::cpu_core::record::Record;
 
@@ -38,34 +49,53 @@ pub(super) fn next_sequence() -> u64 {
 
 /// Prints the settings the cores were built with and every CPU's records
 /// (recording stops here).
+///
+/// Every CPU stops recording before anything is printed, and the record is
+/// cut at the sequence number read under CPU 0's lock as it stops: CPU 0
+/// records nothing numbered after it, while the others record on until
+/// their turn, so a record of theirs past the cut may be the second half of
+/// a move whose first half CPU 0 no longer recorded (a task's `MigrateIn`
+/// after its `MigrateOut`). Every record numbered before the cut exists on
+/// every CPU: the record printed is a consistent prefix of the run.
 pub fn print() {
     if capacity() == 0 {
         return;
     }
     let settings = config();
     let nr_cpus = percpu::nr_cpus().min(MAX_CPUS);
+    let mut cut = u64::MAX;
+    let mut taken = Vec::with_capacity(nr_cpus);
+    for cpu in 0..nr_cpus {
+        let mut rq = run_queue(cpu).lock();
+        if cpu == 0 {
+            cut = SEQUENCE.load(Ordering::Relaxed);
+        }
+        taken.push(rq.core.take_records());
+    }
     defmt::println!(
-        "core: config sched={=str} hz={=u64} hrtick={=bool} slice_us={=u64} uclamp={=bool} tasks={=usize} groups={=usize} cpus={=usize}",
+        "core: config sched={=str} hz={=u64} hrtick={=bool} slice_us={=u64} uclamp={=bool} cfs_bandwidth={=bool} tasks={=usize} groups={=usize} cpus={=usize}",
         settings.policy.name(),
         settings.hz,
         settings.hrtick,
         settings.slice_us,
         settings.uclamp,
+        settings.cfs_bandwidth,
         TASK_SLOTS,
         super::scheduler::MAX_GROUPS,
         nr_cpus
     );
-    for cpu in 0..nr_cpus {
+    for (cpu, (records, dropped)) in taken.iter().enumerate() {
         let capacity = percpu::of(cpu).capacity.load(Ordering::Relaxed);
-        let (records, dropped) = run_queue(cpu).lock().core.take_records();
+        let kept = records.iter().filter(|r| r.sequence < cut).count();
         defmt::println!(
-            "core: cpu={=usize} capacity={=u32} records={=usize} dropped={=u64}",
+            "core: cpu={=usize} capacity={=u32} records={=usize} dropped={=u64} past_cut={=usize}",
             cpu,
             capacity,
-            records.len(),
-            dropped
+            kept,
+            *dropped,
+            records.len() - kept
         );
-        for record in &records {
+        for record in records.iter().filter(|r| r.sequence < cut) {
             print_record(record);
         }
     }

@@ -29,12 +29,19 @@ pub fn check(lines: &[String]) -> Result<(ReplayOutcome, String), String> {
         kinds.join(", ")
     );
     if let Some(divergence) = &outcome.divergence {
-        report.push_str(&format!(
-            "\nfirst difference at record {}: kernel {}; simulator decided {:?}",
-            divergence.index,
-            describe(&divergence.record),
-            divergence.replayed
-        ));
+        match &divergence.pool {
+            Some(mismatch) => report.push_str(&format!(
+                "\nfirst difference at record {}: kernel {}; in the simulator {mismatch}",
+                divergence.index,
+                describe(&divergence.record),
+            )),
+            None => report.push_str(&format!(
+                "\nfirst difference at record {}: kernel {}; simulator decided {:?}",
+                divergence.index,
+                describe(&divergence.record),
+                divergence.replayed
+            )),
+        }
     }
     Ok((outcome, report))
 }

@@ -101,6 +101,15 @@ const REPLAY_SCENARIOS: [(&str, u32); 3] = [
 /// Records per CPU for a replay case (each run makes at most ~12,000).
 const REPLAY_RECORDS: usize = 40_000;
 
+/// The bandwidth scenarios replayed from the kernel's record (issue 12), with
+/// their CPU count: the pools' answers are in the record, so the replay needs
+/// no pools and not the CPUs' order of access to them. The stress has nested
+/// limits on four CPUs; the mix, on two, switches more often.
+const REPLAY_BANDWIDTH_SCENARIOS: [(&str, u32); 2] = [
+    ("tests/scenarios/bandwidth-stress-4cpus.json", 4),
+    ("tests/scenarios/bandwidth-mix-2cpus.json", 2),
+];
+
 /// The fewest context switches a replay case must cover.
 const REPLAY_MIN_SWITCHES: usize = 1000;
 
@@ -456,6 +465,28 @@ fn cases() -> Vec<Case> {
                         Expect::Success
                     })
                     .contains("core: config")
+                    .check(replay_agrees),
+            );
+        }
+    }
+    for (scenario, cpus) in REPLAY_BANDWIDTH_SCENARIOS {
+        // Round robin has no bandwidth control.
+        for policy in ["eevdf", "cfs"] {
+            let name = scenario
+                .trim_start_matches("tests/scenarios/")
+                .trim_end_matches(".json");
+            cases.push(
+                Case::new(format!("replay-{name}-{policy}"), "fairway")
+                    .icount()
+                    .cpus(cpus)
+                    .timeout(300)
+                    .scenario(scenario)
+                    .append(format!(
+                        "record_core={REPLAY_RECORDS} sched={policy} hz=1000 bw_timer=random \
+                         bw_seed=7 balance=1"
+                    ))
+                    .contains("core: config")
+                    .contains("cfs_bandwidth=true")
                     .check(replay_agrees),
             );
         }

@@ -10,9 +10,141 @@
 
 use alloc::vec::Vec;
 
+use alloc::collections::VecDeque;
+use alloc::sync::Arc;
+
 use super::Bandwidth;
 use super::pool::{BandwidthStats, CfsBandwidth};
+use super::runtime::{PoolAnswer, PoolCall};
 use crate::task::{GroupId, Nanoseconds};
+
+/// How a CPU's run queue reaches the groups' pools
+/// (`FairRunQueue::attach_bandwidth_with`).
+#[derive(Clone, Debug)]
+pub enum PoolSource {
+    /// The pools shared by every CPU.
+    Live(Arc<BandwidthPools>),
+    /// The shared pools, and each answer they give is kept, in order, on
+    /// `tape`, which the CPU's core drains into its record
+    /// (`Input::PoolAnswer`, before the record of the call it was given in).
+    Recorded {
+        /// The pools.
+        pools: Arc<BandwidthPools>,
+        /// The answers, shared with the core.
+        tape: Arc<SharedAnswerTape>,
+    },
+    /// No pools: a replay. Each answer is the next one queued from the
+    /// record (`FairRunQueue::queue_pool_answer`), and the calls without an
+    /// answer do nothing.
+    Replayed,
+}
+
+/// What an answer tape holds at most: an operation reaches a few pools per
+/// level of the group hierarchy, and the core drains the tape after each.
+pub const ANSWER_TAPE_ROOM: usize = 256;
+
+/// The pool answers a recording run queue was given since its core last
+/// took them, oldest first. Its room is allocated once; an answer that does
+/// not fit is counted (and the core counts a dropped record).
+#[derive(Debug)]
+pub struct AnswerTape {
+    answers: VecDeque<PoolAnswer>,
+    lost: u64,
+}
+
+/// A tape shared by one CPU's run queue (its link to the pools) and its core:
+/// both use it under the CPU's run-queue lock, so its own lock is never
+/// contended.
+pub type SharedAnswerTape = spin::Mutex<AnswerTape>;
+
+impl AnswerTape {
+    /// An empty tape with room for [`ANSWER_TAPE_ROOM`] answers.
+    pub fn new() -> Self {
+        AnswerTape {
+            answers: VecDeque::with_capacity(ANSWER_TAPE_ROOM),
+            lost: 0,
+        }
+    }
+
+    /// Keeps `answer` if there is room (never allocates).
+    pub fn keep(&mut self, answer: PoolAnswer) {
+        if self.answers.len() < self.answers.capacity() {
+            self.answers.push_back(answer);
+        } else {
+            self.lost += 1;
+        }
+    }
+
+    /// The oldest answer kept.
+    pub fn take(&mut self) -> Option<PoolAnswer> {
+        self.answers.pop_front()
+    }
+
+    /// How many answers did not fit since the last call.
+    pub fn take_lost(&mut self) -> u64 {
+        core::mem::take(&mut self.lost)
+    }
+}
+
+impl Default for AnswerTape {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// A replayed run queue's use of its pools that the record contradicts: it
+/// did not decide as the recorded one did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PoolMismatch {
+    /// It asked `group`'s pool (`call`) and the record has no answer left
+    /// for this call.
+    Unanswered {
+        /// The group asked.
+        group: GroupId,
+        /// The question.
+        call: PoolCall,
+    },
+    /// It asked `group`'s pool (`call`) and the next recorded answer is
+    /// another group's or another question's.
+    Mismatched {
+        /// The group asked.
+        group: GroupId,
+        /// The question.
+        call: PoolCall,
+        /// The answer recorded next.
+        recorded: PoolAnswer,
+    },
+    /// The call ended with a recorded answer it never asked for.
+    Unasked {
+        /// The first answer left.
+        recorded: PoolAnswer,
+    },
+}
+
+impl core::fmt::Display for PoolMismatch {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            PoolMismatch::Unanswered { group, call } => write!(
+                f,
+                "the replay asked group {}'s pool ({call:?}) where the record has no answer",
+                group.0
+            ),
+            PoolMismatch::Mismatched {
+                group,
+                call,
+                recorded,
+            } => write!(
+                f,
+                "the replay asked group {}'s pool ({call:?}) where the record answered {recorded:?}",
+                group.0
+            ),
+            PoolMismatch::Unasked { recorded } => write!(
+                f,
+                "the replay did not ask for the recorded pool answer {recorded:?}"
+            ),
+        }
+    }
+}
 
 /// Which of a group's timers a request or an expiry is about.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]

@@ -2,10 +2,104 @@
 //! `cfs_rq`, docs/linux-sched-reference.md §4.1, §4.2): the local runtime
 //! that `update_curr` charges, throttling, and the clocks that keep the
 //! throttled time out of the run queue's PELT and into `cpu.stat`.
+//!
+//! A run queue reaches its group's pool through [`PoolAccess`]: the shared
+//! pool itself ([`CfsBandwidth`], live), or, in a replay, the answers the
+//! pool gave in the recorded run ([`PoolAnswer`]), so that a replay never
+//! needs the order in which the CPUs reached the pool (docs/core-driver.md,
+//! "Replay").
 
 use super::SLICE;
 use super::pool::CfsBandwidth;
-use crate::task::Nanoseconds;
+use crate::task::{GroupId, Nanoseconds};
+
+/// What a CPU's run queue asks of its group's pool: the five calls of
+/// [`CfsRqRuntime`]. Two have an answer that depends on every CPU's use of
+/// the pool ([`assign`](PoolAccess::assign), [`return_slack`](PoolAccess::return_slack)):
+/// a recording keeps those answers; the other three change only the pool.
+pub trait PoolAccess {
+    /// See [`CfsBandwidth::assign`]: the runtime granted towards `target`,
+    /// and the period timer to arm.
+    fn assign(
+        &mut self,
+        runtime_remaining: i64,
+        target: Nanoseconds,
+        now: Nanoseconds,
+    ) -> (Nanoseconds, Option<Nanoseconds>);
+    /// See [`CfsBandwidth::throttle`].
+    fn throttle(&mut self, cpu: u16, runtime_remaining: i64);
+    /// See [`CfsBandwidth::return_slack`]: the runtime returned, and the
+    /// slack timer to arm.
+    fn return_slack(
+        &mut self,
+        runtime_remaining: i64,
+        now: Nanoseconds,
+    ) -> (Nanoseconds, Option<Nanoseconds>);
+    /// See [`CfsBandwidth::add_throttled_time`].
+    fn add_throttled_time(&mut self, throttled_ns: Nanoseconds);
+    /// See [`CfsBandwidth::unthrottled`].
+    fn unthrottled(&mut self, cpu: u16, throttled_ns: Nanoseconds);
+}
+
+impl PoolAccess for CfsBandwidth {
+    #[inline]
+    fn assign(
+        &mut self,
+        runtime_remaining: i64,
+        target: Nanoseconds,
+        now: Nanoseconds,
+    ) -> (Nanoseconds, Option<Nanoseconds>) {
+        CfsBandwidth::assign(self, runtime_remaining, target, now)
+    }
+    #[inline]
+    fn throttle(&mut self, cpu: u16, runtime_remaining: i64) {
+        CfsBandwidth::throttle(self, cpu, runtime_remaining)
+    }
+    #[inline]
+    fn return_slack(
+        &mut self,
+        runtime_remaining: i64,
+        now: Nanoseconds,
+    ) -> (Nanoseconds, Option<Nanoseconds>) {
+        CfsBandwidth::return_slack(self, runtime_remaining, now)
+    }
+    #[inline]
+    fn add_throttled_time(&mut self, throttled_ns: Nanoseconds) {
+        CfsBandwidth::add_throttled_time(self, throttled_ns)
+    }
+    #[inline]
+    fn unthrottled(&mut self, cpu: u16, throttled_ns: Nanoseconds) {
+        CfsBandwidth::unthrottled(self, cpu, throttled_ns)
+    }
+}
+
+/// Which question a recorded [`PoolAnswer`] answers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PoolCall {
+    /// [`PoolAccess::assign`]: `amount` granted.
+    Assign,
+    /// [`PoolAccess::return_slack`]: `amount` returned.
+    ReturnSlack,
+    /// The group had no pool when the run queue reached for it (its limit
+    /// was lifted on the pools and this CPU was not told yet): the run
+    /// queue's step did nothing.
+    NoPool,
+}
+
+/// One answer of a group's pool to one CPU's run queue, as a recording
+/// keeps it and a replay gives it back.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PoolAnswer {
+    /// The group whose pool answered.
+    pub group: GroupId,
+    /// The question.
+    pub call: PoolCall,
+    /// The runtime granted or returned (0 for [`PoolCall::NoPool`]).
+    pub amount: Nanoseconds,
+    /// The timer the pool asked to arm (the period timer for an assign, the
+    /// slack timer for a return).
+    pub timer: Option<Nanoseconds>,
+}
 
 /// What a charge left the run queue to do.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -59,7 +153,7 @@ impl CfsRqRuntime {
     pub fn charge(
         &mut self,
         delta: Nanoseconds,
-        pool: &mut CfsBandwidth,
+        pool: &mut (impl PoolAccess + ?Sized),
         now: Nanoseconds,
     ) -> Charge {
         if !self.enabled {
@@ -85,7 +179,7 @@ impl CfsRqRuntime {
     /// timer request when the attempt found the pool's timer idle.
     pub fn throttle_if_needed(
         &mut self,
-        pool: &mut CfsBandwidth,
+        pool: &mut (impl PoolAccess + ?Sized),
         cpu: u16,
         now: Nanoseconds,
     ) -> (bool, Option<Nanoseconds>) {
@@ -131,7 +225,7 @@ impl CfsRqRuntime {
         &mut self,
         amount: Nanoseconds,
         unthrottle: bool,
-        pool: &mut CfsBandwidth,
+        pool: &mut (impl PoolAccess + ?Sized),
         now: Nanoseconds,
     ) -> bool {
         self.runtime_remaining += amount as i64;
@@ -149,7 +243,7 @@ impl CfsRqRuntime {
     /// 1 ms goes back to the pool. Returns the slack timer request.
     pub fn return_slack(
         &mut self,
-        pool: &mut CfsBandwidth,
+        pool: &mut (impl PoolAccess + ?Sized),
         now: Nanoseconds,
     ) -> Option<Nanoseconds> {
         if !self.enabled || self.runtime_remaining <= 0 {

@@ -36,7 +36,9 @@ pub use cfs_tasks::CfsTasks;
 use record::{Input, Output, Record};
 
 use crate::balance::{CpuSnapshot, WakeRequest};
-use crate::bandwidth::pools::{BandwidthPools, BandwidthTimer};
+use crate::bandwidth::pools::{
+    AnswerTape, BandwidthPools, BandwidthTimer, PoolMismatch, PoolSource, SharedAnswerTape,
+};
 use crate::class::{DequeueFlags, EnqueueFlags, SchedClass};
 use crate::fair::GroupError;
 use crate::run_queue::{FairClass, RunQueue, RunQueueOf, TaskMigration, dispatch};
@@ -128,6 +130,23 @@ struct Recording {
     dropped: u64,
 }
 
+impl Recording {
+    /// Appends a record, numbered now, if there is room (never allocates).
+    fn push(&mut self, cpu: u16, now: Nanoseconds, input: Input, output: Output) {
+        if self.records.len() == self.records.capacity() {
+            self.dropped += 1;
+            return;
+        }
+        self.records.push(Record {
+            sequence: (self.sequence)(),
+            cpu,
+            now,
+            input,
+            output,
+        });
+    }
+}
+
 /// One CPU's scheduler driver: its run queue, of the policy chosen at boot,
 /// and the driver's own state. Each call dispatches once on the policy; the
 /// decision is then taken by code compiled for that policy alone
@@ -149,6 +168,9 @@ struct CoreState {
     recording: Option<Recording>,
     cost_counter: Option<CounterRead>,
     op_costs: OpCosts,
+    /// The pool answers of a recording run queue, shared with its link to
+    /// the pools (attached while recording).
+    pool_tape: Option<alloc::sync::Arc<SharedAnswerTape>>,
 }
 
 impl CpuCore {
@@ -165,6 +187,7 @@ impl CpuCore {
                 recording: None,
                 cost_counter: None,
                 op_costs: OpCosts::default(),
+                pool_tape: None,
             },
         }
     }
@@ -410,14 +433,30 @@ impl CpuCore {
     /// control costs one test per `update_curr`. Returns false when the run
     /// queue was built without bandwidth control (round robin, or
     /// [`RunQueue::build`] with `bandwidth` false).
+    ///
+    /// A recording core keeps every answer the pools give its run queue
+    /// (`record::Input::PoolAnswer`): start the recording first.
+    #[inline(never)]
     pub fn attach_bandwidth(&mut self, pools: alloc::sync::Arc<BandwidthPools>) -> bool {
-        let cpu = self.state.cpu;
-        dispatch!(&mut self.run_queue, rq => rq.attach_bandwidth(pools, cpu))
+        let source = if self.state.recording.is_some() {
+            let tape = alloc::sync::Arc::new(SharedAnswerTape::new(AnswerTape::new()));
+            self.state.pool_tape = Some(tape.clone());
+            PoolSource::Recorded { pools, tape }
+        } else {
+            PoolSource::Live(pools)
+        };
+        let state = &mut self.state;
+        let attached = dispatch!(&mut self.run_queue, rq => state.attach_bandwidth(rq, source));
+        if !attached {
+            self.state.pool_tape = None;
+        }
+        attached
     }
 
     /// A group's limit was set (`limited`) or lifted, after its pool was
     /// (`tg_set_cfs_bandwidth`, §4.1): a throttled run queue comes back, and
     /// the decision says whether the running task must yield to it.
+    #[inline(never)]
     pub fn set_group_bandwidth(
         &mut self,
         group: GroupId,
@@ -425,16 +464,14 @@ impl CpuCore {
         now: Nanoseconds,
     ) -> Result<Decision, GroupError> {
         let state = &mut self.state;
-        dispatch!(&mut self.run_queue, rq => {
-            rq.set_group_bandwidth(group, limited, now)?;
-            Ok(state.after_unthrottle(rq))
-        })
+        dispatch!(&mut self.run_queue, rq => state.set_group_bandwidth(rq, group, limited, now))
     }
 
     /// Runtime granted to `group`'s run queue on this CPU by the pool's
     /// period or slack timer (`distribute_cfs_runtime`, §4.2), carried here
     /// by the mechanism (a remote CPU's grant arrives by IPI): with runtime
     /// again it is unthrottled, and an idle CPU reschedules.
+    #[inline(never)]
     pub fn distribute_runtime(
         &mut self,
         group: GroupId,
@@ -444,11 +481,7 @@ impl CpuCore {
     ) -> Decision {
         let state = &mut self.state;
         dispatch!(&mut self.run_queue, rq => {
-            if rq.distribute_runtime(group, amount, unthrottle, now) {
-                state.after_unthrottle(rq)
-            } else {
-                Decision::default()
-            }
+            state.distribute_runtime(rq, group, amount, unthrottle, now)
         })
     }
 
@@ -500,14 +533,33 @@ impl CpuCore {
     /// Carries out one recorded input on this core and returns what it
     /// decided (the replay half of [`record`]). `migrations` holds the state
     /// of tasks between a `MigrateOut` and their `MigrateIn`.
+    ///
+    /// A recorded `PoolAnswer` is queued for the next call on this core
+    /// (the run queue, attached by the recorded `AttachBandwidth`, replays
+    /// its pools). After any other input, the error is the first use of the
+    /// pools the record contradicts: a question it has no answer for, or an
+    /// answer nobody asked for.
     pub fn replay(
         &mut self,
         now: Nanoseconds,
         input: &Input,
         migrations: &mut alloc::collections::BTreeMap<u16, TaskMigration>,
-    ) -> Output {
+    ) -> Result<Output, PoolMismatch> {
         let state = &mut self.state;
-        dispatch!(&mut self.run_queue, rq => state.replay(rq, now, input, migrations))
+        dispatch!(&mut self.run_queue, rq => match *input {
+            // A run queue that does not replay its pools cannot take it.
+            Input::PoolAnswer(recorded) => {
+                if rq.queue_pool_answer(recorded) {
+                    Ok(Output::default())
+                } else {
+                    Err(PoolMismatch::Unasked { recorded })
+                }
+            }
+            _ => {
+                let output = state.replay(rq, now, input, migrations);
+                rq.take_pool_mismatch().map_or(Ok(output), Err)
+            }
+        })
     }
 }
 
@@ -538,22 +590,22 @@ impl CoreState {
         }
     }
 
+    /// Appends the record of a call, after the pool answers the run queue
+    /// was given during it (from the tape it shares with its link).
     #[inline(never)]
     fn push_record(&mut self, now: Nanoseconds, input: Input, output: Output) {
+        let cpu = self.cpu;
         let Some(recording) = self.recording.as_mut() else {
             return;
         };
-        if recording.records.len() == recording.records.capacity() {
-            recording.dropped += 1;
-            return;
+        if let Some(tape) = &self.pool_tape {
+            let mut tape = tape.lock();
+            recording.dropped += tape.take_lost();
+            while let Some(answer) = tape.take() {
+                recording.push(cpu, now, Input::PoolAnswer(answer), Output::default());
+            }
         }
-        recording.records.push(Record {
-            sequence: (recording.sequence)(),
-            cpu: self.cpu,
-            now,
-            input,
-            output,
-        });
+        recording.push(cpu, now, input, output);
     }
 
     #[inline(always)]
@@ -932,6 +984,67 @@ impl CoreState {
         }
     }
 
+    /// See [`CpuCore::attach_bandwidth`] (and a replay's `AttachBandwidth`).
+    fn attach_bandwidth<F: FairClass>(
+        &mut self,
+        rq: &mut RunQueueOf<F>,
+        source: PoolSource,
+    ) -> bool {
+        let attached = rq.attach_bandwidth_with(source, self.cpu);
+        self.record(
+            0,
+            Input::AttachBandwidth,
+            Output {
+                resched: attached,
+                ..Output::default()
+            },
+        );
+        attached
+    }
+
+    /// See [`CpuCore::set_group_bandwidth`].
+    pub fn set_group_bandwidth<F: FairClass>(
+        &mut self,
+        rq: &mut RunQueueOf<F>,
+        group: GroupId,
+        limited: bool,
+        now: Nanoseconds,
+    ) -> Result<Decision, GroupError> {
+        let input = Input::SetGroupBandwidth { group, limited };
+        match rq.set_group_bandwidth(group, limited, now) {
+            Ok(()) => {
+                let decision = self.after_unthrottle(rq);
+                Ok(self.record_decision(now, input, decision))
+            }
+            Err(error) => {
+                self.record(now, input, Output::default());
+                Err(error)
+            }
+        }
+    }
+
+    /// See [`CpuCore::distribute_runtime`].
+    pub fn distribute_runtime<F: FairClass>(
+        &mut self,
+        rq: &mut RunQueueOf<F>,
+        group: GroupId,
+        amount: Nanoseconds,
+        unthrottle: bool,
+        now: Nanoseconds,
+    ) -> Decision {
+        let decision = if rq.distribute_runtime(group, amount, unthrottle, now) {
+            self.after_unthrottle(rq)
+        } else {
+            Decision::default()
+        };
+        let input = Input::DistributeRuntime {
+            group,
+            amount,
+            unthrottle,
+        };
+        self.record_decision(now, input, decision)
+    }
+
     /// See [`CpuCore::update_blocked_averages`].
     pub fn update_blocked_averages<F: FairClass>(
         &mut self,
@@ -1118,6 +1231,23 @@ impl CoreState {
             }
             Input::CfsTasksRotate { task } => {
                 self.cfs_tasks_rotate(task, now);
+                Output::default()
+            }
+            Input::AttachBandwidth => ok(self.attach_bandwidth(rq, PoolSource::Replayed)),
+            Input::SetGroupBandwidth { group, limited } => {
+                match self.set_group_bandwidth(rq, group, limited, now) {
+                    Ok(d) => decision(d),
+                    Err(_) => Output::default(),
+                }
+            }
+            Input::DistributeRuntime {
+                group,
+                amount,
+                unthrottle,
+            } => decision(self.distribute_runtime(rq, group, amount, unthrottle, now)),
+            Input::PoolAnswer(answer) => {
+                // For the next call on this core (see `CpuCore::replay`).
+                let _ = rq.queue_pool_answer(answer);
                 Output::default()
             }
         }

@@ -7,7 +7,16 @@
 //! A record travels as ten unsigned 64-bit words (the kernel prints them on
 //! one line); [`Record::encode`] and [`Record::decode`] are the only
 //! definition of that format, used on both sides.
+//!
+//! Bandwidth control (§4.2): the pools are shared by every CPU, so what a
+//! pool answers one CPU depends on the others' order. The record keeps those
+//! answers as inputs ([`Input::PoolAnswer`], each before the record of the
+//! call it was given in), with the calls that reach a core from the pools'
+//! timers and settings ([`Input::DistributeRuntime`],
+//! [`Input::SetGroupBandwidth`], [`Input::AttachBandwidth`]), so a replay
+//! needs no pools.
 
+use crate::bandwidth::runtime::{PoolAnswer, PoolCall};
 use crate::class::{DequeueFlags, EnqueueFlags};
 use crate::task::{CpuMask, GroupId, Policy, TaskId, TaskParams};
 
@@ -117,6 +126,45 @@ pub enum Input {
         /// The task.
         task: TaskId,
     },
+    /// The run queue is connected to the groups' bandwidth pools (the first
+    /// group with a quota); the output's `resched` says whether it has
+    /// bandwidth control. Recorded with `now` 0.
+    AttachBandwidth,
+    /// A group's limit was set or lifted on this CPU
+    /// (`tg_set_cfs_bandwidth`, after its pool was).
+    SetGroupBandwidth {
+        /// The group.
+        group: GroupId,
+        /// Whether it has a quota now.
+        limited: bool,
+    },
+    /// Runtime granted by a pool's period or slack timer reached this CPU
+    /// (`distribute_cfs_runtime`).
+    DistributeRuntime {
+        /// The group.
+        group: GroupId,
+        /// The runtime.
+        amount: u64,
+        /// The pool paid the whole debt: the run queue comes back.
+        unthrottle: bool,
+    },
+    /// What a group's pool answered this CPU's run queue during the call
+    /// recorded next on this CPU (a replay queues it for that call).
+    PoolAnswer(PoolAnswer),
+}
+
+impl Input {
+    /// Whether this input exists only with bandwidth control (a replay then
+    /// builds its run queues with it).
+    pub fn is_bandwidth(&self) -> bool {
+        matches!(
+            self,
+            Input::AttachBandwidth
+                | Input::SetGroupBandwidth { .. }
+                | Input::DistributeRuntime { .. }
+                | Input::PoolAnswer(_)
+        )
+    }
 }
 
 /// What a call decided (the fields that do not apply stay at their defaults).
@@ -234,9 +282,63 @@ fn timer_words(request: TimerRequest) -> (u64, u64) {
     }
 }
 
+fn pool_call_word(call: PoolCall) -> u64 {
+    match call {
+        PoolCall::Assign => 0,
+        PoolCall::ReturnSlack => 1,
+        PoolCall::NoPool => 2,
+    }
+}
+
+/// A pool answer's `a` word: group in bits 0-15, the call in bits 16-23
+/// (0 assign, 1 return_slack, 2 no pool), bit 24 set when it asked for a
+/// timer (whose expiry is `c`).
+fn pool_answer_words(answer: PoolAnswer) -> (u64, u64, u64) {
+    (
+        u64::from(answer.group.0)
+            | pool_call_word(answer.call) << 16
+            | u64::from(answer.timer.is_some()) << 24,
+        answer.amount,
+        answer.timer.unwrap_or(0),
+    )
+}
+
+fn decode_pool_answer(a: u64, b: u64, c: u64) -> Result<PoolAnswer, DecodeError> {
+    let call = match (a >> 16) & 0xff {
+        0 => PoolCall::Assign,
+        1 => PoolCall::ReturnSlack,
+        2 => PoolCall::NoPool,
+        _ => {
+            return Err(DecodeError {
+                what: "pool call",
+                value: a,
+            });
+        }
+    };
+    Ok(PoolAnswer {
+        group: GroupId(a as u16),
+        call,
+        amount: b,
+        timer: (a & 1 << 24 != 0).then_some(c),
+    })
+}
+
 impl Record {
     /// The ten words of this record:
     /// `sequence cpu now event task a b c decision timer_at`.
+    ///
+    /// `event` numbers the input (the order of [`Input`]'s variants up to
+    /// `CfsTasksRotate` = 17, `TaskDead` = 18, then the bandwidth inputs):
+    ///
+    /// | event | input | task | a | b | c |
+    /// |---|---|---|---|---|---|
+    /// | 19 | `AttachBandwidth` | 0 | 0 | 0 | 0 |
+    /// | 20 | `SetGroupBandwidth` | 0 | group | limited (0/1) | 0 |
+    /// | 21 | `DistributeRuntime` | 0 | group | amount (ns) | unthrottle (0/1) |
+    /// | 22 | `PoolAnswer` | 0 | group, call << 16, timer? << 24 | amount (ns) | timer expiry (ns) |
+    ///
+    /// A pool answer's call is 0 for `assign`, 1 for `return_slack`, 2 for
+    /// no pool; bit 24 of `a` says whether `c` holds a timer request.
     pub fn encode(&self) -> [u64; 10] {
         let (event, task, a, b, c) = match self.input {
             Input::TaskNew { task, params } => (
@@ -273,6 +375,25 @@ impl Record {
             }
             Input::CfsTasksRotate { task } => (17, task, 0, 0, 0),
             Input::TaskDead { task } => (18, task, 0, 0, 0),
+            Input::AttachBandwidth => (19, TaskId(0), 0, 0, 0),
+            Input::SetGroupBandwidth { group, limited } => {
+                (20, TaskId(0), u64::from(group.0), u64::from(limited), 0)
+            }
+            Input::DistributeRuntime {
+                group,
+                amount,
+                unthrottle,
+            } => (
+                21,
+                TaskId(0),
+                u64::from(group.0),
+                amount,
+                u64::from(unthrottle),
+            ),
+            Input::PoolAnswer(answer) => {
+                let (a, b, c) = pool_answer_words(answer);
+                (22, TaskId(0), a, b, c)
+            }
         };
         let (timer_kind, timer_at) = timer_words(self.output.hrtick);
         let decision = u64::from(self.output.resched)
@@ -366,6 +487,17 @@ impl Record {
             },
             17 => Input::CfsTasksRotate { task },
             18 => Input::TaskDead { task },
+            19 => Input::AttachBandwidth,
+            20 => Input::SetGroupBandwidth {
+                group: GroupId(a as u16),
+                limited: b != 0,
+            },
+            21 => Input::DistributeRuntime {
+                group: GroupId(a as u16),
+                amount: b,
+                unthrottle: c != 0,
+            },
+            22 => Input::PoolAnswer(decode_pool_answer(a, b, c)?),
             _ => {
                 return Err(DecodeError {
                     what: "event",

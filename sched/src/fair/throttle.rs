@@ -22,24 +22,257 @@
 //! pool's lock only on the slow paths (a slice, the last attempt, a throttle,
 //! a slack return). Until a group has a quota, [`FairRunQueue::bandwidth`] is
 //! `None` and `update_curr` pays one test for all of this.
+//!
+//! The link to the pools has three modes ([`PoolSource`]): live; live with
+//! each answer kept for the core's record (the answers of `assign` and
+//! `return_slack`, and the absence of a pool, on a tape allocated at the
+//! attach and shared with the core, which drains it before the record of the
+//! call they were given in); and replay, where the answers come from the
+//! record in order and the calls without an answer do nothing. A replay thus
+//! never needs the order in which the CPUs reached a pool
+//! (docs/core-driver.md, "Replay").
 
+use alloc::boxed::Box;
+use alloc::collections::VecDeque;
 use alloc::sync::Arc;
 
 use super::{FairRunQueue, Pick};
 use crate::bandwidth::MIN_CFS_RQ_RUNTIME;
-use crate::bandwidth::pools::{BandwidthPools, BandwidthTimer, BandwidthTimerKind};
-use crate::bandwidth::runtime::Charge;
+use crate::bandwidth::pool::CfsBandwidth;
+use crate::bandwidth::pools::{
+    AnswerTape, BandwidthPools, BandwidthTimer, BandwidthTimerKind, PoolMismatch, PoolSource,
+    SharedAnswerTape,
+};
+use crate::bandwidth::runtime::{Charge, PoolAccess, PoolAnswer, PoolCall};
 use crate::class::EnqueueFlags;
 use crate::fair::group::GroupError;
 use crate::fair::timeline::NIL;
 use crate::pelt::update::UpdateFlags;
 use crate::task::{GroupId, Nanoseconds, TaskId};
 
-/// The pools a run queue draws from, and the CPU it is.
-#[derive(Clone, Debug)]
+/// The pools a run queue draws from, how it reaches them, and the CPU it is.
+/// The mode sits behind a box, allocated at the attach: the link is two
+/// words with a pointer first, as the plain link (`Arc`, CPU) was, so the
+/// test every bandwidth step makes (`bandwidth.is_some()`) is the same null
+/// test, and a run queue's layout does not change.
+#[derive(Debug)]
 pub struct BandwidthLink {
-    pools: Arc<BandwidthPools>,
+    mode: Box<LinkMode>,
     cpu: u16,
+}
+
+/// How a link reaches the pools.
+#[derive(Debug)]
+enum LinkMode {
+    /// The shared pools.
+    Live(Arc<BandwidthPools>),
+    /// The shared pools, their answers kept for the record.
+    Recorded(RecordedLink),
+    /// The answers of a record.
+    Replayed(ReplayedLink),
+}
+
+/// A live link that keeps the pools' answers for the core's record.
+#[derive(Debug)]
+struct RecordedLink {
+    pools: Arc<BandwidthPools>,
+    /// Answers since the core last drained them.
+    tape: Arc<SharedAnswerTape>,
+}
+
+/// A replayed link: the recorded answers of the call being replayed.
+#[derive(Debug)]
+struct ReplayedLink {
+    queue: VecDeque<PoolAnswer>,
+    /// The first use of the pools the record contradicts.
+    mismatch: Option<PoolMismatch>,
+}
+
+/// A pool reached through a recording link: each answer is kept.
+struct Recorder<'a> {
+    pool: &'a mut CfsBandwidth,
+    group: GroupId,
+    tape: &'a mut AnswerTape,
+}
+
+impl Recorder<'_> {
+    fn kept(
+        &mut self,
+        call: PoolCall,
+        (amount, timer): (Nanoseconds, Option<Nanoseconds>),
+    ) -> (Nanoseconds, Option<Nanoseconds>) {
+        self.tape.keep(PoolAnswer {
+            group: self.group,
+            call,
+            amount,
+            timer,
+        });
+        (amount, timer)
+    }
+}
+
+impl PoolAccess for Recorder<'_> {
+    fn assign(
+        &mut self,
+        runtime_remaining: i64,
+        target: Nanoseconds,
+        now: Nanoseconds,
+    ) -> (Nanoseconds, Option<Nanoseconds>) {
+        let answer = self.pool.assign(runtime_remaining, target, now);
+        self.kept(PoolCall::Assign, answer)
+    }
+    fn throttle(&mut self, cpu: u16, runtime_remaining: i64) {
+        self.pool.throttle(cpu, runtime_remaining);
+    }
+    fn return_slack(
+        &mut self,
+        runtime_remaining: i64,
+        now: Nanoseconds,
+    ) -> (Nanoseconds, Option<Nanoseconds>) {
+        let answer = self.pool.return_slack(runtime_remaining, now);
+        self.kept(PoolCall::ReturnSlack, answer)
+    }
+    fn add_throttled_time(&mut self, throttled_ns: Nanoseconds) {
+        self.pool.add_throttled_time(throttled_ns);
+    }
+    fn unthrottled(&mut self, cpu: u16, throttled_ns: Nanoseconds) {
+        self.pool.unthrottled(cpu, throttled_ns);
+    }
+}
+
+/// A pool replayed from the record: each answer is the next one recorded.
+struct Replayer<'a> {
+    link: &'a mut ReplayedLink,
+    group: GroupId,
+}
+
+impl Replayer<'_> {
+    fn answer(&mut self, call: PoolCall) -> (Nanoseconds, Option<Nanoseconds>) {
+        let link = &mut *self.link;
+        match link.queue.front() {
+            Some(&answer) if answer.group == self.group && answer.call == call => {
+                link.queue.pop_front();
+                (answer.amount, answer.timer)
+            }
+            Some(&recorded) => {
+                link.mismatch.get_or_insert(PoolMismatch::Mismatched {
+                    group: self.group,
+                    call,
+                    recorded,
+                });
+                (0, None)
+            }
+            None => {
+                link.mismatch.get_or_insert(PoolMismatch::Unanswered {
+                    group: self.group,
+                    call,
+                });
+                (0, None)
+            }
+        }
+    }
+}
+
+impl PoolAccess for Replayer<'_> {
+    fn assign(
+        &mut self,
+        _runtime_remaining: i64,
+        _target: Nanoseconds,
+        _now: Nanoseconds,
+    ) -> (Nanoseconds, Option<Nanoseconds>) {
+        self.answer(PoolCall::Assign)
+    }
+    fn throttle(&mut self, _cpu: u16, _runtime_remaining: i64) {}
+    fn return_slack(
+        &mut self,
+        _runtime_remaining: i64,
+        _now: Nanoseconds,
+    ) -> (Nanoseconds, Option<Nanoseconds>) {
+        self.answer(PoolCall::ReturnSlack)
+    }
+    fn add_throttled_time(&mut self, _throttled_ns: Nanoseconds) {}
+    fn unthrottled(&mut self, _cpu: u16, _throttled_ns: Nanoseconds) {}
+}
+
+impl BandwidthLink {
+    /// The link of CPU `cpu` for `source`.
+    fn new(source: PoolSource, cpu: u16) -> Self {
+        let mode = match source {
+            PoolSource::Live(pools) => LinkMode::Live(pools),
+            PoolSource::Recorded { pools, tape } => {
+                LinkMode::Recorded(RecordedLink { pools, tape })
+            }
+            PoolSource::Replayed => LinkMode::Replayed(ReplayedLink {
+                queue: VecDeque::new(),
+                mismatch: None,
+            }),
+        };
+        BandwidthLink {
+            mode: Box::new(mode),
+            cpu,
+        }
+    }
+
+    /// Runs `f` on `group`'s pool as this link reaches it; `None` when the
+    /// group has no pool, and then `f` does not run. A recording keeps that
+    /// absence as an answer ([`PoolCall::NoPool`]) and a replay gives it
+    /// back: the next recorded answer is the absence of this group's pool.
+    #[inline]
+    fn with<R>(&mut self, group: GroupId, f: impl FnOnce(&mut dyn PoolAccess) -> R) -> Option<R> {
+        match &mut *self.mode {
+            LinkMode::Live(pools) => pools.with(group, |pool| f(pool)),
+            LinkMode::Recorded(RecordedLink { pools, tape }) => {
+                let mut tape = tape.lock();
+                let result = pools.with(group, |pool| {
+                    f(&mut Recorder {
+                        pool,
+                        group,
+                        tape: &mut tape,
+                    })
+                });
+                if result.is_none() {
+                    tape.keep(PoolAnswer {
+                        group,
+                        call: PoolCall::NoPool,
+                        amount: 0,
+                        timer: None,
+                    });
+                }
+                result
+            }
+            LinkMode::Replayed(link) => {
+                if link
+                    .queue
+                    .front()
+                    .is_some_and(|a| a.group == group && a.call == PoolCall::NoPool)
+                {
+                    link.queue.pop_front();
+                    return None;
+                }
+                Some(f(&mut Replayer { link, group }))
+            }
+        }
+    }
+
+    /// [`PoolAccess::unthrottled`] on `group`'s pool, if it has one (its
+    /// absence changes nothing here, so it is not recorded; a replay does
+    /// nothing).
+    fn unthrottled(&mut self, group: GroupId, throttled_ns: Nanoseconds) {
+        let cpu = self.cpu;
+        match &*self.mode {
+            LinkMode::Live(pools) | LinkMode::Recorded(RecordedLink { pools, .. }) => {
+                pools.with(group, |pool| pool.unthrottled(cpu, throttled_ns));
+            }
+            LinkMode::Replayed(_) => {}
+        }
+    }
+
+    fn replayed(&mut self) -> Option<&mut ReplayedLink> {
+        match &mut *self.mode {
+            LinkMode::Replayed(link) => Some(link),
+            _ => None,
+        }
+    }
 }
 
 /// Queues a timer request (at most one per group and timer per operation:
@@ -66,10 +299,47 @@ impl<P: Pick, const BW: bool> FairRunQueue<P, BW> {
     /// Returns false, and leaves it unconnected, for a run queue built
     /// [`without_bandwidth`](FairRunQueue::without_bandwidth).
     pub fn attach_bandwidth(&mut self, pools: Arc<BandwidthPools>, cpu: u16) -> bool {
+        self.attach_bandwidth_with(PoolSource::Live(pools), cpu)
+    }
+
+    /// As [`FairRunQueue::attach_bandwidth`], reaching the pools as `source`
+    /// says: live, live with each answer kept for the core's record, or
+    /// replayed from a record.
+    pub fn attach_bandwidth_with(&mut self, source: PoolSource, cpu: u16) -> bool {
         if BW {
-            self.bandwidth = Some(BandwidthLink { pools, cpu });
+            self.bandwidth = Some(BandwidthLink::new(source, cpu));
         }
         BW
+    }
+
+    /// Queues a recorded pool answer for the replayed call that asks for
+    /// it; false when the link does not replay.
+    pub fn queue_pool_answer(&mut self, answer: PoolAnswer) -> bool {
+        match self.bandwidth.as_mut().and_then(BandwidthLink::replayed) {
+            Some(link) if BW => {
+                link.queue.push_back(answer);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// After a replayed call: the first use of the pools the record
+    /// contradicted, or the first recorded answer it left unasked (the
+    /// queue is then emptied for the next call).
+    pub fn take_pool_mismatch(&mut self) -> Option<PoolMismatch> {
+        match self.bandwidth.as_mut().and_then(BandwidthLink::replayed) {
+            Some(link) if BW => {
+                let mismatch = link.mismatch.take().or_else(|| {
+                    link.queue
+                        .front()
+                        .map(|&recorded| PoolMismatch::Unasked { recorded })
+                });
+                link.queue.clear();
+                mismatch
+            }
+            _ => None,
+        }
     }
 
     /// `tg_set_cfs_bandwidth` on this CPU (§4.1): the group's run queue is
@@ -95,9 +365,8 @@ impl<P: Pick, const BW: bool> FairRunQueue<P, BW> {
             runtime.throttled = false;
             runtime.throttled_time_self += now.saturating_sub(runtime.throttled_clock_self);
             let throttled_ns = now.saturating_sub(runtime.throttled_clock);
-            if let Some(link) = &self.bandwidth {
-                link.pools
-                    .with(group, |pool| pool.unthrottled(link.cpu, throttled_ns));
+            if let Some(link) = &mut self.bandwidth {
+                link.unthrottled(group, throttled_ns);
             }
             self.unthrottle_hierarchy(group, now);
         }
@@ -160,11 +429,11 @@ impl<P: Pick, const BW: bool> FairRunQueue<P, BW> {
     #[cold]
     #[inline(never)]
     fn assign_cfs_rq_runtime(&mut self, q: GroupId, delta: u64, now: Nanoseconds) {
-        let Some(link) = self.bandwidth.as_ref() else {
+        let Some(link) = self.bandwidth.as_mut() else {
             return;
         };
         let runtime = &mut self.queues[q.index()].runtime;
-        let charge = link.pools.with(q, |pool| runtime.charge(delta, pool, now));
+        let charge = link.with(q, |pool| runtime.charge(delta, pool, now));
         let timer = match charge {
             Some(Charge::Refilled { timer }) => timer,
             Some(Charge::Exhausted { timer }) => {
@@ -188,7 +457,7 @@ impl<P: Pick, const BW: bool> FairRunQueue<P, BW> {
     #[cold]
     #[inline(never)]
     pub(super) fn check_cfs_rq_runtime(&mut self, q: GroupId, now: Nanoseconds) -> bool {
-        let Some(link) = self.bandwidth.as_ref() else {
+        let Some(link) = self.bandwidth.as_mut() else {
             return false;
         };
         let runtime = &mut self.queues[q.index()].runtime;
@@ -196,9 +465,8 @@ impl<P: Pick, const BW: bool> FairRunQueue<P, BW> {
             return runtime.throttled;
         }
         let cpu = link.cpu;
-        let Some((throttled, timer)) = link
-            .pools
-            .with(q, |pool| runtime.throttle_if_needed(pool, cpu, now))
+        let Some((throttled, timer)) =
+            link.with(q, |pool| runtime.throttle_if_needed(pool, cpu, now))
         else {
             return false;
         };
@@ -236,7 +504,7 @@ impl<P: Pick, const BW: bool> FairRunQueue<P, BW> {
     #[cold]
     #[inline(never)]
     pub(super) fn return_cfs_rq_runtime(&mut self, q: GroupId, now: Nanoseconds) {
-        let Some(link) = self.bandwidth.as_ref() else {
+        let Some(link) = self.bandwidth.as_mut() else {
             return;
         };
         let queue = &mut self.queues[q.index()];
@@ -248,7 +516,6 @@ impl<P: Pick, const BW: bool> FairRunQueue<P, BW> {
             return;
         }
         let timer = link
-            .pools
             .with(q, |pool| runtime.return_slack(pool, now))
             .flatten();
         request(
@@ -324,7 +591,7 @@ impl<P: Pick, const BW: bool> FairRunQueue<P, BW> {
         unthrottle: bool,
         now: Nanoseconds,
     ) -> bool {
-        let Some(link) = self.bandwidth.as_ref() else {
+        let Some(link) = self.bandwidth.as_mut() else {
             return false;
         };
         let Some(queue) = self.queues.get_mut(group.index()) else {
@@ -337,7 +604,6 @@ impl<P: Pick, const BW: bool> FairRunQueue<P, BW> {
             return false;
         }
         let unthrottled = link
-            .pools
             .with(group, |pool| runtime.grant(amount, unthrottle, pool, now))
             .unwrap_or(false);
         if unthrottled {

@@ -21,8 +21,10 @@ use super::test_support::{INITIAL, MS, WAKEUP, cfs, eevdf, in_group};
 use super::{FairRunQueue, PickPolicy};
 use crate::bandwidth::pool::{Grant, Throttled};
 use crate::bandwidth::pools::{BandwidthPools, BandwidthTimer, BandwidthTimerKind};
+use crate::bandwidth::runtime::PoolCall;
 use crate::bandwidth::{Bandwidth, MIN_EXPIRATION, SLACK_PERIOD, SLICE};
 use crate::class::{DequeueFlags, Resched, SchedClass};
+use crate::cpu_core::record::{Input, Record};
 use crate::cpu_core::{CpuCore, Decision, Leaving};
 use crate::fair::{CfsTunables, EevdfTunables};
 use crate::run_queue::{PolicyKind, RunQueue};
@@ -711,19 +713,47 @@ enum Event {
     LoadSum,
 }
 
+/// The group slots of the stress run's cores.
+const STRESS_GROUPS: usize = 6;
+
+/// The stress run's core of CPU `cpu`.
+fn stress_core(cpu: usize, kind: PolicyKind, nr_tasks: usize) -> CpuCore {
+    CpuCore::new(
+        cpu as u16,
+        RunQueue::with_groups(kind, nr_tasks, STRESS_GROUPS),
+        nr_tasks,
+        false,
+    )
+}
+
 impl Stress {
     fn new(seed: u64, nr_cpus: usize, kind: PolicyKind, label: &str) -> Self {
+        Self::build(seed, nr_cpus, kind, label, None)
+    }
+
+    /// As [`Stress::new`], each core recording its calls from the start
+    /// (room for `records` each).
+    fn recorded(seed: u64, nr_cpus: usize, kind: PolicyKind, label: &str, records: usize) -> Self {
+        Self::build(seed, nr_cpus, kind, label, Some(records))
+    }
+
+    fn build(
+        seed: u64,
+        nr_cpus: usize,
+        kind: PolicyKind,
+        label: &str,
+        records: Option<usize>,
+    ) -> Self {
         let mut rng = XorShift::new(seed);
         let nr_tasks = rng.range(8, 16) as usize;
-        let max_groups = 6;
+        let max_groups = STRESS_GROUPS;
         let mut cores: Vec<CpuCore> = (0..nr_cpus)
             .map(|cpu| {
-                CpuCore::new(
-                    cpu as u16,
-                    RunQueue::with_groups(kind, nr_tasks, max_groups),
-                    nr_tasks,
-                    false,
-                )
+                let mut core = stress_core(cpu, kind, nr_tasks);
+                if let Some(records) = records {
+                    core.start_recording(records, next_sequence);
+                }
+                core
             })
             .collect();
         // A ─ B ─ D, C, E under the root: two levels of nesting below A.
@@ -1626,4 +1656,238 @@ impl Stress {
             }
         }
     }
+}
+
+// ---------------------------------------------------------------------------
+// Replay of a recorded multi-core run
+// ---------------------------------------------------------------------------
+
+static SEQUENCE: core::sync::atomic::AtomicU64 = core::sync::atomic::AtomicU64::new(0);
+
+/// The order of records across the cores (one counter for every test: only
+/// the order matters).
+fn next_sequence() -> u64 {
+    SEQUENCE.fetch_add(1, core::sync::atomic::Ordering::Relaxed)
+}
+
+/// A stress run's records of every core, in the recorded order.
+fn recorded_stress(
+    seed: u64,
+    nr_cpus: usize,
+    kind: PolicyKind,
+    label: &str,
+) -> (Vec<Record>, usize) {
+    let mut stress = Stress::recorded(seed, nr_cpus, kind, label, 60_000);
+    stress.run(RUN / 2);
+    let mut records = Vec::new();
+    for core in &mut stress.cores {
+        let (taken, dropped) = core.take_records();
+        assert_eq!(dropped, 0, "{}: records dropped", stress.what);
+        records.extend(taken);
+    }
+    records.sort_by_key(|record| record.sequence);
+    assert!(
+        stress.throttles > 0 && stress.grants > 0,
+        "{}: no throttling",
+        stress.what
+    );
+    (records, stress.tasks.len())
+}
+
+/// Replays `records` through fresh cores built as the stress run's, with no
+/// pools: the number of records that agree, and the first difference.
+fn replay_stress(
+    records: &[Record],
+    nr_cpus: usize,
+    kind: PolicyKind,
+    nr_tasks: usize,
+) -> (usize, Option<String>) {
+    let mut cores: Vec<CpuCore> = (0..nr_cpus)
+        .map(|cpu| stress_core(cpu, kind, nr_tasks))
+        .collect();
+    let mut migrations = alloc::collections::BTreeMap::new();
+    for (index, record) in records.iter().enumerate() {
+        let core = &mut cores[usize::from(record.cpu)];
+        let replayed = core.replay(record.now, &record.input, &mut migrations);
+        // The timers the replayed pools asked for are the recorded ones'.
+        while core.take_bandwidth_timer().is_some() {}
+        if replayed != Ok(record.output) {
+            return (
+                index,
+                Some(format!("record {index} {record:?}: replayed {replayed:?}")),
+            );
+        }
+    }
+    (records.len(), None)
+}
+
+/// The seeded stress (nested limits changed mid-run, throttles, grants,
+/// slack, migrations) over 2-4 CPUs, recorded: every record replays through
+/// fresh cores with the same decision and no pools, each pool answer taken
+/// from the record. The pools' answers depend on the CPUs' order of access;
+/// the record carries them.
+#[test]
+fn a_recorded_bandwidth_stress_run_replays_without_the_pools() {
+    let mut answers = [0usize; 3];
+    let mut grants = 0;
+    for seed in 1..=6u64 {
+        let nr_cpus = (seed % 3 + 2) as usize;
+        for (kind, label) in policies(nr_cpus as u32) {
+            let (records, nr_tasks) = recorded_stress(seed, nr_cpus, kind, label);
+            let (agreeing, divergence) = replay_stress(&records, nr_cpus, kind, nr_tasks);
+            assert_eq!(
+                divergence,
+                None,
+                "seed {seed}, {label}, {nr_cpus} CPUs: {agreeing} of {} records agree",
+                records.len()
+            );
+            for record in &records {
+                match record.input {
+                    Input::PoolAnswer(answer) => match answer.call {
+                        PoolCall::Assign => answers[0] += 1,
+                        PoolCall::ReturnSlack => answers[1] += 1,
+                        PoolCall::NoPool => answers[2] += 1,
+                    },
+                    Input::DistributeRuntime { .. } => grants += 1,
+                    _ => {}
+                }
+            }
+        }
+    }
+    let [assigns, returns, _absent] = answers;
+    assert!(assigns > 1000, "assign answers {assigns}");
+    assert!(returns > 100, "return_slack answers {returns}");
+    assert!(grants > 100, "grants {grants}");
+}
+
+/// A changed pool answer is found: the replayed core decides otherwise, or
+/// asks its pool a question the record does not answer, at the changed
+/// answer's call or after it. A missing answer is found at its call.
+#[test]
+fn a_changed_pool_answer_is_found_by_the_replay() {
+    let kind = PolicyKind::Eevdf(EevdfTunables::for_cpus(2, TICK));
+    let (records, nr_tasks) = recorded_stress(3, 2, kind, "EEVDF");
+    assert_eq!(replay_stress(&records, 2, kind, nr_tasks).1, None);
+    // A slice granted in full, half-way through the run, is refused instead.
+    let at = records
+        .iter()
+        .enumerate()
+        .skip(records.len() / 2)
+        .find(|(_, r)| {
+            matches!(r.input, Input::PoolAnswer(a) if a.call == PoolCall::Assign && a.amount >= SLICE)
+        })
+        .map(|(index, _)| index)
+        .expect("a full slice granted");
+    let mut changed = records.clone();
+    let Input::PoolAnswer(answer) = &mut changed[at].input else {
+        unreachable!()
+    };
+    answer.amount = 0;
+    let (agreeing, divergence) = replay_stress(&changed, 2, kind, nr_tasks);
+    assert!(divergence.is_some(), "a refused slice changed nothing");
+    assert!(
+        agreeing > at,
+        "found at {agreeing}, before the change at {at}"
+    );
+    // Without the answer, its call asks and finds none.
+    let mut missing = records.clone();
+    missing.remove(at);
+    let call = missing[at..]
+        .iter()
+        .position(|r| r.cpu == records[at].cpu && !matches!(r.input, Input::PoolAnswer(_)))
+        .map(|offset| at + offset)
+        .unwrap();
+    let (agreeing, divergence) = replay_stress(&missing, 2, kind, nr_tasks);
+    assert_eq!(agreeing, call, "{divergence:?}");
+    assert!(
+        divergence
+            .as_deref()
+            .is_some_and(|d| d.contains("Unanswered") || d.contains("Mismatched")),
+        "{divergence:?}"
+    );
+}
+
+/// The link to the pools is two words in every mode, as the plain link was:
+/// a run queue without bandwidth control keeps its layout.
+#[test]
+fn the_bandwidth_link_stays_two_words() {
+    assert_eq!(
+        core::mem::size_of::<Option<super::throttle::BandwidthLink>>(),
+        core::mem::size_of::<(Arc<BandwidthPools>, u64)>()
+    );
+}
+
+/// A group whose limit was lifted on the pools (its pool removed) before
+/// this CPU was told: a grant made before arrives and finds no pool (nothing
+/// granted), and a charge finds none (nothing charged). The recording keeps
+/// each absence as an answer, and the replay, without pools, does the same.
+#[test]
+fn a_missing_pool_is_recorded_and_replayed() {
+    let kind = PolicyKind::Eevdf(EevdfTunables::for_cpus(1, MS));
+    let new_core = || CpuCore::new(0, RunQueue::with_groups(kind, 4, 2), 4, false);
+    let mut core = new_core();
+    core.start_recording(64, next_sequence);
+    let g = core.create_group(GroupId::ROOT, 1024, 0).unwrap();
+    let pools = Arc::new(BandwidthPools::new(2));
+    let settings = Bandwidth {
+        period: 10 * MS,
+        quota: Some(2 * MS),
+        burst: 0,
+    };
+    pools.set(g, settings, 0, 1);
+    assert!(core.attach_bandwidth(pools.clone()));
+    let _ = core.set_group_bandwidth(g, true, 0).unwrap();
+    let _ = core
+        .wake_up_new_task(TaskId(0), &in_group(0, g), 0)
+        .unwrap();
+    assert_eq!(core.schedule(0, Leaving::Runnable).next, Some(TaskId(0)));
+    assert!(core.sched_tick(3 * MS).resched);
+    assert_eq!(core.schedule(3 * MS, Leaving::Runnable).next, None);
+    assert!(core.run_queue().task_throttled(TaskId(0)));
+    // The limit is lifted: the pool goes first, then each CPU is told.
+    pools.set(g, Bandwidth::UNLIMITED, 0, 1);
+    let decision = core.distribute_runtime(g, MS + 1, true, 10 * MS);
+    assert!(!decision.resched, "no pool: no grant");
+    assert!(core.run_queue().task_throttled(TaskId(0)));
+    assert!(core.set_group_bandwidth(g, false, 11 * MS).unwrap().resched);
+    assert_eq!(
+        core.schedule(11 * MS, Leaving::Runnable).next,
+        Some(TaskId(0))
+    );
+    // Limited again, a slice taken; lifted again while it runs: the tick
+    // that ends the slice finds no pool.
+    pools.set(g, settings, 0, 1);
+    let _ = core.set_group_bandwidth(g, true, 12 * MS).unwrap();
+    let _ = core.sched_tick(13 * MS);
+    pools.set(g, Bandwidth::UNLIMITED, 0, 1);
+    let _ = core.sched_tick(16 * MS);
+    let _ = core.set_group_bandwidth(g, false, 17 * MS).unwrap();
+    while core.take_bandwidth_timer().is_some() {}
+    let (records, dropped) = core.take_records();
+    assert_eq!(dropped, 0);
+    let absent = |r: &Record| matches!(r.input, Input::PoolAnswer(a) if a.call == PoolCall::NoPool);
+    assert_eq!(
+        records.iter().filter(|r| absent(r)).count(),
+        2,
+        "{records:#?}"
+    );
+    let mut replica = new_core();
+    let mut migrations = alloc::collections::BTreeMap::new();
+    for record in &records {
+        let replayed = replica.replay(record.now, &record.input, &mut migrations);
+        assert_eq!(replayed, Ok(record.output), "{record:?}");
+    }
+    // Without the answers, the replayed grant would unthrottle: found.
+    let mut replica = new_core();
+    let mut found = None;
+    for record in records.iter().filter(|r| !absent(r)) {
+        if replica.replay(record.now, &record.input, &mut migrations) != Ok(record.output) {
+            found = Some(record.input);
+            break;
+        }
+    }
+    assert!(
+        matches!(found, Some(Input::DistributeRuntime { .. })),
+        "{found:?}"
+    );
 }

@@ -8,9 +8,8 @@
 //! operations: task groups, PELT upkeep and migration state. Round robin keeps
 //! none of it (it hands out group ids so that scenarios with groups still run).
 
-use alloc::sync::Arc;
-
-use crate::bandwidth::pools::{BandwidthPools, BandwidthTimer};
+use crate::bandwidth::pools::{BandwidthTimer, PoolMismatch, PoolSource};
+use crate::bandwidth::runtime::PoolAnswer;
 use crate::class::SchedClass;
 use crate::fair::entity::Entity;
 use crate::fair::group::{GroupQueue, validate_shares};
@@ -105,11 +104,19 @@ pub trait FairClass: SchedClass + core::fmt::Debug {
     ) -> Result<(), ParamError>;
     /// The capacity and frequency the PELT clock runs at.
     fn set_cpu_capacity(&mut self, capacity: CpuCapacity);
-    /// Connects the run queue to the groups' bandwidth pools (§4.2; the fair
-    /// class only: round robin has no bandwidth control).
-    /// Returns whether it has bandwidth control.
-    fn attach_bandwidth(&mut self, _pools: Arc<BandwidthPools>, _cpu: u16) -> bool {
+    /// Connects the run queue to the groups' bandwidth pools as `source`
+    /// says (§4.2; the fair class only: round robin has no bandwidth
+    /// control). Returns whether it has bandwidth control.
+    fn attach_bandwidth(&mut self, _source: PoolSource, _cpu: u16) -> bool {
         false
+    }
+    /// Queues a recorded pool answer for a replaying link (false: none).
+    fn queue_pool_answer(&mut self, _answer: PoolAnswer) -> bool {
+        false
+    }
+    /// After a replayed call: what of the pools' use the record contradicts.
+    fn take_pool_mismatch(&mut self) -> Option<PoolMismatch> {
+        None
     }
     /// A group's limit was set or lifted (`tg_set_cfs_bandwidth`).
     fn set_group_bandwidth(
@@ -202,8 +209,14 @@ impl<P: Pick, const BW: bool> FairClass for FairRunQueue<P, BW> {
     fn set_cpu_capacity(&mut self, capacity: CpuCapacity) {
         FairRunQueue::set_cpu_capacity(self, capacity)
     }
-    fn attach_bandwidth(&mut self, pools: Arc<BandwidthPools>, cpu: u16) -> bool {
-        FairRunQueue::attach_bandwidth(self, pools, cpu)
+    fn attach_bandwidth(&mut self, source: PoolSource, cpu: u16) -> bool {
+        FairRunQueue::attach_bandwidth_with(self, source, cpu)
+    }
+    fn queue_pool_answer(&mut self, answer: PoolAnswer) -> bool {
+        FairRunQueue::queue_pool_answer(self, answer)
+    }
+    fn take_pool_mismatch(&mut self) -> Option<PoolMismatch> {
+        FairRunQueue::take_pool_mismatch(self)
     }
     fn set_group_bandwidth(
         &mut self,
