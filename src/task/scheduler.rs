@@ -653,6 +653,12 @@ fn scheduler_tick(cpu: usize) {
     // The clock is read under the lock, so that the run queue never sees time
     // go backwards (another CPU may have queued a task here meanwhile).
     let now = now_ns();
+    let this = percpu::of(cpu);
+    let last = this.last_tick_ns.swap(now, Ordering::Relaxed);
+    if last != 0 {
+        this.max_tick_gap_ns
+            .fetch_max(now.saturating_sub(last), Ordering::Relaxed);
+    }
     account_runtime(rq.current(), now);
     if rq.core.sched_tick(now).resched {
         percpu::of(cpu).need_resched.store(true, Ordering::Relaxed);

@@ -931,6 +931,12 @@ fn report(run: &Run, elapsed: u64) {
             values.push(high);
         }
     }
+    // The longest stretch each CPU went without a tick: bandwidth checks
+    // bound a period's overrun by it (xtask/src/bandwidth_cases.rs).
+    for cpu in 0..percpu::nr_online() {
+        names.push(alloc::format!("max_tick_gap_ns.cpu{cpu}"));
+        values.push(percpu::of(cpu).max_tick_gap_ns.load(Ordering::Relaxed));
+    }
     let created = INSTANCES_CREATED.load(Ordering::Acquire) as u64;
     let mut metrics: Vec<(&str, u64)> = alloc::vec![("tasks", created)];
     metrics.extend(names.iter().map(String::as_str).zip(values.iter().copied()));
