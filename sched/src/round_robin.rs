@@ -152,6 +152,7 @@ impl SchedClass for RoundRobin {
         self.head
     }
 
+    #[inline]
     fn put_prev_task(&mut self, task: TaskId, _now: Nanoseconds) {
         debug_assert_eq!(self.current, Some(task));
         self.current = None;

@@ -303,6 +303,12 @@ impl<F: FairClass> RunQueueOf<F> {
         self.stack.fair_mut().take_bandwidth_timer()
     }
 
+    /// The function that arms a requested bandwidth timer at once
+    /// ([`FairRunQueue::set_bandwidth_timer_hook`](crate::fair::FairRunQueue::set_bandwidth_timer_hook)).
+    pub fn set_bandwidth_timer_hook(&mut self, hook: fn(crate::bandwidth::pools::BandwidthTimer)) {
+        self.stack.fair_mut().set_bandwidth_timer_hook(hook)
+    }
+
     /// Whether `task` is queued in a throttled hierarchy (it cannot run
     /// here, and load balancing leaves it, `throttled_lb_pair`).
     pub fn task_throttled(&self, task: TaskId) -> bool {

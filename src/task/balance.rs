@@ -261,8 +261,6 @@ fn carry_out(migration: &Migration) -> usize {
             continue;
         };
         source_rq.record_costs(source);
-        // The source may have returned slack runtime (§4.2).
-        super::bandwidth::arm_timers(&mut source_rq.core);
         source_rq.remove_member(id);
         attach(destination_rq, destination, id, &state, now);
         moved += 1;

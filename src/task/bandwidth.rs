@@ -3,8 +3,8 @@
 //! slack timers as high-resolution timers pinned to the CPU that armed them.
 //!
 //! ```text
-//!   a core asks for a timer ─► arm_timers (under its run-queue lock):
-//!                               hrtimer on this CPU
+//!   a core asks for a timer ─► arm_timer, the core's hook (under its
+//!                               run-queue lock): hrtimer on this CPU
 //!   timer fires (IRQ, no lock) ─► pool decides under its own lock
 //!       grant for this CPU   ─► distribute_runtime under this run queue's lock
 //!       grant for another    ─► that CPU's grant list + call-function IPI;
@@ -13,14 +13,14 @@
 //!
 //! No CPU takes another CPU's run-queue lock to unthrottle it (Linux sends a
 //! CSD for the same reason). Until a group gets a quota the pools do not exist
-//! and the cores pay one test per `update_curr`.
+//! and the cores pay one test per `update_curr`; with `cfs_bandwidth=0` (the
+//! default) they pay nothing, and neither does this module: the cores arm
+//! their timers through the hook, so no hot path polls for them.
 
 use alloc::sync::Arc;
-use core::sync::atomic::{AtomicBool, Ordering};
 
 use fairway_sched::bandwidth::pools::{BandwidthPools, BandwidthTimer, BandwidthTimerKind};
 use fairway_sched::bandwidth::{Bandwidth, BandwidthError};
-use fairway_sched::cpu_core::CpuCore;
 use heapless::Deque;
 use spin::Once;
 
@@ -33,10 +33,6 @@ use crate::sync::IrqSpinLock;
 use crate::{hrtimer, percpu};
 
 static POOLS: Once<Arc<BandwidthPools>> = Once::new();
-
-/// Some group has had a quota (Linux's `__cfs_bandwidth_used` static key):
-/// until then the scheduler's paths skip bandwidth control with one load.
-static USED: AtomicBool = AtomicBool::new(false);
 
 /// A grant waiting for the CPU it is for.
 #[derive(Clone, Copy)]
@@ -97,12 +93,14 @@ pub fn set_group_bandwidth(
     let pools = POOLS.call_once(|| {
         let pools = Arc::new(BandwidthPools::new(MAX_GROUPS));
         for cpu in 0..cpus {
-            let attached = with_run_queue(cpu, |rq| rq.core.attach_bandwidth(pools.clone()));
+            let attached = with_run_queue(cpu, |rq| {
+                rq.core.set_bandwidth_timer_hook(arm_timer);
+                rq.core.attach_bandwidth(pools.clone())
+            });
             debug_assert!(attached, "cfs_bandwidth=1 builds every run queue with it");
         }
         pools
     });
-    USED.store(true, Ordering::Release);
     let offset = (origin + config().bandwidth_timer.offset(group.0, settings.period))
         % settings.period.max(1);
     hrtimer::cancel(hrtimer::bandwidth_timer(group.index(), false));
@@ -124,32 +122,18 @@ pub fn pools() -> Option<&'static BandwidthPools> {
     POOLS.get().map(|pools| &**pools)
 }
 
-/// Arms, on this CPU, the timers `core`'s run queues asked for (its
-/// run-queue lock held by the caller): Linux pins the period and slack
+/// The cores' hook for a timer request (under the requesting core's
+/// run-queue lock): arms it on this CPU, as Linux pins the period and slack
 /// timers to the CPU that starts them.
-#[inline(always)]
-pub(super) fn arm_timers(core: &mut CpuCore) {
-    if USED.load(Ordering::Relaxed) {
-        arm_requested_timers(core);
-    }
-}
-
-fn arm_requested_timers(core: &mut CpuCore) {
-    while let Some(BandwidthTimer {
-        group,
-        kind,
-        expires,
-    }) = core.take_bandwidth_timer()
-    {
-        let slack = kind == BandwidthTimerKind::Slack;
-        let callback = if slack { slack_timer } else { period_timer };
-        hrtimer::start(
-            hrtimer::bandwidth_timer(group.index(), slack),
-            expires,
-            callback,
-            group.index(),
-        );
-    }
+fn arm_timer(timer: BandwidthTimer) {
+    let slack = timer.kind == BandwidthTimerKind::Slack;
+    let callback = if slack { slack_timer } else { period_timer };
+    hrtimer::start(
+        hrtimer::bandwidth_timer(timer.group.index(), slack),
+        timer.expires,
+        callback,
+        timer.group.index(),
+    );
 }
 
 /// A group's period timer (`sched_cfs_period_timer`): the pool refills and
@@ -221,13 +205,15 @@ fn apply(cpu: usize, grant: PendingGrant) {
     let decision =
         rq.core
             .distribute_runtime(grant.group, grant.amount, grant.unthrottle, now_ns());
-    arm_timers(&mut rq.core);
     carry_out_decision(&mut rq, cpu, decision);
 }
 
 /// Applies the grants other CPUs' timers left for this CPU (the
 /// call-function IPI, and each tick as a fallback).
 pub(super) fn apply_pending_grants(cpu: usize) {
+    if POOLS.get().is_none() {
+        return;
+    }
     loop {
         let Some(grant) = GRANTS[cpu].lock().pop_front() else {
             break;

@@ -50,7 +50,6 @@ pub(super) fn apply(rq: &mut CpuRunQueue, cpu: usize, id: TaskId) {
     let Ok(decision) = rq.core.rt_mutex_setprio(id, wanted, now_ns()) else {
         return;
     };
-    super::bandwidth::arm_timers(&mut rq.core);
     if decision.resched {
         percpu::of(cpu).need_resched.store(true, Ordering::Relaxed);
         if cpu != this_cpu() {

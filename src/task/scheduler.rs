@@ -211,7 +211,6 @@ fn carry_out_hrtick(request: TimerRequest, cpu: usize) {
 fn hrtick(cpu: usize) {
     let mut rq = run_queue(cpu).lock();
     let decision = rq.core.hrtick(now_ns());
-    super::bandwidth::arm_timers(&mut rq.core);
     if decision.resched {
         percpu::of(cpu).need_resched.store(true, Ordering::Relaxed);
     }
@@ -354,7 +353,6 @@ pub fn schedule() {
     carry_out_hrtick(switch.hrtick, cpu);
     super::balance::publish(cpu, &rq);
     if next == previous {
-        super::bandwidth::arm_timers(&mut rq.core);
         return;
     }
     if next != rq.idle {
@@ -435,9 +433,6 @@ pub fn finish_task_switch(irq_state: IrqState) {
             .state
             .store(TaskState::Free as u8, Ordering::Release);
     }
-    // The timers the switch's schedule() asked for (here, where nothing
-    // else is live).
-    super::bandwidth::arm_timers(&mut rq.core);
 }
 
 /// Registers a new task with CPU `cpu`'s run queue and makes it runnable.
@@ -475,7 +470,7 @@ pub(super) fn carry_out_decision(rq: &mut CpuRunQueue, cpu: usize, decision: Dec
             send_ipi(cpu, Ipi::Reschedule);
         }
     }
-    super::bandwidth::arm_timers(&mut rq.core);
+    let _ = rq;
 }
 
 /// Enqueues the woken `id` on this CPU's run queue (the local half of a wake-up).
@@ -596,9 +591,7 @@ pub fn preempt_on_irq_return() {
 pub fn yield_now() {
     let cpu = this_cpu();
     {
-        let mut rq = run_queue(cpu).lock();
-        rq.core.yield_task(now_ns());
-        super::bandwidth::arm_timers(&mut rq.core);
+        run_queue(cpu).lock().core.yield_task(now_ns());
     }
     schedule();
 }
@@ -663,7 +656,6 @@ fn scheduler_tick(cpu: usize) {
     if rq.core.sched_tick(now).resched {
         percpu::of(cpu).need_resched.store(true, Ordering::Relaxed);
     }
-    super::bandwidth::arm_timers(&mut rq.core);
     rq.core.update_blocked_averages(now);
     super::groups::exchange_group_load(cpu, &mut rq.core, now);
     super::balance::publish(cpu, &rq);

@@ -492,6 +492,17 @@ impl CpuCore {
         dispatch!(&mut self.run_queue, rq => rq.take_bandwidth_timer())
     }
 
+    /// Gives the mechanism's function that arms a requested bandwidth timer
+    /// on this CPU at once, under this CPU's run-queue lock, so the
+    /// mechanism need not poll [`CpuCore::take_bandwidth_timer`] after each
+    /// call: the requests come from the cold bandwidth paths only, and with
+    /// no quota the hot paths then carry nothing of bandwidth control. Give
+    /// it before [`CpuCore::attach_bandwidth`]. A recording is not changed:
+    /// a replay's core, without a hook, queues the same requests.
+    pub fn set_bandwidth_timer_hook(&mut self, hook: fn(BandwidthTimer)) {
+        dispatch!(&mut self.run_queue, rq => rq.set_bandwidth_timer_hook(hook))
+    }
+
     /// Load balancing looked at `task` and left it where it is: it goes to the
     /// head of `cfs_tasks` (`detach_tasks`' `list_move`).
     pub fn cfs_tasks_rotate(&mut self, task: TaskId, now: Nanoseconds) {

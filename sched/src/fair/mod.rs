@@ -177,8 +177,13 @@ pub struct FairRunQueue<P: Pick = PickPolicy, const BANDWIDTH: bool = true> {
     /// a quota (`None` before: each bandwidth step costs one test, Linux's
     /// `cfs_bandwidth_used()`; always `None` without `BANDWIDTH`).
     pub(super) bandwidth: Option<throttle::BandwidthLink>,
-    /// Timers this CPU's run queues asked to arm, for the mechanism.
+    /// Timers this CPU's run queues asked to arm, for a mechanism that
+    /// polls ([`FairRunQueue::take_bandwidth_timer`]).
     pub(super) bandwidth_timers: Vec<crate::bandwidth::pools::BandwidthTimer>,
+    /// The mechanism's function that arms a requested timer at once, when
+    /// it gave one ([`FairRunQueue::set_bandwidth_timer_hook`]): then no
+    /// request waits for a poll, and the hot paths make none.
+    pub(super) bandwidth_timer_hook: Option<fn(crate::bandwidth::pools::BandwidthTimer)>,
 }
 
 impl<P: Pick> FairRunQueue<P, true> {
@@ -217,6 +222,7 @@ impl<P: Pick, const BW: bool> FairRunQueue<P, BW> {
             probe: crate::stats::probe::CostProbe::default(),
             bandwidth: None,
             bandwidth_timers: Vec::with_capacity(2 * max_groups),
+            bandwidth_timer_hook: None,
         }
     }
 

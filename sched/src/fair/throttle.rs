@@ -275,23 +275,6 @@ impl BandwidthLink {
     }
 }
 
-/// Queues a timer request (at most one per group and timer per operation:
-/// the pool hands out a request only while its timer is idle).
-fn request(
-    timers: &mut alloc::vec::Vec<BandwidthTimer>,
-    group: GroupId,
-    kind: BandwidthTimerKind,
-    expires: Option<Nanoseconds>,
-) {
-    if let Some(expires) = expires {
-        timers.push(BandwidthTimer {
-            group,
-            kind,
-            expires,
-        });
-    }
-}
-
 impl<P: Pick, const BW: bool> FairRunQueue<P, BW> {
     /// Connects this run queue, CPU `cpu`, to the groups' pools: from now on
     /// `update_curr` charges limited groups.
@@ -403,9 +386,38 @@ impl<P: Pick, const BW: bool> FairRunQueue<P, BW> {
             .is_some_and(|entity| self.queues[entity.queue.index()].runtime.throttle_count > 0)
     }
 
-    /// The next timer request of this CPU's run queues, if any.
+    /// The next timer request of this CPU's run queues, if any (a
+    /// mechanism without a hook drains them after each call).
     pub fn take_bandwidth_timer(&mut self) -> Option<BandwidthTimer> {
         self.bandwidth_timers.pop()
+    }
+
+    /// Gives the function that arms a requested period or slack timer on
+    /// this CPU at once (the kernel's high-resolution timer queue). It is
+    /// called under the caller's run-queue lock, never under a pool's. The
+    /// requests come only from the cold bandwidth paths, so a mechanism with
+    /// a hook makes no per-operation poll: with no quota, bandwidth control
+    /// adds nothing to its hot paths.
+    pub fn set_bandwidth_timer_hook(&mut self, hook: fn(BandwidthTimer)) {
+        self.bandwidth_timer_hook = Some(hook);
+    }
+
+    /// A timer request (at most one per group and timer per operation: the
+    /// pool hands out a request only while its timer is idle), armed by the
+    /// hook or queued for the mechanism's poll.
+    fn request(&mut self, group: GroupId, kind: BandwidthTimerKind, expires: Option<Nanoseconds>) {
+        let Some(expires) = expires else {
+            return;
+        };
+        let timer = BandwidthTimer {
+            group,
+            kind,
+            expires,
+        };
+        match self.bandwidth_timer_hook {
+            Some(arm) => arm(timer),
+            None => self.bandwidth_timers.push(timer),
+        }
     }
 
     /// `account_cfs_rq_runtime` from `update_curr` (§4.2): `delta` ns ran on
@@ -444,12 +456,7 @@ impl<P: Pick, const BW: bool> FairRunQueue<P, BW> {
             }
             Some(Charge::Runs) | None => None,
         };
-        request(
-            &mut self.bandwidth_timers,
-            q,
-            BandwidthTimerKind::Period,
-            timer,
-        );
+        self.request(q, BandwidthTimerKind::Period, timer);
     }
 
     /// `check_cfs_rq_runtime` (§4.2): `q` is out of runtime; one last attempt
@@ -470,12 +477,7 @@ impl<P: Pick, const BW: bool> FairRunQueue<P, BW> {
         else {
             return false;
         };
-        request(
-            &mut self.bandwidth_timers,
-            q,
-            BandwidthTimerKind::Period,
-            timer,
-        );
+        self.request(q, BandwidthTimerKind::Period, timer);
         if throttled {
             self.throttle_hierarchy(q, now);
         }
@@ -518,12 +520,7 @@ impl<P: Pick, const BW: bool> FairRunQueue<P, BW> {
         let timer = link
             .with(q, |pool| runtime.return_slack(pool, now))
             .flatten();
-        request(
-            &mut self.bandwidth_timers,
-            q,
-            BandwidthTimerKind::Slack,
-            timer,
-        );
+        self.request(q, BandwidthTimerKind::Slack, timer);
     }
 
     /// The bandwidth steps of `enqueue_task`, after its walks

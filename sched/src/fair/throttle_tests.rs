@@ -194,6 +194,34 @@ fn throttle_at_put_prev_dequeues_the_group_entity_up_the_hierarchy() {
     }
 }
 
+/// The timers the hook of [`a_hook_arms_each_request_at_once`] was given.
+static HOOKED: spin::Mutex<Vec<BandwidthTimer>> = spin::Mutex::new(Vec::new());
+
+fn hook(timer: BandwidthTimer) {
+    HOOKED.lock().push(timer);
+}
+
+/// With the mechanism's hook, a request goes to it when it is made and none
+/// waits in the queue a poll would drain: the first enqueue into B (an idle
+/// run queue with no runtime, as in [`throttle_b_at_put_prev`]) asks for the
+/// period timer at the first grid point, 100 ms.
+#[test]
+fn a_hook_arms_each_request_at_once() {
+    let mut c = case(eevdf(MS));
+    let b = c.b;
+    c.fair.set_bandwidth_timer_hook(hook);
+    c.fair.enqueue_task(T0, 0, INITIAL);
+    assert_eq!(
+        *HOOKED.lock(),
+        [BandwidthTimer {
+            group: b,
+            kind: BandwidthTimerKind::Period,
+            expires: PERIOD,
+        }]
+    );
+    assert_eq!(c.fair.take_bandwidth_timer(), None);
+}
+
 /// After the throttle of [`throttle_b_at_put_prev`] (T2 running from 4 ms): a
 /// task woken into B at 5 ms is counted in B only and does not preempt T2,
 /// although T2 is SCHED_IDLE and a normal root task woken at the same time

@@ -141,6 +141,9 @@ pub trait FairClass: SchedClass + core::fmt::Debug {
     fn take_bandwidth_timer(&mut self) -> Option<BandwidthTimer> {
         None
     }
+    /// The mechanism's function that arms a requested bandwidth timer at
+    /// once (none is ever requested without bandwidth control).
+    fn set_bandwidth_timer_hook(&mut self, _hook: fn(BandwidthTimer)) {}
     /// Whether `task` sits in a throttled hierarchy here.
     fn task_throttled(&self, _task: TaskId) -> bool {
         false
@@ -237,6 +240,9 @@ impl<P: Pick, const BW: bool> FairClass for FairRunQueue<P, BW> {
     }
     fn take_bandwidth_timer(&mut self) -> Option<BandwidthTimer> {
         FairRunQueue::take_bandwidth_timer(self)
+    }
+    fn set_bandwidth_timer_hook(&mut self, hook: fn(BandwidthTimer)) {
+        FairRunQueue::set_bandwidth_timer_hook(self, hook)
     }
     fn task_throttled(&self, task: TaskId) -> bool {
         FairRunQueue::task_throttled(self, task)

@@ -252,6 +252,7 @@ impl RunQueue {
     }
 
     /// See [`RunQueueOf::task_signals`].
+    #[inline]
     pub fn task_signals(&self, task: TaskId) -> TaskSignals {
         dispatch!(self, rq => rq.task_signals(task))
     }
