@@ -23,12 +23,13 @@ pub struct PerCpu {
     pub context_switches: AtomicU64,
     /// Ticks handled.
     pub ticks: AtomicU64,
-    /// When the last tick was handled (ns), and the longest time between two
-    /// ticks so far: the longest a running task went uncharged (under QEMU
-    /// icount a vCPU can miss its turn while the virtual clock runs on).
-    pub last_tick_ns: AtomicU64,
-    /// See `last_tick_ns`.
-    pub max_tick_gap_ns: AtomicU64,
+    /// The longest a running task went without its runtime charged, as a
+    /// tick found it (ns): one tick period on hardware, more under QEMU
+    /// icount, where a vCPU takes its timer interrupt only when the
+    /// round-robin turn comes back to it (docs/icount.md). CFS bandwidth
+    /// control charges at the same instants, so a group can overrun its
+    /// runtime by up to this much per CPU.
+    pub max_uncharged_ns: AtomicU64,
     /// The task running on this CPU.
     pub current_task: AtomicU16,
     /// Counter value when the last context switch started (instrumentation).
@@ -54,8 +55,7 @@ impl PerCpu {
             interrupts: AtomicU64::new(0),
             context_switches: AtomicU64::new(0),
             ticks: AtomicU64::new(0),
-            last_tick_ns: AtomicU64::new(0),
-            max_tick_gap_ns: AtomicU64::new(0),
+            max_uncharged_ns: AtomicU64::new(0),
             current_task: AtomicU16::new(0),
             switch_start: AtomicU64::new(0),
             previous_task: AtomicU16::new(0),

@@ -79,12 +79,14 @@ impl core::fmt::Display for SetBandwidthError {
 /// group is told (a throttled one comes back).
 ///
 /// `origin` is where the scenario's time starts: the grid is laid from it,
-/// so that the kernel's periods fall where the simulator's do.
+/// so that the kernel's periods fall where the simulator's do. Returns where
+/// the grid starts, in ns after `origin` (the period timer fires at that
+/// time plus whole periods).
 pub fn set_group_bandwidth(
     group: GroupId,
     settings: Bandwidth,
     origin: u64,
-) -> Result<(), SetBandwidthError> {
+) -> Result<u64, SetBandwidthError> {
     settings.validate().map_err(SetBandwidthError::Invalid)?;
     if !config().cfs_bandwidth {
         return Err(SetBandwidthError::NotBuilt);
@@ -101,8 +103,8 @@ pub fn set_group_bandwidth(
         }
         pools
     });
-    let offset = (origin + config().bandwidth_timer.offset(group.0, settings.period))
-        % settings.period.max(1);
+    let start = config().bandwidth_timer.offset(group.0, settings.period);
+    let offset = (origin + start) % settings.period.max(1);
     hrtimer::cancel(hrtimer::bandwidth_timer(group.index(), false));
     hrtimer::cancel(hrtimer::bandwidth_timer(group.index(), true));
     pools.set(group, settings, offset, cpus);
@@ -114,7 +116,7 @@ pub fn set_group_bandwidth(
             .map_err(SetBandwidthError::Group)?;
         carry_out_decision(&mut rq, cpu, decision);
     }
-    Ok(())
+    Ok(start)
 }
 
 /// The groups' pools, once a group has a quota.

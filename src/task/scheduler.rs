@@ -646,11 +646,14 @@ fn scheduler_tick(cpu: usize) {
     // The clock is read under the lock, so that the run queue never sees time
     // go backwards (another CPU may have queued a task here meanwhile).
     let now = now_ns();
-    let this = percpu::of(cpu);
-    let last = this.last_tick_ns.swap(now, Ordering::Relaxed);
-    if last != 0 {
-        this.max_tick_gap_ns
-            .fetch_max(now.saturating_sub(last), Ordering::Relaxed);
+    let current = rq.core.current();
+    if let Some(id) = current {
+        // How long the running task went uncharged: since its last charge
+        // (the previous tick, or its switch in).
+        let since = task(id).exec_start.load(Ordering::Relaxed);
+        percpu::of(cpu)
+            .max_uncharged_ns
+            .fetch_max(now.saturating_sub(since), Ordering::Relaxed);
     }
     account_runtime(rq.current(), now);
     if rq.core.sched_tick(now).resched {

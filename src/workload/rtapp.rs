@@ -608,13 +608,23 @@ fn set_bandwidth(
         if settings.quota.is_none() {
             continue;
         }
-        if let Err(error) = crate::task::bandwidth::set_group_bandwidth(group, settings, origin) {
-            defmt::error!(
-                "rtapp: task group {=str}: cpu.max: {}",
+        match crate::task::bandwidth::set_group_bandwidth(group, settings, origin) {
+            // Where its periods fall, for a reader of the switch trace
+            // (bw_timer=; the checks of xtask/src/bandwidth_cases.rs).
+            Ok(start) => defmt::info!(
+                "rtapp: task group {=str}: period timer at {=u64} ns + k x {=u64} ns from the run's start",
                 path.as_str(),
-                defmt::Display2Format(&error)
-            );
-            return Err(SpawnError::TaskGroup);
+                start,
+                settings.period
+            ),
+            Err(error) => {
+                defmt::error!(
+                    "rtapp: task group {=str}: cpu.max: {}",
+                    path.as_str(),
+                    defmt::Display2Format(&error)
+                );
+                return Err(SpawnError::TaskGroup);
+            }
         }
     }
     Ok(())
@@ -931,11 +941,11 @@ fn report(run: &Run, elapsed: u64) {
             values.push(high);
         }
     }
-    // The longest stretch each CPU went without a tick: bandwidth checks
-    // bound a period's overrun by it (xtask/src/bandwidth_cases.rs).
+    // The longest a running task went uncharged on each CPU: bandwidth
+    // checks bound a period's overrun by it (xtask/src/bandwidth_cases.rs).
     for cpu in 0..percpu::nr_online() {
-        names.push(alloc::format!("max_tick_gap_ns.cpu{cpu}"));
-        values.push(percpu::of(cpu).max_tick_gap_ns.load(Ordering::Relaxed));
+        names.push(alloc::format!("max_uncharged_ns.cpu{cpu}"));
+        values.push(percpu::of(cpu).max_uncharged_ns.load(Ordering::Relaxed));
     }
     let created = INSTANCES_CREATED.load(Ordering::Acquire) as u64;
     let mut metrics: Vec<(&str, u64)> = alloc::vec![("tasks", created)];
