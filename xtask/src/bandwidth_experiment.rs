@@ -308,6 +308,10 @@ struct Measure {
     steady_overlap_pct: f64,
     /// Both groups in a run phase (% of the window).
     steady_active_pct: f64,
+    /// The longest a running task went uncharged on any CPU, in ms (the
+    /// kernel's `max_uncharged_ns`; `None` in the simulator, whose ticks
+    /// fall exactly on time).
+    max_uncharged_ms: Option<f64>,
 }
 
 impl Measure {
@@ -333,6 +337,7 @@ impl Measure {
             steady_all_idle_pct: 100.0 * phase.steady_all_idle_ns as f64 / window,
             steady_overlap_pct: 100.0 * phase.steady_overlap_ns as f64 / window,
             steady_active_pct: 100.0 * phase.steady_active_ns as f64 / window,
+            max_uncharged_ms: None,
         }
     }
 }
@@ -497,10 +502,19 @@ fn run_kernel(kernel: &Path, point: &Point, folder: &Path) -> Result<(Measure, u
         point.duration_ns(),
         steady_window(point),
     );
-    Ok((
-        Measure::new(point, runtime, idle, total, nr_throttled, phase),
-        origin,
-    ))
+    let uncharged = (0..point.cpus)
+        .map(|cpu| {
+            let name = format!("max_uncharged_ns.cpu{cpu}");
+            run.metrics
+                .iter()
+                .find(|m| m.name == name)
+                .map(|m| m.value)
+                .ok_or_else(|| format!("no metric {name}"))
+        })
+        .collect::<Result<Vec<u64>, String>>()?;
+    let mut measure = Measure::new(point, runtime, idle, total, nr_throttled, phase);
+    measure.max_uncharged_ms = uncharged.iter().max().map(|&ns| ns as f64 / MS as f64);
+    Ok((measure, origin))
 }
 
 /// Runs `point` in the simulator, its ticks where the kernel's fell (the
@@ -618,8 +632,8 @@ fn table(rows: &[Row], kernel: bool) -> String {
     let mut out = String::from(
         "| G | N | start | work (CPU-s/s) | % of quota | Δ vs aligned | idle % | nr_throttled | \
          all CPUs idle % | steady: % of quota | steady: all CPUs idle % | \
-         steady: both groups run % | steady: both groups active % |\n\
-         |---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
+         steady: both groups run % | steady: both groups active % | max uncharged (ms) |\n\
+         |---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
     );
     for row in rows {
         let p = &row.point;
@@ -661,7 +675,7 @@ fn table(rows: &[Row], kernel: bool) -> String {
         };
         let _ = writeln!(
             out,
-            "| {} | {} | {start} | {} | {} | {delta} | {} | {} | {} | {} | {} | {} | {} |",
+            "| {} | {} | {start} | {} | {} | {delta} | {} | {} | {} | {} | {} | {} | {} | {} |",
             p.groups,
             p.cpus,
             show(pick(&|m| m.work), 4, false),
@@ -677,6 +691,11 @@ fn table(rows: &[Row], kernel: bool) -> String {
             show(pick(&|m| m.steady_all_idle_pct), 2, false),
             pair(&|m| m.steady_overlap_pct),
             pair(&|m| m.steady_active_pct),
+            if runs.iter().all(|m| m.max_uncharged_ms.is_some()) {
+                show(pick(&|m| m.max_uncharged_ms.unwrap_or(f64::NAN)), 1, false)
+            } else {
+                "-".to_string()
+            },
         );
     }
     out
