@@ -16,8 +16,8 @@ use fairway_contract::scenario::wire::{
     encode,
 };
 use fairway_contract::scenario::{
-    Attributes, Calibration, Event, Global, MAX_TASKS, NamedEvent, Phase, PolicyName, Scenario,
-    TaskGroup, TaskSpec, TimerMode,
+    Attributes, BandwidthChange, Calibration, Event, Global, MAX_TASKS, NamedEvent, Phase,
+    PolicyName, Scenario, TaskGroup, TaskSpec, TimerMode,
 };
 use fairway_fuzzing::proptest::prelude::*;
 use fairway_fuzzing::proptest::test_runner::TestCaseError;
@@ -221,13 +221,27 @@ fn scenario() -> impl Strategy<Value = Scenario> {
                 prop::option::of(number()),
                 number(),
                 number(),
+                prop::collection::vec(
+                    (number(), prop::option::of(number()), number(), number()).prop_map(
+                        |(at_us, quota_us, period_us, burst_us)| BandwidthChange {
+                            at_us,
+                            quota_us,
+                            period_us,
+                            burst_us,
+                        },
+                    ),
+                    0..3,
+                ),
             )
-                .prop_map(|(path, shares, quota_us, period_us, burst_us)| TaskGroup {
-                    path,
-                    shares,
-                    quota_us,
-                    period_us,
-                    burst_us,
+                .prop_map(|(path, shares, quota_us, period_us, burst_us, changes)| {
+                    TaskGroup {
+                        path,
+                        shares,
+                        quota_us,
+                        period_us,
+                        burst_us,
+                        changes,
+                    }
                 }),
             0..3,
         ),
@@ -561,8 +575,8 @@ fn counts_of_u32_max_are_refused_before_allocating() {
             overflows += 1;
         }
     }
-    // The counts: capacities, frequency scales, task groups, a group's path, tasks,
-    // a task's name and phases, the phase's name, cpus, task group and events, two
-    // event keys and the timer's reference.
-    assert_eq!(overflows, 14);
+    // The counts: capacities, frequency scales, task groups, a group's path and its
+    // limit changes, tasks, a task's name and phases, the phase's name, cpus, task
+    // group and events, two event keys and the timer's reference.
+    assert_eq!(overflows, 15);
 }

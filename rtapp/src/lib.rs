@@ -32,8 +32,8 @@
 use std::borrow::Cow;
 
 use fairway_contract::scenario::{
-    Attributes, Calibration, ErrorKind, Event, Global, NamedEvent, Phase, PolicyName, Scenario,
-    ScenarioError, TaskGroup, TaskSpec, TimerMode,
+    Attributes, BandwidthChange, Calibration, ErrorKind, Event, Global, NamedEvent, Phase,
+    PolicyName, Scenario, ScenarioError, TaskGroup, TaskSpec, TimerMode,
 };
 use jsonc_parser::ast::{ObjectProp, Value};
 use jsonc_parser::common::Ranged;
@@ -284,6 +284,42 @@ impl<'t> Reader<'t> {
         }
     }
 
+    /// `cpu.max.changes`: `[{"at": US, "cpu.max": "QUOTA PERIOD", "cpu.max.burst": US}]`,
+    /// each with `at` and at least one of the two settings, as written (unresolved).
+    #[allow(clippy::type_complexity)]
+    fn bandwidth_changes(
+        &self,
+        value: &Value<'_>,
+        path: &str,
+    ) -> Result<Vec<(i64, Option<(Option<i64>, i64)>, Option<i64>)>, ScenarioError> {
+        let Value::Array(array) = value else {
+            return Err(self.wrong_type(path, "an array of changes", value));
+        };
+        let mut changes = Vec::new();
+        for (index, element) in array.elements.iter().enumerate() {
+            let here = join(path, &index.to_string());
+            let (mut at, mut cpu_max_value, mut burst) = (None, None, None);
+            for (k, v) in self.unique_object(element, &here)? {
+                let field = join(&here, &k);
+                match k.as_ref() {
+                    "at" => at = Some(self.integer(v, &field)?),
+                    "cpu.max" => cpu_max_value = Some(cpu_max(self.string(v, &field)?, &field)?),
+                    "cpu.max.burst" => burst = Some(self.integer(v, &field)?),
+                    _ => return Err(unknown(&field)),
+                }
+            }
+            let at = at.ok_or_else(|| ScenarioError::new(join(&here, "at"), ErrorKind::Missing))?;
+            if cpu_max_value.is_none() && burst.is_none() {
+                return Err(ScenarioError::new(
+                    join(&here, "cpu.max"),
+                    ErrorKind::Missing,
+                ));
+            }
+            changes.push((at, cpu_max_value, burst));
+        }
+        Ok(changes)
+    }
+
     fn integers(&self, value: &Value<'_>, path: &str) -> Result<Vec<i64>, ScenarioError> {
         let Value::Array(array) = value else {
             return Err(self.wrong_type(path, "an array of integers", value));
@@ -363,6 +399,7 @@ impl<'t> Reader<'t> {
                             group_path.into_owned(),
                             fairway_contract::scenario::DEFAULT_SHARES,
                         );
+                        let mut changes = Vec::new();
                         for (k, v) in self.unique_object(group, &here)? {
                             let field = join(&here, &k);
                             match k.as_ref() {
@@ -372,8 +409,24 @@ impl<'t> Reader<'t> {
                                     (entry.quota_us, entry.period_us) = cpu_max(text, &field)?;
                                 }
                                 "cpu.max.burst" => entry.burst_us = self.integer(v, &field)?,
+                                "cpu.max.changes" => changes = self.bandwidth_changes(v, &field)?,
                                 _ => return Err(unknown(&field)),
                             }
+                        }
+                        // A change keeps what it leaves out from the setting before it.
+                        let (mut quota_us, mut period_us, mut burst_us) =
+                            (entry.quota_us, entry.period_us, entry.burst_us);
+                        for (at_us, cpu_max, burst) in changes {
+                            if let Some((quota, period)) = cpu_max {
+                                (quota_us, period_us) = (quota, period);
+                            }
+                            burst_us = burst.unwrap_or(burst_us);
+                            entry.changes.push(BandwidthChange {
+                                at_us,
+                                quota_us,
+                                period_us,
+                                burst_us,
+                            });
                         }
                         global.task_groups.push(entry);
                     }

@@ -246,6 +246,71 @@ fn bandwidth_outside_linux_rules_is_refused() {
     );
 }
 
+/// `cpu.max.changes`: limits written during the run, each keeping what it leaves out
+/// from the setting before it, checked as the first one is, in time order and inside
+/// the run.
+#[test]
+fn limit_changes_are_resolved_in_order_and_checked() {
+    let text = |changes: &str| {
+        format!(
+            r#"{{"global": {{"duration": 2, "taskgroups": {{"/a": {{"cpu.max": "20000 100000",
+                "cpu.max.changes": [{changes}]}}}}}}, "tasks": {{"t": {{"run": 5}}}}}}"#
+        )
+    };
+    let scenario = parse_and_validate(
+        &text(
+            r#"{"at": 500000, "cpu.max": "40000 50000"}, {"at": 700000, "cpu.max.burst": 10000},
+               {"at": 900000, "cpu.max": "max"}"#,
+        ),
+        1,
+    )
+    .unwrap();
+    let got: Vec<(i64, Option<i64>, i64, i64)> = scenario.global.task_groups[0]
+        .changes
+        .iter()
+        .map(|c| (c.at_us, c.quota_us, c.period_us, c.burst_us))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            (500_000, Some(40_000), 50_000, 0),
+            (700_000, Some(40_000), 50_000, 10_000),
+            (900_000, None, 100_000, 10_000),
+        ]
+    );
+    assert!(scenario.global.task_groups[0].ever_limited());
+    for (changes, message) in [
+        (
+            r#"{"at": 500000, "cpu.max": "500 100000"}"#,
+            "global.taskgroups./a.cpu.max.changes.0.cpu.max: quota 500 us: must be at least \
+             1 ms, or max",
+        ),
+        (
+            r#"{"at": 500000, "cpu.max.burst": 30000}"#,
+            "global.taskgroups./a.cpu.max.changes.0.cpu.max.burst: burst 30000 us: must not \
+             exceed the quota",
+        ),
+        (
+            r#"{"at": 500000, "cpu.max": "max"}, {"at": 400000, "cpu.max": "max"}"#,
+            "global.taskgroups./a.cpu.max.changes.1.at: 400000 is outside 500001..=1999999",
+        ),
+        (
+            r#"{"at": 2000000, "cpu.max": "max"}"#,
+            "global.taskgroups./a.cpu.max.changes.0.at: 2000000 is outside 0..=1999999",
+        ),
+        (
+            r#"{"cpu.max": "max"}"#,
+            "global.taskgroups./a.cpu.max.changes.0.at: missing",
+        ),
+        (
+            r#"{"at": 5, "shares": 2}"#,
+            "global.taskgroups./a.cpu.max.changes.0.shares: unknown event or property",
+        ),
+    ] {
+        assert_eq!(error(&text(changes), 1), message, "{changes}");
+    }
+}
+
 #[test]
 fn bad_group_path() {
     let text = r#"{"tasks": {"t": {"taskgroup": "fg", "run": 5}}}"#;

@@ -160,11 +160,7 @@ impl QemuConfig {
         ));
         // A group with a cpu.max needs run queues built with bandwidth
         // control; the kernel refuses the scenario without it.
-        let limited = scenario
-            .global
-            .task_groups
-            .iter()
-            .any(|g| g.quota_us.is_some());
+        let limited = scenario.global.task_groups.iter().any(|g| g.ever_limited());
         let chosen = self
             .append
             .split_ascii_whitespace()

@@ -118,6 +118,45 @@ pub struct TaskGroup {
     pub period_us: i64,
     /// `cpu.max.burst` in µs (0 by default).
     pub burst_us: i64,
+    /// Limits written later in the run (`cpu.max.changes`), in time order.
+    pub changes: Vec<BandwidthChange>,
+}
+
+/// A group's `cpu.max` and `cpu.max.burst` as written at `at_us` µs after the run's
+/// start (`cpu.max.changes`, Fairway's extension: a script writing the cgroup files
+/// mid-run). A field the change leaves out keeps its value from before; the model holds
+/// the resolved values.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BandwidthChange {
+    /// When, in µs from the run's start.
+    pub at_us: i64,
+    /// The quota per period in µs; `None`: `max`.
+    pub quota_us: Option<i64>,
+    /// The period in µs.
+    pub period_us: i64,
+    /// `cpu.max.burst` in µs.
+    pub burst_us: i64,
+}
+
+impl BandwidthChange {
+    /// Its settings in ns, for the scheduling core (validated values).
+    pub fn bandwidth(&self) -> fairway_sched::bandwidth::Bandwidth {
+        bandwidth_ns(self.quota_us, self.period_us, self.burst_us)
+    }
+}
+
+/// Bandwidth settings in ns from µs (validated values; a negative one reads as 0).
+pub(crate) fn bandwidth_ns(
+    quota_us: Option<i64>,
+    period_us: i64,
+    burst_us: i64,
+) -> fairway_sched::bandwidth::Bandwidth {
+    let ns = |us: i64| (us.max(0) as u64).saturating_mul(1000);
+    fairway_sched::bandwidth::Bandwidth {
+        period: ns(period_us),
+        quota: quota_us.map(ns),
+        burst: ns(burst_us),
+    }
 }
 
 impl TaskGroup {
@@ -129,17 +168,19 @@ impl TaskGroup {
             quota_us: None,
             period_us: DEFAULT_PERIOD_US,
             burst_us: 0,
+            changes: Vec::new(),
         }
     }
 
     /// Its bandwidth settings in ns, for the scheduling core (validated values).
     pub fn bandwidth(&self) -> fairway_sched::bandwidth::Bandwidth {
-        let ns = |us: i64| (us.max(0) as u64).saturating_mul(1000);
-        fairway_sched::bandwidth::Bandwidth {
-            period: ns(self.period_us),
-            quota: self.quota_us.map(ns),
-            burst: ns(self.burst_us),
-        }
+        bandwidth_ns(self.quota_us, self.period_us, self.burst_us)
+    }
+
+    /// Whether it has a quota at some time of the run: its run queues need
+    /// bandwidth control.
+    pub fn ever_limited(&self) -> bool {
+        self.quota_us.is_some() || self.changes.iter().any(|c| c.quota_us.is_some())
     }
 }
 

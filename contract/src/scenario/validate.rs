@@ -47,13 +47,40 @@ fn check_duration(path: impl FnOnce() -> String, us: i64) -> Result<(), Scenario
 }
 
 /// Checks a group's `cpu.max` and `cpu.max.burst` as Linux's `tg_set_cfs_bandwidth`
-/// does (docs/linux-sched-reference.md §4.1), naming the JSON field and the value in µs.
-fn check_bandwidth(group: &TaskGroup) -> Result<(), ScenarioError> {
-    let path = |field: &str| format!("global.taskgroups.{}.{field}", group.path);
+/// does (docs/linux-sched-reference.md §4.1), naming the JSON field and the value in µs;
+/// then each later change of them (`cpu.max.changes`), which must come in time order
+/// within the run.
+fn check_group_bandwidth(group: &TaskGroup, duration_s: i64) -> Result<(), ScenarioError> {
+    let prefix = format!("global.taskgroups.{}", group.path);
+    check_bandwidth(&prefix, group.quota_us, group.period_us, group.burst_us)?;
+    // A change must fall inside the run (before its end when it has one).
+    let last = if duration_s > 0 {
+        duration_s.saturating_mul(1_000_000) - 1
+    } else {
+        MAX_DURATION_US
+    };
+    let mut earliest = 0;
+    for (index, change) in group.changes.iter().enumerate() {
+        let here = format!("{prefix}.cpu.max.changes.{index}");
+        check_range(|| format!("{here}.at"), change.at_us, earliest, last)?;
+        earliest = change.at_us.saturating_add(1);
+        check_bandwidth(&here, change.quota_us, change.period_us, change.burst_us)?;
+    }
+    Ok(())
+}
+
+/// Checks one setting of `cpu.max` and `cpu.max.burst`, the fields under `prefix`.
+fn check_bandwidth(
+    prefix: &str,
+    quota_us: Option<i64>,
+    period_us: i64,
+    burst_us: i64,
+) -> Result<(), ScenarioError> {
+    let path = |field: &str| format!("{prefix}.{field}");
     let negative = [
-        ("cpu.max", group.quota_us.unwrap_or(0)),
-        ("cpu.max", group.period_us),
-        ("cpu.max.burst", group.burst_us),
+        ("cpu.max", quota_us.unwrap_or(0)),
+        ("cpu.max", period_us),
+        ("cpu.max.burst", burst_us),
     ];
     for (field, value) in negative {
         if value < 0 {
@@ -64,48 +91,47 @@ fn check_bandwidth(group: &TaskGroup) -> Result<(), ScenarioError> {
         }
     }
     let too_large = |value: i64| value > i64::MAX / 1000;
-    if too_large(group.period_us) || group.quota_us.is_some_and(too_large) {
+    if too_large(period_us) || quota_us.is_some_and(too_large) {
         return Err(ScenarioError::new(
             path("cpu.max"),
             ErrorKind::Bandwidth {
-                field: if too_large(group.period_us) {
+                field: if too_large(period_us) {
                     "period"
                 } else {
                     "quota"
                 },
-                value_us: group
-                    .quota_us
-                    .unwrap_or(group.period_us)
-                    .max(group.period_us),
+                value_us: quota_us.unwrap_or(period_us).max(period_us),
                 rule: "does not fit in nanoseconds",
             },
         ));
     }
-    if too_large(group.burst_us) {
+    if too_large(burst_us) {
         return Err(ScenarioError::new(
             path("cpu.max.burst"),
             ErrorKind::Bandwidth {
                 field: "burst",
-                value_us: group.burst_us,
+                value_us: burst_us,
                 rule: "does not fit in nanoseconds",
             },
         ));
     }
-    group.bandwidth().validate().map_err(|error| {
-        let field = if error.field == "burst" {
-            "cpu.max.burst"
-        } else {
-            "cpu.max"
-        };
-        ScenarioError::new(
-            path(field),
-            ErrorKind::Bandwidth {
-                field: error.field,
-                value_us: (error.value / 1000) as i64,
-                rule: error.rule,
-            },
-        )
-    })
+    super::bandwidth_ns(quota_us, period_us, burst_us)
+        .validate()
+        .map_err(|error| {
+            let field = if error.field == "burst" {
+                "cpu.max.burst"
+            } else {
+                "cpu.max"
+            };
+            ScenarioError::new(
+                path(field),
+                ErrorKind::Bandwidth {
+                    field: error.field,
+                    value_us: (error.value / 1000) as i64,
+                    rule: error.rule,
+                },
+            )
+        })
 }
 
 /// Checks the name of a mutex, condition, barrier, semaphore or task: not empty.
@@ -261,7 +287,7 @@ impl Scenario {
                 SHARES_RANGE.0,
                 SHARES_RANGE.1,
             )?;
-            check_bandwidth(group)?;
+            check_group_bandwidth(group, global.duration_s)?;
         }
         Ok(())
     }

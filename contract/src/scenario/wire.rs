@@ -8,7 +8,7 @@
 //! input, and a refusal is a [`WireError`] naming the field and its byte offset; it never
 //! panics and never allocates more than a small multiple of the input's size.
 //!
-//! # Layout (format version 3)
+//! # Layout (format version 4)
 //!
 //! Integers are little-endian and fixed-width; offsets are from the start of the blob.
 //!
@@ -31,7 +31,8 @@
 //! | Global      | duration_s `i64`, Calibration, default_policy Policy, capacities list\<`i64`\>, frequency_scales list\<`i64`\>, task_groups list\<TaskGroup\>, pi_enabled `u8` (0 or 1) |
 //! | Calibration | `u8` tag (0 = `Cpu`, 1 = `NsPerLoop`), then the value `i64`             |
 //! | Policy      | `u8` tag: 0 `Other`, 1 `Batch`, 2 `Idle`, 3 `Fifo`, 4 `RoundRobin`      |
-//! | TaskGroup   | path string, shares `i64`, quota_us option\<`i64`\>, period_us `i64`, burst_us `i64` |
+//! | TaskGroup   | path string, shares `i64`, quota_us option\<`i64`\>, period_us `i64`, burst_us `i64`, changes list\<BandwidthChange\> |
+//! | BandwidthChange | at_us `i64`, quota_us option\<`i64`\>, period_us `i64`, burst_us `i64` |
 //! | TaskSpec    | name string, instances `i64`, loop_count `i64`, delay_us `i64`, Attributes, list\<Phase\> |
 //! | Attributes  | policy option\<Policy\>, priority option\<`i64`\>, cpus option\<list\<`i64`\>\>, util_min option\<`i64`\>, util_max option\<`i64`\>, taskgroup option\<string\>, custom_slice_us option\<`i64`\> |
 //! | Phase       | name string, loop_count `i64`, Attributes, list\<NamedEvent\>           |
@@ -61,7 +62,7 @@ use writer::Writer;
 pub const MAGIC: [u8; 4] = *b"FWSC";
 
 /// The format version this module writes and reads.
-pub const VERSION: u32 = 3;
+pub const VERSION: u32 = 4;
 
 /// The header's size in bytes (magic, version, total length, checksum).
 pub const HEADER_LEN: usize = 16;

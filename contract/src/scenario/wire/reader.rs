@@ -5,8 +5,8 @@ use alloc::vec::Vec;
 
 use super::{HEADER_LEN, MAGIC, VERSION, WireError, WireErrorKind};
 use crate::scenario::{
-    Attributes, Calibration, Event, Global, NamedEvent, Phase, PolicyName, Scenario, TaskGroup,
-    TaskSpec, TimerMode,
+    Attributes, BandwidthChange, Calibration, Event, Global, NamedEvent, Phase, PolicyName,
+    Scenario, TaskGroup, TaskSpec, TimerMode,
 };
 
 /// The fewest bytes each list element can take, to refuse a count the input cannot hold
@@ -15,7 +15,8 @@ mod min_size {
     pub const I64: usize = 8;
     pub const STRING: usize = 4;
     pub const ATTRIBUTES: usize = 7; // seven absent options
-    pub const TASK_GROUP: usize = STRING + I64 + 1 + 2 * I64;
+    pub const TASK_GROUP: usize = STRING + I64 + 1 + 2 * I64 + 4;
+    pub const BANDWIDTH_CHANGE: usize = I64 + 1 + 2 * I64;
     pub const TASK: usize = STRING + 3 * I64 + ATTRIBUTES + 4;
     pub const PHASE: usize = STRING + I64 + ATTRIBUTES + 4;
     pub const EVENT: usize = STRING + 1; // a yield
@@ -171,6 +172,20 @@ impl<'a> Reader<'a> {
         })
     }
 
+    fn bandwidth_changes(&mut self) -> Result<Vec<BandwidthChange>, WireError> {
+        let count = self.count("task_group.changes", min_size::BANDWIDTH_CHANGE)?;
+        let mut changes = Vec::with_capacity(count);
+        for _ in 0..count {
+            changes.push(BandwidthChange {
+                at_us: self.i64("bandwidth_change.at_us")?,
+                quota_us: self.option_i64("bandwidth_change.quota_us")?,
+                period_us: self.i64("bandwidth_change.period_us")?,
+                burst_us: self.i64("bandwidth_change.burst_us")?,
+            });
+        }
+        Ok(changes)
+    }
+
     pub(super) fn scenario(&mut self) -> Result<Scenario, WireError> {
         let duration_s = self.i64("global.duration")?;
         let calibration = match self.tag("global.calibration", 2)? {
@@ -189,6 +204,7 @@ impl<'a> Reader<'a> {
                 quota_us: self.option_i64("task_group.quota_us")?,
                 period_us: self.i64("task_group.period_us")?,
                 burst_us: self.i64("task_group.burst_us")?,
+                changes: self.bandwidth_changes()?,
             });
         }
         let pi_enabled = self.tag("global.pi_enabled", 2)? == 1;

@@ -8,8 +8,8 @@ use alloc::vec::Vec;
 use super::writer::Writer;
 use super::*;
 use crate::scenario::{
-    Attributes, Calibration, ErrorKind, Event, Global, NamedEvent, Phase, PolicyName,
-    ScenarioError, TaskGroup, TaskSpec, TimerMode,
+    Attributes, BandwidthChange, Calibration, ErrorKind, Event, Global, NamedEvent, Phase,
+    PolicyName, ScenarioError, TaskGroup, TaskSpec, TimerMode,
 };
 
 /// SplitMix64 (Steele, Lea, Flood 2014): a tiny, well-known seeded generator.
@@ -186,6 +186,14 @@ fn random_scenario(rng: &mut Rng, coverage: &mut Coverage) -> Scenario {
                 quota_us: rng.chance(2).then(|| rng.i64()),
                 period_us: rng.i64(),
                 burst_us: rng.i64(),
+                changes: (0..rng.below(3))
+                    .map(|_| BandwidthChange {
+                        at_us: rng.i64(),
+                        quota_us: rng.chance(2).then(|| rng.i64()),
+                        period_us: rng.i64(),
+                        burst_us: rng.i64(),
+                    })
+                    .collect(),
             })
             .collect(),
         pi_enabled: {
@@ -247,7 +255,7 @@ fn tiny() -> Scenario {
 #[rustfmt::skip]
 const TINY_BLOB: [u8; 130] = [
     b'F', b'W', b'S', b'C',                         // 0: magic
-    3, 0, 0, 0,                                     // 4: version 3
+    4, 0, 0, 0,                                     // 4: version 4
     130, 0, 0, 0,                                   // 8: total length
     0xb7, 0x83, 0xec, 0x2b,                         // 12: CRC-32 0x2bec83b7
     0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, // 16: duration -1
@@ -293,6 +301,76 @@ fn crc32_matches_the_catalogue_check_value() {
     // CRC RevEng catalogue, CRC-32/ISO-HDLC: check = 0xcbf43926 for "123456789".
     assert_eq!(crc32(b"123456789"), 0xCBF4_3926);
     assert_eq!(crc32(b""), 0);
+}
+
+/// [`tiny`] with a task group `/a` (shares 1024, `cpu.max` "25000 100000") whose limit
+/// changes at 0.5 s to "50000 50000" with a 10,000 µs burst.
+fn tiny_with_a_limit_change() -> Scenario {
+    let mut scenario = tiny();
+    scenario.global.task_groups.push(TaskGroup {
+        quota_us: Some(25_000),
+        changes: vec![BandwidthChange {
+            at_us: 500_000,
+            quota_us: Some(50_000),
+            period_us: 50_000,
+            burst_us: 10_000,
+        }],
+        ..TaskGroup::with_shares("/a".into(), 1024)
+    });
+    scenario
+}
+
+/// The blob of [`tiny_with_a_limit_change`], written by hand from the layout table
+/// (TaskGroup and BandwidthChange rows); the CRC-32 was computed independently with
+/// Python's `zlib.crc32` over bytes 16..206.
+#[rustfmt::skip]
+const LIMIT_CHANGE_BLOB: [u8; 206] = [
+    b'F', b'W', b'S', b'C',                         // 0: magic
+    4, 0, 0, 0,                                     // 4: version 4
+    206, 0, 0, 0,                                   // 8: total length
+    0xe5, 0xbf, 0x5b, 0x4b,                         // 12: CRC-32 0x4b5bbfe5
+    0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, // 16: duration -1
+    0, 0, 0, 0, 0, 0, 0, 0, 0,                      // 24: calibration Cpu(0)
+    0,                                              // 33: default policy Other
+    0, 0, 0, 0,                                     // 34: no capacities
+    0, 0, 0, 0,                                     // 38: no frequency scales
+    1, 0, 0, 0,                                     // 42: one task group
+    2, 0, 0, 0, b'/', b'a',                         // 46: path "/a"
+    0, 4, 0, 0, 0, 0, 0, 0,                         // 52: shares 1024
+    1, 0xa8, 0x61, 0, 0, 0, 0, 0, 0,                // 60: quota Some(25000)
+    0xa0, 0x86, 1, 0, 0, 0, 0, 0,                   // 69: period 100000
+    0, 0, 0, 0, 0, 0, 0, 0,                         // 77: burst 0
+    1, 0, 0, 0,                                     // 85: one change
+    0x20, 0xa1, 7, 0, 0, 0, 0, 0,                   // 89: at 500000
+    1, 0x50, 0xc3, 0, 0, 0, 0, 0, 0,                // 97: quota Some(50000)
+    0x50, 0xc3, 0, 0, 0, 0, 0, 0,                   // 106: period 50000
+    0x10, 0x27, 0, 0, 0, 0, 0, 0,                   // 114: burst 10000
+    0,                                              // 122: pi_enabled false
+    1, 0, 0, 0,                                     // 123: one task, as in TINY_BLOB
+    1, 0, 0, 0, b't',
+    1, 0, 0, 0, 0, 0, 0, 0,
+    1, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0,
+    1, 0, 0, 0,
+    0, 0, 0, 0,
+    1, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0,
+    1, 0, 0, 0,
+    3, 0, 0, 0, b'r', b'u', b'n',
+    0, 5, 0, 0, 0, 0, 0, 0, 0,
+];
+
+#[test]
+fn a_limit_change_encodes_to_the_hand_written_bytes() {
+    assert_eq!(
+        encode(&tiny_with_a_limit_change()).unwrap(),
+        LIMIT_CHANGE_BLOB
+    );
+    assert_eq!(
+        decode_and_validate(&LIMIT_CHANGE_BLOB, 1),
+        Ok(tiny_with_a_limit_change())
+    );
 }
 
 #[test]
@@ -369,15 +447,15 @@ fn header_errors_name_the_field() {
         (0, WireErrorKind::BadMagic { found: *b"XWSC" })
     );
     let mut blob = TINY_BLOB;
-    // A blob of the previous format (before `cpu.max` joined the task groups).
-    blob[4] = 2;
+    // A blob of the previous format (before `cpu.max.changes` joined the task groups).
+    blob[4] = 3;
     assert_eq!(
         error_at(&blob),
         (
             4,
             WireErrorKind::UnsupportedVersion {
-                found: 2,
-                supported: 3
+                found: 3,
+                supported: 4
             }
         )
     );

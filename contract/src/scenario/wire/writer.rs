@@ -82,6 +82,13 @@ impl Writer {
             self.option_i64(group.quota_us);
             self.i64(group.period_us);
             self.i64(group.burst_us);
+            self.count("task_group.changes", group.changes.len())?;
+            for change in &group.changes {
+                self.i64(change.at_us);
+                self.option_i64(change.quota_us);
+                self.i64(change.period_us);
+                self.i64(change.burst_us);
+            }
         }
         self.u8(u8::from(global.pi_enabled));
         self.count("tasks", scenario.tasks.len())?;
