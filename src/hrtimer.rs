@@ -30,8 +30,9 @@ pub type Callback = fn(usize);
 pub struct TimerId(pub u16);
 
 /// Timers in all: one per task slot, then two per CPU, then the period and
-/// slack timers of each task group's bandwidth pool.
-pub const TIMER_SLOTS: usize = TASK_SLOTS + 2 * MAX_CPUS + 2 * MAX_GROUPS;
+/// slack timers of each task group's bandwidth pool, then the timer of a
+/// run's scheduled limit changes.
+pub const TIMER_SLOTS: usize = TASK_SLOTS + 2 * MAX_CPUS + 2 * MAX_GROUPS + 1;
 
 /// The sleep timer of task slot `task`.
 pub const fn task_timer(task: usize) -> TimerId {
@@ -46,6 +47,11 @@ pub const fn tick_timer(cpu: usize) -> TimerId {
 /// CPU `cpu`'s spare scheduler timer (slice end, `hrtick`).
 pub const fn scheduler_timer(cpu: usize) -> TimerId {
     TimerId((TASK_SLOTS + MAX_CPUS + cpu) as u16)
+}
+
+/// The timer that writes a run's scheduled `cpu.max` changes.
+pub const fn limit_change_timer() -> TimerId {
+    TimerId((TASK_SLOTS + 2 * MAX_CPUS + 2 * MAX_GROUPS) as u16)
 }
 
 /// Task group `group`'s bandwidth period timer (`slack`: its slack timer).

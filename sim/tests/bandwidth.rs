@@ -498,28 +498,55 @@ impl XorShift {
     }
 }
 
-/// A limited group of a randomised scenario, in ns.
-struct RandomGroup {
-    path: String,
+/// One setting of a randomised group's limit, in ns: from when, and its values
+/// (`quota` `None`: `max`).
+#[derive(Clone, Copy, Debug)]
+struct Epoch {
+    from: u64,
+    quota: Option<u64>,
     period: u64,
-    quota: u64,
     burst: u64,
 }
 
-/// 3-4 groups with random periods (10-100 ms), quotas (1 ms up to two periods) and
-/// bursts (none, or up to the quota), each with 1-4 tasks that run and sleep in two
-/// phases (some CPU-bound), plus an unlimited root task; nothing pinned.
+/// A limited group of a randomised scenario: its settings over the run.
+struct RandomGroup {
+    path: String,
+    epochs: Vec<Epoch>,
+}
+
+/// A random limit: period 10-100 ms, quota 1 ms up to two periods, burst none or
+/// up to the quota; with `may_lift`, `max` one time in four.
+fn random_limit(rng: &mut XorShift, from: u64, may_lift: bool) -> Epoch {
+    let period = rng.range(10, 100) * MS;
+    let quota = rng.range(1, 2 * period / MS) * MS;
+    let burst = if rng.next().is_multiple_of(2) {
+        0
+    } else {
+        rng.range(0, quota / MS) * MS
+    };
+    Epoch {
+        from,
+        quota: (!may_lift || !rng.next().is_multiple_of(4)).then_some(quota),
+        period,
+        burst: if may_lift { burst.min(quota) } else { burst },
+    }
+}
+
+/// 3-4 groups with random limits, half of them rewritten once or twice during the
+/// run (`cpu.max.changes`, sometimes to `max`), each with 1-4 tasks that run and
+/// sleep in two phases (some CPU-bound), plus an unlimited root task; nothing pinned.
 fn random_scenario(rng: &mut XorShift) -> (String, Vec<RandomGroup>) {
     let mut groups = Vec::new();
     let mut tasks = Vec::new();
     for g in 0..rng.range(3, 4) {
-        let period = rng.range(10, 100) * MS;
-        let quota = rng.range(1, 2 * period / MS) * MS;
-        let burst = if rng.next().is_multiple_of(2) {
-            0
-        } else {
-            rng.range(0, quota / MS) * MS
-        };
+        let mut epochs = vec![random_limit(rng, 0, false)];
+        if rng.next().is_multiple_of(2) {
+            let mut at = 0;
+            for _ in 0..rng.range(1, 2) {
+                at = rng.range(at / MS + 50, at / MS + 400) * MS;
+                epochs.push(random_limit(rng, at, true));
+            }
+        }
         let path = format!("/g{g}");
         for t in 0..rng.range(1, 4) {
             let mut phases = Vec::new();
@@ -538,23 +565,30 @@ fn random_scenario(rng: &mut XorShift) -> (String, Vec<RandomGroup>) {
                 phases.join(", ")
             ));
         }
-        groups.push(RandomGroup {
-            path,
-            period,
-            quota,
-            burst,
-        });
+        groups.push(RandomGroup { path, epochs });
     }
     tasks.push(r#""root": { "run": 7000, "sleep": 3000 }"#.to_string());
+    let cpu_max = |e: &Epoch| {
+        format!(
+            r#""cpu.max": "{} {}", "cpu.max.burst": {}"#,
+            e.quota
+                .map_or("max".to_string(), |q| (q / 1000).to_string()),
+            e.period / 1000,
+            e.burst / 1000
+        )
+    };
     let fields: Vec<String> = groups
         .iter()
         .map(|g| {
+            let changes: Vec<String> = g.epochs[1..]
+                .iter()
+                .map(|e| format!(r#"{{ "at": {}, {} }}"#, e.from / 1000, cpu_max(e)))
+                .collect();
             format!(
-                r#""{}": {{ "cpu.max": "{} {}", "cpu.max.burst": {} }}"#,
+                r#""{}": {{ {}, "cpu.max.changes": [{}] }}"#,
                 g.path,
-                g.quota / 1000,
-                g.period / 1000,
-                g.burst / 1000
+                cpu_max(&g.epochs[0]),
+                changes.join(", ")
             )
         })
         .collect();
@@ -566,29 +600,53 @@ fn random_scenario(rng: &mut XorShift) -> (String, Vec<RandomGroup>) {
     (text, groups)
 }
 
+/// The windows of a group's period grids (aligned at t = 0, `bw_timer=aligned`) up to
+/// `end`: each setting's refills from when it was written to the next, and the writes
+/// themselves, which start a full pool. Each window with the setting in force.
+fn limit_windows(epochs: &[Epoch], end: u64) -> Vec<(u64, u64, Epoch)> {
+    let mut windows = Vec::new();
+    for (i, epoch) in epochs.iter().enumerate() {
+        let until = epochs.get(i + 1).map_or(end, |next| next.from).min(end);
+        let mut from = epoch.from;
+        let mut at = (from / epoch.period + 1) * epoch.period;
+        while at < until {
+            windows.push((from, at, *epoch));
+            from = at;
+            at += epoch.period;
+        }
+        if from < until {
+            windows.push((from, until, *epoch));
+        }
+    }
+    windows
+}
+
 #[test]
 fn no_group_ever_runs_more_than_its_pool_allows() {
-    // The invariant, from §4.2. In a period window [k·P, (k+1)·P) (the grid is aligned
-    // at t = 0), what a group's tasks ran on the CPUs came from:
-    // - the pool, which after the refill at k·P holds at most quota + burst (the refill
-    //   caps it there; between refills it only shrinks, or takes back runtime a CPU
-    //   returned as slack, which that CPU then no longer holds);
-    // - what each CPU's run queue still held at k·P: its runtime_remaining, never more
-    //   than one slice (a borrow tops it up to 5 ms, a grant to debt + 1 ns) — this
-    //   also covers a tick at k·P borrowing from the old pool before the refill;
+    // The invariant, from §4.2. In a window of a group's grid [k·P, (k+1)·P) (the grid
+    // is aligned at t = 0), or from a write of its limit (which starts a full pool) to
+    // the next refill, what its tasks ran on the CPUs came from:
+    // - the pool, which after the refill or the write holds at most quota + burst (the
+    //   refill caps it there; between refills it only shrinks, or takes back runtime a
+    //   CPU returned as slack, which that CPU then no longer holds);
+    // - what each CPU's run queue still held when the window began: its
+    //   runtime_remaining, never more than one slice (a borrow tops it up to 5 ms, a
+    //   grant to debt + 1 ns); this also covers a tick at k·P borrowing from the old
+    //   pool before the refill;
     // - an overrun at the end of the window: runtime is charged at ticks, so a CPU can
     //   run up to one tick past its runtime (left as debt, repaid next period).
     // So: ran ≤ quota + burst + nr_cpus × (SLICE + TICK).
-    // Over the whole run, the pool started with one quota and each counted period
-    // added at most one more (a refill adds one quota; `nr_periods` counts at least
-    // one per refill), and what the CPUs still hold or owe at the end is at most one
-    // tick's overrun each: ran ≤ quota × (1 + nr_periods) + nr_cpus × TICK.
+    // Over the whole run, the pools took in at most one quota per window (a refill adds
+    // one quota, a write starts one), and what the CPUs owe at the end is at most one
+    // tick's overrun each: ran while limited ≤ Σ over windows of the quota + nr_cpus ×
+    // TICK.
     // Also: every task ran (no task starved for the whole run), and the tasks' runtime
     // is the CPUs' busy time (checked by `simulate`).
     const CPUS: u64 = 4;
     let mut rng = XorShift(0x9e37_79b9_7f4a_7c15);
-    // That the runs exercise what the bound is about: throttling, burst, migrations.
-    let (mut throttled, mut bursts, mut migrations) = (0, 0, 0);
+    // That the runs exercise what the bound is about: throttling, burst, migrations,
+    // limits rewritten and lifted.
+    let (mut throttled, mut bursts, mut migrations, mut rewrites, mut lifts) = (0, 0, 0, 0, 0);
     for seed in 0..6 {
         let (text, groups) = random_scenario(&mut rng);
         for policy in POLICIES {
@@ -604,44 +662,52 @@ fn no_group_ever_runs_more_than_its_pool_allows() {
             }
             for g in &groups {
                 let result = group(&results, &g.path);
+                let last = g.epochs.last().unwrap();
                 assert_eq!(
                     (result.quota_ns, result.period_ns, result.burst_ns),
-                    (Some(g.quota), g.period, g.burst),
+                    (last.quota, last.period, last.burst),
                     "{what}: {} settings (never scaled up at these periods)",
                     g.path
                 );
                 throttled += result.stats.nr_throttled;
                 bursts += result.stats.nr_bursts;
-                let total: u64 = (0..results.tasks.len())
-                    .filter(|&t| in_group(&results, t, &g.path))
-                    .map(|t| results.tasks[t].runtime_ns)
-                    .sum();
-                let total_bound = g.quota * (1 + result.stats.nr_periods) + CPUS * TICK;
+                rewrites += g.epochs.len() - 1;
+                lifts += g.epochs.iter().filter(|e| e.quota.is_none()).count();
+                let windows = limit_windows(&g.epochs, results.end_ns);
+                let runs = runs(&results);
+                let member = |t: usize| in_group(&results, t, &g.path);
+                let mut input = 0;
+                let mut limited_ran = 0;
+                for &(from, to, epoch) in &windows {
+                    let Some(quota) = epoch.quota else {
+                        continue;
+                    };
+                    let ran = ran_in(&runs, &member, from, to);
+                    input += quota;
+                    limited_ran += ran;
+                    let bound = quota + epoch.burst + CPUS * (SLICE + TICK);
+                    assert!(
+                        ran <= bound,
+                        "{what}: {} ({epoch:?}) ran {ran} ns in [{from}, {to}), bound \
+                         {bound}\n{text}",
+                        g.path,
+                    );
+                }
+                let total_bound = input + CPUS * TICK;
                 assert!(
-                    total <= total_bound,
-                    "{what}: {} ran {total} ns in all, bound {total_bound} ({:?})\n{text}",
+                    limited_ran <= total_bound,
+                    "{what}: {} ran {limited_ran} ns while limited, bound {total_bound} \
+                     ({:?})\n{text}",
                     g.path,
                     result.stats
                 );
-                let bound = g.quota + g.burst + CPUS * (SLICE + TICK);
-                let windows = per_window(&results, &|t| in_group(&results, t, &g.path), g.period);
-                for (k, &ran) in windows.iter().enumerate() {
-                    assert!(
-                        ran <= bound,
-                        "{what}: {} (quota {} burst {} period {}) ran {ran} ns in window \
-                         {k}, bound {bound}\n{text}",
-                        g.path,
-                        g.quota,
-                        g.burst,
-                        g.period
-                    );
-                }
             }
         }
     }
     assert!(
-        throttled > 0 && bursts > 0 && migrations > 0,
-        "throttled {throttled}, bursts {bursts}, migrations {migrations}"
+        throttled > 0 && bursts > 0 && migrations > 0 && rewrites > 0 && lifts > 0,
+        "throttled {throttled}, bursts {bursts}, migrations {migrations}, rewrites \
+         {rewrites}, lifts {lifts}"
     );
 }
 

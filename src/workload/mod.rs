@@ -4,6 +4,7 @@
 //! which the host runner turns into a summary and a JSON report.
 
 pub mod hackbench;
+pub mod limits;
 pub mod report;
 pub mod rtapp;
 pub mod sched_pipe;

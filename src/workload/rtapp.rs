@@ -596,40 +596,6 @@ fn create_groups(scenario: &Scenario) -> Result<BTreeMap<String, GroupId>, Spawn
     Ok(groups)
 }
 
-/// Sets `cpu.max` and `cpu.max.burst` of the scenario's limited groups
-/// (§4.1), their period grids laid from the run's start `origin`.
-fn set_bandwidth(
-    scenario: &Scenario,
-    groups: &BTreeMap<String, GroupId>,
-    origin: u64,
-) -> Result<(), SpawnError> {
-    for (path, &group) in groups {
-        let settings = scenario.group_bandwidth(path);
-        if settings.quota.is_none() {
-            continue;
-        }
-        match crate::task::bandwidth::set_group_bandwidth(group, settings, origin) {
-            // Where its periods fall, for a reader of the switch trace
-            // (bw_timer=; the checks of xtask/src/bandwidth_cases.rs).
-            Ok(start) => defmt::info!(
-                "rtapp: task group {=str}: period timer at {=u64} ns + k x {=u64} ns from the run's start",
-                path.as_str(),
-                start,
-                settings.period
-            ),
-            Err(error) => {
-                defmt::error!(
-                    "rtapp: task group {=str}: cpu.max: {}",
-                    path.as_str(),
-                    defmt::Display2Format(&error)
-                );
-                return Err(SpawnError::TaskGroup);
-            }
-        }
-    }
-    Ok(())
-}
-
 /// The limited groups' `cpu.stat` when the run ended.
 static GROUP_STATS: Once<Vec<(String, crate::task::bandwidth::GroupStats)>> = Once::new();
 
@@ -833,7 +799,7 @@ pub fn run(scenario: Scenario, options: &RtAppOptions) -> Result<(), SpawnError>
         crate::task::trace::start(trace_limit);
     }
     let groups = create_groups(&run.scenario)?;
-    set_bandwidth(&run.scenario, &groups, run.start)?;
+    super::limits::set_limits(&run.scenario, &groups, run.start)?;
     GROUPS.call_once(|| groups);
     let sample_us = options.util_sample_us;
     if sample_us > 0 && run.scenario.global.duration_s > 0 {

@@ -137,49 +137,91 @@ fn trace_runs(lines: &[String], end: u64) -> Result<Vec<Run>, String> {
     Ok(runs)
 }
 
-/// Group `path`'s period grid: where its period timer first fires (ns from
-/// the run's start) and the period, from the kernel's `rtapp: task group
-/// ... period timer at` line.
-fn period_grid(lines: &[String], path: &str) -> Result<(u64, u64), String> {
-    let needle = format!("rtapp: task group {path}: period timer at ");
-    let line = lines
-        .iter()
-        .find(|l| l.contains(&needle))
-        .ok_or_else(|| format!("no period timer line of {path}"))?;
-    let rest = &line[line.find(&needle).unwrap_or(0) + needle.len()..];
-    let words: Vec<&str> = rest.split_whitespace().collect();
-    // "<start> ns + k x <period> ns from the run's start"
-    match (
-        words.first().and_then(|v| v.parse().ok()),
-        words.get(5).and_then(|v| v.parse().ok()),
-    ) {
-        (Some(start), Some(period)) => Ok((start, period)),
-        _ => Err(format!("bad period timer line: {line}")),
-    }
+/// One setting of a group's limit, from the kernel's `rtapp: task group
+/// ... from T ns: ...` line (times in ns from the run's start).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Epoch {
+    /// When it was written.
+    from: u64,
+    /// The quota per period; `None`: `max`.
+    quota: Option<u64>,
+    period: u64,
+    burst: u64,
+    /// Where its period grid starts: refills at `start` + k × `period`.
+    start: u64,
 }
 
-/// What the tasks `member` picks ran in each window of a period grid
-/// (`start` + k × `period`; the stretch before the first refill, when the
-/// grid does not start at 0, is window 0), up to `end`.
-fn per_period(
+/// Group `path`'s settings over the run, in the order written.
+fn epochs(lines: &[String], path: &str) -> Result<Vec<Epoch>, String> {
+    let needle = format!("rtapp: task group {path}: from ");
+    let mut epochs = Vec::new();
+    for line in lines.iter().filter(|l| l.contains(&needle)) {
+        let rest = &line[line.find(&needle).unwrap_or(0) + needle.len()..];
+        // "T ns: quota Q ns, period P ns, burst B ns; period timer at S ns + k x P ns ..."
+        let words: Vec<&str> = rest
+            .split(|c: char| c.is_whitespace() || c == ',' || c == ';' || c == ':')
+            .filter(|w| !w.is_empty())
+            .collect();
+        let number = |at: usize| words.get(at).and_then(|v| v.parse::<u64>().ok());
+        let epoch = (|| {
+            Some(Epoch {
+                from: number(0)?,
+                quota: match *words.get(3)? {
+                    "max" => None,
+                    _ => Some(number(3)?),
+                },
+                period: number(6)?,
+                burst: number(9)?,
+                start: number(14)?,
+            })
+        })()
+        .ok_or_else(|| format!("bad limit line: {line}"))?;
+        epochs.push(epoch);
+    }
+    if epochs.is_empty() {
+        return Err(format!("no limit line of {path}"));
+    }
+    Ok(epochs)
+}
+
+/// The windows of a group's period grids up to `end`: each setting's refill
+/// instants from when it was written to the next, and the writes
+/// themselves (a write starts a full pool). Each window with the setting in
+/// force.
+fn windows(epochs: &[Epoch], end: u64) -> Vec<(u64, u64, Epoch)> {
+    let mut windows = Vec::new();
+    for (i, epoch) in epochs.iter().enumerate() {
+        let until = epochs.get(i + 1).map_or(end, |next| next.from).min(end);
+        let mut from = epoch.from;
+        // The first refill after the write.
+        let mut at = epoch.start;
+        if at <= from {
+            at += (from - at) / epoch.period * epoch.period + epoch.period;
+        }
+        while at < until {
+            windows.push((from, at, *epoch));
+            from = at;
+            at += epoch.period;
+        }
+        if from < until {
+            windows.push((from, until, *epoch));
+        }
+    }
+    windows
+}
+
+/// What the tasks `member` picks ran in each of `windows`.
+fn per_window(
     runs: &[Run],
     member: &dyn Fn(&str) -> bool,
-    (start, period): (u64, u64),
-    end: u64,
+    windows: &[(u64, u64, Epoch)],
 ) -> Vec<u64> {
-    let mut bounds = vec![0];
-    let mut at = if start == 0 { period } else { start };
-    while at < end {
-        bounds.push(at);
-        at += period;
-    }
-    bounds.push(end);
-    bounds
-        .windows(2)
-        .map(|w| {
+    windows
+        .iter()
+        .map(|&(from, to, _)| {
             runs.iter()
                 .filter(|r| member(&r.task))
-                .map(|r| r.end.min(w[1]).saturating_sub(r.start.max(w[0])))
+                .map(|r| r.end.min(to).saturating_sub(r.start.max(from)))
                 .sum()
         })
         .collect()
@@ -246,20 +288,27 @@ fn periods_of(
     expected: &[u64],
 ) -> Result<(), String> {
     let tolerance: u64 = uncharged(lines, cpus, UNCHARGED_LIMIT)?.iter().sum();
-    let grid = period_grid(lines, path)?;
-    if grid != (0, 100 * MS) {
-        return Err(format!(
-            "{path}: period grid {grid:?}, expected aligned 100 ms"
-        ));
+    let epochs = epochs(lines, path)?;
+    if let [epoch] = epochs[..]
+        && (epoch.from, epoch.start, epoch.period) == (0, 0, 100 * MS)
+    {
+        let runs = trace_runs(lines, RUN_NS)?;
+        let windows = per_window(
+            &runs,
+            &|task| names.contains(&task),
+            &windows(&epochs, RUN_NS),
+        );
+        each_period(
+            &format!("{path} ({names:?})"),
+            &windows,
+            expected,
+            tolerance,
+        )
+    } else {
+        Err(format!(
+            "{path}: limits {epochs:?}, expected one, aligned, of 100 ms"
+        ))
     }
-    let runs = trace_runs(lines, RUN_NS)?;
-    let windows = per_period(&runs, &|task| names.contains(&task), grid, RUN_NS);
-    each_period(
-        &format!("{path} ({names:?})"),
-        &windows,
-        expected,
-        tolerance,
-    )
 }
 
 fn within(what: &str, got: u64, low: u64, high: u64) -> Result<(), String> {
@@ -406,20 +455,23 @@ fn runtimes(lines: &[String]) -> Vec<(String, u64)> {
 const STRESS_NS: u64 = 2_000 * MS;
 
 /// The stress scenario, against the pool's bound (§4.2), period by period.
-/// In a window of a group's grid [refill k, refill k + 1), what its tasks
-/// ran came from:
-/// - the pool, which the refill leaves holding at most quota + burst (between
-///   refills it only shrinks, or takes back slack a CPU returned and then no
-///   longer holds);
+/// In a window of a group's grid [refill k, refill k + 1) (or from a write
+/// of its limit, which starts a full pool), what its tasks ran came from:
+/// - the pool, which the refill or the write leaves holding at most quota +
+///   burst (between refills it only shrinks, or takes back slack a CPU
+///   returned and then no longer holds);
 /// - what each CPU's run queue held when the window began: at most one slice
 ///   (a borrow tops it up to 5 ms, a grant to the debt + 1 ns);
 /// - what each CPU ran uncharged at the end of the window (the debt the next
 ///   refill repays): at most its `max_uncharged_ns`.
 ///
 /// So: ran ≤ quota + burst + Σ over CPUs (slice + uncharged). Over the whole
-/// run the overruns are repaid, so: ran ≤ quota × (1 + nr_periods) + burst +
-/// Σ uncharged. Every task runs, and each group, whose demand exceeds its
-/// quota, runs in every window: none is left throttled once runtime comes.
+/// run the pool took in at most one quota per window, and the overruns are
+/// repaid: ran ≤ Σ over windows of the quota + Σ uncharged. Every task runs,
+/// and each group, whose demand exceeds its quota, runs in every whole
+/// window while limited: none is left throttled once runtime comes. The
+/// limits change during the run (`cpu.max.changes`), one group's lifted and
+/// set again.
 fn stress_within_the_pools(lines: &[String]) -> Result<(), String> {
     const CPUS: usize = 4;
     let tasks = runtimes(lines);
@@ -431,41 +483,58 @@ fn stress_within_the_pools(lines: &[String]) -> Result<(), String> {
     let carried: u64 = uncharged.iter().map(|u| SLICE + u).sum();
     let uncharged: u64 = uncharged.iter().sum();
     let runs = trace_runs(lines, STRESS_NS)?;
-    for (path, quota, burst, prefixes) in [
-        ("/a", 30 * MS, 10 * MS, &["a-"][..]),
-        ("/b", 20 * MS, 0, &["c-", "b"][..]),
-    ] {
+    for (path, prefixes, writes) in [("/a", &["a-"][..], 3), ("/b", &["c-", "b"][..], 3)] {
         let member = |task: &str| prefixes.iter().any(|p| task.starts_with(p));
-        let grid = period_grid(lines, path)?;
-        let windows = per_period(&runs, &member, grid, STRESS_NS);
-        let bound = quota + burst + carried;
-        for (k, &ran) in windows.iter().enumerate() {
+        let epochs = epochs(lines, path)?;
+        if epochs.len() != writes {
+            return Err(format!(
+                "{path}: {} limits written, expected {writes}",
+                epochs.len()
+            ));
+        }
+        let windows = windows(&epochs, STRESS_NS);
+        let ran_in = per_window(&runs, &member, &windows);
+        let mut input = 0;
+        for (k, (&(from, to, epoch), &ran)) in windows.iter().zip(&ran_in).enumerate() {
+            let Some(quota) = epoch.quota else {
+                continue;
+            };
+            input += quota;
+            let bound = quota + epoch.burst + carried;
             if ran > bound {
                 return Err(format!(
-                    "{path} ran {ran} ns in period {k} of its grid {grid:?}, more than its \
-                     pool allows: {quota} + {burst} + the CPUs' slices and uncharged runs \
-                     {carried} = {bound} ns"
+                    "{path} ran {ran} ns in [{from}, {to}) ns, more than its pool allows: \
+                     {quota} + {} + the CPUs' slices and uncharged runs {carried} = {bound} ns",
+                    epoch.burst
                 ));
             }
-        }
-        // Whole windows only: the first and last may be short.
-        if let Some(k) = (1..windows.len().saturating_sub(1)).find(|&k| windows[k] == 0) {
-            return Err(format!("{path} did not run in period {k}: {windows:?}"));
+            let whole = to - from >= epoch.period / 2 && k > 0 && k + 1 < windows.len();
+            if whole && ran == 0 {
+                return Err(format!(
+                    "{path} did not run in [{from}, {to}) ns: {ran_in:?}"
+                ));
+            }
         }
         let ran: u64 = tasks
             .iter()
             .filter(|(name, _)| member(name))
             .map(|(_, runtime)| runtime)
             .sum();
-        let periods = group_value(lines, path, "nr_periods")?;
-        let total_bound = quota * (1 + periods) + burst + uncharged;
-        if ran > total_bound {
+        let unlimited: u64 = windows
+            .iter()
+            .zip(&ran_in)
+            .filter(|((.., epoch), _)| epoch.quota.is_none())
+            .map(|(_, ran)| ran)
+            .sum();
+        if ran - unlimited > input + uncharged {
             return Err(format!(
-                "{path} ran {ran} ns, more than its pool allows: {quota} x (1 + {periods}) + \
-                 {burst} + the CPUs' uncharged runs {uncharged} = {total_bound} ns"
+                "{path} ran {} ns while limited, more than its pools took in: {input} + the \
+                 CPUs' uncharged runs {uncharged} ns",
+                ran - unlimited
             ));
         }
         // The demand exceeds the quota: throttled in most periods.
+        let periods = group_value(lines, path, "nr_periods")?;
         if group_value(lines, path, "nr_throttled")? * 2 < periods {
             return Err(format!("{path}: throttled in fewer than half its periods"));
         }

@@ -123,6 +123,12 @@ impl CfsBandwidth {
         self.stats
     }
 
+    /// Continues `stats`, the group's counters before its limit was written
+    /// again: `tg_set_cfs_bandwidth` leaves `cfs_b`'s counters alone.
+    pub fn keep_stats(&mut self, stats: BandwidthStats) {
+        self.stats = stats;
+    }
+
     /// The throttled run queues, first to be paid first.
     pub fn throttled(&self) -> impl Iterator<Item = &Throttled> {
         self.throttled.iter()

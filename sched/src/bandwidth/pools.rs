@@ -171,7 +171,16 @@ pub struct BandwidthTimer {
 /// One pool per group slot; `None` for a group without a quota.
 #[derive(Debug)]
 pub struct BandwidthPools {
-    pools: Vec<spin::Mutex<Option<CfsBandwidth>>>,
+    pools: Vec<spin::Mutex<Slot>>,
+}
+
+/// A group's slot: its pool while it has a quota; once its limit is lifted
+/// (`max`), the settings written and the statistics so far, which Linux keeps
+/// in the group's `cfs_bandwidth` whatever `cpu.max` says (§4.1).
+#[derive(Debug, Default)]
+struct Slot {
+    pool: Option<CfsBandwidth>,
+    lifted: Option<(Bandwidth, BandwidthStats)>,
 }
 
 impl BandwidthPools {
@@ -179,36 +188,65 @@ impl BandwidthPools {
     /// group has no limit in cgroup v2).
     pub fn new(max_groups: usize) -> Self {
         BandwidthPools {
-            pools: (0..max_groups).map(|_| spin::Mutex::new(None)).collect(),
+            pools: (0..max_groups)
+                .map(|_| spin::Mutex::new(Slot::default()))
+                .collect(),
         }
     }
 
     /// `tg_set_cfs_bandwidth` for the pool: `settings` (validated) replace the
     /// group's, the pool starts full, and its period grid starts at `offset`.
-    /// An unlimited setting removes the pool. Each CPU's core is told next
+    /// An unlimited setting removes the pool. The statistics carry over both,
+    /// as Linux's do. Each CPU's core is told next
     /// (`CpuCore::set_group_bandwidth`), which unthrottles its run queue.
     pub fn set(&self, group: GroupId, settings: Bandwidth, offset: Nanoseconds, max_cpus: usize) {
         let Some(slot) = self.pools.get(group.index()) else {
             return;
         };
-        *slot.lock() = settings
-            .quota
-            .is_some()
-            .then(|| CfsBandwidth::new(settings, offset, max_cpus));
+        let mut slot = slot.lock();
+        let stats = slot
+            .pool
+            .as_ref()
+            .map(CfsBandwidth::stats)
+            .or(slot.lifted.map(|(_, stats)| stats));
+        if settings.quota.is_some() {
+            let mut pool = CfsBandwidth::new(settings, offset, max_cpus);
+            if let Some(stats) = stats {
+                pool.keep_stats(stats);
+            }
+            *slot = Slot {
+                pool: Some(pool),
+                lifted: None,
+            };
+        } else {
+            *slot = Slot {
+                pool: None,
+                lifted: stats.map(|stats| (settings, stats)),
+            };
+        }
     }
 
     /// Runs `f` on the group's pool under its lock; `None`: no pool.
     pub fn with<R>(&self, group: GroupId, f: impl FnOnce(&mut CfsBandwidth) -> R) -> Option<R> {
-        self.pools.get(group.index())?.lock().as_mut().map(f)
+        self.pools.get(group.index())?.lock().pool.as_mut().map(f)
     }
 
-    /// The group's `cpu.stat` counters, if it has a pool.
+    /// The group's `cpu.stat` counters, if it has or had a pool.
     pub fn stats(&self, group: GroupId) -> Option<BandwidthStats> {
-        self.with(group, |pool| pool.stats())
+        let slot = self.pools.get(group.index())?.lock();
+        match &slot.pool {
+            Some(pool) => Some(pool.stats()),
+            None => slot.lifted.map(|(_, stats)| stats),
+        }
     }
 
-    /// The settings in force (they double when the period is too short).
+    /// The settings in force (they double when the period is too short), or
+    /// the unlimited ones written last to a group that had a pool.
     pub fn settings(&self, group: GroupId) -> Option<Bandwidth> {
-        self.with(group, |pool| pool.settings())
+        let slot = self.pools.get(group.index())?.lock();
+        match &slot.pool {
+            Some(pool) => Some(pool.settings()),
+            None => slot.lifted.map(|(settings, _)| settings),
+        }
     }
 }

@@ -447,3 +447,40 @@ fn interleaved_groups_refill_at_different_instants() {
     assert_eq!(grid(PeriodTimerStart::Period10, 1), 10 * MS);
     assert_eq!(grid(PeriodTimerStart::Period10, 6), 60 * MS);
 }
+
+/// `cpu.stat` survives a rewrite of `cpu.max`, and the lifting of the limit
+/// (`max`) and its return, as Linux's counters live in the group's
+/// `cfs_bandwidth` whatever its quota (§4.1): a new limit starts a full pool
+/// with the counters where they were.
+#[test]
+fn cpu_stat_carries_over_a_rewritten_limit() {
+    use super::pools::BandwidthPools;
+    use crate::task::GroupId;
+    let pools = BandwidthPools::new(2);
+    let g = GroupId(1);
+    assert_eq!(pools.stats(g), None, "never limited: no cpu.stat");
+    pools.set(g, limited(25, 100, 0), 0, 1);
+    let counted = pool::BandwidthStats {
+        nr_periods: 3,
+        nr_throttled: 2,
+        throttled_time: 150 * MS,
+        nr_bursts: 1,
+        burst_time: 5 * MS,
+    };
+    pools.with(g, |pool| pool.keep_stats(counted));
+    pools.set(g, limited(50, 50, 10), 7, 1);
+    assert_eq!(pools.stats(g), Some(counted));
+    assert_eq!(pools.with(g, |pool| pool.runtime()), Some(50 * MS), "full");
+    assert_eq!(pools.settings(g), Some(limited(50, 50, 10)));
+    let lifted = Bandwidth {
+        period: 50 * MS,
+        quota: None,
+        burst: 0,
+    };
+    pools.set(g, lifted, 0, 1);
+    assert_eq!(pools.with(g, |pool| pool.runtime()), None, "no pool");
+    assert_eq!(pools.stats(g), Some(counted));
+    assert_eq!(pools.settings(g), Some(lifted));
+    pools.set(g, limited(20, 100, 0), 0, 1);
+    assert_eq!(pools.stats(g), Some(counted));
+}

@@ -12,8 +12,8 @@
 use std::sync::Arc;
 
 use fairway_contract::scenario::Scenario;
-use fairway_sched::bandwidth::PeriodTimerStart;
 use fairway_sched::bandwidth::pools::{BandwidthPools, BandwidthTimerKind};
+use fairway_sched::bandwidth::{Bandwidth, PeriodTimerStart};
 use fairway_sched::cpu_core::CpuCore;
 use fairway_sched::task::{GroupId, Nanoseconds};
 
@@ -25,8 +25,13 @@ use crate::results::GroupResult;
 #[derive(Debug)]
 pub(crate) struct BandwidthState {
     pools: Arc<BandwidthPools>,
-    /// Limited groups: path and id.
+    /// Groups limited at some time of the run: path and id.
     limited: Vec<(String, GroupId)>,
+    /// The limits written during the run (`cpu.max.changes`), in time order:
+    /// when (ns), the group and its settings.
+    changes: Vec<(Nanoseconds, GroupId, String, Bandwidth)>,
+    /// Where the period grids start (`bw_timer=`).
+    start: PeriodTimerStart,
 }
 
 impl BandwidthState {
@@ -39,30 +44,51 @@ impl BandwidthState {
         cores: &mut [&mut CpuCore],
         start: PeriodTimerStart,
     ) -> Result<Option<Self>, SimError> {
+        let ever_limited = |path: &str| {
+            scenario
+                .global
+                .task_groups
+                .iter()
+                .any(|g| g.path == path && g.ever_limited())
+        };
         let limited: Vec<(String, GroupId)> = groups
             .iter()
-            .filter(|(path, _)| scenario.group_bandwidth(path).quota.is_some())
+            .filter(|(path, _)| ever_limited(path))
             .map(|(path, &id)| (path.clone(), id))
             .collect();
         if limited.is_empty() {
             return Ok(None);
         }
         let pools = Arc::new(BandwidthPools::new(groups.len() + 1));
+        let mut changes = Vec::new();
         for (path, id) in &limited {
             let settings = scenario.group_bandwidth(path);
             let offset = start.offset(id.0, settings.period);
             pools.set(*id, settings, offset, cores.len());
+            let group = scenario.global.task_groups.iter().find(|g| &g.path == path);
+            for change in group.map_or(&[][..], |g| &g.changes) {
+                let at = (change.at_us.max(0) as u64).saturating_mul(1000);
+                changes.push((at, *id, path.clone(), change.bandwidth()));
+            }
         }
+        // Stable: a group's own changes stay in their order.
+        changes.sort_by_key(|&(at, ..)| at);
         for core in cores.iter_mut() {
             core.attach_bandwidth(pools.clone());
             for (path, id) in &limited {
+                let limit = scenario.group_bandwidth(path).quota.is_some();
                 // At time 0 nothing runs or is throttled: nothing to carry out.
                 let _idle = core
-                    .set_group_bandwidth(*id, true, 0)
+                    .set_group_bandwidth(*id, limit, 0)
                     .map_err(|e| SimError::Config(format!("task group {path}: {e}")))?;
             }
         }
-        Ok(Some(BandwidthState { pools, limited }))
+        Ok(Some(BandwidthState {
+            pools,
+            limited,
+            changes,
+            start,
+        }))
     }
 
     /// Each limited group's `cpu.stat`, with `cpu.stat.local`'s throttled
@@ -94,6 +120,39 @@ impl BandwidthState {
 }
 
 impl Simulation<'_> {
+    /// Puts each limit change of the run on the event queue.
+    pub(super) fn schedule_bandwidth_changes(&mut self) {
+        let times: Vec<Nanoseconds> = self.bandwidth.as_ref().map_or_else(Vec::new, |state| {
+            state.changes.iter().map(|c| c.0).collect()
+        });
+        for (index, at) in times.into_iter().enumerate() {
+            self.push(at, Kind::BandwidthChange { index });
+        }
+    }
+
+    /// The `index`-th limit change: the group's pool is set anew (its grid
+    /// from the run's start, as at the start), and every CPU's core is told,
+    /// which unthrottles its run queue (`tg_set_cfs_bandwidth`, §4.1).
+    pub(super) fn change_bandwidth(&mut self, index: usize) -> Result<(), SimError> {
+        let Some(state) = &self.bandwidth else {
+            return Ok(());
+        };
+        let (_, group, ref path, settings) = state.changes[index];
+        let path = path.clone();
+        let offset = state.start.offset(group.0, settings.period);
+        state.pools.set(group, settings, offset, self.cpus.len());
+        let now = self.now;
+        for cpu in 0..self.cpus.len() {
+            self.update_cpu(cpu);
+            let decision = self.cpus[cpu]
+                .core
+                .set_group_bandwidth(group, settings.quota.is_some(), now)
+                .map_err(|e| SimError::Config(format!("task group {path}: {e}")))?;
+            self.carry_out(cpu, decision);
+        }
+        Ok(())
+    }
+
     /// Turns the timers the cores asked for into events on their CPUs.
     pub(super) fn arm_bandwidth_timers(&mut self) {
         if self.bandwidth.is_none() {

@@ -239,6 +239,11 @@ enum Kind {
         group: u16,
         timer: fairway_sched::bandwidth::pools::BandwidthTimerKind,
     },
+    /// A group's limit rewritten (`cpu.max.changes`), the `index`-th of the
+    /// run's changes.
+    BandwidthChange {
+        index: usize,
+    },
     LoadSync,
     Sample,
 }
@@ -251,7 +256,11 @@ impl Kind {
             | Kind::Hrtick { cpu, .. }
             | Kind::Tick { cpu }
             | Kind::Bandwidth { cpu, .. } => Some(cpu),
-            Kind::Start { .. } | Kind::Wake { .. } | Kind::LoadSync | Kind::Sample => None,
+            Kind::Start { .. }
+            | Kind::Wake { .. }
+            | Kind::BandwidthChange { .. }
+            | Kind::LoadSync
+            | Kind::Sample => None,
         }
     }
 
@@ -264,6 +273,7 @@ impl Kind {
             Kind::Tick { .. } => "the tick",
             Kind::Hrtick { .. } => "the slice-end timer (hrtick)",
             Kind::Bandwidth { .. } => "a bandwidth period or slack timer",
+            Kind::BandwidthChange { .. } => "a change of a group's cpu.max",
             Kind::LoadSync => "the group load exchange",
             Kind::Sample => "a sample",
         }
@@ -278,6 +288,7 @@ impl Kind {
                 | Kind::Tick { .. }
                 | Kind::Hrtick { .. }
                 | Kind::Bandwidth { .. }
+                | Kind::BandwidthChange { .. }
         )
     }
 }
@@ -525,6 +536,7 @@ impl<'s> Simulation<'s> {
         if sampler.is_some() {
             self.push(0, Kind::Sample);
         }
+        self.schedule_bandwidth_changes();
         while self.live > 0 {
             let Some(Reverse(pending)) = self.queue.pop() else {
                 break;
@@ -571,6 +583,7 @@ impl<'s> Simulation<'s> {
                     }
                 }
                 Kind::Bandwidth { cpu, group, timer } => self.bandwidth_timer(cpu, group, timer),
+                Kind::BandwidthChange { index } => self.change_bandwidth(index)?,
                 Kind::LoadSync => {
                     self.sync_group_load();
                     self.push(self.now + LOAD_SYNC_NS, Kind::LoadSync);
