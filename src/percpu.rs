@@ -23,13 +23,17 @@ pub struct PerCpu {
     pub context_switches: AtomicU64,
     /// Ticks handled.
     pub ticks: AtomicU64,
-    /// The longest a running task went without its runtime charged, as a
-    /// tick found it (ns): one tick period on hardware, more under QEMU
-    /// icount, where a vCPU takes its timer interrupt only when the
-    /// round-robin turn comes back to it (docs/icount.md). CFS bandwidth
-    /// control charges at the same instants, so a group can overrun its
-    /// runtime by up to this much per CPU.
+    /// The longest time between two ticks in which a task ran (ns): no task
+    /// ran longer without its runtime charged. One tick period on hardware,
+    /// more under QEMU icount, where a vCPU takes its timer interrupt only
+    /// when the round-robin turn comes back to it (docs/icount.md). CFS
+    /// bandwidth control charges at the same instants, so a group can
+    /// overrun its runtime by up to this much per CPU.
     pub max_uncharged_ns: AtomicU64,
+    /// When the last tick was handled (ns), for `max_uncharged_ns`.
+    pub last_tick_ns: AtomicU64,
+    /// `context_switches` at the last tick, for `max_uncharged_ns`.
+    pub switches_at_tick: AtomicU64,
     /// The task running on this CPU.
     pub current_task: AtomicU16,
     /// Counter value when the last context switch started (instrumentation).
@@ -56,6 +60,8 @@ impl PerCpu {
             context_switches: AtomicU64::new(0),
             ticks: AtomicU64::new(0),
             max_uncharged_ns: AtomicU64::new(0),
+            last_tick_ns: AtomicU64::new(0),
+            switches_at_tick: AtomicU64::new(0),
             current_task: AtomicU16::new(0),
             switch_start: AtomicU64::new(0),
             previous_task: AtomicU16::new(0),

@@ -138,8 +138,9 @@ fn join(path: &str, key: &str) -> String {
 }
 
 /// cgroup v2's `cpu.max`: `"QUOTA PERIOD"` in µs, `max` for no quota; the period may
-/// be left out (100,000 µs).
-fn cpu_max(text: &str, path: &str) -> Result<(Option<i64>, i64), ScenarioError> {
+/// be left out (`None`: the period in force stays, as `cpu_max_write` keeps it; a
+/// group's first one is 100,000 µs).
+fn cpu_max(text: &str, path: &str) -> Result<(Option<i64>, Option<i64>), ScenarioError> {
     let wrong = || {
         ScenarioError::new(
             path,
@@ -155,8 +156,8 @@ fn cpu_max(text: &str, path: &str) -> Result<(Option<i64>, i64), ScenarioError> 
         number => Some(number.parse::<i64>().map_err(|_| wrong())?),
     };
     let period = match words.next() {
-        None => fairway_contract::scenario::DEFAULT_PERIOD_US,
-        Some(number) => number.parse::<i64>().map_err(|_| wrong())?,
+        None => None,
+        Some(number) => Some(number.parse::<i64>().map_err(|_| wrong())?),
     };
     if words.next().is_some() {
         return Err(wrong());
@@ -291,7 +292,7 @@ impl<'t> Reader<'t> {
         &self,
         value: &Value<'_>,
         path: &str,
-    ) -> Result<Vec<(i64, Option<(Option<i64>, i64)>, Option<i64>)>, ScenarioError> {
+    ) -> Result<Vec<(i64, Option<(Option<i64>, Option<i64>)>, Option<i64>)>, ScenarioError> {
         let Value::Array(array) = value else {
             return Err(self.wrong_type(path, "an array of changes", value));
         };
@@ -406,7 +407,9 @@ impl<'t> Reader<'t> {
                                 "shares" => entry.shares = self.integer(v, &field)?,
                                 "cpu.max" => {
                                     let text = self.string(v, &field)?;
-                                    (entry.quota_us, entry.period_us) = cpu_max(text, &field)?;
+                                    let (quota, period) = cpu_max(text, &field)?;
+                                    entry.quota_us = quota;
+                                    entry.period_us = period.unwrap_or(entry.period_us);
                                 }
                                 "cpu.max.burst" => entry.burst_us = self.integer(v, &field)?,
                                 "cpu.max.changes" => changes = self.bandwidth_changes(v, &field)?,
@@ -418,7 +421,8 @@ impl<'t> Reader<'t> {
                             (entry.quota_us, entry.period_us, entry.burst_us);
                         for (at_us, cpu_max, burst) in changes {
                             if let Some((quota, period)) = cpu_max {
-                                (quota_us, period_us) = (quota, period);
+                                quota_us = quota;
+                                period_us = period.unwrap_or(period_us);
                             }
                             burst_us = burst.unwrap_or(burst_us);
                             entry.changes.push(BandwidthChange {

@@ -275,7 +275,7 @@ fn limit_changes_are_resolved_in_order_and_checked() {
         [
             (500_000, Some(40_000), 50_000, 0),
             (700_000, Some(40_000), 50_000, 10_000),
-            (900_000, None, 100_000, 10_000),
+            (900_000, None, 50_000, 10_000),
         ]
     );
     assert!(scenario.global.task_groups[0].ever_limited());

@@ -116,6 +116,9 @@ pub struct GroupResult {
     pub stats: fairway_sched::bandwidth::pool::BandwidthStats,
     /// `cpu.stat.local`'s `throttled_usec` per CPU, in ns.
     pub local_throttled_ns: Vec<u64>,
+    /// When its period timer fired, in ns: the refills (for checks; not in
+    /// the JSON).
+    pub period_timer_ns: Vec<u64>,
 }
 
 /// Everything a run produced.

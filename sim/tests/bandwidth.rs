@@ -528,7 +528,7 @@ fn random_limit(rng: &mut XorShift, from: u64, may_lift: bool) -> Epoch {
         from,
         quota: (!may_lift || !rng.next().is_multiple_of(4)).then_some(quota),
         period,
-        burst: if may_lift { burst.min(quota) } else { burst },
+        burst,
     }
 }
 
@@ -600,35 +600,35 @@ fn random_scenario(rng: &mut XorShift) -> (String, Vec<RandomGroup>) {
     (text, groups)
 }
 
-/// The windows of a group's period grids (aligned at t = 0, `bw_timer=aligned`) up to
-/// `end`: each setting's refills from when it was written to the next, and the writes
-/// themselves, which start a full pool. Each window with the setting in force.
-fn limit_windows(epochs: &[Epoch], end: u64) -> Vec<(u64, u64, Epoch)> {
-    let mut windows = Vec::new();
-    for (i, epoch) in epochs.iter().enumerate() {
-        let until = epochs.get(i + 1).map_or(end, |next| next.from).min(end);
-        let mut from = epoch.from;
-        let mut at = (from / epoch.period + 1) * epoch.period;
-        while at < until {
-            windows.push((from, at, *epoch));
-            from = at;
-            at += epoch.period;
-        }
-        if from < until {
-            windows.push((from, until, *epoch));
-        }
-    }
-    windows
+/// The windows of a group's limit up to `end`, cut at each refill (each firing of its
+/// period timer) and at each write of the limit (a write refills too), each with the
+/// setting in force when it began.
+fn limit_windows(epochs: &[Epoch], refills: &[u64], end: u64) -> Vec<(u64, u64, Epoch)> {
+    let mut cuts: Vec<u64> = epochs
+        .iter()
+        .map(|e| e.from)
+        .chain(refills.iter().copied())
+        .filter(|&t| t < end)
+        .collect();
+    cuts.sort_unstable();
+    cuts.dedup();
+    cuts.push(end);
+    cuts.windows(2)
+        .map(|w| {
+            let epoch = epochs.iter().rev().find(|e| e.from <= w[0]).unwrap();
+            (w[0], w[1], *epoch)
+        })
+        .collect()
 }
 
 #[test]
 fn no_group_ever_runs_more_than_its_pool_allows() {
-    // The invariant, from §4.2. In a window of a group's grid [k·P, (k+1)·P) (the grid
-    // is aligned at t = 0), or from a write of its limit (which starts a full pool) to
-    // the next refill, what its tasks ran on the CPUs came from:
-    // - the pool, which after the refill or the write holds at most quota + burst (the
-    //   refill caps it there; between refills it only shrinks, or takes back runtime a
-    //   CPU returned as slack, which that CPU then no longer holds);
+    // The invariant, from §4.2. In a window between two refills of a group's pool (its
+    // period timer's firings, or a write of its limit, which refills it too: a write
+    // keeps the timer and its grid, §4.1), what its tasks ran on the CPUs came from:
+    // - the pool, which after the refill holds at most quota + burst (the refill caps
+    //   it there; between refills it only shrinks, or takes back runtime a CPU returned
+    //   as slack, which that CPU then no longer holds);
     // - what each CPU's run queue still held when the window began: its
     //   runtime_remaining, never more than one slice (a borrow tops it up to 5 ms, a
     //   grant to debt + 1 ns); this also covers a tick at k·P borrowing from the old
@@ -637,9 +637,10 @@ fn no_group_ever_runs_more_than_its_pool_allows() {
     //   run up to one tick past its runtime (left as debt, repaid next period).
     // So: ran ≤ quota + burst + nr_cpus × (SLICE + TICK).
     // Over the whole run, the pools took in at most one quota per window (a refill adds
-    // one quota, a write starts one), and what the CPUs owe at the end is at most one
-    // tick's overrun each: ran while limited ≤ Σ over windows of the quota + nr_cpus ×
-    // TICK.
+    // one quota, and so does a write), and the CPUs' debts were repaid except those
+    // forgiven at each write (it sets every CPU's runtime to 0) and those left at the
+    // end, each at most one tick's overrun: ran while limited ≤ Σ over windows of the
+    // quota + the number of settings × nr_cpus × TICK.
     // Also: every task ran (no task starved for the whole run), and the tasks' runtime
     // is the CPUs' busy time (checked by `simulate`).
     const CPUS: u64 = 4;
@@ -673,7 +674,7 @@ fn no_group_ever_runs_more_than_its_pool_allows() {
                 bursts += result.stats.nr_bursts;
                 rewrites += g.epochs.len() - 1;
                 lifts += g.epochs.iter().filter(|e| e.quota.is_none()).count();
-                let windows = limit_windows(&g.epochs, results.end_ns);
+                let windows = limit_windows(&g.epochs, &result.period_timer_ns, results.end_ns);
                 let runs = runs(&results);
                 let member = |t: usize| in_group(&results, t, &g.path);
                 let mut input = 0;
@@ -693,7 +694,7 @@ fn no_group_ever_runs_more_than_its_pool_allows() {
                         g.path,
                     );
                 }
-                let total_bound = input + CPUS * TICK;
+                let total_bound = input + g.epochs.len() as u64 * CPUS * TICK;
                 assert!(
                     limited_ran <= total_bound,
                     "{what}: {} ran {limited_ran} ns while limited, bound {total_bound} \

@@ -74,14 +74,16 @@ impl core::fmt::Display for SetBandwidthError {
 }
 
 /// Sets `group`'s `cpu.max` and `cpu.max.burst` on every CPU
-/// (`tg_set_cfs_bandwidth`, §4.1): the pool starts full, its period grid
-/// starts where `bw_timer=` says (§4.6), and every CPU's run queue of the
-/// group is told (a throttled one comes back).
+/// (`tg_set_cfs_bandwidth`, §4.1): the pool is refilled (a first quota
+/// makes it, full, its period grid starting where `bw_timer=` says, §4.6;
+/// a pool that exists keeps its grid and its armed timers), and every CPU's
+/// run queue of the group is told (a throttled one comes back).
 ///
-/// `origin` is where the scenario's time starts: the grid is laid from it,
-/// so that the kernel's periods fall where the simulator's do. Returns where
-/// the grid starts, in ns after `origin` (the period timer fires at that
-/// time plus whole periods).
+/// `origin` is where the scenario's time starts: a first grid is laid from
+/// it, so that the kernel's periods fall where the simulator's do. Returns a
+/// point of the group's grid, in ns after `origin`: the armed timer's next
+/// expiry, or where the grid starts; the refills fall on it plus whole
+/// periods (0 while the group never had a quota).
 pub fn set_group_bandwidth(
     group: GroupId,
     settings: Bandwidth,
@@ -103,11 +105,21 @@ pub fn set_group_bandwidth(
         }
         pools
     });
-    let start = config().bandwidth_timer.offset(group.0, settings.period);
-    let offset = (origin + start) % settings.period.max(1);
-    hrtimer::cancel(hrtimer::bandwidth_timer(group.index(), false));
-    hrtimer::cancel(hrtimer::bandwidth_timer(group.index(), true));
-    pools.set(group, settings, offset, cpus);
+    let period = settings.period.max(1);
+    let offset = (origin + config().bandwidth_timer.offset(group.0, period)) % period;
+    // A timer callback on this CPU takes the same pool lock.
+    let irq_state = crate::arch::cpu::irq_save();
+    let grid = pools.set(group, settings, offset, cpus);
+    crate::arch::cpu::irq_restore(irq_state);
+    // A grid point after the run's start as it is (the timer's next expiry
+    // when armed), else the grid's phase.
+    let start = grid.map_or(0, |grid| {
+        if grid >= origin {
+            grid - origin
+        } else {
+            (grid % period + period - origin % period) % period
+        }
+    });
     for cpu in 0..cpus {
         let mut rq = run_queue(cpu).lock();
         let decision = rq
@@ -239,8 +251,11 @@ pub struct GroupStats {
 /// lock in turn, briefly).
 pub fn group_stats(group: GroupId) -> Option<GroupStats> {
     let pools = pools()?;
-    let settings = pools.settings(group)?;
-    let stats = pools.stats(group)?;
+    // A timer callback on this CPU takes the same pool lock.
+    let irq_state = crate::arch::cpu::irq_save();
+    let settings_and_stats = pools.settings(group).zip(pools.stats(group));
+    crate::arch::cpu::irq_restore(irq_state);
+    let (settings, stats) = settings_and_stats?;
     let local_throttled_ns = (0..percpu::nr_online())
         .map(|cpu| {
             with_run_queue(cpu, |rq| {

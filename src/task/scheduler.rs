@@ -635,6 +635,21 @@ pub(super) fn set_current_sleeping() {
         .store(TaskState::Sleeping as u8, Ordering::Release);
 }
 
+/// Keeps the longest time between two ticks in which a task ran on `cpu`
+/// (`running`: one runs now): a running task is charged at each tick and
+/// when it leaves the CPU, so none ran longer without a charge. Kept at
+/// the tick only, off the switch path.
+fn note_tick_gap(cpu: usize, running: bool, now: u64) {
+    let this = percpu::of(cpu);
+    let last = this.last_tick_ns.swap(now, Ordering::Relaxed);
+    let switches = this.context_switches.load(Ordering::Relaxed);
+    let switched = this.switches_at_tick.swap(switches, Ordering::Relaxed) != switches;
+    if last != 0 && (running || switched) {
+        this.max_uncharged_ns
+            .fetch_max(now.saturating_sub(last), Ordering::Relaxed);
+    }
+}
+
 /// The tick: accounts the running task and asks the policy whether its slice is over.
 fn scheduler_tick(cpu: usize) {
     // Ticks fall on multiples of the period, as Linux's jiffies do, plus this
@@ -646,15 +661,7 @@ fn scheduler_tick(cpu: usize) {
     // The clock is read under the lock, so that the run queue never sees time
     // go backwards (another CPU may have queued a task here meanwhile).
     let now = now_ns();
-    let current = rq.core.current();
-    if let Some(id) = current {
-        // How long the running task went uncharged: since its last charge
-        // (the previous tick, or its switch in).
-        let since = task(id).exec_start.load(Ordering::Relaxed);
-        percpu::of(cpu)
-            .max_uncharged_ns
-            .fetch_max(now.saturating_sub(since), Ordering::Relaxed);
-    }
+    note_tick_gap(cpu, rq.core.current().is_some(), now);
     account_runtime(rq.current(), now);
     if rq.core.sched_tick(now).resched {
         percpu::of(cpu).need_resched.store(true, Ordering::Relaxed);

@@ -28,13 +28,17 @@ use crate::task::SpawnError;
 struct Change {
     /// When, in ns since boot.
     at: u64,
+    /// The group's id in the run queues.
     group: GroupId,
+    /// The group's path, for the log.
     path: String,
+    /// Its new `cpu.max` and `cpu.max.burst`.
     settings: Bandwidth,
 }
 
-/// The run's changes in time order, its start, and the next one to write.
+/// The run's changes in time order, and the run's start.
 static CHANGES: Once<(Vec<Change>, u64)> = Once::new();
+/// The index of the next change to write; past the end once the run ended.
 static NEXT: AtomicUsize = AtomicUsize::new(0);
 
 /// Sets the limits of the groups limited at some time of the run, with
@@ -57,7 +61,9 @@ pub fn set_limits(
         };
         // An unlimited start still sets up the pools, here in task context,
         // before a change needs them.
-        write(id, &group.path, group.bandwidth(), origin, 0).map_err(|_| SpawnError::TaskGroup)?;
+        if !write(id, &group.path, group.bandwidth(), origin, 0) {
+            return Err(SpawnError::TaskGroup);
+        }
         for change in &group.changes {
             changes.push(Change {
                 at: origin + change.at_us.max(0) as u64 * 1000,
@@ -81,13 +87,22 @@ pub fn set_limits(
     Ok(())
 }
 
+/// Writes no more changes (the run ended; its statistics are taken next).
+pub fn stop() {
+    NEXT.store(usize::MAX, Ordering::Relaxed);
+    hrtimer::cancel(hrtimer::limit_change_timer());
+}
+
 /// The timer: writes the changes that are due, then waits for the next.
 fn write_due_changes(_: usize) {
     let Some((changes, origin)) = CHANGES.get() else {
         return;
     };
-    let now = crate::arch::timer::now_ns();
-    while let Some(change) = changes.get(NEXT.load(Ordering::Relaxed)) {
+    loop {
+        let now = crate::arch::timer::now_ns();
+        let Some(change) = changes.get(NEXT.load(Ordering::Relaxed)) else {
+            return;
+        };
         if change.at > now {
             hrtimer::start(
                 hrtimer::limit_change_timer(),
@@ -98,20 +113,21 @@ fn write_due_changes(_: usize) {
             return;
         }
         NEXT.fetch_add(1, Ordering::Relaxed);
+        // Logged at the time it is written, which under icount can be late.
         // The scenario was validated: a refusal here is a bug, and logged.
         let _ = write(
             change.group,
             &change.path,
             change.settings,
             *origin,
-            change.at - origin,
+            now.saturating_sub(*origin),
         );
     }
 }
 
 /// Writes `settings` to `group` at `at` ns after the run's start, and logs
-/// them with the group's period grid.
-fn write(group: GroupId, path: &str, settings: Bandwidth, origin: u64, at: u64) -> Result<(), ()> {
+/// them with the group's period grid; false (logged) if refused.
+fn write(group: GroupId, path: &str, settings: Bandwidth, origin: u64, at: u64) -> bool {
     match crate::task::bandwidth::set_group_bandwidth(group, settings, origin) {
         Ok(start) => {
             let quota = settings
@@ -127,7 +143,7 @@ fn write(group: GroupId, path: &str, settings: Bandwidth, origin: u64, at: u64) 
                 start,
                 settings.period
             );
-            Ok(())
+            true
         }
         Err(error) => {
             defmt::error!(
@@ -135,7 +151,7 @@ fn write(group: GroupId, path: &str, settings: Bandwidth, origin: u64, at: u64) 
                 path,
                 defmt::Display2Format(&error)
             );
-            Err(())
+            false
         }
     }
 }

@@ -601,6 +601,7 @@ static GROUP_STATS: Once<Vec<(String, crate::task::bandwidth::GroupStats)>> = On
 
 /// Takes the limited groups' statistics (at the end of the run).
 fn snapshot_group_stats() {
+    super::limits::stop();
     GROUP_STATS.call_once(|| {
         GROUPS.get().map_or_else(Vec::new, |groups| {
             groups

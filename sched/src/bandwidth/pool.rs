@@ -123,10 +123,18 @@ impl CfsBandwidth {
         self.stats
     }
 
-    /// Continues `stats`, the group's counters before its limit was written
-    /// again: `tg_set_cfs_bandwidth` leaves `cfs_b`'s counters alone.
-    pub fn keep_stats(&mut self, stats: BandwidthStats) {
-        self.stats = stats;
+    /// `tg_set_cfs_bandwidth` on a pool that exists (§4.1): the new
+    /// settings (validated), then a refill. The period timer, its grid, the
+    /// throttled queues and the counters stay.
+    pub fn rewrite(&mut self, settings: Bandwidth) {
+        self.settings = settings;
+        self.refill();
+    }
+
+    /// A point of the period grid: the timer's next expiry while it is
+    /// armed, else the last one (the grid is this plus whole periods).
+    pub fn grid(&self) -> Nanoseconds {
+        self.period_expires
     }
 
     /// The throttled run queues, first to be paid first.

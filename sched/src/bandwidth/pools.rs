@@ -168,19 +168,12 @@ pub struct BandwidthTimer {
     pub expires: Nanoseconds,
 }
 
-/// One pool per group slot; `None` for a group without a quota.
+/// One pool per group slot; `None` for a group that never had a quota. A
+/// group whose limit was lifted (`max`) keeps its pool, unlimited, with its
+/// grid and its counters, as Linux keeps the group's `cfs_bandwidth`.
 #[derive(Debug)]
 pub struct BandwidthPools {
-    pools: Vec<spin::Mutex<Slot>>,
-}
-
-/// A group's slot: its pool while it has a quota; once its limit is lifted
-/// (`max`), the settings written and the statistics so far, which Linux keeps
-/// in the group's `cfs_bandwidth` whatever `cpu.max` says (§4.1).
-#[derive(Debug, Default)]
-struct Slot {
-    pool: Option<CfsBandwidth>,
-    lifted: Option<(Bandwidth, BandwidthStats)>,
+    pools: Vec<spin::Mutex<Option<CfsBandwidth>>>,
 }
 
 impl BandwidthPools {
@@ -188,65 +181,55 @@ impl BandwidthPools {
     /// group has no limit in cgroup v2).
     pub fn new(max_groups: usize) -> Self {
         BandwidthPools {
-            pools: (0..max_groups)
-                .map(|_| spin::Mutex::new(Slot::default()))
-                .collect(),
+            pools: (0..max_groups).map(|_| spin::Mutex::new(None)).collect(),
         }
     }
 
-    /// `tg_set_cfs_bandwidth` for the pool: `settings` (validated) replace the
-    /// group's, the pool starts full, and its period grid starts at `offset`.
-    /// An unlimited setting removes the pool. The statistics carry over both,
-    /// as Linux's do. Each CPU's core is told next
+    /// `tg_set_cfs_bandwidth` for the pool (§4.1): `settings` (validated)
+    /// replace the group's and the pool is refilled (`runtime += quota`, kept
+    /// up to quota + burst). A group's first quota makes its pool, full, with
+    /// its period grid at `offset + k × period`. A pool that exists keeps its
+    /// grid and its timers, as Linux keeps the period timer's expiry: an
+    /// armed timer fires when it was due, and the next periods follow the new
+    /// length. It also keeps its throttled queues and its counters; a lifted
+    /// limit (`max`) leaves it unlimited, and its period timer goes idle when
+    /// it next fires. Each CPU's core is told next
     /// (`CpuCore::set_group_bandwidth`), which unthrottles its run queue.
-    pub fn set(&self, group: GroupId, settings: Bandwidth, offset: Nanoseconds, max_cpus: usize) {
-        let Some(slot) = self.pools.get(group.index()) else {
-            return;
-        };
-        let mut slot = slot.lock();
-        let stats = slot
-            .pool
-            .as_ref()
-            .map(CfsBandwidth::stats)
-            .or(slot.lifted.map(|(_, stats)| stats));
-        if settings.quota.is_some() {
-            let mut pool = CfsBandwidth::new(settings, offset, max_cpus);
-            if let Some(stats) = stats {
-                pool.keep_stats(stats);
+    ///
+    /// Returns where the group's periods fall: a point of its grid (the
+    /// timer's next expiry when armed), on which the refills fall at whole
+    /// periods; `None` while it has no pool.
+    pub fn set(
+        &self,
+        group: GroupId,
+        settings: Bandwidth,
+        offset: Nanoseconds,
+        max_cpus: usize,
+    ) -> Option<Nanoseconds> {
+        let mut slot = self.pools.get(group.index())?.lock();
+        match slot.as_mut() {
+            Some(pool) => pool.rewrite(settings),
+            None if settings.quota.is_some() => {
+                *slot = Some(CfsBandwidth::new(settings, offset, max_cpus));
             }
-            *slot = Slot {
-                pool: Some(pool),
-                lifted: None,
-            };
-        } else {
-            *slot = Slot {
-                pool: None,
-                lifted: stats.map(|stats| (settings, stats)),
-            };
+            None => {}
         }
+        slot.as_ref().map(CfsBandwidth::grid)
     }
 
     /// Runs `f` on the group's pool under its lock; `None`: no pool.
     pub fn with<R>(&self, group: GroupId, f: impl FnOnce(&mut CfsBandwidth) -> R) -> Option<R> {
-        self.pools.get(group.index())?.lock().pool.as_mut().map(f)
+        self.pools.get(group.index())?.lock().as_mut().map(f)
     }
 
-    /// The group's `cpu.stat` counters, if it has or had a pool.
+    /// The group's `cpu.stat` counters, if it has or had a quota.
     pub fn stats(&self, group: GroupId) -> Option<BandwidthStats> {
-        let slot = self.pools.get(group.index())?.lock();
-        match &slot.pool {
-            Some(pool) => Some(pool.stats()),
-            None => slot.lifted.map(|(_, stats)| stats),
-        }
+        self.with(group, |pool| pool.stats())
     }
 
-    /// The settings in force (they double when the period is too short), or
-    /// the unlimited ones written last to a group that had a pool.
+    /// The settings in force (they double when the period is too short), if
+    /// it has or had a quota.
     pub fn settings(&self, group: GroupId) -> Option<Bandwidth> {
-        let slot = self.pools.get(group.index())?.lock();
-        match &slot.pool {
-            Some(pool) => Some(pool.settings()),
-            None => slot.lifted.map(|(settings, _)| settings),
-        }
+        self.with(group, |pool| pool.settings())
     }
 }

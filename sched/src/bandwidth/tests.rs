@@ -448,39 +448,60 @@ fn interleaved_groups_refill_at_different_instants() {
     assert_eq!(grid(PeriodTimerStart::Period10, 6), 60 * MS);
 }
 
-/// `cpu.stat` survives a rewrite of `cpu.max`, and the lifting of the limit
-/// (`max`) and its return, as Linux's counters live in the group's
-/// `cfs_bandwidth` whatever its quota (§4.1): a new limit starts a full pool
-/// with the counters where they were.
+/// `tg_set_cfs_bandwidth` on a pool that exists (§4.1): the new settings and a
+/// refill (`runtime += quota`, at most quota + burst); the period timer keeps
+/// its expiry and the next periods follow the new length; a lifted limit
+/// (`max`) lets the timer go idle when it fires; the counters carry over all
+/// of it. By hand, times in ms:
+/// - 25/100 from 0: pool 25; a CPU takes it all at 1, the timer is armed for
+///   the grid point 100;
+/// - at 2, 50/50 with a 10 burst: pool 0 + 50 = 50; the timer still fires at
+///   100, where it counts a period, refills 50 + 50 → 60 (quota + burst), and
+///   is armed for 150 (the new period);
+/// - at 120, `max`: no refill; at 150 the timer moves its expiry past now,
+///   to 200 (`hrtimer_forward_now`), and goes idle without counting;
+/// - at 400, 20/100: pool 60 + 20 → 20; a CPU asks at 420 and the timer is
+///   forwarded from its expiry kept at 200 by whole periods: 500.
 #[test]
-fn cpu_stat_carries_over_a_rewritten_limit() {
+fn a_rewritten_limit_keeps_the_grid_the_timer_and_the_counters() {
     use super::pools::BandwidthPools;
     use crate::task::GroupId;
     let pools = BandwidthPools::new(2);
     let g = GroupId(1);
-    assert_eq!(pools.stats(g), None, "never limited: no cpu.stat");
-    pools.set(g, limited(25, 100, 0), 0, 1);
-    let counted = pool::BandwidthStats {
-        nr_periods: 3,
-        nr_throttled: 2,
-        throttled_time: 150 * MS,
-        nr_bursts: 1,
-        burst_time: 5 * MS,
-    };
-    pools.with(g, |pool| pool.keep_stats(counted));
-    pools.set(g, limited(50, 50, 10), 7, 1);
-    assert_eq!(pools.stats(g), Some(counted));
-    assert_eq!(pools.with(g, |pool| pool.runtime()), Some(50 * MS), "full");
-    assert_eq!(pools.settings(g), Some(limited(50, 50, 10)));
+    assert_eq!(
+        pools.set(g, Bandwidth::UNLIMITED, 0, 1),
+        None,
+        "never limited"
+    );
+    assert_eq!(pools.stats(g), None);
+    assert_eq!(pools.set(g, limited(25, 100, 0), 0, 1), Some(0));
+    let taken = pools.with(g, |pool| pool.assign(0, 25 * MS, MS)).unwrap();
+    assert_eq!(taken, (25 * MS, Some(100 * MS)));
+    assert_eq!(pools.set(g, limited(50, 50, 10), 7, 1), Some(100 * MS));
+    assert_eq!(pools.with(g, |pool| pool.runtime()), Some(50 * MS));
+    let outcome = pools
+        .with(g, |pool| pool.period_timer(|| 100 * MS))
+        .unwrap();
+    assert_eq!(outcome.rearm, Some(150 * MS));
+    assert_eq!(pools.with(g, |pool| pool.runtime()), Some(60 * MS));
+    assert_eq!(pools.stats(g).unwrap().nr_periods, 1);
     let lifted = Bandwidth {
         period: 50 * MS,
         quota: None,
         burst: 0,
     };
-    pools.set(g, lifted, 0, 1);
-    assert_eq!(pools.with(g, |pool| pool.runtime()), None, "no pool");
-    assert_eq!(pools.stats(g), Some(counted));
+    assert_eq!(pools.set(g, lifted, 0, 1), Some(150 * MS));
     assert_eq!(pools.settings(g), Some(lifted));
+    let outcome = pools
+        .with(g, |pool| pool.period_timer(|| 150 * MS))
+        .unwrap();
+    assert_eq!(outcome.rearm, None, "the timer goes idle");
+    assert_eq!(pools.stats(g).unwrap().nr_periods, 1, "not counted");
     pools.set(g, limited(20, 100, 0), 0, 1);
-    assert_eq!(pools.stats(g), Some(counted));
+    assert_eq!(pools.with(g, |pool| pool.runtime()), Some(20 * MS));
+    let asked = pools
+        .with(g, |pool| pool.assign(0, SLICE, 420 * MS))
+        .unwrap();
+    assert_eq!(asked, (5 * MS, Some(500 * MS)));
+    assert_eq!(pools.stats(g).unwrap().nr_periods, 1);
 }

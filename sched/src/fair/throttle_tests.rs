@@ -674,15 +674,14 @@ struct PendingTimer {
     generation: u64,
 }
 
-/// A stretch of time during which a group had one limit: its pool was set at
-/// `start` with `settings` and the grid `offset + k × period`.
+/// A stretch of time during which a group had one limit: its pool was set
+/// (made, or refilled with the new settings) at `start` with `settings`.
 #[derive(Clone, Copy, Debug)]
 struct Epoch {
     group: GroupId,
     start: Nanoseconds,
     end: Nanoseconds,
     settings: Bandwidth,
-    offset: Nanoseconds,
 }
 
 /// A task ran on a CPU over `[start, end)`.
@@ -705,6 +704,8 @@ struct Stress {
     busy: GroupId,
     timers: Vec<PendingTimer>,
     generation: Vec<u64>,
+    /// When each group's period timer fired (by group index): the refills.
+    refills: Vec<Vec<Nanoseconds>>,
     /// The open epoch of each limited group (by group index).
     open: Vec<Option<Epoch>>,
     epochs: Vec<Epoch>,
@@ -814,6 +815,7 @@ impl Stress {
             busy: GroupId::ROOT,
             timers: Vec::new(),
             generation: vec![0; max_groups],
+            refills: vec![Vec::new(); max_groups],
             open: vec![None; max_groups],
             epochs: Vec::new(),
             runs: Vec::new(),
@@ -1063,7 +1065,8 @@ impl Stress {
             self.epochs.push(epoch);
         }
         let was_throttled = (0..self.nr_cpus()).any(|c| self.queue_throttled(c, g));
-        self.generation[g.index()] += 1;
+        // A write keeps the pool's timers armed (`tg_set_cfs_bandwidth`); a
+        // first quota's grid starts at a random offset.
         let offset = self.rng.range(0, settings.period - 1);
         self.pools.set(g, settings, offset, self.nr_cpus());
         for cpu in 0..self.nr_cpus() {
@@ -1079,7 +1082,6 @@ impl Stress {
                 start: self.now,
                 end: u64::MAX,
                 settings,
-                offset,
             });
         }
     }
@@ -1228,6 +1230,7 @@ impl Stress {
         let now = self.now;
         let (grants, distributed) = match pending.timer.kind {
             BandwidthTimerKind::Period => {
+                self.refills[g.index()].push(now);
                 let outcome = self
                     .pools
                     .with(g, |pool| pool.period_timer(|| now))
@@ -1446,14 +1449,22 @@ impl Stress {
         // - a throttled run queue always has its period timer pending, which
         //   refills the pool and pays the FIFO at the latest.
         for &(g, _) in &self.groups {
-            let fifo: Option<Vec<Throttled>> =
-                self.pools.with(g, |p| p.throttled().copied().collect());
+            // A lifted limit leaves the pool, unlimited.
+            let fifo: Option<Vec<Throttled>> = self
+                .pools
+                .with(g, |p| {
+                    p.settings()
+                        .quota
+                        .is_some()
+                        .then(|| p.throttled().copied().collect())
+                })
+                .flatten();
             for (cpu, core) in self.cores.iter().enumerate() {
                 let queue = core.run_queue().fair().unwrap().group_queue(g).unwrap();
                 assert_eq!(
                     queue.runtime.enabled,
                     fifo.is_some(),
-                    "{what}: step {step}: {g:?} on CPU {cpu}: limited iff it has a pool"
+                    "{what}: step {step}: {g:?} on CPU {cpu}: limited iff its pool has a quota"
                 );
                 let entry = fifo
                     .as_ref()
@@ -1519,17 +1530,17 @@ impl Stress {
 
     /// (c) The bound per period window of every limited stretch.
     ///
-    /// From §4.2: in a window `[k·P, (k+1)·P)` of the group's grid (here
-    /// `offset + k·P`, clipped to the stretch during which one limit held),
-    /// the group's tasks ran on runtime that came from
-    /// - the pool as the refill at `k·P` left it: at most `quota + burst`
-    ///   (the refill caps it there; until the next refill the pool only
-    ///   shrinks, or takes back runtime a CPU returned as slack, which that
-    ///   CPU no longer holds). A stretch starts with a new pool holding the
-    ///   quota and every CPU's local runtime reset to 0;
-    /// - what each CPU's run queue still held at `k·P`: at most one slice
-    ///   (a borrow tops it up to the 5 ms slice, a grant to debt + 1 ns, a
-    ///   slack return leaves 1 ms);
+    /// From §4.2: in a window between two refills of the group's pool (its
+    /// period timer's firings, clipped to the stretch during which one limit
+    /// held; a write refills too), the group's tasks ran on runtime that came
+    /// from
+    /// - the pool as the refill left it: at most `quota + burst` (the refill
+    ///   caps it there; until the next refill the pool only shrinks, or takes
+    ///   back runtime a CPU returned as slack, which that CPU no longer
+    ///   holds). A write also resets every CPU's local runtime to 0;
+    /// - what each CPU's run queue still held when the window began: at most
+    ///   one slice (a borrow tops it up to the 5 ms slice, a grant to debt +
+    ///   1 ns, a slack return leaves 1 ms);
     /// - an overrun at the end: runtime is charged at ticks (every level
     ///   at each 1 ms tick), and a run queue that finds no runtime makes the
     ///   running task reschedule at the latest at the next tick, so a CPU
@@ -1542,31 +1553,19 @@ impl Stress {
         let nr_cpus = self.nr_cpus() as u64;
         let mut windows = 0;
         for epoch in &self.epochs {
-            let Bandwidth {
-                period,
-                quota,
-                burst,
-            } = epoch.settings;
+            let Bandwidth { quota, burst, .. } = epoch.settings;
             let bound = quota.unwrap() + burst + nr_cpus * (SLICE + TICK);
-            // The grid point at or before the stretch's start (the grid
-            // runs back from the offset, which is below one period).
-            let mut grid = if epoch.start >= epoch.offset {
-                epoch.offset + (epoch.start - epoch.offset) / period * period
-            } else {
-                0
-            };
-            loop {
-                let start = grid.max(epoch.start);
-                let end = if grid == 0 && epoch.start < epoch.offset {
-                    epoch.offset
-                } else {
-                    grid + period
-                }
-                .min(epoch.end);
-                if start >= epoch.end {
-                    break;
-                }
-                grid = end;
+            let mut cuts: Vec<Nanoseconds> = core::iter::once(epoch.start)
+                .chain(
+                    self.refills[epoch.group.index()]
+                        .iter()
+                        .copied()
+                        .filter(|&at| epoch.start < at && at < epoch.end),
+                )
+                .collect();
+            cuts.push(epoch.end);
+            for cut in cuts.windows(2) {
+                let (start, end) = (cut[0], cut[1]);
                 windows += 1;
                 let ran: u64 = self
                     .runs
@@ -1845,18 +1844,20 @@ fn the_bandwidth_link_stays_two_words() {
     );
 }
 
-/// A group whose limit was lifted on the pools (its pool removed) before
-/// this CPU was told: a grant made before arrives and finds no pool (nothing
-/// granted), and a charge finds none (nothing charged). The recording keeps
-/// each absence as an answer, and the replay, without pools, does the same.
+/// A group whose limit was lifted on the pools before this CPU was told:
+/// its pool stays, unlimited (§4.1), and a grant made before arrives and
+/// unthrottles. A group the pools never had a quota for, which a core was
+/// told is limited (a mechanism out of order): its charges find no pool
+/// (nothing charged). The recording keeps each absence as an answer, and the
+/// replay, without pools, does the same.
 #[test]
 fn a_missing_pool_is_recorded_and_replayed() {
     let kind = PolicyKind::Eevdf(EevdfTunables::for_cpus(1, MS));
-    let new_core = || CpuCore::new(0, RunQueue::with_groups(kind, 4, 2), 4, false);
+    let new_core = || CpuCore::new(0, RunQueue::with_groups(kind, 4, 3), 4, false);
     let mut core = new_core();
     core.start_recording(64, next_sequence);
     let g = core.create_group(GroupId::ROOT, 1024, 0).unwrap();
-    let pools = Arc::new(BandwidthPools::new(2));
+    let pools = Arc::new(BandwidthPools::new(3));
     let settings = Bandwidth {
         period: 10 * MS,
         quota: Some(2 * MS),
@@ -1872,31 +1873,36 @@ fn a_missing_pool_is_recorded_and_replayed() {
     assert!(core.sched_tick(3 * MS).resched);
     assert_eq!(core.schedule(3 * MS, Leaving::Runnable).next, None);
     assert!(core.run_queue().task_throttled(TaskId(0)));
-    // The limit is lifted: the pool goes first, then each CPU is told.
+    // The limit is lifted: the pool goes first, then each CPU is told. A
+    // grant made before arrives in between and unthrottles.
     pools.set(g, Bandwidth::UNLIMITED, 0, 1);
     let decision = core.distribute_runtime(g, MS + 1, true, 10 * MS);
-    assert!(!decision.resched, "no pool: no grant");
-    assert!(core.run_queue().task_throttled(TaskId(0)));
-    assert!(core.set_group_bandwidth(g, false, 11 * MS).unwrap().resched);
+    assert!(decision.resched, "the grant unthrottles");
+    assert!(!core.run_queue().task_throttled(TaskId(0)));
+    let _ = core.set_group_bandwidth(g, false, 11 * MS).unwrap();
     assert_eq!(
         core.schedule(11 * MS, Leaving::Runnable).next,
         Some(TaskId(0))
     );
-    // Limited again, a slice taken; lifted again while it runs: the tick
-    // that ends the slice finds no pool.
-    pools.set(g, settings, 0, 1);
-    let _ = core.set_group_bandwidth(g, true, 12 * MS).unwrap();
+    // A group without a pool that the core is told is limited: the first
+    // enqueue into it and the tick that ends its first runtime find none.
+    let h = core.create_group(GroupId::ROOT, 1024, 12 * MS).unwrap();
+    let _ = core.set_group_bandwidth(h, true, 12 * MS).unwrap();
+    let _ = core
+        .wake_up_new_task(TaskId(1), &in_group(0, h), 12 * MS)
+        .unwrap();
+    let _ = core.schedule(12 * MS, Leaving::Runnable);
     let _ = core.sched_tick(13 * MS);
-    pools.set(g, Bandwidth::UNLIMITED, 0, 1);
-    let _ = core.sched_tick(16 * MS);
-    let _ = core.set_group_bandwidth(g, false, 17 * MS).unwrap();
+    let _ = core.sched_tick(14 * MS);
     while core.take_bandwidth_timer().is_some() {}
     let (records, dropped) = core.take_records();
     assert_eq!(dropped, 0);
     let absent = |r: &Record| matches!(r.input, Input::PoolAnswer(a) if a.call == PoolCall::NoPool);
+    // h's first enqueue asks twice (the charge that finds its runtime at 0,
+    // then the last 1 ns attempt), and each tick's charge once.
     assert_eq!(
         records.iter().filter(|r| absent(r)).count(),
-        2,
+        4,
         "{records:#?}"
     );
     let mut replica = new_core();
@@ -1905,7 +1911,8 @@ fn a_missing_pool_is_recorded_and_replayed() {
         let replayed = replica.replay(record.now, &record.input, &mut migrations);
         assert_eq!(replayed, Ok(record.output), "{record:?}");
     }
-    // Without the answers, the replayed grant would unthrottle: found.
+    // Without the answers, the replayed enqueue into h asks a question the
+    // record does not answer: found.
     let mut replica = new_core();
     let mut found = None;
     for record in records.iter().filter(|r| !absent(r)) {
@@ -1915,7 +1922,13 @@ fn a_missing_pool_is_recorded_and_replayed() {
         }
     }
     assert!(
-        matches!(found, Some(Input::DistributeRuntime { .. })),
+        matches!(
+            found,
+            Some(Input::TaskNew {
+                task: TaskId(1),
+                ..
+            })
+        ),
         "{found:?}"
     );
 }

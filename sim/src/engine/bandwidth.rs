@@ -32,6 +32,8 @@ pub(crate) struct BandwidthState {
     changes: Vec<(Nanoseconds, GroupId, String, Bandwidth)>,
     /// Where the period grids start (`bw_timer=`).
     start: PeriodTimerStart,
+    /// When each group's period timer fired, by group id.
+    period_timers: Vec<Vec<Nanoseconds>>,
 }
 
 impl BandwidthState {
@@ -64,7 +66,7 @@ impl BandwidthState {
         for (path, id) in &limited {
             let settings = scenario.group_bandwidth(path);
             let offset = start.offset(id.0, settings.period);
-            pools.set(*id, settings, offset, cores.len());
+            let _grid = pools.set(*id, settings, offset, cores.len());
             let group = scenario.global.task_groups.iter().find(|g| &g.path == path);
             for change in group.map_or(&[][..], |g| &g.changes) {
                 let at = (change.at_us.max(0) as u64).saturating_mul(1000);
@@ -88,6 +90,7 @@ impl BandwidthState {
             limited,
             changes,
             start,
+            period_timers: vec![Vec::new(); groups.len() + 1],
         }))
     }
 
@@ -104,6 +107,7 @@ impl BandwidthState {
                     period_ns: settings.map_or(0, |s| s.period),
                     burst_ns: settings.map_or(0, |s| s.burst),
                     stats: self.pools.stats(*id).unwrap_or_default(),
+                    period_timer_ns: self.period_timers[id.index()].clone(),
                     local_throttled_ns: cores
                         .iter()
                         .map(|core| {
@@ -140,7 +144,7 @@ impl Simulation<'_> {
         let (_, group, ref path, settings) = state.changes[index];
         let path = path.clone();
         let offset = state.start.offset(group.0, settings.period);
-        state.pools.set(group, settings, offset, self.cpus.len());
+        let _grid = state.pools.set(group, settings, offset, self.cpus.len());
         let now = self.now;
         for cpu in 0..self.cpus.len() {
             self.update_cpu(cpu);
@@ -173,12 +177,17 @@ impl Simulation<'_> {
     /// A group's period or slack timer fired on `cpu`: the pool decides, each
     /// CPU's core takes its grant, and the period timer is armed again.
     pub(super) fn bandwidth_timer(&mut self, cpu: usize, group: u16, timer: BandwidthTimerKind) {
-        let Some(state) = &self.bandwidth else {
+        let now: Nanoseconds = self.now;
+        let Some(state) = &mut self.bandwidth else {
             return;
         };
         let pools = state.pools.clone();
         let group = GroupId(group);
-        let now: Nanoseconds = self.now;
+        if timer == BandwidthTimerKind::Period
+            && let Some(fired) = state.period_timers.get_mut(group.index())
+        {
+            fired.push(now);
+        }
         let (grants, rearm) = match timer {
             BandwidthTimerKind::Period => {
                 match pools.with(group, |pool| pool.period_timer(|| now)) {
