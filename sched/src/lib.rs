@@ -64,7 +64,6 @@ pub mod pelt;
 pub mod round_robin;
 pub mod rt;
 pub mod run_queue;
-pub mod schedutil;
 pub mod stats;
 pub mod task;
 pub mod topology;
