@@ -298,9 +298,6 @@ fn log_topology(board: &BoardInfo) {
 /// The CPUs' identities, the command line's settings fixed once, the
 /// balancer's topology, the timer queues, and this core's run queue and tick.
 fn init_scheduler(board: &BoardInfo) -> BootOptions {
-    if !crate::energy::init(board) {
-        exit(ExitCode::Failure)
-    }
     let nr_cpus = board.cpus.len();
     percpu::set_nr_cpus(nr_cpus);
     for (index, info) in board.cpus.iter().enumerate() {

@@ -57,7 +57,6 @@ pub mod boot_options;
 pub mod class;
 pub mod class_stack;
 pub mod cpu_core;
-pub mod energy;
 pub mod fair;
 pub mod idle_class;
 pub mod pelt;
