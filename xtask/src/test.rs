@@ -67,8 +67,6 @@ pub(crate) struct Case {
     agree: Option<Agree>,
     /// Boot without `-nodefaults` (the firmware-isolation control case).
     qemu_defaults: bool,
-    /// The board (`boards/<name>`) whose device tree the kernel gets.
-    board: &'static str,
 }
 
 /// A host-and-kernel agreement check (`crate::agree`): the scenario's first
@@ -155,12 +153,7 @@ impl Case {
             must_contain: Vec::new(),
             agree: None,
             qemu_defaults: false,
-            board: "qemu-virt",
         }
-    }
-    pub(crate) fn board(mut self, board: &'static str) -> Self {
-        self.board = board;
-        self
     }
     pub(crate) fn cpus(mut self, cpus: u32) -> Self {
         self.cpus = cpus;
@@ -383,39 +376,6 @@ fn cases() -> Vec<Case> {
         Case::new("demo-default", "fairway")
             .contains("demo: 4 CPUs, 16 tasks done, 1000 pipe round trips per pair, checked"),
     );
-    // The heterogeneous boards: QEMU's tree with the board's CPUs merged in. The
-    // capacities and OPPs are docs/linux-sched-reference.md §7.2 and §7.3's: Juno
-    // r0's LITTLE = 578 × 850 / (1024 × 1100) × 1024 = 446, r2's = 485 × 950 /
-    // (1024 × 1200) × 1024 = 383, in Juno's logical order [L b b L L L].
-    for (board, capacity, little, big) in [
-        (
-            "juno-r0",
-            446,
-            "5 OPPs, 450 to 850 MHz",
-            "5 OPPs, 450 to 1100 MHz",
-        ),
-        (
-            "juno-r2",
-            383,
-            "3 OPPs, 450 to 950 MHz",
-            "3 OPPs, 600 to 1200 MHz",
-        ),
-    ] {
-        cases.push(
-            Case::new(format!("board-{board}-boots"), "fairway")
-                .board(board)
-                .cpus(6)
-                .icount()
-                .append("workload=sched-pipe loops=1000")
-                .contains(format!(
-                    "cpus: capacity [{capacity}, 1024, 1024, {capacity}, {capacity}, {capacity}], \
-                     cluster [1, 0, 0, 1, 1, 1]"
-                ))
-                .contains(format!("perf domain 0: cpus 0x39, {little}"))
-                .contains(format!("perf domain 1: cpus 0x6, {big}"))
-                .contains("sched-pipe: 1000 round trips, every value checked"),
-        );
-    }
     cases.push(
         Case::new("timer-icount", "timer")
             .icount()
@@ -912,7 +872,7 @@ fn run_dtc(args: &[&str], input: &Path) -> Result<String, String> {
 }
 
 fn run_case(case: &Case, image: &Path, expect: Expect) -> Result<Vec<String>, String> {
-    let mut config = QemuConfig::for_board(Board::load(case.board)?);
+    let mut config = QemuConfig::for_board(Board::load("qemu-virt")?);
     config.cpus = case.cpus;
     config.gic = case.gic;
     config.el = case.el;
@@ -941,8 +901,6 @@ fn run_case(case: &Case, image: &Path, expect: Expect) -> Result<Vec<String>, St
     config.as_image = case.as_image;
     if let Some(edit) = case.dts_edit {
         config.dtb = Some(prepare_dtb(case, &config, edit)?);
-    } else {
-        config.use_board_device_tree()?;
     }
     if let Some(edit) = case.loaded_dts_edit {
         let path = prepare_dtb(case, &config, edit)?;
