@@ -198,6 +198,7 @@ fn init_board(dtb: usize, entry_el: u64) -> BoardInfo {
             notice.fallback
         );
     }
+    log_topology(&board);
     board
 }
 
@@ -262,9 +263,44 @@ fn init_interrupts(board: &BoardInfo) -> &'static Gic {
     gic
 }
 
+/// The CPUs' capacities and clusters, and each performance domain's OPPs,
+/// as read from the device tree (docs/linux-sched-reference.md §7.1).
+fn log_topology(board: &BoardInfo) {
+    let mut capacities = heapless::Vec::<u32, { crate::config::MAX_CPUS }>::new();
+    let mut clusters = heapless::Vec::<u16, { crate::config::MAX_CPUS }>::new();
+    for cpu in &board.cpus {
+        let _ = capacities.push(cpu.capacity);
+        let _ = clusters.push(cpu.cluster);
+    }
+    defmt::info!(
+        "cpus: capacity {=[?]}, cluster {=[?]}",
+        &capacities[..],
+        &clusters[..]
+    );
+    for (index, domain) in board.perf_domains.iter().enumerate() {
+        let mut cpus = 0u32;
+        for (cpu, info) in board.cpus.iter().enumerate() {
+            if info.perf_domain == Some(index as u8) {
+                cpus |= 1 << cpu;
+            }
+        }
+        defmt::info!(
+            "perf domain {=usize}: cpus {=u32:#x}, {=usize} OPPs, {=u64} to {=u64} MHz",
+            index,
+            cpus,
+            domain.opps.len(),
+            domain.opps.first().map_or(0, |opp| opp.hz / 1_000_000),
+            domain.max_hz() / 1_000_000
+        );
+    }
+}
+
 /// The CPUs' identities, the command line's settings fixed once, the
 /// balancer's topology, the timer queues, and this core's run queue and tick.
 fn init_scheduler(board: &BoardInfo) -> BootOptions {
+    if !crate::energy::init(board) {
+        exit(ExitCode::Failure)
+    }
     let nr_cpus = board.cpus.len();
     percpu::set_nr_cpus(nr_cpus);
     for (index, info) in board.cpus.iter().enumerate() {

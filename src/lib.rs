@@ -36,6 +36,7 @@ pub mod arch;
 pub mod board;
 pub mod config;
 pub mod drivers;
+pub mod energy;
 pub mod exit;
 pub mod heap;
 pub mod hrtimer;

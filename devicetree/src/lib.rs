@@ -103,7 +103,42 @@ pub struct CpuInfo {
     pub capacity_dmips_mhz: Option<u32>,
     /// Normalised capacity, 1..=1024 (§7.1 of `docs/linux-sched-reference.md`).
     pub capacity: u32,
+    /// `dynamic-power-coefficient` (µW/MHz/V²), if the node has it.
+    pub dynamic_power_coefficient: Option<u32>,
+    /// Its performance domain: the index in [`BoardInfo::perf_domains`] of
+    /// the OPP table its `operating-points-v2` names.
+    pub perf_domain: Option<u8>,
     phandle: Option<u32>,
+    opp_table: Option<u32>,
+}
+
+/// The most operating points one table may list.
+pub const MAX_OPPS: usize = 32;
+
+/// One operating performance point (a child of an `operating-points-v2`
+/// table): a frequency and the voltage it needs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub struct Opp {
+    /// `opp-hz`.
+    pub hz: u64,
+    /// `opp-microvolt` (its target, the first cell).
+    pub microvolt: u32,
+}
+
+/// A performance domain: the CPUs whose `operating-points-v2` names one
+/// table, which change frequency together (a cpufreq policy).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PerfDomain {
+    /// The table's operating points, in increasing frequency.
+    pub opps: Vec<Opp, MAX_OPPS>,
+}
+
+impl PerfDomain {
+    /// The highest frequency (`capacity_freq_ref`, §7.1).
+    pub fn max_hz(&self) -> u64 {
+        self.opps.last().map_or(0, |opp| opp.hz)
+    }
 }
 
 /// A fallback taken while reading the device tree, printed at boot.
@@ -138,6 +173,9 @@ pub struct BoardInfo {
     pub cpus: Vec<CpuInfo, MAX_CPUS>,
     /// How many CPU nodes were beyond [`MAX_CPUS`] and ignored.
     pub ignored_cpus: usize,
+    /// The performance domains, in the order their CPUs appear in `cpus`
+    /// (empty when no CPU names an OPP table: no cpufreq).
+    pub perf_domains: Vec<PerfDomain, MAX_CPUS>,
     /// `/chosen/bootargs`, when it fits (see `bootargs_length`).
     pub bootargs: String<{ fairway_sched::boot_options::MAX_BOOTARGS }>,
     /// The length of `/chosen/bootargs` in bytes, also when it is too long to keep

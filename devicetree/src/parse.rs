@@ -8,7 +8,8 @@ use heapless::{String, Vec};
 
 use crate::guard;
 use crate::{
-    ARCHITECTED_TIMER_INTID, BoardError, BoardInfo, Conduit, CpuInfo, GicInfo, Notice, QEMU_UART,
+    ARCHITECTED_TIMER_INTID, BoardError, BoardInfo, Conduit, CpuInfo, GicInfo, MAX_CPUS, MAX_OPPS,
+    Notice, Opp, PerfDomain, QEMU_UART,
 };
 
 type DtNode<'a> = Node<'a, (UnalignedParser<'a>, NoPanic)>;
@@ -139,6 +140,7 @@ impl BoardInfo {
             psci: None,
             cpus: Vec::new(),
             ignored_cpus: 0,
+            perf_domains: Vec::new(),
             bootargs: String::new(),
             bootargs_length: 0,
             notices: Vec::new(),
@@ -154,6 +156,7 @@ impl BoardInfo {
         let mut memory = None;
         let mut gic = None;
         let mut cpus_node = None;
+        let mut opp_tables: Vec<(u32, DtNode<'_>), MAX_CPUS> = Vec::new();
         let mut chosen_seen = false;
         for child in children(&root) {
             let child = child.map_err(|()| no_tree("unreadable root children"))?;
@@ -196,6 +199,15 @@ impl BoardInfo {
                 });
             } else if is_compatible(&child, &["arm,armv8-timer", "arm,armv7-timer"]) {
                 info.read_timer(&child);
+            } else if is_compatible(&child, &["operating-points-v2"])
+                && let Some(phandle) = property_u32(&child, "phandle")
+                && opp_tables.push((phandle, child)).is_err()
+            {
+                info.notice(
+                    "operating-points-v2",
+                    "more tables than CPUs",
+                    "the first ones are read",
+                );
             }
         }
 
@@ -223,13 +235,18 @@ impl BoardInfo {
             Some(cpus) => info.read_cpus(&cpus, boot_mpidr)?,
             None => info.notice("/cpus", "missing", "running on the boot CPU only"),
         }
+        info.read_perf_domains(&opp_tables)?;
+        info.normalise_capacities();
         if info.cpus.is_empty() {
             let _ = info.cpus.push(CpuInfo {
                 mpidr: boot_mpidr,
                 cluster: 0,
                 capacity_dmips_mhz: None,
                 capacity: 1024,
+                dynamic_power_coefficient: None,
+                perf_domain: None,
                 phandle: None,
+                opp_table: None,
             });
         }
         Ok(info)
@@ -310,12 +327,37 @@ impl BoardInfo {
                     });
                 }
             };
+            let dynamic_power_coefficient = match property(&child, "dynamic-power-coefficient") {
+                None => None,
+                Some(v) if v.len() == 4 => Some(be_u32(v)),
+                Some(_) => {
+                    return Err(BoardError::BadProperty {
+                        node: "/cpus/cpu",
+                        property: "dynamic-power-coefficient",
+                        problem: "must be one u32 cell",
+                    });
+                }
+            };
+            let opp_table = match property(&child, "operating-points-v2") {
+                None => None,
+                Some(v) if v.len() == 4 => Some(be_u32(v)),
+                Some(_) => {
+                    return Err(BoardError::BadProperty {
+                        node: "/cpus/cpu",
+                        property: "operating-points-v2",
+                        problem: "must be one phandle",
+                    });
+                }
+            };
             let cpu = CpuInfo {
                 mpidr,
                 cluster: 0,
                 capacity_dmips_mhz,
                 capacity: 1024,
+                dynamic_power_coefficient,
+                perf_domain: None,
                 phandle: property_u32(&child, "phandle"),
+                opp_table,
             };
             if self.cpus.is_full() {
                 self.ignored_cpus += 1;
@@ -343,7 +385,76 @@ impl BoardInfo {
             Some(map) => self.read_cpu_map(&map),
             None => self.notice("/cpus/cpu-map", "missing", "all CPUs in cluster 0"),
         }
-        self.normalise_capacities();
+        Ok(())
+    }
+
+    /// Reads the OPP table each CPU's `operating-points-v2` names into a
+    /// performance domain (one per table, in the order of the CPUs that name
+    /// them). A table must exist, list at least one OPP, and give each an
+    /// `opp-hz` (64 bits, increasing down the table) and an `opp-microvolt`.
+    fn read_perf_domains(&mut self, tables: &[(u32, DtNode<'_>)]) -> Result<(), BoardError> {
+        let bad = |problem| BoardError::BadProperty {
+            node: "operating-points-v2 table",
+            property: "opp",
+            problem,
+        };
+        let mut read: Vec<u32, MAX_CPUS> = Vec::new();
+        for index in 0..self.cpus.len() {
+            let Some(phandle) = self.cpus[index].opp_table else {
+                continue;
+            };
+            if let Some(domain) = read.iter().position(|&p| p == phandle) {
+                self.cpus[index].perf_domain = Some(domain as u8);
+                continue;
+            }
+            let (_, table) =
+                tables
+                    .iter()
+                    .find(|(p, _)| *p == phandle)
+                    .ok_or(BoardError::BadProperty {
+                        node: "/cpus/cpu",
+                        property: "operating-points-v2",
+                        problem: "names no operating-points-v2 table",
+                    })?;
+            let mut opps: Vec<Opp, MAX_OPPS> = Vec::new();
+            for opp in children(table) {
+                let opp = opp.map_err(|()| bad("unreadable OPP node"))?;
+                let hz = property(&opp, "opp-hz")
+                    .filter(|v| v.len() == 8)
+                    .map(|v| read_cells(v, 2))
+                    .filter(|&hz| hz > 0)
+                    .ok_or(bad("opp-hz must be one non-zero 64-bit value"))?;
+                let microvolt = property(&opp, "opp-microvolt")
+                    .filter(|v| !v.is_empty() && v.len() % 4 == 0)
+                    .map(be_u32)
+                    .filter(|&uv| uv > 0)
+                    .ok_or(bad("opp-microvolt is missing or zero"))?;
+                if opps.last().is_some_and(|last| last.hz >= hz) {
+                    return Err(bad("frequencies must increase down the table"));
+                }
+                opps.push(Opp { hz, microvolt })
+                    .map_err(|_| bad("more than 32 OPPs in one table"))?;
+            }
+            if opps.is_empty() {
+                return Err(bad("the table lists no OPP"));
+            }
+            // As many tables as CPUs at most: each CPU names one.
+            let _ = read.push(phandle);
+            let _ = self.perf_domains.push(PerfDomain { opps });
+            self.cpus[index].perf_domain = Some((read.len() - 1) as u8);
+        }
+        let with = self.cpus.iter().filter(|c| c.perf_domain.is_some()).count();
+        if with > 0 && with < self.cpus.len() {
+            self.notice(
+                "/cpus/cpu/operating-points-v2",
+                "present on some CPUs only",
+                "ignored: no frequency scaling",
+            );
+            self.perf_domains.clear();
+            for cpu in self.cpus.iter_mut() {
+                cpu.perf_domain = None;
+            }
+        }
         Ok(())
     }
 
@@ -389,24 +500,33 @@ impl BoardInfo {
         }
     }
 
-    /// §7.1: `cpu_scale = raw * 1024 / max(raw)`; without the property on every
+    /// §7.1: `raw = capacity-dmips-mhz × capacity_freq_ref` (the CPU's
+    /// highest frequency, in MHz, when every CPU has an OPP table; else 1),
+    /// `cpu_scale = raw × 1024 / max(raw)`; without the property on every
     /// CPU, every CPU gets 1024.
     fn normalise_capacities(&mut self) {
         let all = self.cpus.iter().all(|c| c.capacity_dmips_mhz.is_some());
         let any = self.cpus.iter().any(|c| c.capacity_dmips_mhz.is_some());
         if all {
-            let max = self
+            let domains = &self.perf_domains;
+            let raw = |cpu: &CpuInfo| {
+                let freq_ref = cpu
+                    .perf_domain
+                    .and_then(|d| domains.get(usize::from(d)))
+                    .map_or(1, |d| (d.max_hz() / 1_000_000).max(1));
+                u64::from(cpu.capacity_dmips_mhz.unwrap_or(1)).saturating_mul(freq_ref)
+            };
+            let max = self.cpus.iter().map(raw).max().unwrap_or(1).max(1);
+            let scaled: Vec<u32, MAX_CPUS> = self
                 .cpus
                 .iter()
-                .filter_map(|c| c.capacity_dmips_mhz)
-                .max()
-                .unwrap_or(1);
-            for cpu in self.cpus.iter_mut() {
-                let raw = u64::from(cpu.capacity_dmips_mhz.unwrap_or(max));
                 // At least 1: a CPU more than 1024 times slower than the fastest
                 // came out as 0 (found by the fuzz target), and work never ends on
                 // a CPU of capacity 0.
-                cpu.capacity = ((raw << 10) / u64::from(max)).max(1) as u32;
+                .map(|cpu| ((u128::from(raw(cpu)) << 10) / u128::from(max)).max(1) as u32)
+                .collect();
+            for (cpu, capacity) in self.cpus.iter_mut().zip(scaled) {
+                cpu.capacity = capacity;
             }
         } else if any {
             self.notice(

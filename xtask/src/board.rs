@@ -28,6 +28,12 @@ pub struct Board {
     /// A device tree source to compile with dtc and pass with `-dtb` (relative to the folder).
     #[serde(default)]
     pub dts: Option<String>,
+    /// The board's CPUs as a device-tree include (relative to the folder): merged by dtc
+    /// into the tree QEMU generates for the same machine, CPU count and GIC, so that the
+    /// kernel gets one tree with QEMU's devices and the board's CPU data (`cpu-map`,
+    /// `capacity-dmips-mhz`, OPP tables, `dynamic-power-coefficient`).
+    #[serde(default)]
+    pub cpus_dtsi: Option<String>,
 }
 
 /// The workspace root (the folder above `xtask/`).

@@ -81,19 +81,45 @@ impl QemuConfig {
         }
     }
 
-    /// Compiles the board's own device tree source, if it has one, and uses it.
+    /// Compiles the board's own device tree source, if it has one, and uses it; or
+    /// merges the board's CPUs (`cpus_dtsi`) into QEMU's own tree for this machine.
     pub fn use_board_device_tree(&mut self) -> Result<(), String> {
-        let Some(source) = &self.board.dts else {
-            return Ok(());
-        };
-        let source = self.board.folder().join(source);
         let folder = crate::board::workspace_root()
             .join("target")
             .join("xtask-dtb");
         std::fs::create_dir_all(&folder).map_err(|e| e.to_string())?;
-        let target = folder.join(format!("{}.dtb", self.board.name));
-        compile_dts(&source, &target)?;
-        self.dtb = Some(target);
+        if let Some(source) = &self.board.dts {
+            let source = self.board.folder().join(source);
+            let target = folder.join(format!("{}.dtb", self.board.name));
+            compile_dts(&source, &target)?;
+            self.dtb = Some(target);
+        } else if let Some(include) = &self.board.cpus_dtsi {
+            let include = self.board.folder().join(include);
+            let stem = format!(
+                "{}-{}cpus-gic{}-el{}",
+                self.board.name, self.cpus, self.gic, self.el
+            );
+            // QEMU's tree for these options, as source, then the board's include:
+            // dtc merges the nodes they both name (/cpus/cpu@N) and adds the rest.
+            let qemu_dtb = folder.join(format!("{stem}-qemu.dtb"));
+            let _ = std::fs::remove_file(&qemu_dtb);
+            dump_dtb(self, &qemu_dtb)?;
+            let output = Command::new("dtc")
+                .args(["-I", "dtb", "-O", "dts", "-q"])
+                .arg(&qemu_dtb)
+                .output()
+                .map_err(|e| format!("dtc: {e}"))?;
+            if !output.status.success() {
+                return Err(format!("dtc could not read {}", qemu_dtb.display()));
+            }
+            let mut source = String::from_utf8_lossy(&output.stdout).into_owned();
+            source.push_str(&format!("\n/include/ \"{}\"\n", include.display()));
+            let merged = folder.join(format!("{stem}.dts"));
+            std::fs::write(&merged, source).map_err(|e| format!("{}: {e}", merged.display()))?;
+            let target = folder.join(format!("{stem}.dtb"));
+            compile_dts(&merged, &target)?;
+            self.dtb = Some(target);
+        }
         Ok(())
     }
 
@@ -275,8 +301,9 @@ impl QemuConfig {
         if let Some(kernel) = kernel {
             args.extend(["-kernel".into(), kernel.display().to_string()]);
         }
+        // QEMU takes a command line only with a kernel (not for `dumpdtb`).
         let append = self.command_line();
-        if !append.is_empty() {
+        if !append.is_empty() && kernel.is_some() {
             args.extend(["-append".into(), append]);
         }
         if let Some(dtb) = &self.dtb {
