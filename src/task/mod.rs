@@ -31,8 +31,8 @@ pub const TASK_NAME_BYTES: usize = fairway_contract::scenario::MAX_NAME_BYTES;
 use crate::sync::IrqSpinLock;
 
 pub use scheduler::{
-    current, preempt_on_irq_return, preempt_point, process_wake_list, schedule, sleep_for,
-    sleep_until, wake_up, yield_now,
+    DeferredKicks, current, preempt_on_irq_return, preempt_point, process_wake_list, schedule,
+    sleep_for, sleep_until, wake_up, yield_now,
 };
 
 /// Life cycle of a slot.
@@ -262,6 +262,31 @@ pub fn spawn(
     cpu: usize,
     params: TaskParams,
 ) -> Result<TaskId, SpawnError> {
+    spawn_task(name, entry, argument, cpu, params, None)
+}
+
+/// [`spawn`] for one task of a batch created at one instant: the interrupt
+/// another CPU needs is added to `kicks`, for the creator to send once the
+/// whole batch is queued ([`DeferredKicks::send`]).
+pub fn spawn_deferred(
+    name: &str,
+    entry: fn(usize),
+    argument: usize,
+    cpu: usize,
+    params: TaskParams,
+    kicks: &mut DeferredKicks,
+) -> Result<TaskId, SpawnError> {
+    spawn_task(name, entry, argument, cpu, params, Some(kicks))
+}
+
+fn spawn_task(
+    name: &str,
+    entry: fn(usize),
+    argument: usize,
+    cpu: usize,
+    params: TaskParams,
+    kicks: Option<&mut DeferredKicks>,
+) -> Result<TaskId, SpawnError> {
     if cpu >= MAX_CPUS || !crate::percpu::of(cpu).online.load(Ordering::Acquire) {
         return Err(SpawnError::CpuOffline { cpu });
     }
@@ -340,7 +365,7 @@ pub fn spawn(
     let stack_top = (slot.stack_base.load(Ordering::Relaxed) + TASK_STACK_SIZE) as u64;
     slot.context.prepare_new_task(stack_top, u64::from(id.0), 0);
     slot.cpu.store(cpu as u16, Ordering::Release);
-    if let Err(error) = scheduler::activate_new(id, cpu, &params) {
+    if let Err(error) = scheduler::activate_new(id, cpu, &params, kicks) {
         slot.state.store(TaskState::Free as u8, Ordering::Release);
         return Err(SpawnError::InvalidParameters(error));
     }

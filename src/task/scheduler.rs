@@ -435,8 +435,50 @@ pub fn finish_task_switch(irq_state: IrqState) {
     }
 }
 
-/// Registers a new task with CPU `cpu`'s run queue and makes it runnable.
-pub(super) fn activate_new(id: TaskId, cpu: usize, params: &TaskParams) -> Result<(), ParamError> {
+/// The interrupts a batch of task creations owes other CPUs, sent together
+/// by [`DeferredKicks::send`] once the whole batch is queued.
+///
+/// rt-app's instances are created at one instant (`src/workload/rtapp.rs`).
+/// Kicking each CPU as its first instance is queued would let that CPU start
+/// running while the creator is still creating: under `--icount` (one vCPU at
+/// a time, docs/icount.md) the kick hands the turn to that CPU, whose hog then
+/// runs a whole turn (about 3 ms) while the creator waits, and an idle CPU
+/// whose own instances are not queued yet pulls a waiting one from the
+/// creator's CPU at its tick (a 4-task CPU the balancer needs about 400 ms to
+/// even out, found in `fairness-12-mixed-nice-4cpus-cfs`).
+#[derive(Debug, Default)]
+pub struct DeferredKicks {
+    /// CPUs to send a reschedule IPI (their `need_resched` is already set).
+    reschedule: u64,
+    /// CPUs whose running task's slice end must be recomputed.
+    hrtick: u64,
+}
+
+impl DeferredKicks {
+    /// Sends the owed interrupts: a reschedule, which re-evaluates the slice
+    /// too, else the slice update.
+    pub fn send(self) {
+        for cpu in 0..percpu::nr_cpus() {
+            let bit = 1u64 << cpu;
+            if self.reschedule & bit != 0 {
+                send_ipi(cpu, Ipi::Reschedule);
+            } else if self.hrtick & bit != 0
+                && crate::smp::call_function(cpu, hrtick_update_here, cpu).is_err()
+            {
+                send_ipi(cpu, Ipi::Reschedule);
+            }
+        }
+    }
+}
+
+/// Registers a new task with CPU `cpu`'s run queue and makes it runnable;
+/// another CPU is interrupted at once, or through `deferred` when given.
+pub(super) fn activate_new(
+    id: TaskId,
+    cpu: usize,
+    params: &TaskParams,
+    deferred: Option<&mut DeferredKicks>,
+) -> Result<(), ParamError> {
     let mut rq = run_queue(cpu).lock();
     let now = now_ns();
     let decision = rq.core.wake_up_new_task(id, params, now)?;
@@ -447,7 +489,17 @@ pub(super) fn activate_new(id: TaskId, cpu: usize, params: &TaskParams) -> Resul
     rq.add_member(id);
     slot.on_rq.store(true, Ordering::Relaxed);
     slot.wait_start.store(now, Ordering::Relaxed);
-    carry_out_decision(&mut rq, cpu, decision);
+    match deferred {
+        Some(kicks) if cpu != this_cpu() => {
+            if decision.resched {
+                percpu::of(cpu).need_resched.store(true, Ordering::Relaxed);
+                kicks.reschedule |= 1 << cpu;
+            } else if decision.hrtick != TimerRequest::Keep {
+                kicks.hrtick |= 1 << cpu;
+            }
+        }
+        _ => carry_out_decision(&mut rq, cpu, decision),
+    }
     super::balance::publish(cpu, &rq);
     Ok(())
 }

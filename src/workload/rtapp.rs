@@ -522,7 +522,7 @@ fn fork(run: &Run, name: &str) {
         .call_once(|| alloc::format!("{name}-{number}"));
     let params = first_params(run, index);
     let cpu = initial_cpu(params.affinity, &queued_per_cpu());
-    if let Err(error) = spawn_instance(run, index, cpu, params) {
+    if let Err(error) = spawn_instance(run, index, cpu, params, None) {
         defmt::error!("rtapp: fork of {=str}: {}", name, error);
         crate::exit::exit(crate::ExitCode::Failure)
     }
@@ -634,15 +634,18 @@ fn starter_main(_: usize) {
     let mut outcome = Ok(());
     let started = STARTED_INSTANCES.load(Ordering::Acquire);
     let delay = |index: usize| run.scenario.tasks[run.instances[index].spec()].delay_us;
+    // Every CPU is kicked once all are queued (see `DeferredKicks`).
+    let mut kicks = task::DeferredKicks::default();
     for index in (0..started).filter(|&index| delay(index) == 0) {
         let params = first_params(run, index);
         let cpu = initial_cpu(params.affinity, &load);
         load[cpu] += 1;
-        if let Err(error) = spawn_instance(run, index, cpu, params) {
+        if let Err(error) = spawn_instance(run, index, cpu, params, Some(&mut kicks)) {
             outcome = Err(error);
             break;
         }
     }
+    kicks.send();
     // The others start as the simulator starts them: at `start + delay`, from a
     // timer (a wake-up, not a preemption by this SCHED_FIFO task), in order of
     // their delays (file order among equal ones).
@@ -698,7 +701,7 @@ fn start_delayed(timer: usize) {
         NEXT_DELAYED.fetch_add(1, Ordering::AcqRel);
         let params = first_params(run, index);
         let cpu = initial_cpu(params.affinity, &queued_per_cpu());
-        if let Err(error) = spawn_instance(run, index, cpu, params) {
+        if let Err(error) = spawn_instance(run, index, cpu, params, None) {
             STARTED.call_once(|| Err(error));
             FINISHED.complete();
             return;
@@ -751,6 +754,7 @@ fn spawn_instance(
     index: usize,
     cpu: usize,
     params: task::TaskParams,
+    kicks: Option<&mut task::DeferredKicks>,
 ) -> Result<(), SpawnError> {
     let instance = &run.instances[index];
     let name = instance.name.get().map_or("?", String::as_str);
@@ -759,7 +763,10 @@ fn spawn_instance(
         // (validation refuses a phase that changes the policy).
         run.sync.lock().resources.set_policy(index, params.policy);
     }
-    let id = task::spawn(name, instance_main, index, cpu, params)?;
+    let id = match kicks {
+        Some(kicks) => task::spawn_deferred(name, instance_main, index, cpu, params, kicks)?,
+        None => task::spawn(name, instance_main, index, cpu, params)?,
+    };
     instance.task.call_once(|| id);
     Ok(())
 }
