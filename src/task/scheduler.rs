@@ -460,11 +460,11 @@ impl DeferredKicks {
     pub fn send(self) {
         for cpu in 0..percpu::nr_cpus() {
             let bit = 1u64 << cpu;
-            if self.reschedule & bit != 0 {
-                send_ipi(cpu, Ipi::Reschedule);
-            } else if self.hrtick & bit != 0
-                && crate::smp::call_function(cpu, hrtick_update_here, cpu).is_err()
-            {
+            // A full call-function mailbox falls back to a reschedule.
+            let reschedule = self.reschedule & bit != 0
+                || (self.hrtick & bit != 0
+                    && crate::smp::call_function(cpu, hrtick_update_here, cpu).is_err());
+            if reschedule {
                 send_ipi(cpu, Ipi::Reschedule);
             }
         }
