@@ -428,6 +428,43 @@ fn cases() -> Vec<Case> {
                 .contains("sched-pipe: 1000 round trips, every value checked"),
         );
     }
+    // The Pixel-6-like board (boards/pixel6/README.md): §7.4's capacities 160 /
+    // 498 / 1024 from gs101's dmips and the phone's highest frequencies, its 42
+    // OPPs, and the energy models' ends computed by hand from the board's
+    // (synthetic) voltages: A55 at 300 MHz: 70 × 550² × 300 / 10^6 = 6352 uW,
+    // performance 160 × 300 / 1803 = 26, cost 6352 × 10 / 26 = 2443; at
+    // 1803 MHz: 70 × 950² × 1803 / 10^6 = 113904 uW, cost 113904 × 10 / 160 =
+    // 7119; A76: 284 × 550² × 400 / 10^6 = 34364 (perf 88, cost 3905) to
+    // 284 × 1000² × 2253 / 10^6 = 639852 (cost 12848); X1: 650 × 550² × 500 /
+    // 10^6 = 98312 (perf 182, cost 5401) to 650 × 1050² × 2802 / 10^6 =
+    // 2007983 (cost 19609).
+    cases.push(
+        Case::new("board-pixel6-boots", "fairway")
+            .board("pixel6")
+            .cpus(8)
+            .icount()
+            .append("workload=sched-pipe loops=1000")
+            .contains(
+                "cpus: capacity [160, 160, 160, 160, 498, 498, 1024, 1024], \
+                 cluster [0, 0, 0, 0, 1, 1, 2, 2]",
+            )
+            .contains("perf domain 0: cpus 0xf, 11 OPPs, 300 to 1803 MHz")
+            .contains("perf domain 1: cpus 0x30, 14 OPPs, 400 to 2253 MHz")
+            .contains("perf domain 2: cpus 0xc0, 17 OPPs, 500 to 2802 MHz")
+            .contains(
+                "energy model: perf domain 0 (cpus 0xf): 11 states, 6352 to 113904 uW, \
+                 cost 2443 to 7119, 0 inefficient",
+            )
+            .contains(
+                "energy model: perf domain 1 (cpus 0x30): 14 states, 34364 to 639852 uW, \
+                 cost 3905 to 12848, 0 inefficient",
+            )
+            .contains(
+                "energy model: perf domain 2 (cpus 0xc0): 17 states, 98312 to 2007983 uW, \
+                 cost 5401 to 19609, 0 inefficient",
+            )
+            .contains("sched-pipe: 1000 round trips, every value checked"),
+    );
     cases.push(
         Case::new("timer-icount", "timer")
             .icount()
