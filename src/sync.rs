@@ -67,6 +67,22 @@ impl<T> IrqSpinLock<T> {
         }
     }
 
+    /// Spins until the lock is ours, IRQs already masked by the caller (who
+    /// read something CPU-local, such as which lock to take, after masking
+    /// them); the guard restores `irq_state`, the state before the caller
+    /// masked them.
+    #[inline]
+    pub fn lock_masked(&self, irq_state: IrqState) -> IrqSpinLockGuard<'_, T> {
+        let ticket = self.next_ticket.fetch_add(1, Ordering::Relaxed);
+        while self.now_serving.load(Ordering::Acquire) != ticket {
+            crate::arch::cpu::relax();
+        }
+        IrqSpinLockGuard {
+            lock: self,
+            irq_state,
+        }
+    }
+
     /// Takes over a lock that this core holds without a guard (a guard was
     /// forgotten across a context switch); the new guard releases it on drop and
     /// then restores `irq_state`.

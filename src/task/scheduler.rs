@@ -317,8 +317,15 @@ fn account_runtime(id: TaskId, now: u64) {
 /// Picks the next task on this CPU and switches to it. Call with no lock held;
 /// IRQs may be masked or not (the state is restored on return).
 pub fn schedule() {
+    // IRQs are masked before the CPU number is read: an interrupt between the
+    // two could preempt this task, let it migrate and resume it on another CPU,
+    // which would then lock and switch on the first CPU's run queue and release
+    // its own in `finish_task_switch`: the first CPU's lock was never released
+    // (found as a hang of hackbench-4x10x50, every CPU spinning on run-queue
+    // locks).
+    let irq_state = crate::arch::cpu::irq_save();
     let cpu = this_cpu();
-    let mut rq = run_queue(cpu).lock();
+    let mut rq = run_queue(cpu).lock_masked(irq_state);
     let irq_state = rq.irq_state();
     let now = now_ns();
     let previous = rq.current();
@@ -527,8 +534,10 @@ pub(super) fn carry_out_decision(rq: &mut CpuRunQueue, cpu: usize, decision: Dec
 
 /// Enqueues the woken `id` on this CPU's run queue (the local half of a wake-up).
 fn activate(id: TaskId) {
+    // Masked before the CPU number is read, as in `schedule()`.
+    let irq_state = crate::arch::cpu::irq_save();
     let cpu = this_cpu();
-    let mut rq = run_queue(cpu).lock();
+    let mut rq = run_queue(cpu).lock_masked(irq_state);
     let slot = task(id);
     // A task that never left the run queue (it was woken before it could
     // schedule out) or went back to sleep since (a stale wake-list entry) is
