@@ -188,9 +188,13 @@ pub fn init(cpus: usize) {
 /// Starts (or restarts) `timer` on this CPU to call `callback(argument)` at
 /// `expires` (ns on the kernel clock).
 pub fn start(timer: TimerId, expires: u64, callback: Callback, argument: usize) {
+    // IRQs are masked before the CPU number is read: a task preempted and
+    // migrated in between would queue the timer on its old CPU and program its
+    // new CPU's comparator for it (see `task::scheduler::schedule`).
+    let irq_state = crate::arch::cpu::irq_save();
     let cpu = this_cpu();
     cancel(timer);
-    let mut guard = QUEUES[cpu].lock();
+    let mut guard = QUEUES[cpu].lock_masked(irq_state);
     let queue = guard
         .as_mut()
         .expect("timer queue used before hrtimer::init");

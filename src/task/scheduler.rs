@@ -650,9 +650,15 @@ pub fn preempt_on_irq_return() {
 
 /// Gives up the CPU to the next queued task, if any.
 pub fn yield_now() {
-    let cpu = this_cpu();
     {
-        run_queue(cpu).lock().core.yield_task(now_ns());
+        // Masked before the CPU number is read, as in `schedule()`: a task
+        // migrated in between would mark another CPU's current task as yielded.
+        let irq_state = crate::arch::cpu::irq_save();
+        let cpu = this_cpu();
+        run_queue(cpu)
+            .lock_masked(irq_state)
+            .core
+            .yield_task(now_ns());
     }
     schedule();
 }
