@@ -245,6 +245,9 @@ pub struct GroupStats {
     pub stats: fairway_sched::bandwidth::pool::BandwidthStats,
     /// `cpu.stat.local`'s throttled time of each CPU, in ns.
     pub local_throttled_ns: alloc::vec::Vec<u64>,
+    /// The largest debt each CPU's run queue of the group carried into or
+    /// out of a throttle, in ns (`CfsRqRuntime::max_debt`).
+    pub max_debt_ns: alloc::vec::Vec<u64>,
 }
 
 /// `group`'s statistics now, if it has a quota (takes each CPU's run-queue
@@ -256,19 +259,22 @@ pub fn group_stats(group: GroupId) -> Option<GroupStats> {
     let settings_and_stats = pools.settings(group).zip(pools.stats(group));
     crate::arch::cpu::irq_restore(irq_state);
     let (settings, stats) = settings_and_stats?;
-    let local_throttled_ns = (0..percpu::nr_online())
+    let (local_throttled_ns, max_debt_ns) = (0..percpu::nr_online())
         .map(|cpu| {
             with_run_queue(cpu, |rq| {
                 rq.queue()
                     .fair()
                     .and_then(|fair| fair.group_queue(group))
-                    .map_or(0, |queue| queue.runtime.throttled_time_self)
+                    .map_or((0, 0), |queue| {
+                        (queue.runtime.throttled_time_self, queue.runtime.max_debt)
+                    })
             })
         })
-        .collect();
+        .unzip();
     Some(GroupStats {
         settings,
         stats,
         local_throttled_ns,
+        max_debt_ns,
     })
 }

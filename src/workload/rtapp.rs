@@ -921,6 +921,22 @@ fn report(run: &Run, elapsed: u64) {
         names.push(alloc::format!("max_uncharged_ns.cpu{cpu}"));
         values.push(percpu::of(cpu).max_uncharged_ns.load(Ordering::Relaxed));
     }
+    // The largest throttle debt on each CPU, over the limited groups: a
+    // period's run differs from the quota by the debts at its two ends
+    // (docs/bandwidth.md, "The period's bound"). Under icount a debt can pass
+    // the longest uncharged run: the tick that found the runtime used up can
+    // lose its vCPU's turn before the reschedule it asked for.
+    if let Some(groups) = GROUP_STATS.get().filter(|groups| !groups.is_empty()) {
+        for cpu in 0..percpu::nr_online() {
+            let debt = groups
+                .iter()
+                .filter_map(|(_, stats)| stats.max_debt_ns.get(cpu).copied())
+                .max()
+                .unwrap_or(0);
+            names.push(alloc::format!("max_throttle_debt_ns.cpu{cpu}"));
+            values.push(debt);
+        }
+    }
     let created = INSTANCES_CREATED.load(Ordering::Acquire) as u64;
     let mut metrics: Vec<(&str, u64)> = alloc::vec![("tasks", created)];
     metrics.extend(names.iter().map(String::as_str).zip(values.iter().copied()));

@@ -145,6 +145,12 @@ pub struct CfsRqRuntime {
     /// Time this group itself was throttled here (`cpu.stat.local`'s
     /// `throttled_usec`, in ns).
     pub throttled_time_self: Nanoseconds,
+    /// The largest debt this run queue carried into a throttle or out of it
+    /// (`-runtime_remaining` when throttled and when a grant reached it; not
+    /// a Linux field). What a group's tasks run in one period differs from
+    /// the quota by the debts at its two ends (docs/bandwidth.md, "The
+    /// period's bound"): tests bound a period by this.
+    pub max_debt: Nanoseconds,
 }
 
 impl CfsRqRuntime {
@@ -192,10 +198,17 @@ impl CfsRqRuntime {
             return (false, timer);
         }
         pool.throttle(cpu, self.runtime_remaining);
+        self.note_debt();
         self.throttled = true;
         self.throttled_clock = now;
         self.throttled_clock_self = now;
         (true, timer)
+    }
+
+    /// Keeps the largest debt seen ([`CfsRqRuntime::max_debt`]).
+    fn note_debt(&mut self) {
+        let debt = self.runtime_remaining.min(0).unsigned_abs();
+        self.max_debt = self.max_debt.max(debt);
     }
 
     /// `tg_throttle_down` for this run queue: a throttle at or above it
@@ -228,6 +241,9 @@ impl CfsRqRuntime {
         pool: &mut (impl PoolAccess + ?Sized),
         now: Nanoseconds,
     ) -> bool {
+        // Charges that reached it while throttled (the running task had not
+        // left yet) add to the debt recorded at the throttle.
+        self.note_debt();
         self.runtime_remaining += amount as i64;
         if !unthrottle || !self.throttled {
             return false;

@@ -505,3 +505,30 @@ fn a_rewritten_limit_keeps_the_grid_the_timer_and_the_counters() {
     assert_eq!(asked, (5 * MS, Some(500 * MS)));
     assert_eq!(pools.stats(g).unwrap().nr_periods, 1);
 }
+
+/// The debt a run queue carries: 0.75 ms overrun when it is throttled, then
+/// 0.5 ms more charged before its task left the CPU; the refill repays 1.25
+/// ms + 1 ns and `max_debt` keeps the 1.25 ms, not the 0.75 ms seen at the
+/// throttle. A period's run then differs from the quota by the debts at its
+/// two ends (docs/bandwidth.md, "The period's bound").
+#[test]
+fn max_debt_counts_charges_after_the_throttle() {
+    let mut pool = CfsBandwidth::new(limited(10, 100, 0), 0, 1);
+    let _ = pool.start_period_timer(0);
+    let mut hog = CfsRqRuntime {
+        enabled: true,
+        ..CfsRqRuntime::default()
+    };
+    let (amount, _) = pool.assign(0, 10 * MS, 0);
+    hog.runtime_remaining = amount as i64;
+    // 10.75 ms ran: the pool is empty, the last attempt finds nothing.
+    let _ = hog.charge(10 * MS + 750_000, &mut pool, 11 * MS);
+    assert!(hog.throttle_if_needed(&mut pool, 0, 11 * MS).0);
+    assert_eq!(hog.max_debt, 750_000);
+    // Charged while throttled, before the switch.
+    let _ = hog.charge(500_000, &mut pool, 11 * MS + 500_000);
+    assert_eq!(hog.runtime_remaining, -1_250_000);
+    assert!(hog.grant(1_250_001, true, &mut pool, 100 * MS));
+    assert_eq!(hog.max_debt, 1_250_000);
+    assert_eq!(hog.runtime_remaining, 1);
+}
