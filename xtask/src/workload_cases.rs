@@ -239,11 +239,19 @@ fn eevdf_base_slice_ns(cpus: u64) -> u64 {
     700_000 * (1 + u64::from(cpus.clamp(1, 8).ilog2()))
 }
 
-/// The lag bound of EEVDF for a run at `hz` on `cpus` CPUs: `max(slice,
-/// tick)`, see [`runtime_within_lag_bound_of_cpu_share`].
-fn eevdf_lag_bound_ns(hz: u64, cpus: u64) -> u64 {
-    eevdf_base_slice_ns(cpus).max(1_000_000_000 / hz.max(1))
+/// The lag bound of EEVDF for a run at `hz` on `cpus` CPUs whose scheduler
+/// went at most `quantum_ns` without acting on a CPU: `max(slice, tick,
+/// quantum)`, see [`runtime_within_lag_bound_of_cpu_share`].
+fn eevdf_lag_bound_ns(hz: u64, cpus: u64, quantum_ns: u64) -> u64 {
+    eevdf_base_slice_ns(cpus)
+        .max(1_000_000_000 / hz.max(1))
+        .max(quantum_ns)
 }
+
+/// The longest a CPU's scheduler may go without acting before the lag
+/// check's quantum is suspect (three ticks at HZ 250): a run past it lost
+/// ticks, not turns.
+const LAG_QUANTUM_LIMIT_NS: u64 = 12_000_000;
 
 /// Every task's run time is within EEVDF's lag bound of its share of what its
 /// CPU gave its tasks: `|R_i - T_c w_i / W_c| <= max(slice, tick)`, where `T_c`
@@ -258,12 +266,17 @@ fn eevdf_lag_bound_ns(hz: u64, cpus: u64) -> u64 {
 /// a request is one base slice: the deadline is `vruntime + calc_delta_fair
 /// (slice)`, `RUN_TO_PARITY` runs the picked task to it, and the slice-end timer
 /// (`hrtick=1`) ends it there; without the timer the tick sees the end, so `q`
-/// is at most the tick. Here `r` = 2.1 ms (0.70 ms × 3 on 4 CPUs) and `q` <= 4
-/// ms (HZ 250), so `|lag| < max(2.1, 4) = 4 ms`. (The theorem's lower side,
-/// `lag > -r`, holds only if the slice ends on time; under QEMU icount a CPU
-/// can be held back while the virtual clock runs on (README, "icount runs one
-/// vCPU at a time"), and the time is charged to the running task, so the check
-/// uses `max(r, q)` on both sides.) The fluid share of task `i` is
+/// is at most the tick on hardware. Here `r` = 2.1 ms (0.70 ms × 3 on 4 CPUs)
+/// and the tick is 4 ms (HZ 250). Under QEMU icount a CPU can be held back
+/// while the virtual clock runs on (README, "icount runs one vCPU at a time"):
+/// its timers, the tick and the slice-end timer alike, fire on its next turn,
+/// and the time is charged to the running task, so `q` is what the kernel
+/// measured, each CPU's longest run between two ticks
+/// (`max_uncharged_ns.cpuN`, 6.1 to 7.4 ms in this case on 2026-12-02), and
+/// the bound is `max(r, tick, q)` on that CPU, on both sides (the theorem's
+/// lower side, `lag > -r`, holds only if the slice ends on time). A CPU held
+/// back longer than [`LAG_QUANTUM_LIMIT_NS`] fails the check. The fluid
+/// share of task `i` is
 /// `T_c w_i / W_c`: the CPU's three hogs are placed at one instant with zero
 /// lag (`place_entity` with `vlag = 0`), stay runnable, and the lags of a
 /// CPU's tasks sum to zero (the zero-lag point V is their weighted mean), so
@@ -306,7 +319,17 @@ fn runtime_within_lag_bound_of_cpu_share(lines: &[String]) -> Result<(), String>
         ));
     }
     let cpus = value_in(lines, "report: run name=rtapp ", "cpus")?;
-    let bound = eevdf_lag_bound_ns(hz, cpus);
+    let quantum = |cpu: usize| -> Result<u64, String> {
+        let needle = format!("report: metric name=max_uncharged_ns.cpu{cpu} ");
+        let quantum = value_in(lines, &needle, "value")?;
+        if quantum > LAG_QUANTUM_LIMIT_NS {
+            return Err(format!(
+                "CPU {cpu} went {quantum} ns between two ticks, more than \
+                 {LAG_QUANTUM_LIMIT_NS} ns: ticks were lost"
+            ));
+        }
+        Ok(quantum)
+    };
     let tasks = task_placements(lines)?;
     if tasks.len() != 12 {
         return Err(format!("expected 12 tasks, found {}", tasks.len()));
@@ -327,10 +350,13 @@ fn runtime_within_lag_bound_of_cpu_share(lines: &[String]) -> Result<(), String>
             .filter(|t| t.1 == cpu)
             .fold((0u64, 0u64), |(r, w), t| (r + t.2, w + t.3));
         let share = (u128::from(total) * u128::from(weight) / u128::from(weights)) as u64;
+        let quantum = quantum(cpu)?;
+        let bound = eevdf_lag_bound_ns(hz, cpus, quantum);
         if runtime.abs_diff(share) > bound {
             return Err(format!(
                 "{name} on CPU {cpu} ran {runtime} ns, {} ns from its share {share} ns of \
-                 the CPU's {total} ns (EEVDF's lag bound max(slice {} ns, tick {} ns) = {bound} ns)",
+                 the CPU's {total} ns (EEVDF's lag bound max(slice {} ns, tick {} ns, the \
+                 CPU's longest run between ticks {quantum} ns) = {bound} ns)",
                 runtime.abs_diff(share),
                 eevdf_base_slice_ns(cpus),
                 1_000_000_000 / hz.max(1)
@@ -727,8 +753,22 @@ mod tests {
     };
 
     /// A start-case log: CPU `c` holds hogs of nice -3, 0, 3 (weights 1991,
-    /// 1024, 526, sum 3541) with these run times (ns), at `config`.
+    /// 1024, 526, sum 3541) with these run times (ns), at `config`; each
+    /// CPU's longest run between ticks is one tick of the config's HZ.
     fn start_log(config: &str, runtimes: [[u64; 3]; 4]) -> Vec<String> {
+        let hz: u64 = config
+            .split('-')
+            .find_map(|part| part.strip_prefix("hz")?.parse().ok())
+            .unwrap_or(250);
+        start_log_with_quanta(config, runtimes, [1_000_000_000 / hz; 4])
+    }
+
+    /// [`start_log`] with each CPU's `max_uncharged_ns`.
+    fn start_log_with_quanta(
+        config: &str,
+        runtimes: [[u64; 3]; 4],
+        quanta: [u64; 4],
+    ) -> Vec<String> {
         let mut lines = vec![format!(
             "1.0 report: run name=rtapp config={config} cpus=4 icount=1 wall_ns=1008110208"
         )];
@@ -741,6 +781,11 @@ mod tests {
                 ));
             }
         }
+        for (cpu, quantum) in quanta.iter().enumerate() {
+            lines.push(format!(
+                "1.0 report: metric name=max_uncharged_ns.cpu{cpu} value={quantum}"
+            ));
+        }
         lines
     }
 
@@ -749,11 +794,46 @@ mod tests {
         // 0.70 ms × (1 + ilog2 4) = 2.1 ms against the 4 ms tick of HZ 250,
         // the 1 ms tick of HZ 1000; 8 CPUs: 0.70 × 4 = 2.8 ms; 1 CPU: 0.70 ms,
         // under the 1 ms tick of HZ 1000, over the 0.5 ms of HZ 2000.
-        assert_eq!(eevdf_lag_bound_ns(250, 4), 4_000_000);
-        assert_eq!(eevdf_lag_bound_ns(1000, 4), 2_100_000);
-        assert_eq!(eevdf_lag_bound_ns(1000, 8), 2_800_000);
-        assert_eq!(eevdf_lag_bound_ns(1000, 1), 1_000_000);
-        assert_eq!(eevdf_lag_bound_ns(2000, 1), 700_000);
+        assert_eq!(eevdf_lag_bound_ns(250, 4, 0), 4_000_000);
+        assert_eq!(eevdf_lag_bound_ns(1000, 4, 0), 2_100_000);
+        assert_eq!(eevdf_lag_bound_ns(1000, 8, 0), 2_800_000);
+        assert_eq!(eevdf_lag_bound_ns(1000, 1, 0), 1_000_000);
+        assert_eq!(eevdf_lag_bound_ns(2000, 1, 0), 700_000);
+        // A CPU held back 7.4 ms between two ticks (icount): that is q.
+        assert_eq!(eevdf_lag_bound_ns(250, 4, 7_400_000), 7_400_000);
+    }
+
+    #[test]
+    fn lag_bound_takes_each_cpus_measured_quantum() {
+        let exact = [1_991_000_000, 1_024_000_000, 526_000_000];
+        // The nice 3 hog 4.27 ms ahead and the nice 0 hog as far behind, on a
+        // CPU that went 7.37 ms between two ticks: within max(2.1, 4, 7.37).
+        let ahead = [1_991_000_000, 1_019_730_000, 530_270_000];
+        let quanta = [4_000_000, 7_366_944, 4_000_000, 4_000_000];
+        assert_eq!(
+            runtime_within_lag_bound_of_cpu_share(&start_log_with_quanta(
+                "eevdf-hz250-uclampon",
+                [exact, ahead, exact, exact],
+                quanta
+            )),
+            Ok(())
+        );
+        // The same run times on a CPU that kept its 4 ms ticks fail.
+        let error = runtime_within_lag_bound_of_cpu_share(&start_log_with_quanta(
+            "eevdf-hz250-uclampon",
+            [exact, ahead, exact, exact],
+            [4_000_000; 4],
+        ))
+        .unwrap_err();
+        assert!(error.contains("hog04_nice0 on CPU 1"), "{error}");
+        // Ticks lost for longer than three of them: the check refuses.
+        let error = runtime_within_lag_bound_of_cpu_share(&start_log_with_quanta(
+            "eevdf-hz250-uclampon",
+            [exact; 4],
+            [4_000_000, 12_000_001, 4_000_000, 4_000_000],
+        ))
+        .unwrap_err();
+        assert!(error.contains("ticks were lost"), "{error}");
     }
 
     #[test]
