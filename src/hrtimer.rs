@@ -31,8 +31,9 @@ pub struct TimerId(pub u16);
 
 /// Timers in all: one per task slot, then two per CPU, then the period and
 /// slack timers of each task group's bandwidth pool, then the timer of a
-/// run's scheduled limit changes.
-pub const TIMER_SLOTS: usize = TASK_SLOTS + 2 * MAX_CPUS + 2 * MAX_GROUPS + 1;
+/// run's scheduled limit changes, then one per performance domain (at most
+/// one per CPU) for its frequency changes.
+pub const TIMER_SLOTS: usize = TASK_SLOTS + 2 * MAX_CPUS + 2 * MAX_GROUPS + 1 + MAX_CPUS;
 
 /// The sleep timer of task slot `task`.
 pub const fn task_timer(task: usize) -> TimerId {
@@ -52,6 +53,12 @@ pub const fn scheduler_timer(cpu: usize) -> TimerId {
 /// The timer that writes a run's scheduled `cpu.max` changes.
 pub const fn limit_change_timer() -> TimerId {
     TimerId((TASK_SLOTS + 2 * MAX_CPUS + 2 * MAX_GROUPS) as u16)
+}
+
+/// Performance domain `domain`'s frequency change (after the transition
+/// latency).
+pub const fn cpufreq_timer(domain: usize) -> TimerId {
+    TimerId((TASK_SLOTS + 2 * MAX_CPUS + 2 * MAX_GROUPS + 1 + domain) as u16)
 }
 
 /// Task group `group`'s bandwidth period timer (`slack`: its slack timer).

@@ -35,6 +35,7 @@ extern crate alloc;
 pub mod arch;
 pub mod board;
 pub mod config;
+pub mod cpufreq;
 pub mod drivers;
 pub mod energy;
 pub mod exit;

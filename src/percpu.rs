@@ -46,6 +46,9 @@ pub struct PerCpu {
     pub capacity: AtomicU32,
     /// Cluster number from the device tree's cpu-map.
     pub cluster: AtomicU16,
+    /// `arch_scale_freq_capacity`: the frequency in effect × 1024 / the
+    /// highest (1024 without DVFS; `crate::cpufreq`).
+    pub frequency_scale: AtomicU32,
 }
 
 impl PerCpu {
@@ -68,6 +71,7 @@ impl PerCpu {
             mpidr: AtomicU64::new(0),
             capacity: AtomicU32::new(1024),
             cluster: AtomicU16::new(0),
+            frequency_scale: AtomicU32::new(1024),
         }
     }
 }

@@ -132,6 +132,9 @@ pub struct Opp {
 pub struct PerfDomain {
     /// The table's operating points, in increasing frequency.
     pub opps: Vec<Opp, MAX_OPPS>,
+    /// The longest `clock-latency-ns` of its OPPs (0 when none gives one):
+    /// how long a frequency change takes to come into effect (§6.2).
+    pub transition_latency_ns: u32,
 }
 
 impl PerfDomain {

@@ -417,6 +417,7 @@ impl BoardInfo {
                         problem: "names no operating-points-v2 table",
                     })?;
             let mut opps: Vec<Opp, MAX_OPPS> = Vec::new();
+            let mut transition_latency_ns = 0u32;
             for opp in children(table) {
                 let opp = opp.map_err(|()| bad("unreadable OPP node"))?;
                 let hz = property(&opp, "opp-hz")
@@ -432,6 +433,15 @@ impl BoardInfo {
                 if opps.last().is_some_and(|last| last.hz >= hz) {
                     return Err(bad("frequencies must increase down the table"));
                 }
+                // The table's transition latency is its OPPs' longest
+                // (`dev_pm_opp_get_max_clock_latency`).
+                if let Some(value) = property(&opp, "clock-latency-ns") {
+                    let latency = Some(value)
+                        .filter(|v| v.len() == 4)
+                        .map(be_u32)
+                        .ok_or(bad("clock-latency-ns must be one 32-bit value"))?;
+                    transition_latency_ns = transition_latency_ns.max(latency);
+                }
                 opps.push(Opp { hz, microvolt })
                     .map_err(|_| bad("more than 32 OPPs in one table"))?;
             }
@@ -440,7 +450,10 @@ impl BoardInfo {
             }
             // As many tables as CPUs at most: each CPU names one.
             let _ = read.push(phandle);
-            let _ = self.perf_domains.push(PerfDomain { opps });
+            let _ = self.perf_domains.push(PerfDomain {
+                opps,
+                transition_latency_ns,
+            });
             self.cpus[index].perf_domain = Some((read.len() - 1) as u8);
         }
         let with = self.cpus.iter().filter(|c| c.perf_domain.is_some()).count();

@@ -94,11 +94,15 @@ pub struct SchedConfig {
     /// with a `cpu.max` needs it (the host runner adds it), and sched-pipe's
     /// `quota_us=` implies it.
     pub cfs_bandwidth: bool,
+    /// `governor=schedutil|performance|powersave`: what sets each performance
+    /// domain's frequency on a board with OPP tables (§6; Linux's
+    /// `cpufreq.default_governor=`).
+    pub governor: crate::schedutil::Governor,
 }
 
 impl SchedConfig {
     /// The option names, as the command line and the simulator's flags spell them.
-    pub const KEYS: [&'static str; 10] = [
+    pub const KEYS: [&'static str; 11] = [
         "sched",
         "hz",
         "hrtick",
@@ -109,6 +113,7 @@ impl SchedConfig {
         "bw_timer",
         "bw_seed",
         "cfs_bandwidth",
+        "governor",
     ];
 
     /// Every setting at its default.
@@ -122,6 +127,7 @@ impl SchedConfig {
         balance: true,
         bandwidth_timer: crate::bandwidth::PeriodTimerStart::Random { seed: 0 },
         cfs_bandwidth: false,
+        governor: crate::schedutil::Governor::Schedutil,
     };
 
     /// Reads `key=value` words of [`SchedConfig::KEYS`] only (the simulator's
@@ -171,6 +177,13 @@ impl SchedConfig {
                 }
             },
             cfs_bandwidth: words.flag("cfs_bandwidth", default.cfs_bandwidth)?,
+            governor: match words.get("governor") {
+                None => default.governor,
+                Some((word, name)) => crate::schedutil::Governor::parse(name).ok_or(error(
+                    word,
+                    Problem::NotOneOf("schedutil, performance, powersave"),
+                ))?,
+            },
         })
     }
 
@@ -383,7 +396,7 @@ impl fmt::Display for BootOptionError<'_> {
 }
 
 /// The option keys Fairway knows.
-const KEYS: [&str; 26] = [
+const KEYS: [&str; 27] = [
     "sched",
     "hz",
     "hrtick",
@@ -394,6 +407,7 @@ const KEYS: [&str; 26] = [
     "bw_timer",
     "bw_seed",
     "cfs_bandwidth",
+    "governor",
     "icount",
     "dtb",
     "dtb_size",

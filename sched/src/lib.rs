@@ -57,6 +57,7 @@ pub mod boot_options;
 pub mod class;
 pub mod class_stack;
 pub mod cpu_core;
+pub mod cpufreq;
 pub mod energy;
 pub mod fair;
 pub mod idle_class;

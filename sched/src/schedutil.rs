@@ -17,6 +17,27 @@ pub enum Governor {
     Powersave,
 }
 
+impl Governor {
+    /// The governor `governor=` names.
+    pub fn parse(name: &str) -> Option<Self> {
+        match name {
+            "schedutil" => Some(Governor::Schedutil),
+            "performance" => Some(Governor::Performance),
+            "powersave" => Some(Governor::Powersave),
+            _ => None,
+        }
+    }
+
+    /// The name `governor=` takes.
+    pub fn name(self) -> &'static str {
+        match self {
+            Governor::Schedutil => "schedutil",
+            Governor::Performance => "performance",
+            Governor::Powersave => "powersave",
+        }
+    }
+}
+
 /// `map_util_perf` (v6.8+): the utilization with schedutil's 25 % headroom.
 pub fn map_util_perf(util: u64) -> u64 {
     util + (util >> 2)
@@ -31,6 +52,34 @@ pub fn effective_cpu_perf(actual: u64, min: u64, max: u64) -> u64 {
     }
     let actual = map_util_perf(actual);
     min.max(actual.min(max))
+}
+
+/// `sugov_get_util` (v6.8+, §6.1 and §3.4): the performance a CPU asks for.
+///
+/// - `cpu_util_cfs_boost`: the root run queue's `max(util_avg, runnable_avg,
+///   util_est)` (runnable boosting, util_est), at most the CPU's capacity;
+/// - `effective_cpu_util`'s bounds: the floor is the run queue's uclamp_min
+///   (`uclamp` = `Some([min, max])`) or, with uclamp unused (`None`) and an
+///   RT task runnable, the whole capacity; the cap is uclamp_max, at most the
+///   capacity (Fairway tracks no IRQ, RT or deadline utilization to add);
+/// - [`effective_cpu_perf`] between the two.
+pub fn cpu_perf(
+    signals: &crate::run_queue::RunQueueSignals,
+    capacity: u64,
+    uclamp: Option<[u64; 2]>,
+    rt_runnable: bool,
+) -> u64 {
+    let util = signals
+        .util_avg
+        .max(signals.runnable_avg)
+        .max(signals.util_est)
+        .min(capacity);
+    let (min, max) = match uclamp {
+        Some([min, max]) => (min, max.min(capacity)),
+        None if rt_runnable => (capacity, capacity),
+        None => (0, capacity),
+    };
+    effective_cpu_perf(util, min, max)
 }
 
 /// `get_next_freq` with frequency invariance (§6.1): the frequency that
@@ -145,6 +194,54 @@ mod tests {
         assert_eq!(effective_cpu_perf(600, 0, 512), 512, "at the cap");
         assert_eq!(effective_cpu_perf(500, 0, 512), 512, "625 capped");
         assert_eq!(effective_cpu_perf(400, 0, 1024), 500);
+    }
+
+    /// The CPU's request: boosted utilization with headroom, bounded by
+    /// uclamp, or the whole capacity for RT without uclamp.
+    #[test]
+    fn a_cpus_request() {
+        use crate::run_queue::RunQueueSignals;
+        let signals = |util_avg, runnable_avg, util_est| RunQueueSignals {
+            nr_running: 1,
+            util_avg,
+            load_avg: 0,
+            runnable_avg,
+            util_est,
+        };
+        assert_eq!(cpu_perf(&signals(300, 200, 100), 1024, None, false), 375);
+        assert_eq!(
+            cpu_perf(&signals(300, 400, 100), 1024, None, false),
+            500,
+            "runnable boost"
+        );
+        assert_eq!(
+            cpu_perf(&signals(100, 0, 320), 1024, None, false),
+            400,
+            "util_est"
+        );
+        assert_eq!(
+            cpu_perf(&signals(600, 0, 0), 446, None, false),
+            446,
+            "at most the capacity"
+        );
+        assert_eq!(
+            cpu_perf(&signals(0, 0, 0), 446, None, true),
+            446,
+            "RT without uclamp"
+        );
+        assert_eq!(
+            cpu_perf(&signals(0, 0, 0), 1024, Some([0, 1024]), true),
+            0,
+            "RT with uclamp"
+        );
+        assert_eq!(
+            cpu_perf(&signals(100, 0, 0), 1024, Some([300, 1024]), false),
+            300
+        );
+        assert_eq!(
+            cpu_perf(&signals(700, 0, 0), 1024, Some([0, 512]), false),
+            512
+        );
     }
 
     /// A shared policy takes its CPUs' maximum; performance and powersave

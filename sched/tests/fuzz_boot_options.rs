@@ -17,8 +17,9 @@ use fairway_sched::boot_options::{
     BootOptions, HackbenchOptions, LoadedBlob, MAX_BOOTARGS, PolicyChoice, Problem, RtAppOptions,
     SchedConfig, SchedPipeOptions, Workload,
 };
+use fairway_sched::schedutil::Governor;
 
-const KEYS: [&str; 32] = [
+const KEYS: [&str; 33] = [
     "sched",
     "hz",
     "hrtick",
@@ -29,6 +30,7 @@ const KEYS: [&str; 32] = [
     "bw_timer",
     "bw_seed",
     "cfs_bandwidth",
+    "governor",
     "icount",
     "dtb",
     "dtb_size",
@@ -54,7 +56,10 @@ const KEYS: [&str; 32] = [
     "ｈｚ",
 ];
 
-const VALUES: [&str; 34] = [
+const VALUES: [&str; 37] = [
+    "schedutil",
+    "performance",
+    "powersave",
     "aligned",
     "period10",
     "random",
@@ -183,6 +188,11 @@ fn options() -> impl Strategy<Value = BootOptions> {
         prop::option::of(blob),
         workload,
         (0..3u8, any::<u64>(), any::<bool>()),
+        prop::sample::select(vec![
+            Governor::Schedutil,
+            Governor::Performance,
+            Governor::Powersave,
+        ]),
     )
         .prop_map(
             |(
@@ -193,6 +203,7 @@ fn options() -> impl Strategy<Value = BootOptions> {
                 loaded_dtb,
                 workload,
                 (start, seed, cfs_bandwidth),
+                governor,
             )| {
                 // sched-pipe's quota_us implies cfs_bandwidth=1.
                 let quota = matches!(workload, Workload::SchedPipe(p) if p.quota_us > 0);
@@ -211,6 +222,7 @@ fn options() -> impl Strategy<Value = BootOptions> {
                             _ => PeriodTimerStart::Random { seed },
                         },
                         cfs_bandwidth: cfs_bandwidth || quota,
+                        governor,
                     },
                     icount,
                     loaded_dtb,

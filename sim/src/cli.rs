@@ -29,6 +29,9 @@ usage: fairway-sim SCENARIO.json [options]
   --bw_seed N                the seed of bw_timer=random (default 0)
   --cfs_bandwidth 0|1        build the run queues with bandwidth control even when no
                              group has a cpu.max (default 0: only when one has)
+  --governor schedutil       the kernel's governor option; the simulator has no DVFS
+                             yet and holds each CPU at its --frequency-scales, so
+                             only the default is accepted
   --tick-phase T             ticks fall at T + k/HZ (default 0: at k/HZ)
   --sample-interval T        CSV sampling period (default 1ms)
   --csv FILE                 write the signals CSV
@@ -215,6 +218,13 @@ pub fn parse_args(args: &[String]) -> Result<Options, SimError> {
             .unwrap_or(&problem);
         SimError::Config(format!("--{key} {value}{problem}"))
     })?;
+    if options.sched.governor != fairway_sched::schedutil::Governor::Schedutil {
+        return Err(SimError::Config(format!(
+            "--governor {}: the simulator has no DVFS yet (it holds each CPU at its \
+             --frequency-scales); only schedutil, the default, is accepted",
+            options.sched.governor.name()
+        )));
+    }
     options.scenario =
         scenario.ok_or_else(|| SimError::Config(format!("no scenario file\n{USAGE}")))?;
     Ok(options)
@@ -494,7 +504,7 @@ mod tests {
         assert_eq!(
             options.sched.to_string(),
             "sched=cfs hz=1000 hrtick=1 skew_tick=0 slice_us=2000 uclamp=1 balance=0 \
-             bw_timer=random bw_seed=0 cfs_bandwidth=0"
+             bw_timer=random bw_seed=0 cfs_bandwidth=0 governor=schedutil"
         );
         for (flag, value, message) in [
             ("--hz", "abc", "--hz abc: not a number"),
@@ -506,6 +516,17 @@ mod tests {
             ),
             ("--hz", "5", "--hz 5: outside 10..=10000"),
             ("--hz", "", "--hz : not a value"),
+            (
+                "--governor",
+                "ondemand",
+                "--governor ondemand: must be one of schedutil, performance, powersave",
+            ),
+            (
+                "--governor",
+                "powersave",
+                "--governor powersave: the simulator has no DVFS yet (it holds each CPU at its \
+                 --frequency-scales); only schedutil, the default, is accepted",
+            ),
         ] {
             let error = parse_args(&args(&["s.json", flag, value])).unwrap_err();
             assert_eq!(error.to_string(), message);

@@ -730,6 +730,7 @@ fn scheduler_tick(cpu: usize) {
     let now = now_ns();
     note_tick_gap(cpu, rq.core.current().is_some(), now);
     account_runtime(rq.current(), now);
+    let perf = crate::cpufreq::active().then(|| frequency_tick(cpu, rq.core.run_queue_mut()));
     if rq.core.sched_tick(now).resched {
         percpu::of(cpu).need_resched.store(true, Ordering::Relaxed);
     }
@@ -737,9 +738,38 @@ fn scheduler_tick(cpu: usize) {
     super::groups::exchange_group_load(cpu, &mut rq.core, now);
     super::balance::publish(cpu, &rq);
     drop(rq);
+    if let Some(perf) = perf {
+        crate::cpufreq::update(cpu, perf, now);
+    }
     // Grants whose call-function IPI found the mailbox full.
     super::bandwidth::apply_pending_grants(cpu);
     super::balance::periodic(cpu);
+}
+
+/// The tick's part in DVFS (`arch_scale_freq_tick` and schedutil's tick
+/// call, §2.3 and §6.2): the frequency scale in effect goes into the run
+/// queue's PELT before the tick updates it, and the CPU's performance
+/// request is computed (`sugov_get_util`) for the governor.
+fn frequency_tick(cpu: usize, queue: &mut RunQueue) -> u64 {
+    use fairway_sched::uclamp::ClampId;
+    let scale = percpu::of(cpu).frequency_scale.load(Ordering::Relaxed);
+    let mut capacity = queue.cpu_capacity();
+    if capacity.frequency_scale != scale {
+        capacity.frequency_scale = scale;
+        queue.set_cpu_capacity(capacity);
+    }
+    let uclamp = queue.uclamp_enabled().then(|| {
+        [
+            u64::from(queue.uclamp_value(ClampId::Min)),
+            u64::from(queue.uclamp_value(ClampId::Max)),
+        ]
+    });
+    fairway_sched::schedutil::cpu_perf(
+        &queue.signals(),
+        u64::from(capacity.capacity_orig),
+        uclamp,
+        queue.rt().highest_queued_priority().is_some(),
+    )
 }
 
 /// This CPU's idle loop: wait for interrupts, schedule when asked.

@@ -137,16 +137,22 @@ fn ns(us: i64) -> u64 {
     (us.max(0) as u64).saturating_mul(1000)
 }
 
-/// Busy-works until `us` µs of capacity-invariant work are done.
+/// Busy-works until `us` µs of capacity- and frequency-invariant work are
+/// done: each stretch of CPU time counts `capacity × frequency_scale / 1024`
+/// per ns, so W µs take `W × 1024 / capacity × fmax / f` µs of CPU time at
+/// frequency f (docs/boards.md), and a frequency change during the run
+/// changes its pace from the next stretch (a few hundred ns).
 fn run_work(us: i64) {
-    let target = u128::from(ns(us)) * 1024;
+    let target = u128::from(ns(us)) * 1024 * 1024;
     let mut done: u128 = 0;
     let mut last = current_runtime_ns();
     while done < target && !STOPPED.load(Ordering::Relaxed) {
         core::hint::spin_loop();
         let runtime = current_runtime_ns();
-        let capacity = percpu::of(this_cpu()).capacity.load(Ordering::Relaxed);
-        done += u128::from(runtime.saturating_sub(last)) * u128::from(capacity);
+        let cpu = percpu::of(this_cpu());
+        let capacity = cpu.capacity.load(Ordering::Relaxed);
+        let scale = cpu.frequency_scale.load(Ordering::Relaxed);
+        done += u128::from(runtime.saturating_sub(last)) * u128::from(capacity * scale);
         last = last.max(runtime);
     }
 }
@@ -447,8 +453,13 @@ fn end_of_run(run: &Run) {
         .unwrap_or_else(CpuCounters::now);
     let window = RunWindow::close(start, &tasks);
     snapshot_group_stats();
+    ENERGY.call_once(crate::cpufreq::report);
     ENDED.call_once(|| (now, tasks, window));
 }
+
+/// The performance domains' meters at the end of the run (empty without
+/// DVFS).
+static ENERGY: Once<Vec<crate::cpufreq::DomainReport>> = Once::new();
 
 /// The deadline's timer (interrupt context): the run is over.
 fn deadline_passed(_: usize) {
@@ -629,6 +640,7 @@ fn starter_main(_: usize) {
     let run = RUN.get().expect("scenario set before its starter");
     sleep_until(run.start);
     STARTED_COUNTERS.call_once(CpuCounters::now);
+    crate::cpufreq::restart_meters();
     let cpus = percpu::nr_online();
     let mut load = alloc::vec![0usize; cpus];
     let mut outcome = Ok(());
@@ -935,6 +947,25 @@ fn report(run: &Run, elapsed: u64) {
                 .unwrap_or(0);
             names.push(alloc::format!("max_throttle_debt_ns.cpu{cpu}"));
             values.push(debt);
+        }
+    }
+    // The energy meter (docs/boards.md): per performance domain, its energy,
+    // frequency changes and time at each frequency it used.
+    for (index, domain) in ENERGY
+        .get()
+        .map_or(&[][..], Vec::as_slice)
+        .iter()
+        .enumerate()
+    {
+        names.push(alloc::format!("energy_nj.pd{index}"));
+        values.push(domain.energy_nj);
+        names.push(alloc::format!("freq_changes.pd{index}"));
+        values.push(domain.changes);
+        for (khz, &ns) in domain.frequencies.iter().zip(&domain.residency) {
+            if ns > 0 {
+                names.push(alloc::format!("residency_us.pd{index}.{}mhz", khz / 1000));
+                values.push(ns / 1000);
+            }
         }
     }
     let created = INSTANCES_CREATED.load(Ordering::Acquire) as u64;

@@ -25,6 +25,7 @@ mod agree;
 mod bandwidth_cases;
 mod bandwidth_experiment;
 mod board;
+mod board_cases;
 mod citations;
 mod experiment;
 mod qemu;

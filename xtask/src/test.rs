@@ -718,6 +718,7 @@ fn cases() -> Vec<Case> {
     );
     cases.extend(crate::workload_cases::cases());
     cases.extend(crate::bandwidth_cases::cases());
+    cases.extend(crate::board_cases::cases());
     cases
 }
 

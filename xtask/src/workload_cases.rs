@@ -101,7 +101,7 @@ fn medium_never_waits(lines: &[String]) -> Result<(), String> {
 
 /// `docs/linux-sched-reference.md` §2.8, "Periodic tasks in steady state": a 25 % duty,
 /// 16 ms period task alone on a CPU swings between 225 and 288.
-fn periodic_util_in_reference_range(lines: &[String]) -> Result<(), String> {
+pub(crate) fn periodic_util_in_reference_range(lines: &[String]) -> Result<(), String> {
     let low = value_in(lines, "metric name=util_min.periodic ", "value")?;
     let high = value_in(lines, "metric name=util_max.periodic ", "value")?;
     if (225..=288).contains(&low) && (225..=288).contains(&high) {

@@ -69,6 +69,11 @@ impl fmt::Display for SchedConfig {
             PeriodTimerStart::Period10 => write!(f, " bw_timer=period10"),
             PeriodTimerStart::Random { seed } => write!(f, " bw_timer=random bw_seed={seed}"),
         }?;
-        write!(f, " cfs_bandwidth={}", flag(self.cfs_bandwidth))
+        write!(
+            f,
+            " cfs_bandwidth={} governor={}",
+            flag(self.cfs_bandwidth),
+            self.governor.name()
+        )
     }
 }

@@ -1,0 +1,243 @@
+//! DVFS on the board's performance domains (docs/boards.md, "Frequencies and
+//! energy"): one cpufreq policy per OPP table, its governor
+//! (`governor=schedutil|performance|powersave`, §6), the frequency in effect
+//! published per CPU as `arch_scale_freq_capacity` (§2.3), and the energy
+//! meter (§5.1). The decisions are the scheduling core's
+//! ([`fairway_sched::cpufreq::FrequencyDomain`], shared with the simulator);
+//! this module carries them out: it feeds each CPU's request from its tick,
+//! applies a change at once or on a timer after the board's transition
+//! latency, and hands the meter each CPU's busy time at the instant of each
+//! change.
+//!
+//! On a board without OPP tables (`qemu-virt`) nothing here runs: every CPU
+//! stays at scale 1024.
+
+use alloc::vec::Vec;
+use core::sync::atomic::{AtomicBool, AtomicU8, Ordering};
+
+use fairway_sched::cpufreq::{DomainSpec, FrequencyChange, FrequencyDomain};
+use fairway_sched::schedutil::{Governor, default_rate_limit};
+use spin::Once;
+
+use crate::board::BoardInfo;
+use crate::config::MAX_CPUS;
+use crate::percpu;
+use crate::sync::IrqSpinLock;
+use crate::task::{idle_task_id, task};
+
+/// One domain: its CPUs (kernel numbers) and its policy.
+struct Domain {
+    cpus: heapless::Vec<usize, MAX_CPUS>,
+    policy: IrqSpinLock<FrequencyDomain>,
+}
+
+static DOMAINS: Once<Vec<Domain>> = Once::new();
+/// Whether any domain exists (the tick's one test on boards without).
+static ACTIVE: AtomicBool = AtomicBool::new(false);
+/// Each CPU's domain and its place in it (`u8::MAX`: none).
+static CPU_DOMAIN: [(AtomicU8, AtomicU8); MAX_CPUS] =
+    [const { (AtomicU8::new(u8::MAX), AtomicU8::new(0)) }; MAX_CPUS];
+
+/// Builds one policy per performance domain of `board`, with the energy
+/// model's power per state (zeros for a domain without a model), at the
+/// governor's initial frequency. Logs each domain.
+pub fn init(board: &BoardInfo, governor: Governor) {
+    let now = crate::arch::timer::now_ns();
+    let models = crate::energy::models();
+    let mut domains = Vec::new();
+    for (index, table) in board.perf_domains.iter().enumerate() {
+        let mut cpus = heapless::Vec::<usize, MAX_CPUS>::new();
+        for (cpu, info) in board.cpus.iter().enumerate() {
+            if info.perf_domain == Some(index as u8) {
+                let _ = cpus.push(cpu);
+            }
+        }
+        let Some(&first) = cpus.first() else { continue };
+        let mask = cpus.iter().fold(0u32, |m, &c| m | 1 << c);
+        let power = models
+            .iter()
+            .find(|(model_cpus, _)| *model_cpus == mask)
+            .map_or_else(
+                || alloc::vec![0; table.opps.len()],
+                |(_, model)| model.states.iter().map(|s| s.power).collect(),
+            );
+        let latency = u64::from(table.transition_latency_ns);
+        let spec = DomainSpec {
+            frequencies: table.opps.iter().map(|opp| opp.hz / 1000).collect(),
+            power,
+            idle_power: 0,
+            capacity: u64::from(board.cpus[first].capacity),
+            cpus: cpus.len(),
+            governor,
+            rate_limit: default_rate_limit(latency),
+            transition_latency: latency,
+        };
+        let busy: heapless::Vec<u64, MAX_CPUS> = cpus.iter().map(|&c| busy_ns(c, now)).collect();
+        match FrequencyDomain::new(spec, now, &busy) {
+            Ok(policy) => {
+                for (slot, &cpu) in cpus.iter().enumerate() {
+                    CPU_DOMAIN[cpu]
+                        .0
+                        .store(domains.len() as u8, Ordering::Relaxed);
+                    CPU_DOMAIN[cpu].1.store(slot as u8, Ordering::Relaxed);
+                    percpu::of(cpu)
+                        .frequency_scale
+                        .store(policy.frequency_scale(), Ordering::Relaxed);
+                }
+                defmt::info!(
+                    "cpufreq: perf domain {=usize} (cpus {=u32:#x}): {=str}, {=u64} MHz, rate limit {=u64} us, transition latency {=u64} ns",
+                    index,
+                    mask,
+                    governor.name(),
+                    policy.frequency() / 1000,
+                    policy.spec().rate_limit / 1000,
+                    latency
+                );
+                domains.push(Domain {
+                    cpus,
+                    policy: IrqSpinLock::new(policy),
+                });
+            }
+            Err(error) => defmt::warn!(
+                "cpufreq: perf domain {=usize}: no policy ({})",
+                index,
+                defmt::Debug2Format(&error)
+            ),
+        }
+    }
+    ACTIVE.store(!domains.is_empty(), Ordering::Release);
+    DOMAINS.call_once(|| domains);
+}
+
+/// Whether the board has performance domains.
+#[inline]
+pub fn active() -> bool {
+    ACTIVE.load(Ordering::Relaxed)
+}
+
+/// CPU `cpu`'s busy time counter at `now`: the time it did not run its idle
+/// task (the idle task's runtime, with its current stretch if it runs).
+/// Read from another CPU, it may lag that CPU's last switch by the
+/// switch's own few instructions.
+fn busy_ns(cpu: usize, now: u64) -> u64 {
+    let idle_id = idle_task_id(cpu);
+    let idle = task(idle_id);
+    let mut idle_ns = idle.sum_exec_runtime.load(Ordering::Relaxed);
+    if percpu::of(cpu).current_task.load(Ordering::Relaxed) == idle_id.0 {
+        idle_ns += now.saturating_sub(idle.exec_start.load(Ordering::Relaxed));
+    }
+    now.saturating_sub(idle_ns)
+}
+
+fn busy_of(domain: &Domain, now: u64) -> heapless::Vec<u64, MAX_CPUS> {
+    domain.cpus.iter().map(|&c| busy_ns(c, now)).collect()
+}
+
+/// CPU `cpu` asks for performance `perf` (`sugov_update_shared`, from its
+/// tick): a change the governor makes takes effect now, or after the
+/// transition latency on the domain's timer.
+pub fn update(cpu: usize, perf: u64, now: u64) {
+    let index = CPU_DOMAIN[cpu].0.load(Ordering::Relaxed);
+    let Some(domain) = DOMAINS.get().and_then(|d| d.get(usize::from(index))) else {
+        return;
+    };
+    let slot = usize::from(CPU_DOMAIN[cpu].1.load(Ordering::Relaxed));
+    let mut policy = domain.policy.lock();
+    let Some(change) = policy.request(slot, perf, now) else {
+        return;
+    };
+    if change.at <= now {
+        apply(domain, &mut policy, change);
+    } else {
+        drop(policy);
+        let encoded = usize::from(index) | change.index << 8;
+        crate::hrtimer::start(
+            crate::hrtimer::cpufreq_timer(usize::from(index)),
+            change.at,
+            change_due,
+            encoded,
+        );
+    }
+}
+
+/// The domain's timer: carries out the change it was armed for, if it is
+/// still the one pending (`argument`: the domain, and the OPP << 8).
+fn change_due(argument: usize) {
+    let Some(domain) = DOMAINS.get().and_then(|d| d.get(argument & 0xff)) else {
+        return;
+    };
+    let mut policy = domain.policy.lock();
+    if let Some(change) = policy.pending()
+        && change.index == argument >> 8
+    {
+        apply(domain, &mut policy, change);
+    }
+}
+
+fn apply(domain: &Domain, policy: &mut FrequencyDomain, change: FrequencyChange) {
+    let busy = busy_of(domain, change.at);
+    if policy.apply(change, &busy) {
+        let scale = policy.frequency_scale();
+        for &cpu in &domain.cpus {
+            percpu::of(cpu)
+                .frequency_scale
+                .store(scale, Ordering::Relaxed);
+        }
+    }
+}
+
+/// Starts every meter afresh at now (the start of a run's window).
+pub fn restart_meters() {
+    let now = crate::arch::timer::now_ns();
+    for domain in DOMAINS.get().map_or(&[][..], Vec::as_slice) {
+        let busy = busy_of(domain, now);
+        domain.policy.lock().restart_meter(now, &busy);
+    }
+}
+
+/// One domain's figures at the end of a run.
+pub struct DomainReport {
+    /// Its CPUs, a mask.
+    pub cpus: u32,
+    /// The frequencies, kHz.
+    pub frequencies: Vec<u64>,
+    /// The domain's time at each frequency, ns.
+    pub residency: Vec<u64>,
+    /// Each CPU's busy time (summed over the frequencies) and idle time, ns.
+    pub busy: Vec<(usize, u64, u64)>,
+    /// Frequency changes carried out.
+    pub changes: u64,
+    /// Energy, nJ.
+    pub energy_nj: u64,
+}
+
+/// Brings every meter up to now and returns the domains' figures since
+/// [`restart_meters`] (or boot; empty on a board without domains).
+pub fn report() -> Vec<DomainReport> {
+    let now = crate::arch::timer::now_ns();
+    let Some(domains) = DOMAINS.get() else {
+        return Vec::new();
+    };
+    domains
+        .iter()
+        .map(|domain| {
+            let mut policy = domain.policy.lock();
+            let busy = busy_of(domain, now);
+            policy.update_meter(now, &busy);
+            let meter = policy.meter();
+            DomainReport {
+                cpus: domain.cpus.iter().fold(0u32, |m, &c| m | 1 << c),
+                frequencies: policy.spec().frequencies.clone(),
+                residency: meter.residency.clone(),
+                busy: domain
+                    .cpus
+                    .iter()
+                    .enumerate()
+                    .map(|(slot, &cpu)| (cpu, meter.busy[slot].iter().sum(), meter.idle[slot]))
+                    .collect(),
+                changes: meter.changes,
+                energy_nj: policy.energy_nanojoules(),
+            }
+        })
+        .collect()
+}

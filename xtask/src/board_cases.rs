@@ -1,0 +1,156 @@
+//! The heterogeneous boards' execution model (issue 13, docs/boards.md): a
+//! task's `run` work is µs at capacity 1024 and the highest frequency, so it
+//! takes `work × 1024 / capacity × 1024 / frequency_scale` of CPU time, and
+//! the energy meter counts the busy time at each operating point times the
+//! energy model's power there. Each case runs one 10 ms `run` pinned to one
+//! CPU under a governor that holds one frequency, and checks the task's CPU
+//! time and its domain's energy against those formulas, worked here from
+//! docs/linux-sched-reference.md §7.2, §7.3 and §5.1 (not from the kernel's
+//! output).
+
+use crate::test::Case;
+
+/// The work every case runs: 10 ms (`tests/scenarios/run-10ms-cpu*.json`).
+const WORK_NS: u64 = 10_000_000;
+/// The kernel accounts a running task's time at its switches and ticks, so
+/// the report's runtime of a task still running as the run ends misses up to
+/// one tick (HZ 250).
+const TICK_NS: u64 = 4_000_000;
+/// Busy time on the task's CPU besides the work: the starter and `main`
+/// creating the task and ending the run, and the switches (measured: 6.6 µs
+/// on Juno r0's CPU 0).
+const OTHER_BUSY_NS: u64 = 100_000;
+
+/// The CPU time `WORK_NS` of work takes on a CPU of `capacity` at frequency
+/// scale `scale` (`f × 1024 / fmax`, floored as Linux's
+/// `arch_scale_freq_capacity`).
+fn cpu_time_ns(capacity: u64, scale: u64) -> u64 {
+    WORK_NS * 1024 * 1024 / (capacity * scale)
+}
+
+/// The task `work`'s runtime and the metric `energy_nj.pdN`.
+fn figures(lines: &[String], domain: usize) -> Result<(u64, u64), String> {
+    let runtime = lines
+        .iter()
+        .filter(|l| l.contains("report: task ") && l.contains(" name=work "))
+        .find_map(|l| {
+            l.split_whitespace()
+                .find_map(|w| w.strip_prefix("runtime_ns="))
+                .and_then(|v| v.parse().ok())
+        })
+        .ok_or("no report line of task work with a runtime_ns")?;
+    let key = format!("report: metric name=energy_nj.pd{domain} value=");
+    let energy = lines
+        .iter()
+        .find_map(|l| l.split(&key).nth(1).and_then(|v| v.trim().parse().ok()))
+        .ok_or(format!("no metric energy_nj.pd{domain}"))?;
+    Ok((runtime, energy))
+}
+
+/// Checks the runtime (within one tick below the analytic CPU time, none
+/// above it) and the energy (`power × busy time`, the busy time between the
+/// work's and `OTHER_BUSY_NS` more).
+fn check(
+    lines: &[String],
+    domain: usize,
+    capacity: u64,
+    scale: u64,
+    power_uw: u64,
+) -> Result<(), String> {
+    let (runtime, energy) = figures(lines, domain)?;
+    let expected = cpu_time_ns(capacity, scale);
+    if runtime > expected || runtime + TICK_NS < expected {
+        return Err(format!(
+            "10 ms of work at capacity {capacity}, scale {scale}: runtime {runtime} ns, expected \
+             {expected} ns (10 ms x 1024 / {capacity} x 1024 / {scale}) within one tick below"
+        ));
+    }
+    let low = power_uw * expected / 1_000_000;
+    let high = power_uw * (expected + OTHER_BUSY_NS) / 1_000_000;
+    if !(low..=high).contains(&energy) {
+        return Err(format!(
+            "energy of perf domain {domain}: {energy} nJ, expected {power_uw} uW x the busy time: \
+             {low} to {high} nJ"
+        ));
+    }
+    Ok(())
+}
+
+/// Juno r0, CPU 0 (LITTLE, capacity 446), `performance`: 850 MHz (scale
+/// 1024, 119,000 µW): 10 × 1024 / 446 = 22.96 ms, 2.732 mJ.
+fn juno_r0_little_fmax(lines: &[String]) -> Result<(), String> {
+    check(lines, 0, 446, 1024, 119_000)
+}
+
+/// Juno r0, CPU 0, `powersave`: 450 MHz, scale 450 × 1024 / 850 = 542
+/// (42,361 µW): 43.38 ms, 1.838 mJ.
+fn juno_r0_little_450(lines: &[String]) -> Result<(), String> {
+    check(lines, 0, 446, 542, 42_361)
+}
+
+/// Juno r2, CPU 1 (A72, capacity 1024), `performance`: 1200 MHz (540,000
+/// µW): 10 ms, 5.4 mJ.
+fn juno_r2_big_fmax(lines: &[String]) -> Result<(), String> {
+    check(lines, 1, 1024, 1024, 540_000)
+}
+
+/// Juno r2, CPU 1, `powersave`: 600 MHz, half the highest (scale 512,
+/// 181,548 µW): the same work takes twice as long, 20 ms, 3.631 mJ.
+fn juno_r2_big_half(lines: &[String]) -> Result<(), String> {
+    check(lines, 1, 1024, 512, 181_548)
+}
+
+/// The cases.
+pub(crate) fn cases() -> Vec<Case> {
+    let case = |name: &str, board: &'static str, scenario: &'static str, options: &str| {
+        Case::new(format!("board-{name}"), "fairway")
+            .board(board)
+            .cpus(6)
+            .icount()
+            .scenario(scenario)
+            .append(options.to_string())
+            .contains("report: metric name=freq_changes.pd0 value=0")
+    };
+    vec![
+        case(
+            "juno-r0-little-10ms-fmax",
+            "juno-r0",
+            "tests/scenarios/run-10ms-cpu0.json",
+            "governor=performance",
+        )
+        .check(juno_r0_little_fmax),
+        case(
+            "juno-r0-little-10ms-450mhz",
+            "juno-r0",
+            "tests/scenarios/run-10ms-cpu0.json",
+            "governor=powersave",
+        )
+        .check(juno_r0_little_450),
+        case(
+            "juno-r2-big-10ms-fmax",
+            "juno-r2",
+            "tests/scenarios/run-10ms-cpu1.json",
+            "governor=performance",
+        )
+        .check(juno_r2_big_fmax),
+        case(
+            "juno-r2-big-10ms-half-frequency",
+            "juno-r2",
+            "tests/scenarios/run-10ms-cpu1.json",
+            "governor=powersave",
+        )
+        .check(juno_r2_big_half),
+        // PELT's frequency invariance (§2.3): 4 ms of work every 16 ms at
+        // half frequency keeps the CPU busy 50 % of the wall time, and its
+        // util_avg must swing where §2.8's vector "50 % wall duty on a
+        // cap-1024 CPU at half freq" puts it, 225..288 (about 256, not 512).
+        case(
+            "juno-r2-big-half-frequency-util",
+            "juno-r2",
+            "tests/scenarios/periodic-work4ms-16ms-cpu1.json",
+            "governor=powersave util_sample_us=250",
+        )
+        .contains("report: metric name=util_min.periodic")
+        .check(crate::workload_cases::periodic_util_in_reference_range),
+    ]
+}
