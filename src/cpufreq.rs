@@ -23,7 +23,7 @@ use crate::board::BoardInfo;
 use crate::config::MAX_CPUS;
 use crate::percpu;
 use crate::sync::IrqSpinLock;
-use crate::task::{idle_task_id, task};
+use crate::task::{idle_task_id, runtime_ns_on};
 
 /// One domain: its CPUs (kernel numbers) and its policy.
 struct Domain {
@@ -120,13 +120,7 @@ pub fn active() -> bool {
 /// Read from another CPU, it may lag that CPU's last switch by the
 /// switch's own few instructions.
 fn busy_ns(cpu: usize, now: u64) -> u64 {
-    let idle_id = idle_task_id(cpu);
-    let idle = task(idle_id);
-    let mut idle_ns = idle.sum_exec_runtime.load(Ordering::Relaxed);
-    if percpu::of(cpu).current_task.load(Ordering::Relaxed) == idle_id.0 {
-        idle_ns += now.saturating_sub(idle.exec_start.load(Ordering::Relaxed));
-    }
-    now.saturating_sub(idle_ns)
+    now.saturating_sub(runtime_ns_on(idle_task_id(cpu), cpu, now))
 }
 
 fn busy_of(domain: &Domain, now: u64) -> heapless::Vec<u64, MAX_CPUS> {

@@ -401,6 +401,21 @@ pub fn set_affinity(id: TaskId, affinity: CpuMask) -> Result<(), ParamError> {
     Ok(())
 }
 
+/// Task `id`'s total runtime at `now` if it last ran on `cpu`, with the
+/// stretch it is running there now: `sum_exec_runtime` is brought up to
+/// date only at switches and ticks, so a task (or an idle task) read while
+/// it runs would miss up to a tick. Read from another CPU, it may be off by
+/// the few instructions of a switch under way.
+pub fn runtime_ns_on(id: TaskId, cpu: usize, now: u64) -> u64 {
+    let slot = task(id);
+    let sum = slot.sum_exec_runtime.load(Ordering::Relaxed);
+    if crate::percpu::of(cpu).current_task.load(Ordering::Relaxed) == id.0 {
+        sum + now.saturating_sub(slot.exec_start.load(Ordering::Relaxed))
+    } else {
+        sum
+    }
+}
+
 /// The calling task's total runtime including the current stretch, in ns.
 pub fn current_runtime_ns() -> u64 {
     let irq_state = crate::arch::cpu::irq_save();

@@ -61,10 +61,12 @@ pub struct TaskCounters {
 }
 
 impl TaskCounters {
-    fn of(id: TaskId) -> Self {
+    /// Task `id`'s counters at `now` (its runtime with the stretch it may be
+    /// running).
+    fn of(id: TaskId, now: u64) -> Self {
         let slot = task(id);
         TaskCounters {
-            runtime_ns: slot.sum_exec_runtime.load(Ordering::Relaxed),
+            runtime_ns: crate::task::runtime_ns_on(id, slot.cpu(), now),
             wait_ns: slot.wait_total.load(Ordering::Relaxed),
             migrations: slot.migrations.load(Ordering::Relaxed),
             switches: slot.switches_in.load(Ordering::Relaxed),
@@ -84,14 +86,13 @@ pub struct CpuCounters {
 impl CpuCounters {
     /// The counters now.
     pub fn now() -> Self {
+        let now = crate::now_ns();
         CpuCounters {
-            at_ns: crate::now_ns(),
+            at_ns: now,
             cpus: (0..percpu::nr_online())
                 .map(|cpu| {
                     (
-                        task(idle_task_id(cpu))
-                            .sum_exec_runtime
-                            .load(Ordering::Relaxed),
+                        crate::task::runtime_ns_on(idle_task_id(cpu), cpu, now),
                         percpu::of(cpu).context_switches.load(Ordering::Relaxed),
                     )
                 })
@@ -115,10 +116,14 @@ pub struct RunWindow {
 impl RunWindow {
     /// Ends the window now: the CPUs' and `tasks`' counters.
     pub fn close(start: CpuCounters, tasks: &[(TaskId, u64)]) -> Self {
+        let end = CpuCounters::now();
         RunWindow {
-            end: CpuCounters::now(),
+            tasks: tasks
+                .iter()
+                .map(|&(id, _)| TaskCounters::of(id, end.at_ns))
+                .collect(),
+            end,
             start,
-            tasks: tasks.iter().map(|&(id, _)| TaskCounters::of(id)).collect(),
         }
     }
 }
@@ -184,7 +189,7 @@ pub fn print(results: &RunResults<'_>) {
         let counters = results
             .window
             .and_then(|window| window.tasks.get(index).copied())
-            .unwrap_or_else(|| TaskCounters::of(id));
+            .unwrap_or_else(|| TaskCounters::of(id, crate::now_ns()));
         let mut latency = slot.latency.lock();
         let Some(stats) = latency.as_mut() else {
             continue;

@@ -12,10 +12,9 @@ use crate::test::Case;
 
 /// The work every case runs: 10 ms (`tests/scenarios/run-10ms-cpu*.json`).
 const WORK_NS: u64 = 10_000_000;
-/// The kernel accounts a running task's time at its switches and ticks, so
-/// the report's runtime of a task still running as the run ends misses up to
-/// one tick (HZ 250).
-const TICK_NS: u64 = 4_000_000;
+/// The task's CPU time besides its work: its start, the last turn of the
+/// work loop (a few hundred ns) and its exit (measured: 2.2 µs).
+const TASK_OVERHEAD_NS: u64 = 20_000;
 /// Busy time on the task's CPU besides the work: the starter and `main`
 /// creating the task and ending the run, and the switches (measured: 6.6 µs
 /// on Juno r0's CPU 0).
@@ -47,8 +46,8 @@ fn figures(lines: &[String], domain: usize) -> Result<(u64, u64), String> {
     Ok((runtime, energy))
 }
 
-/// Checks the runtime (within one tick below the analytic CPU time, none
-/// above it) and the energy (`power × busy time`, the busy time between the
+/// Checks the runtime (the analytic CPU time, plus at most the task's own
+/// overhead; the issue allows a tick) and the energy (`power × busy time`, the busy time between the
 /// work's and `OTHER_BUSY_NS` more).
 fn check(
     lines: &[String],
@@ -59,10 +58,11 @@ fn check(
 ) -> Result<(), String> {
     let (runtime, energy) = figures(lines, domain)?;
     let expected = cpu_time_ns(capacity, scale);
-    if runtime > expected || runtime + TICK_NS < expected {
+    if runtime < expected || runtime > expected + TASK_OVERHEAD_NS {
         return Err(format!(
             "10 ms of work at capacity {capacity}, scale {scale}: runtime {runtime} ns, expected \
-             {expected} ns (10 ms x 1024 / {capacity} x 1024 / {scale}) within one tick below"
+             {expected} ns (10 ms x 1024 / {capacity} x 1024 / {scale}) to {} ns",
+            expected + TASK_OVERHEAD_NS
         ));
     }
     let low = power_uw * expected / 1_000_000;
