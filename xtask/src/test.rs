@@ -694,6 +694,23 @@ fn cases() -> Vec<Case> {
             .expect(Expect::Failure)
             .contains("/cpus/cpu/capacity-dmips-mhz: must be one non-zero u32 cell"),
     );
+    // Bad board data (issue 13): an OPP table whose frequencies fall, and an
+    // energy model whose power is above Linux's 64 W limit (§5.1), stop the
+    // boot with a message naming the node and the problem.
+    cases.push(
+        Case::new("dt-opp-table-not-increasing", "fairway")
+            .dts(|dts| with_opp_table(dts, 530, &[(900_000_000, 900_000), (800_000_000, 850_000)]))
+            .expect(Expect::Failure)
+            .contains("frequencies must increase down the table"),
+    );
+    cases.push(
+        Case::new("dt-energy-model-above-64w", "fairway")
+            .dts(|dts| with_opp_table(dts, 100_000_000, &[(1_000_000_000, 1_000_000)]))
+            .expect(Expect::Failure)
+            .contains(
+                "energy model refused: state 0: power 100000000000 uW is outside 1..=64000000",
+            ),
+    );
     let mut juno_like = Case::new("dt-juno-like-clusters", "boot")
         .dts(|dts| {
             let mut out = dts.to_string();
@@ -959,6 +976,33 @@ fn run_dtc(args: &[&str], input: &Path) -> Result<String, String> {
         ));
     }
     Ok(String::from_utf8_lossy(&output.stdout).into_owned())
+}
+
+/// QEMU's tree (4 CPUs) with every CPU given `dynamic-power-coefficient`
+/// and one OPP table of `(opp-hz, opp-microvolt)` (the malformed-board
+/// cases).
+fn with_opp_table(dts: &str, coefficient: u32, opps: &[(u64, u32)]) -> Result<String, String> {
+    let mut out = dts.to_string();
+    for cpu in 0..4 {
+        out = replace_once(
+            &out,
+            &format!("reg = <0x{cpu:02x}>;\n\t\t\tenable-method"),
+            &format!(
+                "reg = <0x{cpu:02x}>;\n\t\t\tdynamic-power-coefficient = <{coefficient}>;\n\t\t\t\
+                 operating-points-v2 = <&test_opp>;\n\t\t\tenable-method"
+            ),
+        )?;
+    }
+    out.push_str(
+        "\n/ {\n\ttest_opp: opp-table-test {\n\t\tcompatible = \"operating-points-v2\";\n",
+    );
+    for (hz, microvolt) in opps {
+        out.push_str(&format!(
+            "\t\topp-{hz} {{\n\t\t\topp-hz = /bits/ 64 <{hz}>;\n\t\t\topp-microvolt = <{microvolt}>;\n\t\t}};\n"
+        ));
+    }
+    out.push_str("\t};\n};\n");
+    Ok(out)
 }
 
 fn run_case(case: &Case, image: &Path, expect: Expect) -> Result<Vec<String>, String> {
