@@ -16,7 +16,7 @@ use alloc::vec::Vec;
 use core::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 
 use fairway_sched::cpufreq::{DomainSpec, FrequencyChange, FrequencyDomain};
-use fairway_sched::schedutil::{Governor, default_rate_limit};
+use fairway_sched::schedutil::{Governor, UpdateSites, default_rate_limit};
 use spin::Once;
 
 use crate::board::BoardInfo;
@@ -32,6 +32,8 @@ struct Domain {
 }
 
 static DOMAINS: Once<Vec<Domain>> = Once::new();
+/// `cpufreq_update=`: where the scheduler calls the governor.
+static SITES: Once<UpdateSites> = Once::new();
 /// Whether any domain exists (the tick's one test on boards without).
 static ACTIVE: AtomicBool = AtomicBool::new(false);
 /// Each CPU's domain and its place in it (`u8::MAX`: none).
@@ -41,7 +43,8 @@ static CPU_DOMAIN: [(AtomicU8, AtomicU8); MAX_CPUS] =
 /// Builds one policy per performance domain of `board`, with the energy
 /// model's power per state (zeros for a domain without a model), at the
 /// governor's initial frequency. Logs each domain.
-pub fn init(board: &BoardInfo, governor: Governor) {
+pub fn init(board: &BoardInfo, governor: Governor, sites: UpdateSites) {
+    SITES.call_once(|| sites);
     let now = crate::arch::timer::now_ns();
     let models = crate::energy::models();
     let mut domains = Vec::new();
@@ -107,6 +110,12 @@ pub fn init(board: &BoardInfo, governor: Governor) {
     }
     ACTIVE.store(!domains.is_empty(), Ordering::Release);
     DOMAINS.call_once(|| domains);
+}
+
+/// Where the scheduler calls the governor (`cpufreq_update=`).
+#[inline]
+pub fn update_sites() -> UpdateSites {
+    SITES.get().copied().unwrap_or(UpdateSites::Pelt)
 }
 
 /// Whether the board has performance domains.
@@ -201,8 +210,34 @@ pub struct DomainReport {
     pub busy: Vec<(usize, u64, u64)>,
     /// Frequency changes carried out.
     pub changes: u64,
+    /// Governor calls (requests, rate-limited or not).
+    pub governor_calls: u64,
     /// Energy, nJ.
     pub energy_nj: u64,
+}
+
+/// The domains' figures as report metrics: `energy_nj.pdN`,
+/// `governor_calls.pdN`, `freq_changes.pdN` and the time at each frequency
+/// used, `residency_us.pdN.<MHz>mhz`.
+pub fn metrics(domains: &[DomainReport]) -> Vec<(alloc::string::String, u64)> {
+    let mut metrics = Vec::new();
+    for (index, domain) in domains.iter().enumerate() {
+        metrics.push((alloc::format!("energy_nj.pd{index}"), domain.energy_nj));
+        metrics.push((
+            alloc::format!("governor_calls.pd{index}"),
+            domain.governor_calls,
+        ));
+        metrics.push((alloc::format!("freq_changes.pd{index}"), domain.changes));
+        for (khz, &ns) in domain.frequencies.iter().zip(&domain.residency) {
+            if ns > 0 {
+                metrics.push((
+                    alloc::format!("residency_us.pd{index}.{}mhz", khz / 1000),
+                    ns / 1000,
+                ));
+            }
+        }
+    }
+    metrics
 }
 
 /// Brings every meter up to now and returns the domains' figures since
@@ -230,6 +265,7 @@ pub fn report() -> Vec<DomainReport> {
                     .map(|(slot, &cpu)| (cpu, meter.busy[slot].iter().sum(), meter.idle[slot]))
                     .collect(),
                 changes: meter.changes,
+                governor_calls: meter.governor_calls,
                 energy_nj: policy.energy_nanojoules(),
             }
         })

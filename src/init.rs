@@ -311,7 +311,7 @@ fn init_scheduler(board: &BoardInfo) -> BootOptions {
     }
     let options = read_boot_options(board);
     scheduler::configure(options.sched, nr_cpus);
-    crate::cpufreq::init(board, options.sched.governor);
+    crate::cpufreq::init(board, options.sched.governor, options.sched.cpufreq_update);
     if let fairway_sched::boot_options::Workload::RtApp(rtapp) = options.workload {
         crate::task::replay::set_capacity(rtapp.record_core as usize);
     }

@@ -98,11 +98,15 @@ pub struct SchedConfig {
     /// domain's frequency on a board with OPP tables (§6; Linux's
     /// `cpufreq.default_governor=`).
     pub governor: crate::schedutil::Governor,
+    /// `cpufreq_update=pelt|switch`: where the scheduler calls the governor
+    /// (§6.2): Linux's PELT-change sites, or the 2023 proposal's context
+    /// switch; both also at the tick.
+    pub cpufreq_update: crate::schedutil::UpdateSites,
 }
 
 impl SchedConfig {
     /// The option names, as the command line and the simulator's flags spell them.
-    pub const KEYS: [&'static str; 11] = [
+    pub const KEYS: [&'static str; 12] = [
         "sched",
         "hz",
         "hrtick",
@@ -114,6 +118,7 @@ impl SchedConfig {
         "bw_seed",
         "cfs_bandwidth",
         "governor",
+        "cpufreq_update",
     ];
 
     /// Every setting at its default.
@@ -128,6 +133,7 @@ impl SchedConfig {
         bandwidth_timer: crate::bandwidth::PeriodTimerStart::Random { seed: 0 },
         cfs_bandwidth: false,
         governor: crate::schedutil::Governor::Schedutil,
+        cpufreq_update: crate::schedutil::UpdateSites::Pelt,
     };
 
     /// Reads `key=value` words of [`SchedConfig::KEYS`] only (the simulator's
@@ -183,6 +189,11 @@ impl SchedConfig {
                     word,
                     Problem::NotOneOf("schedutil, performance, powersave"),
                 ))?,
+            },
+            cpufreq_update: match words.get("cpufreq_update") {
+                None => default.cpufreq_update,
+                Some((word, name)) => crate::schedutil::UpdateSites::parse(name)
+                    .ok_or(error(word, Problem::NotOneOf("pelt, switch")))?,
             },
         })
     }
@@ -396,7 +407,7 @@ impl fmt::Display for BootOptionError<'_> {
 }
 
 /// The option keys Fairway knows.
-const KEYS: [&str; 27] = [
+const KEYS: [&str; 28] = [
     "sched",
     "hz",
     "hrtick",
@@ -408,6 +419,7 @@ const KEYS: [&str; 27] = [
     "bw_seed",
     "cfs_bandwidth",
     "governor",
+    "cpufreq_update",
     "icount",
     "dtb",
     "dtb_size",

@@ -100,6 +100,8 @@ pub struct EnergyMeter {
     pub residency: Vec<Nanoseconds>,
     /// Changes of operating point carried out.
     pub changes: u64,
+    /// Requests the scheduler made (governor calls, rate-limited or not).
+    pub governor_calls: u64,
 }
 
 impl FrequencyDomain {
@@ -136,6 +138,7 @@ impl FrequencyDomain {
             idle: vec![0; spec.cpus],
             residency: vec![0; opps],
             changes: 0,
+            governor_calls: 0,
         };
         Ok(FrequencyDomain {
             requests: vec![0; spec.cpus],
@@ -183,6 +186,7 @@ impl FrequencyDomain {
     /// governor's new operating point when it differs from the one in effect
     /// (or already asked for) and the rate limit allows a change (§6.2).
     pub fn request(&mut self, cpu: usize, perf: u64, now: Nanoseconds) -> Option<FrequencyChange> {
+        self.meter.governor_calls += 1;
         if let Some(slot) = self.requests.get_mut(cpu) {
             *slot = perf;
         }
@@ -252,6 +256,7 @@ impl FrequencyDomain {
         meter.idle.fill(0);
         meter.residency.fill(0);
         meter.changes = 0;
+        meter.governor_calls = 0;
     }
 
     /// The energy the meter has counted, in nJ: each CPU's busy time at each

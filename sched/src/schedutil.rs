@@ -38,6 +38,35 @@ impl Governor {
     }
 }
 
+/// Where the scheduler calls the governor (`cpufreq_update_util`, §6.2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UpdateSites {
+    /// Linux's: whenever the root run queue's PELT signals changed (a
+    /// decay across a 1,024 µs period, attach, detach), and at the tick.
+    Pelt,
+    /// The 2023 proposal's: at each context switch and at the tick.
+    ContextSwitch,
+}
+
+impl UpdateSites {
+    /// The sites `cpufreq_update=` names.
+    pub fn parse(name: &str) -> Option<Self> {
+        match name {
+            "pelt" => Some(UpdateSites::Pelt),
+            "switch" => Some(UpdateSites::ContextSwitch),
+            _ => None,
+        }
+    }
+
+    /// The name `cpufreq_update=` takes.
+    pub fn name(self) -> &'static str {
+        match self {
+            UpdateSites::Pelt => "pelt",
+            UpdateSites::ContextSwitch => "switch",
+        }
+    }
+}
+
 /// `map_util_perf` (v6.8+): the utilization with schedutil's 25 % headroom.
 pub fn map_util_perf(util: u64) -> u64 {
     util + (util >> 2)

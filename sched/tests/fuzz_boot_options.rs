@@ -17,9 +17,9 @@ use fairway_sched::boot_options::{
     BootOptions, HackbenchOptions, LoadedBlob, MAX_BOOTARGS, PolicyChoice, Problem, RtAppOptions,
     SchedConfig, SchedPipeOptions, Workload,
 };
-use fairway_sched::schedutil::Governor;
+use fairway_sched::schedutil::{Governor, UpdateSites};
 
-const KEYS: [&str; 33] = [
+const KEYS: [&str; 34] = [
     "sched",
     "hz",
     "hrtick",
@@ -31,6 +31,7 @@ const KEYS: [&str; 33] = [
     "bw_seed",
     "cfs_bandwidth",
     "governor",
+    "cpufreq_update",
     "icount",
     "dtb",
     "dtb_size",
@@ -56,7 +57,9 @@ const KEYS: [&str; 33] = [
     "ｈｚ",
 ];
 
-const VALUES: [&str; 37] = [
+const VALUES: [&str; 39] = [
+    "pelt",
+    "switch",
     "schedutil",
     "performance",
     "powersave",
@@ -193,6 +196,7 @@ fn options() -> impl Strategy<Value = BootOptions> {
             Governor::Performance,
             Governor::Powersave,
         ]),
+        prop::sample::select(vec![UpdateSites::Pelt, UpdateSites::ContextSwitch]),
     )
         .prop_map(
             |(
@@ -204,6 +208,7 @@ fn options() -> impl Strategy<Value = BootOptions> {
                 workload,
                 (start, seed, cfs_bandwidth),
                 governor,
+                cpufreq_update,
             )| {
                 // sched-pipe's quota_us implies cfs_bandwidth=1.
                 let quota = matches!(workload, Workload::SchedPipe(p) if p.quota_us > 0);
@@ -223,6 +228,7 @@ fn options() -> impl Strategy<Value = BootOptions> {
                         },
                         cfs_bandwidth: cfs_bandwidth || quota,
                         governor,
+                        cpufreq_update,
                     },
                     icount,
                     loaded_dtb,

@@ -32,6 +32,7 @@ usage: fairway-sim SCENARIO.json [options]
   --governor schedutil       the kernel's governor option; the simulator has no DVFS
                              yet and holds each CPU at its --frequency-scales, so
                              only the default is accepted
+  --cpufreq_update pelt      the kernel's governor call sites; only the default, too
   --tick-phase T             ticks fall at T + k/HZ (default 0: at k/HZ)
   --sample-interval T        CSV sampling period (default 1ms)
   --csv FILE                 write the signals CSV
@@ -218,6 +219,13 @@ pub fn parse_args(args: &[String]) -> Result<Options, SimError> {
             .unwrap_or(&problem);
         SimError::Config(format!("--{key} {value}{problem}"))
     })?;
+    if options.sched.cpufreq_update != fairway_sched::schedutil::UpdateSites::Pelt {
+        return Err(SimError::Config(format!(
+            "--cpufreq_update {}: the simulator has no DVFS yet; only pelt, the default, is \
+             accepted",
+            options.sched.cpufreq_update.name()
+        )));
+    }
     if options.sched.governor != fairway_sched::schedutil::Governor::Schedutil {
         return Err(SimError::Config(format!(
             "--governor {}: the simulator has no DVFS yet (it holds each CPU at its \
@@ -504,7 +512,7 @@ mod tests {
         assert_eq!(
             options.sched.to_string(),
             "sched=cfs hz=1000 hrtick=1 skew_tick=0 slice_us=2000 uclamp=1 balance=0 \
-             bw_timer=random bw_seed=0 cfs_bandwidth=0 governor=schedutil"
+             bw_timer=random bw_seed=0 cfs_bandwidth=0 governor=schedutil cpufreq_update=pelt"
         );
         for (flag, value, message) in [
             ("--hz", "abc", "--hz abc: not a number"),

@@ -17,6 +17,7 @@ use core::sync::atomic::Ordering;
 
 use fairway_sched::cpu_core::{CpuCore, Decision, Leaving, TimerRequest};
 use fairway_sched::run_queue::{CpuCapacity, PolicyKind, RunQueue};
+use fairway_sched::schedutil::UpdateSites;
 use fairway_sched::task::ParamError;
 use heapless::Deque;
 use spin::Once;
@@ -347,6 +348,8 @@ pub fn schedule() {
     }
     let switch = rq.core.schedule(now, leaving);
     rq.record_costs(cpu);
+    let context_switch = switch.next.unwrap_or(rq.idle) != previous;
+    governor_call(cpu, &mut rq, now, context_switch);
     if instrument::ENABLED {
         // PELT work done by put_prev/set_next is not an enqueue or dequeue.
         let _ = rq.core.run_queue_mut().take_internal_costs();
@@ -507,6 +510,7 @@ pub(super) fn activate_new(
         }
         _ => carry_out_decision(&mut rq, cpu, decision),
     }
+    governor_call(cpu, &mut rq, now, false);
     super::balance::publish(cpu, &rq);
     Ok(())
 }
@@ -554,6 +558,7 @@ fn activate(id: TaskId) {
     slot.wait_start.store(now, Ordering::Relaxed);
     slot.woken_at.store(now.max(1), Ordering::Relaxed);
     carry_out_decision(&mut rq, cpu, decision);
+    governor_call(cpu, &mut rq, now, false);
     super::balance::publish(cpu, &rq);
 }
 
@@ -730,12 +735,22 @@ fn scheduler_tick(cpu: usize) {
     let now = now_ns();
     note_tick_gap(cpu, rq.core.current().is_some(), now);
     account_runtime(rq.current(), now);
-    let perf = crate::cpufreq::active().then(|| frequency_tick(cpu, rq.core.run_queue_mut()));
+    let active = crate::cpufreq::active();
+    if active {
+        apply_frequency_scale(cpu, rq.core.run_queue_mut());
+    }
     if rq.core.sched_tick(now).resched {
         percpu::of(cpu).need_resched.store(true, Ordering::Relaxed);
     }
     rq.core.update_blocked_averages(now);
     super::groups::exchange_group_load(cpu, &mut rq.core, now);
+    // schedutil's tick call, in both modes (after the tick's PELT and
+    // blocked-load updates).
+    let perf = active.then(|| {
+        let queue = rq.core.run_queue_mut();
+        let _ = queue.take_util_changed();
+        cpu_perf_request(queue)
+    });
     super::balance::publish(cpu, &rq);
     drop(rq);
     if let Some(perf) = perf {
@@ -746,18 +761,43 @@ fn scheduler_tick(cpu: usize) {
     super::balance::periodic(cpu);
 }
 
-/// The tick's part in DVFS (`arch_scale_freq_tick` and schedutil's tick
-/// call, §2.3 and §6.2): the frequency scale in effect goes into the run
-/// queue's PELT before the tick updates it, and the CPU's performance
-/// request is computed (`sugov_get_util`) for the governor.
-fn frequency_tick(cpu: usize, queue: &mut RunQueue) -> u64 {
-    use fairway_sched::uclamp::ClampId;
+/// `arch_scale_freq_tick` (§2.3): the frequency scale in effect goes into
+/// the run queue's PELT before the tick updates it.
+fn apply_frequency_scale(cpu: usize, queue: &mut RunQueue) {
     let scale = percpu::of(cpu).frequency_scale.load(Ordering::Relaxed);
     let mut capacity = queue.cpu_capacity();
     if capacity.frequency_scale != scale {
         capacity.frequency_scale = scale;
         queue.set_cpu_capacity(capacity);
     }
+}
+
+/// schedutil's call from a scheduler path (`cpufreq_update_util`, §6.2), the
+/// run queue locked: with `cpufreq_update=pelt` when the root run queue's
+/// PELT signals changed since the last call site (a decay, attach or
+/// detach; a migration's is seen at the CPU's next site), with
+/// `cpufreq_update=switch` at a context switch. Nothing without DVFS.
+#[inline]
+fn governor_call(cpu: usize, rq: &mut CpuRunQueue, now: u64, context_switch: bool) {
+    if !crate::cpufreq::active() {
+        return;
+    }
+    let queue = rq.core.run_queue_mut();
+    let util_changed = queue.take_util_changed();
+    let call = match crate::cpufreq::update_sites() {
+        UpdateSites::Pelt => util_changed,
+        UpdateSites::ContextSwitch => context_switch,
+    };
+    if call {
+        let perf = cpu_perf_request(queue);
+        crate::cpufreq::update(cpu, perf, now);
+    }
+}
+
+/// The CPU's performance request (`sugov_get_util`, §6.1).
+fn cpu_perf_request(queue: &RunQueue) -> u64 {
+    use fairway_sched::uclamp::ClampId;
+    let capacity = queue.cpu_capacity();
     let uclamp = queue.uclamp_enabled().then(|| {
         [
             u64::from(queue.uclamp_value(ClampId::Min)),

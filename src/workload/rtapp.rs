@@ -950,23 +950,10 @@ fn report(run: &Run, elapsed: u64) {
         }
     }
     // The energy meter (docs/boards.md): per performance domain, its energy,
-    // frequency changes and time at each frequency it used.
-    for (index, domain) in ENERGY
-        .get()
-        .map_or(&[][..], Vec::as_slice)
-        .iter()
-        .enumerate()
-    {
-        names.push(alloc::format!("energy_nj.pd{index}"));
-        values.push(domain.energy_nj);
-        names.push(alloc::format!("freq_changes.pd{index}"));
-        values.push(domain.changes);
-        for (khz, &ns) in domain.frequencies.iter().zip(&domain.residency) {
-            if ns > 0 {
-                names.push(alloc::format!("residency_us.pd{index}.{}mhz", khz / 1000));
-                values.push(ns / 1000);
-            }
-        }
+    // governor calls, frequency changes and time at each frequency it used.
+    for (name, value) in crate::cpufreq::metrics(ENERGY.get().map_or(&[][..], Vec::as_slice)) {
+        names.push(name);
+        values.push(value);
     }
     let created = INSTANCES_CREATED.load(Ordering::Acquire) as u64;
     let mut metrics: Vec<(&str, u64)> = alloc::vec![("tasks", created)];

@@ -117,9 +117,11 @@ fn run_inner(options: &SchedPipeOptions) -> Result<(), ExitCode> {
         })
     };
     crate::instrument::reset();
+    crate::cpufreq::restart_meters();
     let a = spawn_in_group("pipe-a", ping, 0)?;
     let b = spawn_in_group("pipe-b", pong, second_cpu)?;
     DONE.wait_for(2);
+    let energy = crate::cpufreq::metrics(&crate::cpufreq::report());
     let elapsed = ELAPSED.load(Ordering::Relaxed).max(1);
     let ops_per_second = loops * 1_000_000_000 / elapsed;
     defmt::println!(
@@ -146,12 +148,16 @@ fn run_inner(options: &SchedPipeOptions) -> Result<(), ExitCode> {
         let _ = core::fmt::write(&mut extra, format_args!("-quota{quota_us}us"));
     }
     let config = report::config_label(&extra);
+    // With DVFS, the energy meter's figures over the run (docs/boards.md).
+    let mut metrics: alloc::vec::Vec<(&str, u64)> =
+        alloc::vec![("ops_per_second", ops_per_second), ("round_trips", loops)];
+    metrics.extend(energy.iter().map(|(name, value)| (name.as_str(), *value)));
     report::print(&report::RunResults {
         name: "sched-pipe",
         config: &config,
         wall_ns: elapsed,
         tasks: &[(a, 0), (b, 0)],
-        metrics: &[("ops_per_second", ops_per_second), ("round_trips", loops)],
+        metrics: &metrics,
         window: None,
         groups: &[],
     });

@@ -100,6 +100,48 @@ fn juno_r2_big_half(lines: &[String]) -> Result<(), String> {
     check(lines, 1, 1024, 512, 181_548)
 }
 
+/// The sum of the metrics named `prefix.pdN`.
+fn domain_sum(lines: &[String], prefix: &str) -> u64 {
+    let key = format!("report: metric name={prefix}.pd");
+    lines
+        .iter()
+        .filter_map(|l| l.split(&key).nth(1))
+        .filter_map(|rest| rest.split("value=").nth(1)?.trim().parse::<u64>().ok())
+        .sum()
+}
+
+/// `cpufreq_update=switch` (§6.2, the 2023 proposal) calls the governor at
+/// every context switch: a sched-pipe round trip between two CPUs switches
+/// each of them to its task and back to idle, at least 4 calls per round
+/// trip.
+fn governor_called_at_each_switch(lines: &[String]) -> Result<(), String> {
+    let calls = domain_sum(lines, "governor_calls");
+    if calls >= 4 * PIPE_LOOPS {
+        Ok(())
+    } else {
+        Err(format!(
+            "{calls} governor calls for {PIPE_LOOPS} round trips, fewer than 4 each"
+        ))
+    }
+}
+
+/// `cpufreq_update=pelt` (Linux) calls it when PELT's signals change, about
+/// once per 1.024 ms per busy CPU, and at the tick: far fewer calls than
+/// round trips (each takes about 13 µs).
+fn governor_called_on_pelt_changes(lines: &[String]) -> Result<(), String> {
+    let calls = domain_sum(lines, "governor_calls");
+    if calls > 0 && calls < PIPE_LOOPS / 4 {
+        Ok(())
+    } else {
+        Err(format!(
+            "{calls} governor calls for {PIPE_LOOPS} round trips: expected some, and fewer than one per 4"
+        ))
+    }
+}
+
+/// sched-pipe's round trips in the call-site cases.
+const PIPE_LOOPS: u64 = 5000;
+
 /// The cases.
 pub(crate) fn cases() -> Vec<Case> {
     let case = |name: &str, board: &'static str, scenario: &'static str, options: &str| {
@@ -152,5 +194,21 @@ pub(crate) fn cases() -> Vec<Case> {
         )
         .contains("report: metric name=util_min.periodic")
         .check(crate::workload_cases::periodic_util_in_reference_range),
+        Case::new("board-juno-r2-cpufreq-update-switch", "fairway")
+            .board("juno-r2")
+            .cpus(6)
+            .icount()
+            .append(format!(
+                "workload=sched-pipe loops={PIPE_LOOPS} cpufreq_update=switch"
+            ))
+            .check(governor_called_at_each_switch),
+        Case::new("board-juno-r2-cpufreq-update-pelt", "fairway")
+            .board("juno-r2")
+            .cpus(6)
+            .icount()
+            .append(format!(
+                "workload=sched-pipe loops={PIPE_LOOPS} cpufreq_update=pelt"
+            ))
+            .check(governor_called_on_pelt_changes),
     ]
 }

@@ -9,6 +9,7 @@
 //! cargo xtask experiment KERNEL [LOOPS] the uclamp and group-depth sched-pipe table
 //! cargo xtask bandwidth-experiment KERNEL [--quick]
 //!                                       the bandwidth timer interleaving table (bw_timer=)
+//! cargo xtask cpufreq-experiment KERNEL schedutil's call sites (cpufreq_update=) on juno-r2
 //! cargo xtask agree TRANSCRIPT SCENARIO.json rr|cfs|eevdf [--limit N] [--sim FILE.csv]
 //!                                       compare a saved kernel trace with the simulator
 //! cargo xtask report TRANSCRIPT [--json FILE]
@@ -27,6 +28,7 @@ mod bandwidth_experiment;
 mod board;
 mod board_cases;
 mod citations;
+mod cpufreq_experiment;
 mod experiment;
 mod qemu;
 mod replay;
@@ -45,7 +47,7 @@ use qemu::QemuConfig;
 fn usage() -> String {
     "usage: cargo xtask <runner KERNEL [--board NAME] [--cpus N] [--gic 2|3] [--el 1|2] [--icount] [--image] \
      [--timeout S] [--append ARGS] [--dtb FILE] [--scenario FILE.json] [--report FILE.json] [--verbose] \
-     | report TRANSCRIPT [--json FILE] | agree TRANSCRIPT SCENARIO.json POLICY [--limit N] [--sim FILE.csv] | replay TRANSCRIPT | bandwidth-experiment KERNEL [--quick] | test [--only NAME] [--sabotage] [--no-lint] [--gaps | --groups-sweep] | lint | ensure-tools>"
+     | report TRANSCRIPT [--json FILE] | agree TRANSCRIPT SCENARIO.json POLICY [--limit N] [--sim FILE.csv] | replay TRANSCRIPT | bandwidth-experiment KERNEL [--quick] | cpufreq-experiment KERNEL | test [--only NAME] [--sabotage] [--no-lint] [--gaps | --groups-sweep] | lint | ensure-tools>"
         .into()
 }
 
@@ -199,6 +201,7 @@ fn main() -> ExitCode {
             None => Err("experiment needs the kernel image (target/aarch64-unknown-none-softfloat/release/fairway)".into()),
         },
         Some("bandwidth-experiment") => bandwidth_experiment::command(&args[1..]),
+        Some("cpufreq-experiment") => cpufreq_experiment::command(&args[1..]),
         Some("ensure-tools") => tools::ensure().map(|()| ExitCode::SUCCESS),
         Some("report") => report::command(&args[1..]),
         Some("agree") => agree::command(&args[1..]),

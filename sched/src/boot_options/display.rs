@@ -71,9 +71,10 @@ impl fmt::Display for SchedConfig {
         }?;
         write!(
             f,
-            " cfs_bandwidth={} governor={}",
+            " cfs_bandwidth={} governor={} cpufreq_update={}",
             flag(self.cfs_bandwidth),
-            self.governor.name()
+            self.governor.name(),
+            self.cpufreq_update.name()
         )
     }
 }
