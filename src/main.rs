@@ -6,9 +6,11 @@
 
 use core::sync::atomic::{AtomicU64, Ordering};
 
+use fairway::arch::cpu::this_cpu;
 use fairway::task::pipe::Pipe;
 use fairway::task::wait::Completion;
-use fairway::task::{TaskParams, spawn};
+use fairway::task::{TaskParams, current_runtime_ns, spawn};
+use fairway::workload::work_rate;
 use fairway::{ExitCode, now_ns, system};
 use spin::Once;
 
@@ -27,7 +29,9 @@ fn finish() {
     FINISHED.complete();
     REPORTED.wait_for(1);
 }
-static HOG_ITERATIONS: [AtomicU64; 2 * MAX_PAIRS] = [const { AtomicU64::new(0) }; 2 * MAX_PAIRS];
+/// The work each hog did, in µs at capacity 1024 and the highest frequency
+/// (rt-app's unit, `fairway::workload::work_rate`).
+static HOG_WORK_US: [AtomicU64; 2 * MAX_PAIRS] = [const { AtomicU64::new(0) }; 2 * MAX_PAIRS];
 
 struct PingPong {
     to_pong: Pipe,
@@ -36,14 +40,17 @@ struct PingPong {
 
 static PAIRS: [Once<PingPong>; MAX_PAIRS] = [const { Once::new() }; MAX_PAIRS];
 
+/// Spins until the deadline, counting the work its CPU time was worth there.
 fn hog(index: usize) {
     let deadline = DEADLINE.load(Ordering::Relaxed);
-    let mut iterations = 0u64;
+    let mut work: u128 = 0;
+    let mut last = current_runtime_ns();
     while now_ns() < deadline {
-        iterations += 1;
-        core::hint::black_box(iterations);
+        let runtime = current_runtime_ns();
+        work += u128::from(runtime - last) * u128::from(work_rate(this_cpu()));
+        last = runtime;
     }
-    HOG_ITERATIONS[index].store(iterations, Ordering::Relaxed);
+    HOG_WORK_US[index].store((work >> 20) as u64 / 1000, Ordering::Relaxed);
     finish();
 }
 
@@ -111,6 +118,25 @@ fn demo() -> ExitCode {
         tasks,
         ROUND_TRIPS
     );
+    // The hogs' work: on a board with capacities and frequencies, a
+    // LITTLE CPU's hogs do less in the same time (docs/boards.md).
+    let work: u64 = HOG_WORK_US
+        .iter()
+        .take(2 * cpus)
+        .map(|w| w.load(Ordering::Relaxed))
+        .sum();
+    defmt::println!(
+        "demo: the hogs did {=u64} us of work (at capacity 1024 and fmax):",
+        work
+    );
+    for cpu in 0..cpus {
+        defmt::println!(
+            "demo:   cpu {=usize}: {=u64} us",
+            cpu,
+            HOG_WORK_US[2 * cpu].load(Ordering::Relaxed)
+                + HOG_WORK_US[2 * cpu + 1].load(Ordering::Relaxed)
+        );
+    }
     fairway::report::print_runtime_report(elapsed);
     REPORTED.complete();
     ExitCode::Success

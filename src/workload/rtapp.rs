@@ -149,10 +149,8 @@ fn run_work(us: i64) {
     while done < target && !STOPPED.load(Ordering::Relaxed) {
         core::hint::spin_loop();
         let runtime = current_runtime_ns();
-        let cpu = percpu::of(this_cpu());
-        let capacity = cpu.capacity.load(Ordering::Relaxed);
-        let scale = cpu.frequency_scale.load(Ordering::Relaxed);
-        done += u128::from(runtime.saturating_sub(last)) * u128::from(capacity * scale);
+        let rate = super::work_rate(this_cpu());
+        done += u128::from(runtime.saturating_sub(last)) * u128::from(rate);
         last = last.max(runtime);
     }
 }
