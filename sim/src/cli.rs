@@ -29,10 +29,13 @@ usage: fairway-sim SCENARIO.json [options]
   --bw_seed N                the seed of bw_timer=random (default 0)
   --cfs_bandwidth 0|1        build the run queues with bandwidth control even when no
                              group has a cpu.max (default 0: only when one has)
-  --governor schedutil       the kernel's governor option; the simulator has no DVFS
-                             yet and holds each CPU at its --frequency-scales, so
-                             only the default is accepted
-  --cpufreq_update pelt      the kernel's governor call sites; only the default, too
+  --board NAME               a board of boards/ (or a path to one), read as the kernel
+                             reads it: its capacities, and with OPP tables DVFS and
+                             the energy meter (docs/boards.md)
+  --governor schedutil|performance|powersave
+                             the governor of a --board's domains (default schedutil)
+  --cpufreq_update pelt|switch
+                             where the scheduler calls it (default pelt)
   --tick-phase T             ticks fall at T + k/HZ (default 0: at k/HZ)
   --sample-interval T        CSV sampling period (default 1ms)
   --csv FILE                 write the signals CSV
@@ -58,6 +61,8 @@ pub struct Options {
     /// The scheduler's settings: `--sched --hz --slice_us --hrtick --skew_tick
     /// --uclamp --balance`, the kernel's boot options of the same names.
     pub sched: SchedConfig,
+    /// `--board`: a folder of `boards/` (or a path to one).
+    pub board: Option<String>,
     /// `--cpus`.
     pub cpus: Option<usize>,
     /// `--capacities`.
@@ -93,6 +98,7 @@ impl Default for Options {
         Options {
             scenario: String::new(),
             sched: SchedConfig::DEFAULT,
+            board: None,
             cpus: None,
             capacities: None,
             frequency_scales: None,
@@ -191,6 +197,7 @@ pub fn parse_args(args: &[String]) -> Result<Options, SimError> {
                 }
             }
             "--csv" => options.csv = Some(value.clone()),
+            "--board" => options.board = Some(value.clone()),
             "--results" => options.results = Some(value.clone()),
             "--results-switches" => options.results_switches = count(value)?,
             "--switches" => options.switches = Some(value.clone()),
@@ -219,19 +226,15 @@ pub fn parse_args(args: &[String]) -> Result<Options, SimError> {
             .unwrap_or(&problem);
         SimError::Config(format!("--{key} {value}{problem}"))
     })?;
-    if options.sched.cpufreq_update != fairway_sched::schedutil::UpdateSites::Pelt {
-        return Err(SimError::Config(format!(
-            "--cpufreq_update {}: the simulator has no DVFS yet; only pelt, the default, is \
-             accepted",
-            options.sched.cpufreq_update.name()
-        )));
+    if options.board.is_some() && options.frequency_scales.is_some() {
+        return Err(SimError::Config(
+            "--frequency-scales: a --board's frequencies are its governor's".into(),
+        ));
     }
-    if options.sched.governor != fairway_sched::schedutil::Governor::Schedutil {
-        return Err(SimError::Config(format!(
-            "--governor {}: the simulator has no DVFS yet (it holds each CPU at its \
-             --frequency-scales); only schedutil, the default, is accepted",
-            options.sched.governor.name()
-        )));
+    if options.board.is_some() && options.capacities.is_some() {
+        return Err(SimError::Config(
+            "--capacities: a --board's capacities come from its device tree".into(),
+        ));
     }
     options.scenario =
         scenario.ok_or_else(|| SimError::Config(format!("no scenario file\n{USAGE}")))?;
@@ -317,6 +320,29 @@ pub fn run(options: &Options) -> Result<(), SimError> {
             eprintln!("fairway-sim: note: {note}");
         }
     }
+    let board = match &options.board {
+        Some(name) => Some(crate::board::load(name, &options.sched)?),
+        None => None,
+    };
+    let mut options = options.clone();
+    if let Some(board) = &board {
+        if options.cpus.is_some_and(|n| n != board.capacities.len()) {
+            return Err(SimError::Config(format!(
+                "--cpus {}: board {} has {} CPUs",
+                options.cpus.unwrap_or(0),
+                options.board.as_deref().unwrap_or(""),
+                board.capacities.len()
+            )));
+        }
+        options.capacities = Some(
+            board
+                .capacities
+                .iter()
+                .map(|c| i64::from(c.capacity_orig))
+                .collect(),
+        );
+    }
+    let options = &options;
     let capacities = capacities(&scenario, options)?;
     if let Some(path) = &options.encode {
         return write_blob(&scenario, options, path);
@@ -346,6 +372,7 @@ pub fn run(options: &Options) -> Result<(), SimError> {
         uclamp: options.sched.uclamp,
         bandwidth_timer: options.sched.bandwidth_timer,
         cfs_bandwidth: options.sched.cfs_bandwidth,
+        dvfs: board.and_then(|b| b.dvfs),
     };
     let simulation = Simulation::new(&scenario, config)?;
     let results = match &options.csv {
@@ -528,12 +555,6 @@ mod tests {
                 "--governor",
                 "ondemand",
                 "--governor ondemand: must be one of schedutil, performance, powersave",
-            ),
-            (
-                "--governor",
-                "powersave",
-                "--governor powersave: the simulator has no DVFS yet (it holds each CPU at its \
-                 --frequency-scales); only schedutil, the default, is accepted",
             ),
         ] {
             let error = parse_args(&args(&["s.json", flag, value])).unwrap_err();

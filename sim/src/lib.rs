@@ -22,6 +22,7 @@ use fairway_sched::boot_options::{PolicyChoice, SchedConfig};
 use fairway_sched::run_queue::PolicyKind;
 use fairway_sched::task::ParamError;
 
+pub mod board;
 pub mod cli;
 pub mod engine;
 pub mod replay;

@@ -138,6 +138,8 @@ pub struct Results {
     pub groups: Vec<GroupResult>,
     /// Every context switch, in order.
     pub switches: Vec<Switch>,
+    /// Per performance domain, with a board (`--board`): the energy meter.
+    pub energy: Vec<crate::engine::DomainEnergy>,
 }
 
 impl Results {
@@ -221,6 +223,24 @@ impl Results {
                 })
             })
             .collect();
+        let energy: Vec<Value> = self
+            .energy
+            .iter()
+            .map(|d| {
+                json!({
+                    "cpus": d.cpus,
+                    "energy_nj": d.energy_nj,
+                    "governor_calls": d.governor_calls,
+                    "freq_changes": d.changes,
+                    "residency_us": d
+                        .residency
+                        .iter()
+                        .filter(|(_, ns)| *ns > 0)
+                        .map(|(khz, ns)| json!({"mhz": khz / 1000, "us": ns / 1000}))
+                        .collect::<Vec<Value>>(),
+                })
+            })
+            .collect();
         json!({
             "policy": self.policy,
             "tick_ns": self.tick_ns,
@@ -228,6 +248,7 @@ impl Results {
             "tasks": tasks,
             "cpus": cpus,
             "groups": groups,
+            "energy": energy,
             "switch_count": self.switches.len(),
             "switches": switches,
         })
@@ -294,6 +315,23 @@ impl Results {
                 out,
                 "{:<6} {:>8} {:>14} {:>14} {:>8}",
                 c.cpu, c.capacity_orig, c.busy_ns, c.idle_ns, c.context_switches
+            )?;
+        }
+        for (index, d) in self.energy.iter().enumerate() {
+            let used: Vec<String> = d
+                .residency
+                .iter()
+                .filter(|(_, ns)| *ns > 0)
+                .map(|(khz, ns)| format!("{} MHz {} us", khz / 1000, ns / 1000))
+                .collect();
+            writeln!(
+                out,
+                "perf domain {index} (cpus {:?}): energy {} nJ, {} governor calls, {} changes; {}",
+                d.cpus,
+                d.energy_nj,
+                d.governor_calls,
+                d.changes,
+                used.join(", ")
             )?;
         }
         if !self.groups.is_empty() {

@@ -32,6 +32,7 @@ fn run(
         uclamp: true,
         bandwidth_timer: fairway_sched::bandwidth::PeriodTimerStart::Aligned,
         cfs_bandwidth: false,
+        dvfs: None,
     };
     let results = Simulation::new(&scenario, config.clone())
         .unwrap()

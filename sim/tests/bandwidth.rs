@@ -39,6 +39,7 @@ fn config(policy: &str, cpus: usize, duration_ns: u64, balance: bool) -> Config 
         uclamp: true,
         bandwidth_timer: PeriodTimerStart::Aligned,
         cfs_bandwidth: false,
+        dvfs: None,
     }
 }
 

@@ -33,6 +33,7 @@ fn config(capacities: &[(u32, u32)], duration_ns: Option<u64>) -> Config {
         uclamp: true,
         bandwidth_timer: fairway_sched::bandwidth::PeriodTimerStart::Aligned,
         cfs_bandwidth: false,
+        dvfs: None,
     }
 }
 
@@ -393,6 +394,7 @@ fn duration_zero_runs_until_every_task_has_finished() {
         uclamp: true,
         bandwidth_timer: fairway_sched::bandwidth::PeriodTimerStart::Aligned,
         cfs_bandwidth: false,
+        dvfs: None,
     };
     let results = fairway_sim::Simulation::new(&scenario, config)
         .unwrap()

@@ -31,6 +31,7 @@ fn config(policy: &str, cpus: usize, duration_ns: u64) -> Config {
         uclamp: true,
         bandwidth_timer: fairway_sched::bandwidth::PeriodTimerStart::Aligned,
         cfs_bandwidth: false,
+        dvfs: None,
     }
 }
 

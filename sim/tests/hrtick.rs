@@ -30,6 +30,7 @@ fn switch_times(text: &str, hrtick: bool, tick_phase_ns: u64, duration_ns: u64) 
         uclamp: true,
         bandwidth_timer: fairway_sched::bandwidth::PeriodTimerStart::Aligned,
         cfs_bandwidth: false,
+        dvfs: None,
     };
     let results = Simulation::new(&scenario, config)
         .unwrap()

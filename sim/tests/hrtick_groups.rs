@@ -36,6 +36,7 @@ fn a_grouped_run_on_the_slice_end_timer_reaches_its_end() {
             uclamp: true,
             bandwidth_timer: fairway_sched::bandwidth::PeriodTimerStart::Aligned,
             cfs_bandwidth: false,
+            dvfs: None,
         };
         let results = Simulation::new(&scenario, config)
             .unwrap()

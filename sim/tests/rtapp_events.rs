@@ -24,6 +24,7 @@ fn config(cpus: usize, duration_ns: Option<u64>) -> Config {
         uclamp: true,
         bandwidth_timer: fairway_sched::bandwidth::PeriodTimerStart::Aligned,
         cfs_bandwidth: false,
+        dvfs: None,
     }
 }
 

@@ -238,6 +238,7 @@ pub fn simulate_like_kernel(
         uclamp: true,
         bandwidth_timer: fairway_sched::bandwidth::PeriodTimerStart::Aligned,
         cfs_bandwidth: false,
+        dvfs: None,
     };
     let results = Simulation::new(&parsed, config)
         .and_then(|s| s.run(None))

@@ -538,6 +538,7 @@ fn run_simulator(point: &Point, origin: u64) -> Result<Measure, String> {
         uclamp: true,
         bandwidth_timer: point.mode.start(point.seed),
         cfs_bandwidth: false,
+        dvfs: None,
     };
     let results = Simulation::new(&scenario, config)
         .and_then(|s| s.run(None))

@@ -147,6 +147,7 @@ impl Simulation<'_> {
             })?;
         self.mark_queued(task, cpu);
         self.carry_out(cpu, decision);
+        self.governor_call(cpu, false, false);
         Ok(())
     }
 
@@ -190,6 +191,7 @@ impl Simulation<'_> {
             .core
             .try_to_wake_up(TaskId(task as u16), self.now, migrated);
         self.carry_out(cpu, decision);
+        self.governor_call(cpu, false, false);
         Ok(())
     }
 
@@ -222,8 +224,10 @@ impl Simulation<'_> {
     /// load balancing from this CPU, as the kernel's `scheduler_tick` does.
     pub(super) fn tick(&mut self, cpu: usize) -> Result<(), SimError> {
         self.update_cpu(cpu);
+        self.apply_frequency_scale(cpu);
         let decision = self.cpus[cpu].core.sched_tick(self.now);
         self.carry_out(cpu, decision);
+        self.governor_call(cpu, false, true);
         self.periodic_balance(cpu)
     }
 
@@ -299,6 +303,7 @@ impl Simulation<'_> {
         }
         self.arm_completion(cpu);
         self.carry_out_hrtick(cpu, switch.hrtick);
+        self.governor_call(cpu, previous != next, false);
         if switch.newidle_balance() {
             // Nothing to run: newly-idle balancing pulls now rather than at the tick.
             self.newidle_balance(cpu)?;

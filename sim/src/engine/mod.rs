@@ -56,9 +56,11 @@ use crate::SimError;
 mod balance;
 mod bandwidth;
 mod cpu;
+mod dvfs;
 mod workload;
 use crate::results::{CpuResult, Results, Switch, TaskResult};
 use crate::sampler::Sampler;
+pub use dvfs::{DomainEnergy, Dvfs};
 use fairway_contract::scenario::program::Cursor;
 
 /// How a simulation runs.
@@ -104,6 +106,10 @@ pub struct Config {
     /// scenario has a `cpu.max` (the kernel's `cfs_bandwidth=`); with one,
     /// they always are.
     pub cfs_bandwidth: bool,
+    /// The board's performance domains (`--board`): DVFS and the energy
+    /// meter, as the kernel has them (`engine::dvfs`); `None`: every CPU at
+    /// its `capacities` frequency scale throughout.
+    pub dvfs: Option<Dvfs>,
 }
 
 /// What a task is doing.
@@ -246,6 +252,12 @@ enum Kind {
     },
     LoadSync,
     Sample,
+    /// A performance domain's frequency change falls due (after the
+    /// transition latency).
+    FrequencyChange {
+        domain: usize,
+        index: usize,
+    },
 }
 
 impl Kind {
@@ -259,6 +271,7 @@ impl Kind {
             Kind::Start { .. }
             | Kind::Wake { .. }
             | Kind::BandwidthChange { .. }
+            | Kind::FrequencyChange { .. }
             | Kind::LoadSync
             | Kind::Sample => None,
         }
@@ -275,6 +288,7 @@ impl Kind {
             Kind::Bandwidth { .. } => "a bandwidth period or slack timer",
             Kind::BandwidthChange { .. } => "a change of a group's cpu.max",
             Kind::LoadSync => "the group load exchange",
+            Kind::FrequencyChange { .. } => "a frequency change",
             Kind::Sample => "a sample",
         }
     }
@@ -289,6 +303,7 @@ impl Kind {
                 | Kind::Hrtick { .. }
                 | Kind::Bandwidth { .. }
                 | Kind::BandwidthChange { .. }
+                | Kind::FrequencyChange { .. }
         )
     }
 }
@@ -339,6 +354,8 @@ pub struct Simulation<'s> {
     balancer: Option<balance::Balancer>,
     /// The limited groups' pools, when a group has a quota (fair policies).
     bandwidth: Option<bandwidth::BandwidthState>,
+    /// The performance domains, with `config.dvfs`.
+    dvfs: Option<dvfs::DvfsState>,
 }
 
 fn ns(us: i64) -> u64 {
@@ -464,6 +481,22 @@ impl<'s> Simulation<'s> {
                 task.params.group = groups.get(path).copied().unwrap_or(GroupId::ROOT);
             }
         }
+        let dvfs = match &config.dvfs {
+            Some(spec) => {
+                let (state, scales) =
+                    dvfs::DvfsState::new(spec, cpus.len()).map_err(SimError::Config)?;
+                for (cpu, scale) in cpus.iter_mut().zip(scales) {
+                    cpu.capacity.frequency_scale = scale;
+                    cpu.result.frequency_scale = scale;
+                    let queue = cpu.core.run_queue_mut();
+                    let mut capacity = queue.cpu_capacity();
+                    capacity.frequency_scale = scale;
+                    queue.set_cpu_capacity(capacity);
+                }
+                Some(state)
+            }
+            None => None,
+        };
         let balancer = if config.balance {
             Some(balance::Balancer::new(&config.capacities)?)
         } else {
@@ -488,6 +521,7 @@ impl<'s> Simulation<'s> {
             events: 0,
             groups,
             bandwidth,
+            dvfs,
         })
     }
 
@@ -584,6 +618,7 @@ impl<'s> Simulation<'s> {
                 }
                 Kind::Bandwidth { cpu, group, timer } => self.bandwidth_timer(cpu, group, timer),
                 Kind::BandwidthChange { index } => self.change_bandwidth(index)?,
+                Kind::FrequencyChange { domain, index } => self.frequency_change_due(domain, index),
                 Kind::LoadSync => {
                     self.sync_group_load();
                     self.push(self.now + LOAD_SYNC_NS, Kind::LoadSync);
@@ -655,6 +690,7 @@ impl<'s> Simulation<'s> {
         for cpu in 0..self.cpus.len() {
             self.update_cpu(cpu);
         }
+        let energy = self.energy_results();
         let now = self.now;
         let groups = self.bandwidth.as_ref().map_or_else(Vec::new, |state| {
             let cores: Vec<&CpuCore> = self.cpus.iter().map(|c| &c.core).collect();
@@ -680,6 +716,7 @@ impl<'s> Simulation<'s> {
             tasks,
             groups,
             switches: self.switches,
+            energy,
         }
     }
 }
@@ -714,6 +751,7 @@ mod tests {
             uclamp: true,
             bandwidth_timer: fairway_sched::bandwidth::PeriodTimerStart::Aligned,
             cfs_bandwidth: false,
+            dvfs: None,
         };
         let mut simulation = Simulation::new(&scenario, config).unwrap();
         for _ in 0..=EVENT_LIMIT {

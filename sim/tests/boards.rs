@@ -1,0 +1,121 @@
+//! The simulator on the kernel's boards (`--board`, docs/boards.md): the same
+//! files read the same way, with DVFS and the energy meter. Expected values
+//! are worked by hand from docs/linux-sched-reference.md §5.1 and §7: a `run`
+//! of W µs takes `W × 1024 / capacity × 1024 / scale` of CPU time, with
+//! `scale = f × 1024 / fmax` (floored), and a domain's energy is the busy time
+//! at each OPP times that OPP's power (`C × mV² × MHz / 10^6` µW). The
+//! simulator's times are exact (its operations take no time), so these are
+//! equalities, up to the ns the engine rounds a completion up to.
+
+use fairway_sched::boot_options::SchedConfig;
+use fairway_sim::results::Results;
+use fairway_sim::{Config, Simulation};
+
+const MS: u64 = 1_000_000;
+
+fn simulate_on(board: &str, scenario: &str, options: &str) -> Results {
+    let sched = SchedConfig::parse(options).unwrap();
+    let board = fairway_sim::board::load(board, &sched).unwrap();
+    let path = format!(
+        "{}/../tests/scenarios/{scenario}",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let scenario = fairway_rtapp::parse(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let cpus = board.capacities.len();
+    scenario.validate_for(cpus, false).unwrap();
+    let config = Config {
+        policy: sched.policy_kind(cpus),
+        policy_name: sched.policy.name().into(),
+        capacities: board.capacities,
+        tick_ns: sched.tick_ns(),
+        duration_ns: None,
+        sample_interval_ns: MS,
+        hrtick: sched.hrtick,
+        tick_phase_ns: 0,
+        skew_tick: sched.skew_tick,
+        balance: sched.balance,
+        uclamp: sched.uclamp,
+        bandwidth_timer: sched.bandwidth_timer,
+        cfs_bandwidth: false,
+        dvfs: board.dvfs,
+    };
+    Simulation::new(&scenario, config)
+        .unwrap()
+        .run(None)
+        .unwrap()
+}
+
+/// CPU time of 10 ms of work at `capacity` and `scale`, rounded up to the ns.
+fn cpu_time(capacity: u64, scale: u64) -> u64 {
+    (10 * MS * 1024 * 1024).div_ceil(capacity * scale)
+}
+
+fn runtime(results: &Results) -> u64 {
+    results.tasks[0].runtime_ns
+}
+
+/// Juno r0's LITTLE CPU 0 (capacity 446, §7.2): 22.96 ms at 850 MHz (119,000
+/// µW) and 43.38 ms at 450 MHz (scale 542, 42,361 µW).
+#[test]
+fn juno_r0_little_at_its_two_ends() {
+    let fmax = simulate_on("juno-r0", "run-10ms-cpu0.json", "governor=performance");
+    assert_eq!(runtime(&fmax), cpu_time(446, 1024));
+    assert_eq!(fmax.energy[0].cpus, [0, 3, 4, 5]);
+    assert_eq!(fmax.energy[0].energy_nj, 119_000 * cpu_time(446, 1024) / MS);
+    let low = simulate_on("juno-r0", "run-10ms-cpu0.json", "governor=powersave");
+    assert_eq!(runtime(&low), cpu_time(446, 542));
+    assert_eq!(low.energy[0].energy_nj, 42_361 * cpu_time(446, 542) / MS);
+    assert_eq!(low.energy[0].residency[0], (450_000, low.end_ns));
+}
+
+/// Juno r2's A72 (CPU 1, §7.3): half the highest frequency, twice the time:
+/// 10 ms at 1200 MHz (540,000 µW: 5.4 mJ), 20 ms at 600 MHz (181,548 µW:
+/// 3.631 mJ); the LITTLE domain, idle, costs nothing (no idle power).
+#[test]
+fn juno_r2_half_frequency_doubles_the_time() {
+    let fmax = simulate_on("juno-r2", "run-10ms-cpu1.json", "governor=performance");
+    assert_eq!(runtime(&fmax), 10 * MS);
+    assert_eq!(fmax.energy[1].energy_nj, 5_400_000);
+    let half = simulate_on("juno-r2", "run-10ms-cpu1.json", "governor=powersave");
+    assert_eq!(runtime(&half), 20 * MS);
+    assert_eq!(half.energy[1].energy_nj, 3_630_960);
+    assert_eq!(half.energy[0].energy_nj, 0);
+}
+
+/// The Pixel-6-like board (§7.4, boards/pixel6/README.md): its LITTLE CPU
+/// (capacity 160) at 1803 MHz does 10 ms of work in 64 ms, at 113,904 µW.
+#[test]
+fn pixel6_little_at_fmax() {
+    let results = simulate_on("pixel6", "run-10ms-cpu0.json", "governor=performance");
+    assert_eq!(runtime(&results), 64 * MS);
+    assert_eq!(results.energy.len(), 3);
+    assert_eq!(results.energy[0].energy_nj, 113_904 * 64);
+}
+
+/// schedutil (§6.1) moves the A72's frequency during the run, so the work
+/// takes between its time at the highest and at the lowest frequency, and
+/// the meter's busy time at each frequency adds up to the task's runtime.
+#[test]
+fn schedutil_moves_the_frequency_during_a_run() {
+    let results = simulate_on("juno-r2", "run-10ms-cpu1.json", "governor=schedutil");
+    let big = &results.energy[1];
+    assert!(big.changes >= 1, "{big:?}");
+    assert!(
+        (10 * MS..20 * MS).contains(&runtime(&results)),
+        "{}",
+        runtime(&results)
+    );
+    let power = [181_548u64, 364_500, 540_000];
+    let busy_energy: u64 = big
+        .residency
+        .iter()
+        .zip(power)
+        .map(|(&(_, ns), uw)| ns * uw / MS)
+        .sum();
+    // CPU 1 was busy the whole run, so its energy is the residency's.
+    assert!(
+        busy_energy.abs_diff(big.energy_nj) <= 3,
+        "{busy_energy} vs {}",
+        big.energy_nj
+    );
+}
