@@ -89,7 +89,11 @@ pub fn load(name: &str, sched: &SchedConfig) -> Result<SimBoard, SimError> {
         );
     }
     let _ = write!(source, "\t}};\n}};\n/include/ \"{dtsi}\"\n");
-    let scratch = std::env::temp_dir().join(format!("fairway-sim-{}-{name}", std::process::id()));
+    let scratch = std::env::temp_dir().join(format!(
+        "fairway-sim-{}-{}",
+        std::process::id(),
+        name.replace(['/', '.'], "_")
+    ));
     let (dts, dtb) = (scratch.with_extension("dts"), scratch.with_extension("dtb"));
     std::fs::write(&dts, &source).map_err(|e| bad(format!("{}: {e}", dts.display())))?;
     let output = Command::new("dtc")

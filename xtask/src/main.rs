@@ -7,8 +7,9 @@
 //! cargo xtask lint                      section citations resolve, rustfmt, clippy
 //! cargo xtask ensure-tools              install QEMU and dtc if missing
 //! cargo xtask experiment KERNEL [LOOPS] the uclamp and group-depth sched-pipe table
-//! cargo xtask bandwidth-experiment KERNEL [--quick]
-//!                                       the bandwidth timer interleaving table (bw_timer=)
+//! cargo xtask bandwidth-experiment KERNEL [--quick | --energy]
+//!                                       the bandwidth timer interleaving table (bw_timer=);
+//!                                       --energy: on juno-r2 with schedutil, with energy
 //! cargo xtask cpufreq-experiment KERNEL schedutil's call sites (cpufreq_update=) on juno-r2
 //! cargo xtask agree TRANSCRIPT SCENARIO.json rr|cfs|eevdf [--limit N] [--sim FILE.csv]
 //!                                       compare a saved kernel trace with the simulator
@@ -47,7 +48,7 @@ use qemu::QemuConfig;
 fn usage() -> String {
     "usage: cargo xtask <runner KERNEL [--board NAME] [--cpus N] [--gic 2|3] [--el 1|2] [--icount] [--image] \
      [--timeout S] [--append ARGS] [--dtb FILE] [--scenario FILE.json] [--report FILE.json] [--verbose] \
-     | report TRANSCRIPT [--json FILE] | agree TRANSCRIPT SCENARIO.json POLICY [--limit N] [--sim FILE.csv] | replay TRANSCRIPT | bandwidth-experiment KERNEL [--quick] | cpufreq-experiment KERNEL | test [--only NAME] [--sabotage] [--no-lint] [--gaps | --groups-sweep] | lint | ensure-tools>"
+     | report TRANSCRIPT [--json FILE] | agree TRANSCRIPT SCENARIO.json POLICY [--limit N] [--sim FILE.csv] | replay TRANSCRIPT | bandwidth-experiment KERNEL [--quick | --energy] | cpufreq-experiment KERNEL | test [--only NAME] [--sabotage] [--no-lint] [--gaps | --groups-sweep] | lint | ensure-tools>"
         .into()
 }
 
