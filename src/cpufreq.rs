@@ -68,7 +68,7 @@ pub fn init(board: &BoardInfo, governor: Governor, sites: UpdateSites) {
         let spec = DomainSpec {
             frequencies: table.opps.iter().map(|opp| opp.hz / 1000).collect(),
             power,
-            idle_power: 0,
+            idle_power: u64::from(table.idle_power_uw),
             capacity: u64::from(board.cpus[first].capacity),
             cpus: cpus.len(),
             governor,
@@ -88,13 +88,14 @@ pub fn init(board: &BoardInfo, governor: Governor, sites: UpdateSites) {
                         .store(policy.frequency_scale(), Ordering::Relaxed);
                 }
                 defmt::info!(
-                    "cpufreq: perf domain {=usize} (cpus {=u32:#x}): {=str}, {=u64} MHz, rate limit {=u64} us, transition latency {=u64} ns",
+                    "cpufreq: perf domain {=usize} (cpus {=u32:#x}): {=str}, {=u64} MHz, rate limit {=u64} us, transition latency {=u64} ns, idle power {=u64} uW",
                     index,
                     mask,
                     governor.name(),
                     policy.frequency() / 1000,
                     policy.spec().rate_limit / 1000,
-                    latency
+                    latency,
+                    policy.spec().idle_power
                 );
                 domains.push(Domain {
                     cpus,

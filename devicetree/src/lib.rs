@@ -135,6 +135,9 @@ pub struct PerfDomain {
     /// The longest `clock-latency-ns` of its OPPs (0 when none gives one):
     /// how long a frequency change takes to come into effect (§6.2).
     pub transition_latency_ns: u32,
+    /// `fairway,idle-power-microwatt` (0 when absent): the power of one idle
+    /// CPU of the domain, for the energy meter.
+    pub idle_power_uw: u32,
 }
 
 impl PerfDomain {

@@ -448,11 +448,24 @@ impl BoardInfo {
             if opps.is_empty() {
                 return Err(bad("the table lists no OPP"));
             }
+            // Fairway's own property: the power of one idle CPU of the
+            // domain (Linux's energy model has none; docs/boards.md).
+            let idle_power_uw = match property(table, "fairway,idle-power-microwatt") {
+                None => 0,
+                Some(value) => Some(value).filter(|v| v.len() == 4).map(be_u32).ok_or(
+                    BoardError::BadProperty {
+                        node: "operating-points-v2 table",
+                        property: "fairway,idle-power-microwatt",
+                        problem: "must be one u32 cell",
+                    },
+                )?,
+            };
             // As many tables as CPUs at most: each CPU names one.
             let _ = read.push(phandle);
             let _ = self.perf_domains.push(PerfDomain {
                 opps,
                 transition_latency_ns,
+                idle_power_uw,
             });
             self.cpus[index].perf_domain = Some((read.len() - 1) as u8);
         }

@@ -316,6 +316,19 @@ mod tests {
         assert_eq!(domain.meter().residency[4], 2 * MS);
     }
 
+    /// An idle power counts each CPU's idle time: 4 CPUs over 20 ms, CPU 0
+    /// busy 10 ms at 850 MHz (119,000 µW), 70 ms idle in all at 5,000 µW:
+    /// 1,190,000 + 350,000 nJ.
+    #[test]
+    fn idle_power_counts_idle_time() {
+        let mut spec = juno_r0_little(Governor::Performance, 0);
+        spec.idle_power = 5_000;
+        let mut domain = FrequencyDomain::new(spec, 0, &[0; 4]).unwrap();
+        domain.update_meter(20 * MS, &[10 * MS, 0, 0, 0]);
+        assert_eq!(domain.meter().idle.iter().sum::<u64>(), 70 * MS);
+        assert_eq!(domain.energy_nanojoules(), 1_190_000 + 350_000);
+    }
+
     /// A change splits the busy time at its instant: CPU 0 busy throughout,
     /// 10 ms at 850 MHz then 10 ms at 450 MHz: (119,000 + 42,361) µW × 10 ms
     /// = 1,613,610 nJ; the scale at 450 MHz is 450 × 1024 / 850 = 542.

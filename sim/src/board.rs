@@ -157,7 +157,7 @@ pub fn load(name: &str, sched: &SchedConfig) -> Result<SimBoard, SimError> {
             DomainSpec {
                 frequencies: table.opps.iter().map(|opp| opp.hz / 1000).collect(),
                 power,
-                idle_power: 0,
+                idle_power: u64::from(table.idle_power_uw),
                 capacity,
                 cpus: members.len(),
                 governor: sched.governor,

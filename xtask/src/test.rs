@@ -704,6 +704,19 @@ fn cases() -> Vec<Case> {
             .contains("frequencies must increase down the table"),
     );
     cases.push(
+        Case::new("dt-opp-table-idle-power", "fairway")
+            .append("workload=sched-pipe loops=100")
+            .dts(|dts| {
+                let out = with_opp_table(dts, 140, &[(450_000_000, 820_000), (850_000_000, 1_000_000)])?;
+                replace_once(
+                    &out,
+                    "compatible = \"operating-points-v2\";",
+                    "compatible = \"operating-points-v2\";\n\t\tfairway,idle-power-microwatt = <2500>;",
+                )
+            })
+            .contains("cpufreq: perf domain 0 (cpus 0xf): schedutil, 850 MHz, rate limit 1000 us, transition latency 0 ns, idle power 2500 uW"),
+    );
+    cases.push(
         Case::new("dt-energy-model-above-64w", "fairway")
             .dts(|dts| with_opp_table(dts, 100_000_000, &[(1_000_000_000, 1_000_000)]))
             .expect(Expect::Failure)
