@@ -348,8 +348,10 @@ pub fn schedule() {
     }
     let switch = rq.core.schedule(now, leaving);
     rq.record_costs(cpu);
-    let context_switch = switch.next.unwrap_or(rq.idle) != previous;
-    governor_call(cpu, &mut rq, now, context_switch);
+    if crate::cpufreq::active() {
+        let context_switch = switch.next.unwrap_or(rq.idle) != previous;
+        governor_call(cpu, &mut rq, now, context_switch);
+    }
     if instrument::ENABLED {
         // PELT work done by put_prev/set_next is not an enqueue or dequeue.
         let _ = rq.core.run_queue_mut().take_internal_costs();
@@ -510,7 +512,9 @@ pub(super) fn activate_new(
         }
         _ => carry_out_decision(&mut rq, cpu, decision),
     }
-    governor_call(cpu, &mut rq, now, false);
+    if crate::cpufreq::active() {
+        governor_call(cpu, &mut rq, now, false);
+    }
     super::balance::publish(cpu, &rq);
     Ok(())
 }
@@ -558,7 +562,9 @@ fn activate(id: TaskId) {
     slot.wait_start.store(now, Ordering::Relaxed);
     slot.woken_at.store(now.max(1), Ordering::Relaxed);
     carry_out_decision(&mut rq, cpu, decision);
-    governor_call(cpu, &mut rq, now, false);
+    if crate::cpufreq::active() {
+        governor_call(cpu, &mut rq, now, false);
+    }
     super::balance::publish(cpu, &rq);
 }
 
@@ -776,12 +782,11 @@ fn apply_frequency_scale(cpu: usize, queue: &mut RunQueue) {
 /// run queue locked: with `cpufreq_update=pelt` when the root run queue's
 /// PELT signals changed since the last call site (a decay, attach or
 /// detach; a migration's is seen at the CPU's next site), with
-/// `cpufreq_update=switch` at a context switch. Nothing without DVFS.
-#[inline]
+/// `cpufreq_update=switch` at a context switch.
+/// Out of line: its callers test `cpufreq::active()` first, so that a board
+/// without DVFS pays one load and branch per site.
+#[inline(never)]
 fn governor_call(cpu: usize, rq: &mut CpuRunQueue, now: u64, context_switch: bool) {
-    if !crate::cpufreq::active() {
-        return;
-    }
     let queue = rq.core.run_queue_mut();
     let util_changed = queue.take_util_changed();
     let call = match crate::cpufreq::update_sites() {
