@@ -76,6 +76,38 @@ fn check(
     Ok(())
 }
 
+/// The transition latency cases: QEMU's CPUs (capacity 1024) share a test
+/// OPP table of 450 and 850 MHz whose OPPs give `clock-latency-ns`; the
+/// domain idles at 450 MHz (scale 450 × 1024 / 850 = 542) when the task
+/// starts, and its uclamp_min of 1024 makes schedutil ask for 850 MHz at its
+/// first switch-in (`cpufreq_update=switch`). The change takes effect
+/// `latency` later (§6.2, the issue's point 3): until then the work goes at
+/// 542/1024 of its pace, so 10 ms of work takes
+/// `10 ms + latency × (1024 - 542) / 1024` of CPU time (10.941406 ms for 2
+/// ms), plus at most the task's own overhead.
+fn runtime_after_transition_latency(lines: &[String], latency_ns: u64) -> Result<(), String> {
+    let (runtime, _) = figures(lines, 0)?;
+    let expected = 10_000_000 + latency_ns * (1024 - 542) / 1024;
+    if runtime < expected || runtime > expected + TASK_OVERHEAD_NS {
+        return Err(format!(
+            "10 ms of work with the change to 850 MHz {latency_ns} ns late: runtime {runtime} ns, \
+             expected {expected} ns (10 ms + latency x 482 / 1024) to {} ns",
+            expected + TASK_OVERHEAD_NS
+        ));
+    }
+    Ok(())
+}
+
+/// No transition latency: the change is at once, 10 ms.
+pub(crate) fn transition_latency_0(lines: &[String]) -> Result<(), String> {
+    runtime_after_transition_latency(lines, 0)
+}
+
+/// 2 ms of transition latency: 10.941406 ms.
+pub(crate) fn transition_latency_2ms(lines: &[String]) -> Result<(), String> {
+    runtime_after_transition_latency(lines, 2_000_000)
+}
+
 /// Juno r0, CPU 0 (LITTLE, capacity 446), `performance`: 850 MHz (scale
 /// 1024, 119,000 µW): 10 × 1024 / 446 = 22.96 ms, 2.732 mJ.
 fn juno_r0_little_fmax(lines: &[String]) -> Result<(), String> {

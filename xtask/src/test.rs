@@ -716,6 +716,40 @@ fn cases() -> Vec<Case> {
             })
             .contains("cpufreq: perf domain 0 (cpus 0xf): schedutil, 850 MHz, rate limit 1000 us, transition latency 0 ns, idle power 2500 uW"),
     );
+    // A board's transition latency delays each frequency change (issue 13,
+    // point 3): 0 and 2 ms (`clock-latency-ns` on every OPP; the rate limit
+    // becomes 2 ms, §6.2).
+    let latency_cases: [(u64, DtsEdit, OutputCheck); 2] = [
+        (
+            0,
+            |dts| with_opp_latency(dts, 0),
+            crate::board_cases::transition_latency_0,
+        ),
+        (
+            2_000_000,
+            |dts| with_opp_latency(dts, 2_000_000),
+            crate::board_cases::transition_latency_2ms,
+        ),
+    ];
+    for (latency, edit, check) in latency_cases {
+        let rate_limit_us = if latency == 0 { 1000 } else { 2000 };
+        cases.push(
+            Case::new(
+                format!("dt-opp-table-transition-latency-{}us", latency / 1000),
+                "fairway",
+            )
+            .icount()
+            .scenario("tests/scenarios/run-10ms-cpu1-util-min.json")
+            .append("cpufreq_update=switch")
+            .dts(edit)
+            .contains(format!(
+                "cpufreq: perf domain 0 (cpus 0xf): schedutil, 850 MHz, rate limit \
+                 {rate_limit_us} us, transition latency {latency} ns"
+            ))
+            .contains("report: metric name=freq_changes.pd0 value=1")
+            .check(check),
+        );
+    }
     cases.push(
         Case::new("dt-energy-model-above-64w", "fairway")
             .dts(|dts| with_opp_table(dts, 100_000_000, &[(1_000_000_000, 1_000_000)]))
@@ -994,6 +1028,20 @@ fn run_dtc(args: &[&str], input: &Path) -> Result<String, String> {
 /// QEMU's tree (4 CPUs) with every CPU given `dynamic-power-coefficient`
 /// and one OPP table of `(opp-hz, opp-microvolt)` (the malformed-board
 /// cases).
+/// QEMU's tree with the 450/850 MHz test table of the idle-power case, each
+/// OPP giving `clock-latency-ns = <latency_ns>`.
+fn with_opp_latency(dts: &str, latency_ns: u64) -> Result<String, String> {
+    let out = with_opp_table(
+        dts,
+        140,
+        &[(450_000_000, 820_000), (850_000_000, 1_000_000)],
+    )?;
+    Ok(out.replace(
+        "\t\t\topp-microvolt = <",
+        &format!("\t\t\tclock-latency-ns = <{latency_ns}>;\n\t\t\topp-microvolt = <"),
+    ))
+}
+
 fn with_opp_table(dts: &str, coefficient: u32, opps: &[(u64, u32)]) -> Result<String, String> {
     let mut out = dts.to_string();
     for cpu in 0..4 {
