@@ -76,23 +76,39 @@ fn check(
     Ok(())
 }
 
-/// The transition latency cases: QEMU's CPUs (capacity 1024) share a test
-/// OPP table of 450 and 850 MHz whose OPPs give `clock-latency-ns`; the
-/// domain idles at 450 MHz (scale 450 × 1024 / 850 = 542) when the task
+/// The transition latency cases: CPU 1 (capacity 1024) alone in a
+/// performance domain with a test table of 450 and 850 MHz whose OPPs give
+/// `clock-latency-ns` (`xtask/src/test.rs`, `with_cpu1_opp_latency`). The
+/// idle domain sits at 450 MHz (scale 450 × 1024 / 850 = 542) when the task
 /// starts, and its uclamp_min of 1024 makes schedutil ask for 850 MHz at its
-/// first switch-in (`cpufreq_update=switch`). The change takes effect
-/// `latency` later (§6.2, the issue's point 3): until then the work goes at
+/// first switch-in (`cpufreq_update=switch`, §6.1). The change takes effect
+/// `latency` later (the issue's point 3): until then the work goes at
 /// 542/1024 of its pace, so 10 ms of work takes
-/// `10 ms + latency × (1024 - 542) / 1024` of CPU time (10.941406 ms for 2
-/// ms), plus at most the task's own overhead.
+/// `10 ms + latency × (1024 − 542) / 1024` of CPU time (10.941406 ms for
+/// 2 ms), plus at most the task's own overhead. The domain's energy is the
+/// energy model's power at each OPP (§5.1: `C · mV² · MHz / 10^6` µW with
+/// C = 140: 42,361 µW at 450 MHz and 820 mV, 119,000 µW at 850 MHz and
+/// 1,000 mV) times the time there: `latency` at 450 MHz, the rest of the
+/// runtime at 850 MHz, plus the CPU's other busy time.
 fn runtime_after_transition_latency(lines: &[String], latency_ns: u64) -> Result<(), String> {
-    let (runtime, _) = figures(lines, 0)?;
-    let expected = 10_000_000 + latency_ns * (1024 - 542) / 1024;
+    const POWER_450_UW: u64 = 140 * 820 * 820 * 450 / 1_000_000;
+    const POWER_850_UW: u64 = 140 * 1000 * 1000 * 850 / 1_000_000;
+    let (runtime, energy) = figures(lines, 1)?;
+    let expected = WORK_NS + latency_ns * (1024 - 542) / 1024;
     if runtime < expected || runtime > expected + TASK_OVERHEAD_NS {
         return Err(format!(
             "10 ms of work with the change to 850 MHz {latency_ns} ns late: runtime {runtime} ns, \
              expected {expected} ns (10 ms + latency x 482 / 1024) to {} ns",
             expected + TASK_OVERHEAD_NS
+        ));
+    }
+    let at_fmax = expected - latency_ns;
+    let low = (POWER_450_UW * latency_ns + POWER_850_UW * at_fmax) / 1_000_000;
+    let high = low + POWER_850_UW * OTHER_BUSY_NS / 1_000_000;
+    if !(low..=high).contains(&energy) {
+        return Err(format!(
+            "energy of perf domain 1: {energy} nJ, expected {POWER_450_UW} uW x {latency_ns} ns + \
+             {POWER_850_UW} uW x {at_fmax} ns, plus other busy time: {low} to {high} nJ"
         ));
     }
     Ok(())
