@@ -318,6 +318,15 @@ fn init_scheduler(board: &BoardInfo) -> BootOptions {
     if let Err(reason) = crate::task::balance::init(nr_cpus, options.sched.balance) {
         defmt::warn!("load balancing off: {=str}", reason);
     }
+    match crate::task::balance::topology() {
+        Some(topology) if options.sched.balance => crate::task::eas::init(
+            board,
+            topology,
+            options.sched.energy_aware,
+            options.sched.governor,
+        ),
+        _ => defmt::info!("eas: off: balance=0 (no wake-up placement)"),
+    }
     hrtimer::init(nr_cpus);
     scheduler::init_cpu(0);
     percpu::of(0).online.store(true, Ordering::Release);

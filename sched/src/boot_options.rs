@@ -102,11 +102,14 @@ pub struct SchedConfig {
     /// (§6.2): Linux's PELT-change sites, or the 2023 proposal's context
     /// switch; both also at the tick.
     pub cpufreq_update: crate::schedutil::UpdateSites,
+    /// `sched_energy_aware=0|1`: Linux's switch for energy-aware placement
+    /// (§5.3); EAS runs only where the board allows it as well.
+    pub energy_aware: bool,
 }
 
 impl SchedConfig {
     /// The option names, as the command line and the simulator's flags spell them.
-    pub const KEYS: [&'static str; 12] = [
+    pub const KEYS: [&'static str; 13] = [
         "sched",
         "hz",
         "hrtick",
@@ -119,6 +122,7 @@ impl SchedConfig {
         "cfs_bandwidth",
         "governor",
         "cpufreq_update",
+        "sched_energy_aware",
     ];
 
     /// Every setting at its default.
@@ -134,6 +138,7 @@ impl SchedConfig {
         cfs_bandwidth: false,
         governor: crate::schedutil::Governor::Schedutil,
         cpufreq_update: crate::schedutil::UpdateSites::Pelt,
+        energy_aware: true,
     };
 
     /// Reads `key=value` words of [`SchedConfig::KEYS`] only (the simulator's
@@ -195,6 +200,7 @@ impl SchedConfig {
                 Some((word, name)) => crate::schedutil::UpdateSites::parse(name)
                     .ok_or(error(word, Problem::NotOneOf("pelt, switch")))?,
             },
+            energy_aware: words.flag("sched_energy_aware", default.energy_aware)?,
         })
     }
 
@@ -407,7 +413,7 @@ impl fmt::Display for BootOptionError<'_> {
 }
 
 /// The option keys Fairway knows.
-const KEYS: [&str; 28] = [
+const KEYS: [&str; 29] = [
     "sched",
     "hz",
     "hrtick",
@@ -420,6 +426,7 @@ const KEYS: [&str; 28] = [
     "cfs_bandwidth",
     "governor",
     "cpufreq_update",
+    "sched_energy_aware",
     "icount",
     "dtb",
     "dtb_size",

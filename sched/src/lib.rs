@@ -37,6 +37,7 @@
 //! - [`uclamp`]: utilization clamping: requests, effective values, run-queue buckets.
 //! - [`topology`]: CPU capacities, clusters and the scheduling-domain levels (§7).
 //! - [`balance`]: wake-up CPU selection and load balancing between CPUs (§5.5).
+//! - [`eas`]: energy-aware wake-up placement: when it runs, and `find_energy_efficient_cpu` (§5).
 //! - [`bandwidth`]: CFS bandwidth control: quota, period and burst per group (§4).
 //! - [`boot_options`]: the kernel command line, every option checked (host and kernel).
 //! - [`weight`]: nice → weight tables and the fixed-point `__calc_delta`.
@@ -58,6 +59,7 @@ pub mod class;
 pub mod class_stack;
 pub mod cpu_core;
 pub mod cpufreq;
+pub mod eas;
 pub mod energy;
 pub mod fair;
 pub mod idle_class;

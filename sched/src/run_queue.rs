@@ -167,6 +167,13 @@ impl<F: FairClass> RunQueueOf<F> {
         self.stack.uclamp_rq_value(clamp_id)
     }
 
+    /// `uclamp_rq_is_idle` (§3.2): no task has been counted since the last
+    /// one left, so [`uclamp_value`](Self::uclamp_value) is a held value.
+    /// False while the accounting is off.
+    pub fn uclamp_idle(&self) -> bool {
+        self.stack.uclamp_enabled() && self.stack.uclamp_run_queue().is_idle()
+    }
+
     /// `uclamp_eff_value(p, clamp_id)` (§3.3); `None` for an unknown task.
     pub fn uclamp_eff_value(&self, task: TaskId, clamp_id: ClampId) -> Option<u16> {
         self.stack.uclamp_eff_value(task, clamp_id)

@@ -19,7 +19,7 @@ use fairway_sched::boot_options::{
 };
 use fairway_sched::schedutil::{Governor, UpdateSites};
 
-const KEYS: [&str; 34] = [
+const KEYS: [&str; 35] = [
     "sched",
     "hz",
     "hrtick",
@@ -32,6 +32,7 @@ const KEYS: [&str; 34] = [
     "cfs_bandwidth",
     "governor",
     "cpufreq_update",
+    "sched_energy_aware",
     "icount",
     "dtb",
     "dtb_size",
@@ -196,7 +197,10 @@ fn options() -> impl Strategy<Value = BootOptions> {
             Governor::Performance,
             Governor::Powersave,
         ]),
-        prop::sample::select(vec![UpdateSites::Pelt, UpdateSites::ContextSwitch]),
+        (
+            prop::sample::select(vec![UpdateSites::Pelt, UpdateSites::ContextSwitch]),
+            any::<bool>(),
+        ),
     )
         .prop_map(
             |(
@@ -208,7 +212,7 @@ fn options() -> impl Strategy<Value = BootOptions> {
                 workload,
                 (start, seed, cfs_bandwidth),
                 governor,
-                cpufreq_update,
+                (cpufreq_update, energy_aware),
             )| {
                 // sched-pipe's quota_us implies cfs_bandwidth=1.
                 let quota = matches!(workload, Workload::SchedPipe(p) if p.quota_us > 0);
@@ -229,6 +233,7 @@ fn options() -> impl Strategy<Value = BootOptions> {
                         cfs_bandwidth: cfs_bandwidth || quota,
                         governor,
                         cpufreq_update,
+                        energy_aware,
                     },
                     icount,
                     loaded_dtb,

@@ -89,9 +89,13 @@ pub fn load(name: &str, sched: &SchedConfig) -> Result<SimBoard, SimError> {
         );
     }
     let _ = write!(source, "\t}};\n}};\n/include/ \"{dtsi}\"\n");
+    // One name per load: threads of one process (the tests) may load the
+    // same board at once.
+    static LOADS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let scratch = std::env::temp_dir().join(format!(
-        "fairway-sim-{}-{}",
+        "fairway-sim-{}-{}-{}",
         std::process::id(),
+        LOADS.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
         name.replace(['/', '.'], "_")
     ));
     let (dts, dtb) = (scratch.with_extension("dts"), scratch.with_extension("dtb"));
@@ -124,6 +128,7 @@ pub fn load(name: &str, sched: &SchedConfig) -> Result<SimBoard, SimError> {
         })
         .collect();
     let mut domains = Vec::new();
+    let mut models = Vec::new();
     for (index, table) in info.perf_domains.iter().enumerate() {
         let members: Vec<usize> = (0..info.cpus.len())
             .filter(|&c| info.cpus[c].perf_domain == Some(index as u8))
@@ -140,17 +145,18 @@ pub fn load(name: &str, sched: &SchedConfig) -> Result<SimBoard, SimError> {
                 microvolt: u64::from(opp.microvolt),
             })
             .collect();
-        let power = match info.cpus[first].dynamic_power_coefficient {
-            Some(coefficient) if coefficient > 0 => {
+        let model = match info.cpus[first].dynamic_power_coefficient {
+            Some(coefficient) if coefficient > 0 => Some(
                 PerfDomainModel::from_operating_points(&points, coefficient, capacity)
-                    .map_err(|e| bad(format!("perf domain {index}: energy model refused: {e}")))?
-                    .states
-                    .iter()
-                    .map(|s| s.power)
-                    .collect()
-            }
-            _ => vec![0; points.len()],
+                    .map_err(|e| bad(format!("perf domain {index}: energy model refused: {e}")))?,
+            ),
+            _ => None,
         };
+        let power = model.as_ref().map_or_else(
+            || vec![0; points.len()],
+            |model| model.states.iter().map(|s| s.power).collect(),
+        );
+        models.push(model);
         let latency = u64::from(table.transition_latency_ns);
         domains.push((
             members.clone(),
@@ -170,7 +176,9 @@ pub fn load(name: &str, sched: &SchedConfig) -> Result<SimBoard, SimError> {
         capacities,
         dvfs: (!domains.is_empty()).then_some(Dvfs {
             domains,
+            models,
             sites: sched.cpufreq_update,
+            energy_aware: sched.energy_aware,
         }),
     })
 }

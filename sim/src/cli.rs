@@ -36,6 +36,8 @@ usage: fairway-sim SCENARIO.json [options]
                              the governor of a --board's domains (default schedutil)
   --cpufreq_update pelt|switch
                              where the scheduler calls it (default pelt)
+  --sched_energy_aware 0|1   energy-aware wake-up placement where the board allows it
+                             (default 1: asymmetric capacities, schedutil, an energy model)
   --tick-phase T             ticks fall at T + k/HZ (default 0: at k/HZ)
   --sample-interval T        CSV sampling period (default 1ms)
   --csv FILE                 write the signals CSV
@@ -375,6 +377,14 @@ pub fn run(options: &Options) -> Result<(), SimError> {
         dvfs: board.and_then(|b| b.dvfs),
     };
     let simulation = Simulation::new(&scenario, config)?;
+    if options.board.is_some() && !options.quiet {
+        // As the kernel says at boot (docs/eas.md).
+        match simulation.eas_status() {
+            Ok(domains) => println!("eas: on ({domains} perf domains)"),
+            Err(Some(reason)) => println!("eas: off: {reason}"),
+            Err(None) => println!("eas: off: balance=0 (no wake-up placement)"),
+        }
+    }
     let results = match &options.csv {
         Some(path) => {
             let mut out = create(path)?;
@@ -539,7 +549,8 @@ mod tests {
         assert_eq!(
             options.sched.to_string(),
             "sched=cfs hz=1000 hrtick=1 skew_tick=0 slice_us=2000 uclamp=1 balance=0 \
-             bw_timer=random bw_seed=0 cfs_bandwidth=0 governor=schedutil cpufreq_update=pelt"
+             bw_timer=random bw_seed=0 cfs_bandwidth=0 governor=schedutil cpufreq_update=pelt \
+             sched_energy_aware=1"
         );
         for (flag, value, message) in [
             ("--hz", "abc", "--hz abc: not a number"),

@@ -119,3 +119,98 @@ fn schedutil_moves_the_frequency_during_a_run() {
         big.energy_nj
     );
 }
+
+/// The CPUs task `task` was switched in on, in order, with the times.
+fn switch_ins(results: &Results, task: usize) -> Vec<(u64, usize)> {
+    results
+        .switches
+        .iter()
+        .filter(|s| s.next == Some(task))
+        .map(|s| (s.time_ns, s.cpu))
+        .collect()
+}
+
+const JUNO_LITTLE: [usize; 4] = [0, 3, 4, 5];
+
+/// EAS (docs/eas.md, §5.4) on Juno r2: a small task (1 ms of work every
+/// 16 ms) freed after 10 periods pinned to big CPU 1 moves to a LITTLE CPU
+/// at its next wake-up (its first free period still starts on CPU 1): a
+/// LITTLE CPU at 450 MHz costs 2,340 per unit of util against the A72's
+/// 3,545 at 600 MHz (§7.3). Its 19 periods there each take 1 ms × 1024/383 ×
+/// 1024/485 (450 MHz: scale 485) = 5,644,910 ns at 42,361 µW. Without EAS
+/// the wake-up keeps it on its idle previous CPU, where it fits.
+#[test]
+fn eas_moves_a_small_task_from_big_to_little() {
+    let per_period: u64 = (MS * 1024 * 1024).div_ceil(383 * 485);
+    let eas = simulate_on("juno-r2", "eas-small-task-leaves-big.json", "");
+    let ins = switch_ins(&eas, 0);
+    // 30 periods and the wake-up after the last one, to exit; the 11th
+    // switch-in ends the pinned phase's last sleep, so it is placed pinned.
+    assert_eq!(ins.len(), 31);
+    assert!(ins[..11].iter().all(|&(_, cpu)| cpu == 1), "{ins:?}");
+    assert!(
+        ins[11..].iter().all(|(_, cpu)| JUNO_LITTLE.contains(cpu)),
+        "{ins:?}"
+    );
+    assert_eq!(eas.tasks[0].migrations, 1);
+    let little = &eas.energy[0];
+    let busy = eas.cpus.iter().map(|c| c.busy_ns).sum::<u64>() - eas.cpus[1].busy_ns;
+    assert!(busy.abs_diff(19 * per_period) <= 19, "{busy}");
+    assert!(little.energy_nj.abs_diff(42_361 * busy / MS) <= 1);
+    let performance = simulate_on(
+        "juno-r2",
+        "eas-small-task-leaves-big.json",
+        "sched_energy_aware=0",
+    );
+    assert!(switch_ins(&performance, 0).iter().all(|&(_, cpu)| cpu == 1));
+    assert_eq!(performance.tasks[0].migrations, 0);
+    assert_eq!(performance.energy[0].energy_nj, 0);
+    let total = |r: &Results| r.energy.iter().map(|d| d.energy_nj).sum::<u64>();
+    assert!(total(&eas) < total(&performance));
+}
+
+/// uclamp in placement and frequency (docs/eas.md, §3.4): in its second
+/// phase "boosted" asks for util_min 1024, which no LITTLE CPU can give
+/// ("fits, boost unmet"); from its first wake-up in that phase it runs on a
+/// big CPU, whose domain schedutil raises to 1200 MHz for it (30 periods of
+/// 1 ms of work at capacity 1024 and 1200 MHz). Its twin without a clamp
+/// stays on LITTLE CPUs throughout.
+#[test]
+fn uclamp_min_moves_a_small_task_to_a_big_cpu_and_raises_its_frequency() {
+    let results = simulate_on("juno-r2", "eas-uclamp-boost.json", "");
+    let boosted = switch_ins(&results, 0);
+    // 31 periods × 16 ms: the second phase's first run starts on the LITTLE
+    // CPU (the clamp comes while it runs); its next 30 and the wake-up to
+    // exit are on big CPUs.
+    let boost_start = 31 * 16 * MS;
+    let (before, after): (Vec<_>, Vec<_>) = boosted.iter().partition(|(t, _)| *t < boost_start);
+    assert!(
+        before.iter().all(|(_, cpu)| JUNO_LITTLE.contains(cpu)),
+        "{before:?}"
+    );
+    assert_eq!(after.len(), 32);
+    assert!(JUNO_LITTLE.contains(&after[0].1), "{after:?}");
+    assert!(
+        after[1..].iter().all(|&(_, cpu)| cpu == 1 || cpu == 2),
+        "{after:?}"
+    );
+    // Its twin starts on big CPU 1 (new tasks go to the least-loaded CPU)
+    // with a new task's util (half the idle CPU's spare capacity, §2.5),
+    // which fits no LITTLE CPU; once it has decayed to fit, EAS moves the
+    // twin to a LITTLE CPU, within 10 periods, and it stays there.
+    let plain = switch_ins(&results, 1);
+    let moved = plain
+        .iter()
+        .position(|(_, cpu)| JUNO_LITTLE.contains(cpu))
+        .expect("the twin reaches a LITTLE CPU");
+    assert!(moved <= 10, "{plain:?}");
+    assert!(
+        plain[moved..]
+            .iter()
+            .all(|(_, cpu)| JUNO_LITTLE.contains(cpu)),
+        "{plain:?}"
+    );
+    let top = results.energy[1].residency[2];
+    assert_eq!(top.0, 1_200_000);
+    assert!(top.1 >= 30 * MS, "{top:?}");
+}

@@ -35,6 +35,28 @@ struct Snapshot {
     util_avg: AtomicU64,
     runnable_avg: AtomicU64,
     util_est: AtomicU64,
+    /// The run queue's clamps for EAS, packed by [`pack_clamps`]; published
+    /// only while EAS runs.
+    clamps: AtomicU32,
+}
+
+/// `[uclamp_min, uclamp_max]` in bits 0..11 and 11..22, `uclamp_idle` in
+/// bit 22, an RT task runnable in bit 23.
+fn pack_clamps(uclamp: [u16; 2], uclamp_idle: bool, rt_runnable: bool) -> u32 {
+    u32::from(uclamp[0])
+        | u32::from(uclamp[1]) << 11
+        | u32::from(uclamp_idle) << 22
+        | u32::from(rt_runnable) << 23
+}
+
+/// [`pack_clamps`]' fields back.
+fn unpack_clamps(packed: u32) -> ([u16; 2], bool, bool) {
+    let value = |shift: u32| ((packed >> shift) & 0x7ff) as u16;
+    (
+        [value(0), value(11)],
+        packed & 1 << 22 != 0,
+        packed & 1 << 23 != 0,
+    )
 }
 
 static SNAPSHOTS: [Snapshot; MAX_CPUS] = [const {
@@ -45,6 +67,7 @@ static SNAPSHOTS: [Snapshot; MAX_CPUS] = [const {
         util_avg: AtomicU64::new(0),
         runnable_avg: AtomicU64::new(0),
         util_est: AtomicU64::new(0),
+        clamps: AtomicU32::new(1024 << 11 | 1 << 22),
     }
 }; MAX_CPUS];
 
@@ -75,6 +98,11 @@ pub fn init(nr_cpus: usize, enabled: bool) -> Result<(), &'static str> {
     Ok(())
 }
 
+/// The CPUs' topology, once built.
+pub fn topology() -> Option<&'static Topology> {
+    TOPOLOGY.get()
+}
+
 /// Whether load balancing and wake-up placement are on.
 pub fn enabled() -> bool {
     ENABLED.load(Ordering::Relaxed) && TOPOLOGY.get().is_some()
@@ -97,29 +125,61 @@ pub(super) fn publish(cpu: usize, rq: &CpuRunQueue) {
         .runnable_avg
         .store(signals.runnable_avg, Ordering::Relaxed);
     snapshot.util_est.store(signals.util_est, Ordering::Relaxed);
+    if super::eas::active() {
+        use fairway_sched::uclamp::ClampId;
+        let queue = rq.queue();
+        let clamps = pack_clamps(
+            [
+                queue.uclamp_value(ClampId::Min),
+                queue.uclamp_value(ClampId::Max),
+            ],
+            queue.uclamp_idle(),
+            queue.rt().highest_queued_priority().is_some(),
+        );
+        snapshot.clamps.store(clamps, Ordering::Relaxed);
+    }
+}
+
+/// `cpu`'s snapshot as published.
+fn snapshot_of(cpu: usize) -> CpuSnapshot {
+    let snapshot = &SNAPSHOTS[cpu];
+    let online = percpu::of(cpu).online.load(Ordering::Relaxed);
+    let (uclamp, uclamp_idle, rt_runnable) = unpack_clamps(snapshot.clamps.load(Ordering::Relaxed));
+    CpuSnapshot {
+        cpu: CpuId(cpu as u16),
+        capacity: u64::from(percpu::of(cpu).capacity.load(Ordering::Relaxed)),
+        // A CPU still booting looks empty (nothing to pull from it);
+        // wake-ups never choose it (`online_mask`).
+        nr_running: if online {
+            snapshot.nr_running.load(Ordering::Relaxed)
+        } else {
+            0
+        },
+        idle: !online || snapshot.idle.load(Ordering::Relaxed),
+        load_avg: snapshot.load_avg.load(Ordering::Relaxed),
+        util_avg: snapshot.util_avg.load(Ordering::Relaxed),
+        runnable_avg: snapshot.runnable_avg.load(Ordering::Relaxed),
+        util_est: snapshot.util_est.load(Ordering::Relaxed),
+        misfit_task_load: 0,
+        uclamp,
+        uclamp_idle,
+        rt_runnable,
+    }
+}
+
+/// With EAS on, `cpu` (just published, its run-queue lock held) no longer
+/// fitting its utilization makes the root domain overutilized (at a woken
+/// task's enqueue and at the tick, §5.5).
+pub(super) fn note_overutilized(cpu: usize) {
+    if let Some(topology) = TOPOLOGY.get().filter(|_| super::eas::active()) {
+        super::eas::note_overutilized(&snapshot_of(cpu), topology.capacity_orig(CpuId(cpu as u16)));
+    }
 }
 
 fn snapshots() -> Vec<CpuSnapshot, MAX_CPUS> {
     let mut all = Vec::new();
-    for (cpu, snapshot) in SNAPSHOTS.iter().enumerate().take(percpu::nr_cpus()) {
-        let online = percpu::of(cpu).online.load(Ordering::Relaxed);
-        let _ = all.push(CpuSnapshot {
-            cpu: CpuId(cpu as u16),
-            capacity: u64::from(percpu::of(cpu).capacity.load(Ordering::Relaxed)),
-            // A CPU still booting looks empty (nothing to pull from it);
-            // wake-ups never choose it (`online_mask`).
-            nr_running: if online {
-                snapshot.nr_running.load(Ordering::Relaxed)
-            } else {
-                0
-            },
-            idle: !online || snapshot.idle.load(Ordering::Relaxed),
-            load_avg: snapshot.load_avg.load(Ordering::Relaxed),
-            util_avg: snapshot.util_avg.load(Ordering::Relaxed),
-            runnable_avg: snapshot.runnable_avg.load(Ordering::Relaxed),
-            util_est: snapshot.util_est.load(Ordering::Relaxed),
-            misfit_task_load: 0,
-        });
+    for cpu in 0..percpu::nr_cpus().min(MAX_CPUS) {
+        let _ = all.push(snapshot_of(cpu));
     }
     all
 }
@@ -155,6 +215,7 @@ pub(super) fn select_wake_cpu(id: TaskId, prev: usize, rq: &CpuRunQueue) -> usiz
             SNAPSHOTS[waker].load_avg.load(Ordering::Relaxed),
             topology,
             &snapshots(),
+            super::eas::context(),
         )
         .index()
 }
@@ -314,6 +375,8 @@ pub(super) fn periodic(cpu: usize) {
         &mut RunQueueTasks,
     );
     drop(state_guard);
+    // Load balancing recomputes the root domain's state (§5.5).
+    super::eas::recompute_overutilized(topology, &snapshots);
     if let Ok(BalanceDecision {
         migration: Some(migration),
         ..
@@ -342,6 +405,8 @@ pub(super) fn newly_idle(cpu: usize) -> bool {
         &mut RunQueueTasks,
     );
     drop(state_guard);
+    // Load balancing recomputes the root domain's state (§5.5).
+    super::eas::recompute_overutilized(topology, &snapshots);
     match decision {
         Ok(decision) => decision
             .migration

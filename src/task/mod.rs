@@ -8,6 +8,7 @@
 
 pub mod balance;
 pub mod bandwidth;
+pub mod eas;
 pub mod groups;
 pub mod pi;
 pub mod pipe;

@@ -566,6 +566,9 @@ fn activate(id: TaskId) {
         governor_call(cpu, &mut rq, now, false);
     }
     super::balance::publish(cpu, &rq);
+    if super::eas::active() {
+        super::balance::note_overutilized(cpu);
+    }
 }
 
 /// Wakes `id` if it sleeps; returns whether it did. A task owned by another CPU
@@ -758,6 +761,9 @@ fn scheduler_tick(cpu: usize) {
         cpu_perf_request(queue)
     });
     super::balance::publish(cpu, &rq);
+    if super::eas::active() {
+        super::balance::note_overutilized(cpu);
+    }
     drop(rq);
     if let Some(perf) = perf {
         crate::cpufreq::update(cpu, perf, now);

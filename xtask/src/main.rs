@@ -30,6 +30,7 @@ mod board;
 mod board_cases;
 mod citations;
 mod cpufreq_experiment;
+mod eas_cases;
 mod experiment;
 mod qemu;
 mod replay;

@@ -382,6 +382,8 @@ fn cases() -> Vec<Case> {
     );
     cases.push(
         Case::new("demo-default", "fairway")
+            // QEMU's CPUs are identical: EAS stays off and says why (§5.3).
+            .contains("eas: off: CPUs do not have asymmetric capacities")
             .contains("demo: 4 CPUs, 16 tasks done, 1000 pipe round trips per pair, checked"),
     );
     // The heterogeneous boards: QEMU's tree with the board's CPUs merged in. The
@@ -425,6 +427,8 @@ fn cases() -> Vec<Case> {
                 .contains(format!(
                     "energy model: perf domain 1 (cpus 0x6): {big_model}"
                 ))
+                // §5.3: asymmetric capacities, schedutil, a model per domain.
+                .contains("eas: on (2 perf domains)")
                 .contains("sched-pipe: 1000 round trips, every value checked"),
         );
     }
@@ -463,6 +467,7 @@ fn cases() -> Vec<Case> {
                 "energy model: perf domain 2 (cpus 0xc0): 17 states, 98312 to 2007983 uW, \
                  cost 5401 to 19609, 0 inefficient",
             )
+            .contains("eas: on (3 perf domains)")
             .contains("sched-pipe: 1000 round trips, every value checked"),
     );
     cases.push(
@@ -784,6 +789,7 @@ fn cases() -> Vec<Case> {
     cases.extend(crate::workload_cases::cases());
     cases.extend(crate::bandwidth_cases::cases());
     cases.extend(crate::board_cases::cases());
+    cases.extend(crate::eas_cases::cases());
     cases
 }
 

@@ -32,6 +32,16 @@ pub struct CpuSnapshot {
     /// `rq->misfit_task_load` as [`misfit_task_load`] computed it for the
     /// running task at the last tick or pick; 0 when none (§5.5).
     pub misfit_task_load: u64,
+    /// The run queue's `[uclamp_min, uclamp_max]` (`uclamp_rq_get`, §3.2);
+    /// `[0, 1024]` when uclamp is unused.
+    pub uclamp: [u16; 2],
+    /// `uclamp_rq_is_idle`: no task holds the run queue's clamps (its
+    /// values are the last ones kept, §3.2), so a waking task's clamps
+    /// replace them rather than merge with them (§3.4).
+    pub uclamp_idle: bool,
+    /// An RT task is runnable here: with uclamp unused, schedutil and EAS
+    /// then ask for the CPU's whole capacity (§3.4, `effective_cpu_util`).
+    pub rt_runnable: bool,
 }
 
 impl CpuSnapshot {
@@ -47,6 +57,9 @@ impl CpuSnapshot {
             runnable_avg: signals.runnable_avg,
             util_est: signals.util_est,
             misfit_task_load: 0,
+            uclamp: [0, 1024],
+            uclamp_idle: signals.nr_running == 0,
+            rt_runnable: false,
         }
     }
 

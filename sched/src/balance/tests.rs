@@ -38,6 +38,9 @@ fn idle_snapshots(topology: &Topology) -> Vec<CpuSnapshot> {
                 runnable_avg: 0,
                 util_est: 0,
                 misfit_task_load: 0,
+                uclamp: [0, 1024],
+                uclamp_idle: true,
+                rt_runnable: false,
             }
         })
         .collect()

@@ -71,10 +71,11 @@ impl fmt::Display for SchedConfig {
         }?;
         write!(
             f,
-            " cfs_bandwidth={} governor={} cpufreq_update={}",
+            " cfs_bandwidth={} governor={} cpufreq_update={} sched_energy_aware={}",
             flag(self.cfs_bandwidth),
             self.governor.name(),
-            self.cpufreq_update.name()
+            self.cpufreq_update.name(),
+            flag(self.energy_aware)
         )
     }
 }

@@ -511,10 +511,14 @@ impl CpuCore {
 
     /// Linux's `select_task_rq` at `try_to_wake_up`, asked of the core of the
     /// CPU the waking `task` last ran on (its state is here): the CPU it
-    /// should wake on, from the wake-up balancing rules of
-    /// [`crate::balance::select_task_rq`] over every CPU's `snapshots`. The
+    /// should wake on. With EAS on (`energy`) and the root domain not
+    /// overutilized, `find_energy_efficient_cpu` chooses (§5.4); otherwise,
+    /// or when it has no say, the wake-up balancing rules of
+    /// [`crate::balance::select_task_rq`] over every CPU's `snapshots`. Both
+    /// read the task's util_est and effective clamps (§2.4, §3.3). The
     /// task's own CPU when no other is chosen. Not recorded: its inputs are
     /// the other CPUs' published loads.
+    #[allow(clippy::too_many_arguments)]
     pub fn select_task_rq(
         &self,
         task: TaskId,
@@ -523,9 +527,41 @@ impl CpuCore {
         waker_load: u64,
         topology: &Topology,
         snapshots: &[CpuSnapshot],
+        energy: Option<crate::eas::EnergyContext<'_>>,
     ) -> CpuId {
+        use crate::uclamp::ClampId;
         let prev_cpu = CpuId(self.state.cpu);
-        let signals = self.run_queue.task_signals(task);
+        let queue = &self.run_queue;
+        let signals = queue.task_signals(task);
+        let uclamp_used = queue.uclamp_enabled();
+        let uclamp = if uclamp_used {
+            [
+                queue.uclamp_eff_value(task, ClampId::Min).unwrap_or(0),
+                queue.uclamp_eff_value(task, ClampId::Max).unwrap_or(1024),
+            ]
+        } else {
+            [0, 1024]
+        };
+        if let Some(energy) = energy.filter(|e| !e.overutilized) {
+            let waking = crate::eas::WakingTask {
+                prev_cpu,
+                affinity,
+                util_avg: signals.util_avg,
+                util_est: signals.util_est,
+                uclamp,
+                uclamp_used,
+            };
+            let choice = crate::eas::find_energy_efficient_cpu(
+                topology,
+                energy.domains,
+                snapshots,
+                &waking,
+                waker_cpu,
+            );
+            if let Some(cpu) = choice.cpu.filter(|&cpu| affinity.contains(cpu)) {
+                return cpu;
+            }
+        }
         let request = WakeRequest {
             prev_cpu,
             waker_cpu,
@@ -533,8 +569,8 @@ impl CpuCore {
             sync: false,
             wake_wide: false,
             task_load: signals.load_avg,
-            task_util: signals.util_avg,
-            uclamp: [0, 1024],
+            task_util: signals.util_avg.max(signals.util_est),
+            uclamp,
             waker_load,
         };
         crate::balance::select_task_rq(topology, snapshots, &request)

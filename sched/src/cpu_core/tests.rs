@@ -359,6 +359,9 @@ fn snapshot(cpu: u16, nr_running: u32) -> crate::balance::CpuSnapshot {
         runnable_avg: u64::from(nr_running) * 512,
         util_est: 0,
         misfit_task_load: 0,
+        uclamp: [0, 1024],
+        uclamp_idle: nr_running == 0,
+        rt_runnable: false,
     }
 }
 
@@ -383,6 +386,7 @@ fn a_wake_up_goes_to_an_idle_cpu_of_the_cluster() {
             0,
             &topology,
             snapshots,
+            None,
         )
     };
     // The previous CPU is idle: it stays.

@@ -151,6 +151,11 @@ impl RunQueue {
         dispatch!(self, rq => rq.uclamp_value(clamp_id))
     }
 
+    /// See [`RunQueueOf::uclamp_idle`].
+    pub fn uclamp_idle(&self) -> bool {
+        dispatch!(self, rq => rq.uclamp_idle())
+    }
+
     /// See [`RunQueueOf::uclamp_eff_value`].
     pub fn uclamp_eff_value(&self, task: TaskId, clamp_id: ClampId) -> Option<u16> {
         dispatch!(self, rq => rq.uclamp_eff_value(task, clamp_id))

@@ -14,6 +14,7 @@ use fairway_sched::balance::{
 use fairway_sched::run_queue::CpuCapacity;
 use fairway_sched::task::{CpuId, TaskId};
 use fairway_sched::topology::{CpuDescription, Topology};
+use fairway_sched::uclamp::ClampId;
 
 use super::{Simulation, TaskState};
 use crate::SimError;
@@ -76,20 +77,29 @@ impl TaskList for Lists<'_, '_> {
 impl Simulation<'_> {
     /// Every CPU's run queue as balancing sees it.
     pub(super) fn balance_snapshots(&self) -> Vec<CpuSnapshot> {
-        self.cpus
-            .iter()
-            .enumerate()
-            .map(|(index, cpu)| {
-                let signals = cpu.core.run_queue().signals();
-                let mut snapshot = CpuSnapshot::from_signals(
-                    CpuId(index as u16),
-                    u64::from(cpu.capacity.capacity_orig),
-                    &signals,
-                );
-                snapshot.idle = cpu.current.is_none() && signals.nr_running == 0;
-                snapshot
-            })
+        (0..self.cpus.len())
+            .map(|cpu| self.balance_snapshot(cpu))
             .collect()
+    }
+
+    /// CPU `cpu`'s run queue as balancing and EAS see it.
+    pub(super) fn balance_snapshot(&self, index: usize) -> CpuSnapshot {
+        let cpu = &self.cpus[index];
+        let queue = cpu.core.run_queue();
+        let signals = queue.signals();
+        let mut snapshot = CpuSnapshot::from_signals(
+            CpuId(index as u16),
+            u64::from(cpu.capacity.capacity_orig),
+            &signals,
+        );
+        snapshot.idle = cpu.current.is_none() && signals.nr_running == 0;
+        snapshot.uclamp = [
+            queue.uclamp_value(ClampId::Min),
+            queue.uclamp_value(ClampId::Max),
+        ];
+        snapshot.uclamp_idle = queue.uclamp_idle();
+        snapshot.rt_runnable = queue.rt().highest_queued_priority().is_some();
+        snapshot
     }
 
     /// The tasks on `source`'s run queue (Linux's `cfs_tasks`: the queued ones and the
@@ -148,6 +158,10 @@ impl Simulation<'_> {
             None
         };
         self.balancer = Some(balancer);
+        if decision.is_some() {
+            // Load balancing recomputes the root domain's state (§5.5).
+            self.recompute_overutilized();
+        }
         match decision {
             Some(decision) => self.apply(&decision),
             None => Ok(()),
@@ -177,6 +191,10 @@ impl Simulation<'_> {
         )
         .ok();
         self.balancer = Some(balancer);
+        if decision.is_some() {
+            // Load balancing recomputes the root domain's state (§5.5).
+            self.recompute_overutilized();
+        }
         match decision {
             Some(decision) => self.apply(&decision),
             None => Ok(()),

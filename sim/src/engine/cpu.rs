@@ -172,6 +172,7 @@ impl Simulation<'_> {
                         waker_load,
                         balancer.topology(),
                         &snapshots,
+                        self.energy_context(),
                     )
                     .index()
             }
@@ -192,6 +193,7 @@ impl Simulation<'_> {
             .try_to_wake_up(TaskId(task as u16), self.now, migrated);
         self.carry_out(cpu, decision);
         self.governor_call(cpu, false, false);
+        self.note_overutilized(cpu);
         Ok(())
     }
 
@@ -228,6 +230,7 @@ impl Simulation<'_> {
         let decision = self.cpus[cpu].core.sched_tick(self.now);
         self.carry_out(cpu, decision);
         self.governor_call(cpu, false, true);
+        self.note_overutilized(cpu);
         self.periodic_balance(cpu)
     }
 

@@ -23,8 +23,13 @@ use super::{Kind, Simulation};
 pub struct Dvfs {
     /// Each domain: its CPUs and its policy's parameters.
     pub domains: Vec<(Vec<usize>, DomainSpec)>,
+    /// Each domain's energy model, where the board gives one (§5.1).
+    pub models: Vec<Option<fairway_sched::energy::PerfDomainModel>>,
     /// Where the scheduler calls the governor (`cpufreq_update=`).
     pub sites: UpdateSites,
+    /// `sched_energy_aware=`: energy-aware placement where the board
+    /// allows it (`engine::eas`, §5.3).
+    pub energy_aware: bool,
 }
 
 /// The domains during a run.

@@ -57,6 +57,7 @@ mod balance;
 mod bandwidth;
 mod cpu;
 mod dvfs;
+mod eas;
 mod workload;
 use crate::results::{CpuResult, Results, Switch, TaskResult};
 use crate::sampler::Sampler;
@@ -356,6 +357,10 @@ pub struct Simulation<'s> {
     bandwidth: Option<bandwidth::BandwidthState>,
     /// The performance domains, with `config.dvfs`.
     dvfs: Option<dvfs::DvfsState>,
+    /// Energy-aware placement, when the board allows it (`engine::eas`).
+    eas: Option<eas::EasState>,
+    /// Why EAS is off; `None` when it is on.
+    eas_off: Option<fairway_sched::eas::EasUnavailable>,
 }
 
 fn ns(us: i64) -> u64 {
@@ -502,6 +507,24 @@ impl<'s> Simulation<'s> {
         } else {
             None
         };
+        let (eas, eas_off) = match (&config.dvfs, &balancer) {
+            (Some(dvfs), Some(balancer)) => match eas::EasState::new(dvfs, balancer.topology()) {
+                Ok(state) => (Some(state), None),
+                Err(reason) => (None, Some(reason)),
+            },
+            // Without a board's domains the load tracking is not frequency-invariant.
+            (None, Some(balancer)) => (
+                None,
+                Some(if balancer.topology().is_asymmetric() {
+                    fairway_sched::eas::EasUnavailable::NotFrequencyInvariant {
+                        cpus: balancer.topology().all_cpus(),
+                    }
+                } else {
+                    fairway_sched::eas::EasUnavailable::SymmetricCapacities
+                }),
+            ),
+            (_, None) => (None, None),
+        };
         Ok(Simulation {
             scenario,
             config,
@@ -522,7 +545,19 @@ impl<'s> Simulation<'s> {
             groups,
             bandwidth,
             dvfs,
+            eas,
+            eas_off,
         })
+    }
+
+    /// Whether energy-aware placement runs: `Ok` with its performance
+    /// domains' count when it does, else why not (`None` reason: wake-up
+    /// placement itself is off, `balance=0`).
+    pub fn eas_status(&self) -> Result<usize, Option<fairway_sched::eas::EasUnavailable>> {
+        match &self.eas {
+            Some(eas) => Ok(eas.domains()),
+            None => Err(self.eas_off),
+        }
     }
 
     fn push(&mut self, time: u64, kind: Kind) {

@@ -1,0 +1,156 @@
+//! QEMU test cases of energy-aware placement (issue 14, docs/eas.md): when
+//! the kernel turns EAS on and why it keeps it off (§5.3), and uclamp moving
+//! a small task to a big CPU and raising that domain's frequency (§3.4,
+//! §5.4), with expectations worked from the boards' numbers, not from the
+//! kernel's output.
+
+use crate::test::Case;
+
+/// The value of `key=` in the report line of task `name`.
+fn task_field(lines: &[String], name: &str, key: &str) -> Result<u64, String> {
+    let needle = format!(" name={name} ");
+    let line = lines
+        .iter()
+        .find(|l| l.contains("report: task ") && l.contains(&needle))
+        .ok_or_else(|| format!("no report line of task {name}"))?;
+    line.split_whitespace()
+        .find_map(|w| w.strip_prefix(key)?.strip_prefix('='))
+        .and_then(|v| v.parse().ok())
+        .ok_or_else(|| format!("no {key}= in: {line}"))
+}
+
+/// The value of metric `name`.
+fn metric(lines: &[String], name: &str) -> Result<u64, String> {
+    let key = format!("report: metric name={name} value=");
+    lines
+        .iter()
+        .find_map(|l| l.split(&key).nth(1).and_then(|v| v.trim().parse().ok()))
+        .ok_or_else(|| format!("no metric {name}"))
+}
+
+/// `eas-uclamp-boost.json` on Juno r2 (§7.3: LITTLE CPUs 0, 3, 4, 5 of
+/// capacity 383, big CPUs 1 and 2 of capacity 1024 at 600 / 1000 / 1200 MHz):
+///
+/// - "plain" (1 ms of work every 16 ms: util about 64 at the LITTLE CPUs'
+///   pace) fits a LITTLE CPU, and EAS prices a LITTLE CPU below a big one
+///   (A53 costs 2,340 at 450 MHz against the A72's 3,545 at 600 MHz), so it
+///   ends on a LITTLE CPU;
+/// - "boosted" asks for util_min 1024 in its second phase: on a LITTLE CPU
+///   that is "fits, boost unmet" (−1), on a big one it fits (1), so its
+///   wake-ups go to a big CPU, and it ends there;
+/// - schedutil gives the boosted task's CPU its floor, 1024, i.e. 1200 MHz:
+///   its 30 wake-ups on the big CPU each run 1 ms of work there, so the big
+///   domain spends at least 30 ms at 1200 MHz (with the rate limit of
+///   1,000 µs never in the way: the task wakes every 16 ms).
+pub(crate) fn uclamp_boost_on_juno_r2(lines: &[String]) -> Result<(), String> {
+    let big = |cpu: u64| cpu == 1 || cpu == 2;
+    let boosted = task_field(lines, "boosted", "cpu")?;
+    if !big(boosted) {
+        return Err(format!(
+            "boosted ended on cpu{boosted}, not a big CPU (1, 2)"
+        ));
+    }
+    let plain = task_field(lines, "plain", "cpu")?;
+    if big(plain) {
+        return Err(format!("plain ended on big cpu{plain}, not a LITTLE CPU"));
+    }
+    let top = metric(lines, "residency_us.pd1.1200mhz")?;
+    if top < 30_000 {
+        return Err(format!(
+            "the big domain spent {top} us at 1200 MHz, less than the boosted task's 30 x 1 ms"
+        ));
+    }
+    Ok(())
+}
+
+/// `eas-small-task-leaves-big.json` on Juno r2 with EAS: freed from big CPU
+/// 1, the small task (1 ms of work every 16 ms) moves once, to a LITTLE CPU,
+/// which EAS prices below its big one (A53 cost 2,340 at 450 MHz against the
+/// A72's 3,545 at 600 MHz, §7.3), and ends there.
+fn small_task_leaves_big(lines: &[String]) -> Result<(), String> {
+    let cpu = task_field(lines, "small", "cpu")?;
+    let migrations = task_field(lines, "small", "migrations")?;
+    if cpu == 1 || cpu == 2 || migrations != 1 {
+        return Err(format!(
+            "small ended on cpu{cpu} after {migrations} migrations, not on a LITTLE CPU after 1"
+        ));
+    }
+    Ok(())
+}
+
+/// The same without EAS: the wake-up path keeps the task on its idle
+/// previous CPU, where it fits (`select_idle_sibling`).
+fn small_task_stays_big(lines: &[String]) -> Result<(), String> {
+    let cpu = task_field(lines, "small", "cpu")?;
+    let migrations = task_field(lines, "small", "migrations")?;
+    if cpu != 1 || migrations != 0 {
+        return Err(format!(
+            "small ended on cpu{cpu} after {migrations} migrations, not on cpu1 without moving"
+        ));
+    }
+    Ok(())
+}
+
+/// The EAS cases.
+pub(crate) fn cases() -> Vec<Case> {
+    let mut cases = Vec::new();
+    // §5.3's conditions, each failing once on Juno r2 (where all hold).
+    for (name, append, line) in [
+        (
+            "eas-off-switched-off",
+            "workload=sched-pipe loops=100 sched_energy_aware=0",
+            "eas: off: sched_energy_aware=0",
+        ),
+        (
+            "eas-off-performance-governor",
+            "workload=sched-pipe loops=100 governor=performance",
+            "eas: off: perf domain 0 is governed by performance: schedutil is mandatory for EAS",
+        ),
+        (
+            "eas-off-balance-off",
+            "workload=sched-pipe loops=100 balance=0",
+            "eas: off: balance=0 (no wake-up placement)",
+        ),
+    ] {
+        cases.push(
+            Case::new(name, "fairway")
+                .board("juno-r2")
+                .cpus(6)
+                .icount()
+                .append(append)
+                .contains(line),
+        );
+    }
+    cases.push(
+        Case::new("eas-uclamp-boost-juno-r2", "fairway")
+            .board("juno-r2")
+            .cpus(6)
+            .icount()
+            .scenario("tests/scenarios/eas-uclamp-boost.json")
+            .contains("eas: on (2 perf domains)")
+            .check(uclamp_boost_on_juno_r2),
+    );
+    for (name, append, check) in [
+        (
+            "eas-small-task-leaves-big-juno-r2",
+            "",
+            small_task_leaves_big as crate::test::OutputCheck,
+        ),
+        (
+            "eas-off-small-task-stays-big-juno-r2",
+            "sched_energy_aware=0",
+            small_task_stays_big,
+        ),
+    ] {
+        cases.push(
+            Case::new(name, "fairway")
+                .board("juno-r2")
+                .cpus(6)
+                .icount()
+                .append(append)
+                .scenario("tests/scenarios/eas-small-task-leaves-big.json")
+                .check(check),
+        );
+    }
+    cases
+}
