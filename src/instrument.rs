@@ -34,16 +34,19 @@ pub enum Op {
     UclampUpdate,
     /// Saving one task's registers and restoring another's.
     ContextSwitch,
+    /// `find_energy_efficient_cpu` at a wake-up, when EAS chose (issue 14).
+    FindEnergyEfficientCpu,
 }
 
 /// Every operation, in report order.
-pub const OPS: [Op; 6] = [
+pub const OPS: [Op; 7] = [
     Op::EnqueueTask,
     Op::DequeueTask,
     Op::PickNextTask,
     Op::PeltUpdate,
     Op::UclampUpdate,
     Op::ContextSwitch,
+    Op::FindEnergyEfficientCpu,
 ];
 
 impl Op {
@@ -56,6 +59,7 @@ impl Op {
             Op::PeltUpdate => "pelt_update",
             Op::UclampUpdate => "uclamp_update",
             Op::ContextSwitch => "context_switch",
+            Op::FindEnergyEfficientCpu => "find_energy_efficient_cpu",
         }
     }
 }
@@ -67,7 +71,7 @@ const CALIBRATION_ROUNDS: usize = 1000;
 /// One CPU's cost statistics.
 pub struct CpuCosts {
     /// Per operation, indexed by `Op as usize`.
-    pub ops: [CostStats; 6],
+    pub ops: [CostStats; OPS.len()],
     /// The empty-bracket cost subtracted from the kernel's brackets.
     pub overhead: u64,
     /// The empty-bracket cost subtracted from the core's probes.

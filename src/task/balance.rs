@@ -207,17 +207,20 @@ pub(super) fn select_wake_cpu(id: TaskId, prev: usize, rq: &CpuRunQueue) -> usiz
         };
     };
     let waker = crate::arch::cpu::this_cpu();
-    rq.core
-        .select_task_rq(
-            id,
-            CpuId(waker as u16),
-            CpuMask(affinity),
-            SNAPSHOTS[waker].load_avg.load(Ordering::Relaxed),
-            topology,
-            &snapshots(),
-            super::eas::context(),
-        )
-        .index()
+    let placement = rq.core.select_task_rq(
+        id,
+        CpuId(waker as u16),
+        CpuMask(affinity),
+        SNAPSHOTS[waker].load_avg.load(Ordering::Relaxed),
+        topology,
+        &snapshots(),
+        super::eas::context(),
+    );
+    if let Some(cost) = placement.feec_cost {
+        // On the waking CPU's statistics: IRQs are masked under `prev`'s lock.
+        crate::instrument::record(waker, crate::instrument::Op::FindEnergyEfficientCpu, cost);
+    }
+    placement.cpu.index()
 }
 
 /// Lists the tasks of `source`'s `cfs_tasks` (its lock taken here) as balance

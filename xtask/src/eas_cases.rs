@@ -91,6 +91,36 @@ fn small_task_stays_big(lines: &[String]) -> Result<(), String> {
     Ok(())
 }
 
+/// Issue 14's budget: `find_energy_efficient_cpu` costs at most 4,000
+/// instructions per call on the Pixel-6-like board (8 CPUs, 3 domains),
+/// counted under icount (exact), over every call of seed workload A.
+pub(crate) const FEEC_BUDGET: u64 = 4_000;
+
+fn feec_within_budget(lines: &[String]) -> Result<(), String> {
+    let needle = "report: cost cpu=all op=find_energy_efficient_cpu ";
+    let line = lines
+        .iter()
+        .find(|l| l.contains(needle))
+        .ok_or("no cost record of find_energy_efficient_cpu")?;
+    let field = |key: &str| -> Result<u64, String> {
+        line.split_whitespace()
+            .find_map(|w| w.strip_prefix(key)?.strip_prefix('='))
+            .and_then(|v| v.parse().ok())
+            .ok_or_else(|| format!("no {key}= in: {line}"))
+    };
+    let (count, max) = (field("count")?, field("max")?);
+    if count < 100 {
+        return Err(format!("only {count} calls measured: {line}"));
+    }
+    if max > FEEC_BUDGET {
+        return Err(format!(
+            "find_energy_efficient_cpu took up to {max} instructions, over the budget of \
+             {FEEC_BUDGET}: {line}"
+        ));
+    }
+    Ok(())
+}
+
 /// The EAS cases.
 pub(crate) fn cases() -> Vec<Case> {
     let mut cases = Vec::new();
@@ -129,6 +159,33 @@ pub(crate) fn cases() -> Vec<Case> {
             .scenario("tests/scenarios/eas-uclamp-boost.json")
             .contains("eas: on (2 perf domains)")
             .check(uclamp_boost_on_juno_r2),
+    );
+    // The replay check (issue 14's point 7): CPU 0's core, recorded while EAS
+    // places small periodic tasks on the Pixel-6-like board, replayed on the
+    // host, must decide the same.
+    cases.push(
+        Case::new("replay-eas-periodic-pixel6", "fairway")
+            .board("pixel6")
+            .cpus(8)
+            .icount()
+            .timeout(300)
+            .scenario("tests/scenarios/eas-replay-periodic.json")
+            .append(format!(
+                "record_core={} sched=eevdf balance=1",
+                crate::test::REPLAY_RECORDS
+            ))
+            .contains("eas: on (3 perf domains)")
+            .contains("core: config")
+            .check(crate::test::replay_agrees),
+    );
+    cases.push(
+        Case::new("eas-feec-cost-pixel6", "fairway")
+            .board("pixel6")
+            .cpus(8)
+            .icount()
+            .scenario("tests/scenarios/eas-workload-a.json")
+            .contains("eas: on (3 perf domains)")
+            .check(feec_within_budget),
     );
     for (name, append, check) in [
         (

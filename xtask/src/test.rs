@@ -101,7 +101,7 @@ const REPLAY_SCENARIOS: [(&str, u32); 3] = [
 ];
 
 /// Records per CPU for a replay case (each run makes at most ~12,000).
-const REPLAY_RECORDS: usize = 40_000;
+pub(crate) const REPLAY_RECORDS: usize = 40_000;
 
 /// The bandwidth scenarios replayed from the kernel's record (issue 12), with
 /// their CPU count: the pools' answers are in the record, so the replay needs
@@ -117,7 +117,7 @@ const REPLAY_MIN_SWITCHES: usize = 1000;
 
 /// The kernel's record replays through the simulator's drivers with every
 /// decision the same, over at least [`REPLAY_MIN_SWITCHES`] switches.
-fn replay_agrees(lines: &[String]) -> Result<(), String> {
+pub(crate) fn replay_agrees(lines: &[String]) -> Result<(), String> {
     let (outcome, report) = crate::replay::check(lines)?;
     eprintln!("  {report}");
     if outcome.divergence.is_some() {

@@ -33,6 +33,16 @@ mod tests;
 use alloc::vec::Vec;
 
 pub use cfs_tasks::CfsTasks;
+
+/// Where a waking task goes ([`CpuCore::select_task_rq`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WakePlacement {
+    /// The CPU.
+    pub cpu: CpuId,
+    /// The counter's difference across `find_energy_efficient_cpu`, when it
+    /// chose and a cost counter is set (instructions under QEMU icount).
+    pub feec_cost: Option<u64>,
+}
 use record::{Input, Output, Record};
 
 use crate::balance::{CpuSnapshot, WakeRequest};
@@ -518,6 +528,9 @@ impl CpuCore {
     /// read the task's util_est and effective clamps (§2.4, §3.3). The
     /// task's own CPU when no other is chosen. Not recorded: its inputs are
     /// the other CPUs' published loads.
+    ///
+    /// With a cost counter set, the placement also reports what
+    /// `find_energy_efficient_cpu` cost when it ran (issue 14's budget).
     #[allow(clippy::too_many_arguments)]
     pub fn select_task_rq(
         &self,
@@ -528,7 +541,7 @@ impl CpuCore {
         topology: &Topology,
         snapshots: &[CpuSnapshot],
         energy: Option<crate::eas::EnergyContext<'_>>,
-    ) -> CpuId {
+    ) -> WakePlacement {
         use crate::uclamp::ClampId;
         let prev_cpu = CpuId(self.state.cpu);
         let queue = &self.run_queue;
@@ -551,6 +564,7 @@ impl CpuCore {
                 uclamp,
                 uclamp_used,
             };
+            let start = self.state.cost_counter.map(|counter| counter());
             let choice = crate::eas::find_energy_efficient_cpu(
                 topology,
                 energy.domains,
@@ -558,8 +572,13 @@ impl CpuCore {
                 &waking,
                 waker_cpu,
             );
+            let feec_cost = self
+                .state
+                .cost_counter
+                .zip(start)
+                .map(|(counter, start)| counter().wrapping_sub(start));
             if let Some(cpu) = choice.cpu.filter(|&cpu| affinity.contains(cpu)) {
-                return cpu;
+                return WakePlacement { cpu, feec_cost };
             }
         }
         let request = WakeRequest {
@@ -573,8 +592,12 @@ impl CpuCore {
             uclamp,
             waker_load,
         };
-        crate::balance::select_task_rq(topology, snapshots, &request)
-            .map_or(prev_cpu, |target| target.cpu)
+        let cpu = crate::balance::select_task_rq(topology, snapshots, &request)
+            .map_or(prev_cpu, |target| target.cpu);
+        WakePlacement {
+            cpu,
+            feec_cost: None,
+        }
     }
 
     /// Carries out one recorded input on this core and returns what it

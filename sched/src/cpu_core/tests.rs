@@ -388,6 +388,7 @@ fn a_wake_up_goes_to_an_idle_cpu_of_the_cluster() {
             snapshots,
             None,
         )
+        .cpu
     };
     // The previous CPU is idle: it stays.
     assert_eq!(wake(&[snapshot(0, 0), snapshot(1, 1)], 0b11), CpuId(0));

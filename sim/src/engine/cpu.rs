@@ -174,6 +174,7 @@ impl Simulation<'_> {
                         &snapshots,
                         self.energy_context(),
                     )
+                    .cpu
                     .index()
             }
             None if affinity.contains(CpuId(previous as u16)) => previous,
