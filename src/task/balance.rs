@@ -11,7 +11,7 @@ use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 
 use fairway_sched::balance::{
     BalanceDecision, CpuBalanceState, CpuSnapshot, Migration, TaskCandidate, TaskList,
-    newidle_balance, rebalance_domains,
+    misfit_task_load, newidle_balance, rebalance_domains,
 };
 use fairway_sched::class_stack::ClassKind;
 use fairway_sched::run_queue::TaskMigration;
@@ -38,6 +38,8 @@ struct Snapshot {
     /// The run queue's clamps for EAS, packed by [`pack_clamps`]; published
     /// only while EAS runs.
     clamps: AtomicU32,
+    /// `rq->misfit_task_load` (§5.5); published only on asymmetric CPUs.
+    misfit_task_load: AtomicU64,
 }
 
 /// `[uclamp_min, uclamp_max]` in bits 0..11 and 11..22, `uclamp_idle` in
@@ -68,6 +70,7 @@ static SNAPSHOTS: [Snapshot; MAX_CPUS] = [const {
         runnable_avg: AtomicU64::new(0),
         util_est: AtomicU64::new(0),
         clamps: AtomicU32::new(1024 << 11 | 1 << 22),
+        misfit_task_load: AtomicU64::new(0),
     }
 }; MAX_CPUS];
 
@@ -138,6 +141,32 @@ pub(super) fn publish(cpu: usize, rq: &CpuRunQueue) {
         );
         snapshot.clamps.store(clamps, Ordering::Relaxed);
     }
+    if let Some(topology) = TOPOLOGY.get().filter(|t| t.is_asymmetric()) {
+        snapshot
+            .misfit_task_load
+            .store(misfit_of(topology, cpu, rq), Ordering::Relaxed);
+    }
+}
+
+/// `update_misfit_status` (§5.5): the `misfit_task_load` of `cpu`'s running
+/// fair task, 0 when none.
+fn misfit_of(topology: &Topology, cpu: usize, rq: &CpuRunQueue) -> u64 {
+    let Some(id) = rq.core.current() else {
+        return 0;
+    };
+    if rq.queue().task_class(id) != Some(ClassKind::Fair) {
+        return 0;
+    }
+    let slot = task(id);
+    let candidate = rq.core.balance_candidate(
+        id,
+        CpuMask(slot.affinity.load(Ordering::Relaxed)),
+        true,
+        now_ns(),
+        slot.exec_start.load(Ordering::Relaxed),
+    );
+    let capacity = u64::from(percpu::of(cpu).capacity.load(Ordering::Relaxed));
+    misfit_task_load(topology, CpuId(cpu as u16), capacity, &candidate)
 }
 
 /// `cpu`'s snapshot as published.
@@ -160,7 +189,7 @@ fn snapshot_of(cpu: usize) -> CpuSnapshot {
         util_avg: snapshot.util_avg.load(Ordering::Relaxed),
         runnable_avg: snapshot.runnable_avg.load(Ordering::Relaxed),
         util_est: snapshot.util_est.load(Ordering::Relaxed),
-        misfit_task_load: 0,
+        misfit_task_load: snapshot.misfit_task_load.load(Ordering::Relaxed),
         uclamp,
         uclamp_idle,
         rt_runnable,
@@ -249,18 +278,12 @@ fn candidates(rq: &CpuRunQueue, source: usize, buffer: &mut [TaskCandidate]) -> 
             // A task of a throttled group stays (`throttled_lb_pair`, §4.2).
             continue;
         }
-        // Tasks are weighed by their load as the root run queue sees it
-        // through their groups (Linux's task_h_load, §2.7).
-        let mut signals = rq.queue().task_signals(id);
-        signals.load_avg = rq.queue().task_h_load(id);
-        buffer[count] = TaskCandidate::from_signals(
+        buffer[count] = rq.core.balance_candidate(
             id,
-            &signals,
             CpuMask(slot.affinity.load(Ordering::Relaxed)),
             rq.current() == id,
             now,
             slot.exec_start.load(Ordering::Relaxed),
-            [0, 1024],
         );
         count += 1;
     }
@@ -368,6 +391,7 @@ pub(super) fn periodic(cpu: usize) {
     if !state.balance_due(now) {
         return;
     }
+    state.energy_aware = super::eas::context().is_some_and(|eas| !eas.overutilized);
     let snapshots = snapshots();
     let decision = rebalance_domains(
         topology,
@@ -399,6 +423,7 @@ pub(super) fn newly_idle(cpu: usize) -> bool {
     let Some(state) = state_guard.as_mut() else {
         return false;
     };
+    state.energy_aware = super::eas::context().is_some_and(|eas| !eas.overutilized);
     let snapshots = snapshots();
     let decision = newidle_balance(
         topology,

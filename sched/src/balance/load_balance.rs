@@ -180,11 +180,16 @@ fn sibling_imbalance(idle: IdleType, busiest: &GroupStats, local: &GroupStats) -
 /// which starts at its local group and wraps around
 /// ([`Topology::for_each_group`]); of two equally busy groups the first
 /// stays the busiest, as in `update_sd_pick_busiest`.
+///
+/// With `energy_aware` (EAS runs and the root domain is not overutilized,
+/// §5.5) only a misfit busiest group is balanced; anything else is left
+/// where energy-aware wake-ups placed it.
 pub fn find_busiest(
     topology: &Topology,
     domain: &SchedDomain,
     destination: CpuId,
     idle: IdleType,
+    energy_aware: bool,
     snapshots: &[CpuSnapshot],
     excluded: CpuMask,
 ) -> BusiestOutcome {
@@ -231,6 +236,9 @@ pub fn find_busiest(
             BusiestOutcome::NoSource
         };
     };
+    if energy_aware && busiest.group_type != GroupType::MisfitTask {
+        return BusiestOutcome::Balanced;
+    }
     let Some((migration_type, imbalance)) = group_imbalance(domain, idle, &mut stats, &busiest)
     else {
         return BusiestOutcome::Balanced;

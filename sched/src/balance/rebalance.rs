@@ -49,6 +49,11 @@ pub struct CpuBalanceState {
     pub levels: [DomainBalanceState; 2],
     /// `rq->next_balance`: when periodic balancing is due next.
     pub next_balance: Nanoseconds,
+    /// EAS runs and the root domain is not overutilized (§5.5), as the
+    /// mechanism last saw it: balancing then moves only misfit tasks and
+    /// leaves the rest where energy-aware wake-ups put them. The mechanism
+    /// sets it before each pass.
+    pub energy_aware: bool,
 }
 
 impl CpuBalanceState {
@@ -193,8 +198,16 @@ pub fn rebalance_domains(
             && migration.is_none()
             && now >= domain_state.last_balance.saturating_add(interval)
         {
-            let (found, go_on) =
-                load_balance(topology, &domain, domain_state, cpu, idle, snapshots, tasks);
+            let (found, go_on) = load_balance(
+                topology,
+                &domain,
+                domain_state,
+                cpu,
+                idle,
+                state.energy_aware,
+                snapshots,
+                tasks,
+            );
             continue_balancing = go_on;
             domain_state.last_balance = now;
             if found.is_some() {
@@ -239,6 +252,7 @@ pub fn newidle_balance(
             let Some(domain) = topology.domain(cpu, level) else {
                 continue;
             };
+            let energy_aware = state.energy_aware;
             let domain_state = &mut state.levels[level as usize];
             let (found, _) = load_balance(
                 topology,
@@ -246,6 +260,7 @@ pub fn newidle_balance(
                 domain_state,
                 cpu,
                 IdleType::NewlyIdle,
+                energy_aware,
                 snapshots,
                 tasks,
             );
@@ -263,12 +278,14 @@ pub fn newidle_balance(
 
 /// One pass in one domain (`sched_balance_rq`). Returns the migration, if
 /// any, and whether higher domains should still be balanced.
+#[allow(clippy::too_many_arguments)]
 fn load_balance(
     topology: &Topology,
     domain: &SchedDomain,
     state: &mut DomainBalanceState,
     destination: CpuId,
     idle: IdleType,
+    energy_aware: bool,
     snapshots: &[CpuSnapshot],
     tasks: &mut impl TaskList,
 ) -> (Option<Migration>, bool) {
@@ -276,7 +293,15 @@ fn load_balance(
     let mut buffer = [NO_CANDIDATE; NR_MIGRATE];
     let local = topology.group_of(domain, destination);
     loop {
-        let plan = match find_busiest(topology, domain, destination, idle, snapshots, excluded) {
+        let plan = match find_busiest(
+            topology,
+            domain,
+            destination,
+            idle,
+            energy_aware,
+            snapshots,
+            excluded,
+        ) {
             BusiestOutcome::Plan(plan) => plan,
             BusiestOutcome::NotThisCpu => {
                 out_balanced(domain, state, idle, true);

@@ -883,7 +883,15 @@ fn equally_busy_sources_are_taken_in_wrap_order_from_the_balancing_cpu() {
     // CPU 2: average 4095 * 1024 / 4096 = 1023; 853 < 1023 and 100 * 1109 >
     // 117 * 853, so migrate_load, min(1109 - 1023, 1023 - 853) = 86. Its
     // list is {2} {3} {0} {1}: CPU 3 comes before CPU 0.
-    let outcome = find_busiest(&smp, &domain, CpuId(2), IdleType::NotIdle, &s, CpuMask(0));
+    let outcome = find_busiest(
+        &smp,
+        &domain,
+        CpuId(2),
+        IdleType::NotIdle,
+        false,
+        &s,
+        CpuMask(0),
+    );
     let BusiestOutcome::Plan(plan) = outcome else {
         panic!("no plan: {outcome:?}");
     };
@@ -894,7 +902,15 @@ fn equally_busy_sources_are_taken_in_wrap_order_from_the_balancing_cpu() {
     // Seen from CPU 1 (1024 >= the average 1023) the domain is balanced.
     let domain = smp.domain(CpuId(1), DomainLevel::Cluster).unwrap();
     assert_eq!(
-        find_busiest(&smp, &domain, CpuId(1), IdleType::NotIdle, &s, CpuMask(0)),
+        find_busiest(
+            &smp,
+            &domain,
+            CpuId(1),
+            IdleType::NotIdle,
+            false,
+            &s,
+            CpuMask(0)
+        ),
         BusiestOutcome::Balanced
     );
     // The same loads with CPU 0 balancing from 853: its list is {0} {1} {2}
@@ -902,7 +918,15 @@ fn equally_busy_sources_are_taken_in_wrap_order_from_the_balancing_cpu() {
     busy(&mut s, 0, 2, 853);
     busy(&mut s, 2, 3, 1109);
     let domain = smp.domain(CpuId(0), DomainLevel::Cluster).unwrap();
-    let outcome = find_busiest(&smp, &domain, CpuId(0), IdleType::NotIdle, &s, CpuMask(0));
+    let outcome = find_busiest(
+        &smp,
+        &domain,
+        CpuId(0),
+        IdleType::NotIdle,
+        false,
+        &s,
+        CpuMask(0),
+    );
     let BusiestOutcome::Plan(plan) = outcome else {
         panic!("no plan: {outcome:?}");
     };
@@ -1151,4 +1175,50 @@ fn random_affinities_are_never_violated() {
             }
         }
     }
+}
+
+/// With EAS running and the system not overutilized (§5.5) only a misfit
+/// group is balanced: three small tasks packed on LITTLE CPU 0 of Juno r0
+/// stay there, while without EAS the idle LITTLE CPU 3 pulls one (the same
+/// inputs); a misfit task on CPU 0 is still pulled by an idle big CPU.
+#[test]
+fn energy_aware_balancing_moves_only_misfit_tasks() {
+    use super::load_balance::{BusiestOutcome, IdleType, find_busiest};
+    let juno = juno_r0();
+    let mut s = idle_snapshots(&juno);
+    busy(&mut s, 0, 3, 300);
+    s[0].util_avg = 300;
+    let domain = juno.domain(CpuId(3), DomainLevel::Cluster).unwrap();
+    let pass = |s: &[CpuSnapshot], energy_aware| {
+        find_busiest(
+            &juno,
+            &domain,
+            CpuId(3),
+            IdleType::Idle,
+            energy_aware,
+            s,
+            CpuMask(0),
+        )
+    };
+    assert!(matches!(pass(&s, false), BusiestOutcome::Plan(plan) if plan.source == CpuId(0)));
+    assert_eq!(pass(&s, true), BusiestOutcome::Balanced);
+    // A misfit task on CPU 0: big CPU 1 pulls it in the system domain.
+    s[0].misfit_task_load = 600;
+    let system = juno.domain(CpuId(1), DomainLevel::System).unwrap();
+    let outcome = find_busiest(
+        &juno,
+        &system,
+        CpuId(1),
+        IdleType::Idle,
+        true,
+        &s,
+        CpuMask(0),
+    );
+    let BusiestOutcome::Plan(plan) = outcome else {
+        panic!("no plan: {outcome:?}");
+    };
+    assert_eq!(
+        (plan.source, plan.migration_type),
+        (CpuId(0), MigrationType::Misfit)
+    );
 }

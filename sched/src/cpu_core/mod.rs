@@ -519,6 +519,46 @@ impl CpuCore {
         self.state.cfs_tasks_rotate(task, now)
     }
 
+    /// `task` as load balancing weighs it: its PELT signals with its load as
+    /// the root run queue sees it through its groups (`task_h_load`, §2.7)
+    /// and its effective clamps (§3.3; `[0, 1024]` while uclamp is off).
+    pub fn balance_candidate(
+        &self,
+        task: TaskId,
+        affinity: CpuMask,
+        running: bool,
+        now: Nanoseconds,
+        exec_start: Nanoseconds,
+    ) -> crate::balance::TaskCandidate {
+        let queue = &self.run_queue;
+        let mut signals = queue.task_signals(task);
+        signals.load_avg = queue.task_h_load(task);
+        crate::balance::TaskCandidate::from_signals(
+            task,
+            &signals,
+            affinity,
+            running,
+            now,
+            exec_start,
+            self.task_clamps(task),
+        )
+    }
+
+    /// `task`'s effective `[uclamp_min, uclamp_max]`, or `[0, 1024]` while
+    /// uclamp is off.
+    fn task_clamps(&self, task: TaskId) -> [u16; 2] {
+        use crate::uclamp::ClampId;
+        let queue = &self.run_queue;
+        if queue.uclamp_enabled() {
+            [
+                queue.uclamp_eff_value(task, ClampId::Min).unwrap_or(0),
+                queue.uclamp_eff_value(task, ClampId::Max).unwrap_or(1024),
+            ]
+        } else {
+            [0, 1024]
+        }
+    }
+
     /// Linux's `select_task_rq` at `try_to_wake_up`, asked of the core of the
     /// CPU the waking `task` last ran on (its state is here): the CPU it
     /// should wake on. With EAS on (`energy`) and the root domain not
@@ -542,19 +582,10 @@ impl CpuCore {
         snapshots: &[CpuSnapshot],
         energy: Option<crate::eas::EnergyContext<'_>>,
     ) -> WakePlacement {
-        use crate::uclamp::ClampId;
         let prev_cpu = CpuId(self.state.cpu);
-        let queue = &self.run_queue;
-        let signals = queue.task_signals(task);
-        let uclamp_used = queue.uclamp_enabled();
-        let uclamp = if uclamp_used {
-            [
-                queue.uclamp_eff_value(task, ClampId::Min).unwrap_or(0),
-                queue.uclamp_eff_value(task, ClampId::Max).unwrap_or(1024),
-            ]
-        } else {
-            [0, 1024]
-        };
+        let signals = self.run_queue.task_signals(task);
+        let uclamp_used = self.run_queue.uclamp_enabled();
+        let uclamp = self.task_clamps(task);
         if let Some(energy) = energy.filter(|e| !e.overutilized) {
             let waking = crate::eas::WakingTask {
                 prev_cpu,

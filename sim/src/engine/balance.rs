@@ -9,8 +9,9 @@
 
 use fairway_sched::balance::{
     BalanceDecision, CpuBalanceState, CpuSnapshot, Migration, NR_MIGRATE, TaskCandidate, TaskList,
-    newidle_balance, rebalance_domains,
+    misfit_task_load, newidle_balance, rebalance_domains,
 };
+use fairway_sched::class_stack::ClassKind;
 use fairway_sched::run_queue::CpuCapacity;
 use fairway_sched::task::{CpuId, TaskId};
 use fairway_sched::topology::{CpuDescription, Topology};
@@ -99,7 +100,36 @@ impl Simulation<'_> {
         ];
         snapshot.uclamp_idle = queue.uclamp_idle();
         snapshot.rt_runnable = queue.rt().highest_queued_priority().is_some();
+        snapshot.misfit_task_load = self.misfit_of(index);
         snapshot
+    }
+
+    /// `update_misfit_status` (§5.5): the `misfit_task_load` of `cpu`'s
+    /// running fair task, 0 when none or on symmetric CPUs.
+    fn misfit_of(&self, cpu: usize) -> u64 {
+        let Some(balancer) = &self.balancer else {
+            return 0;
+        };
+        let topology = &balancer.topology;
+        let state = &self.cpus[cpu];
+        let Some(t) = state.current.filter(|_| topology.is_asymmetric()) else {
+            return 0;
+        };
+        let id = TaskId(t as u16);
+        if state.core.run_queue().task_class(id) != Some(ClassKind::Fair) {
+            return 0;
+        }
+        let task = &self.tasks[t];
+        let candidate =
+            state
+                .core
+                .balance_candidate(id, task.params.affinity, true, self.now, task.exec_start);
+        misfit_task_load(
+            topology,
+            CpuId(cpu as u16),
+            u64::from(state.capacity.capacity_orig),
+            &candidate,
+        )
     }
 
     /// The tasks on `source`'s run queue (Linux's `cfs_tasks`: the queued ones and the
@@ -120,18 +150,13 @@ impl Simulation<'_> {
             });
         let mut count = 0;
         for (slot, t) in buffer.iter_mut().zip(queued) {
-            let id = TaskId(t as u16);
-            let mut signals = cpu.core.run_queue().task_signals(id);
-            signals.load_avg = cpu.core.run_queue().task_h_load(id);
             let task = &self.tasks[t];
-            *slot = TaskCandidate::from_signals(
-                id,
-                &signals,
+            *slot = cpu.core.balance_candidate(
+                TaskId(t as u16),
                 task.params.affinity,
                 cpu.current == Some(t),
                 self.now,
                 task.exec_start,
-                [0, 1024],
             );
             count += 1;
         }
@@ -140,11 +165,18 @@ impl Simulation<'_> {
 
     /// Periodic balancing of `cpu` at its tick, when due.
     pub(super) fn periodic_balance(&mut self, cpu: usize) -> Result<(), SimError> {
+        if self.balancer.is_none() {
+            return Ok(());
+        }
+        // Taken before the balancer leaves `self`: the misfit status reads
+        // its topology.
+        let snapshots = self.balance_snapshots();
+        let energy_aware = self.energy_aware_balance();
         let Some(mut balancer) = self.balancer.take() else {
             return Ok(());
         };
         let decision = if balancer.states[cpu].balance_due(self.now) {
-            let snapshots = self.balance_snapshots();
+            balancer.states[cpu].energy_aware = energy_aware;
             rebalance_domains(
                 &balancer.topology,
                 &mut balancer.states[cpu],
@@ -178,10 +210,15 @@ impl Simulation<'_> {
 
     /// Newly-idle balancing of `cpu`, which found nothing to run.
     pub(super) fn newidle_balance(&mut self, cpu: usize) -> Result<(), SimError> {
+        if self.balancer.is_none() {
+            return Ok(());
+        }
+        let snapshots = self.balance_snapshots();
+        let energy_aware = self.energy_aware_balance();
         let Some(mut balancer) = self.balancer.take() else {
             return Ok(());
         };
-        let snapshots = self.balance_snapshots();
+        balancer.states[cpu].energy_aware = energy_aware;
         let decision = newidle_balance(
             &balancer.topology,
             &mut balancer.states[cpu],

@@ -75,6 +75,12 @@ impl Simulation<'_> {
         })
     }
 
+    /// EAS runs and the root domain is not overutilized: load balancing
+    /// then moves only misfit tasks (§5.5).
+    pub(super) fn energy_aware_balance(&self) -> bool {
+        self.eas.as_ref().is_some_and(|eas| !eas.overutilized)
+    }
+
     /// `check_update_overutilized_status` (at a woken task's enqueue and at
     /// the tick): `cpu` no longer fitting its utilization makes the root
     /// domain overutilized.
