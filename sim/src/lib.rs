@@ -10,6 +10,7 @@
 //! - [`engine`]: the discrete-event driver of the run queues.
 //! - [`sampler`]: the CSV of scheduler signals.
 //! - [`results`]: per-task and per-CPU results, the context-switch trace, JSON output.
+//! - [`judge`]: the energy of a run's task placement against the best one (EAS, issue 14).
 //!
 //! Task groups (`global.taskgroups`, the `taskgroup` attribute) are created on every
 //! CPU's run queue in the same order, and the group-wide load sums are exchanged every
@@ -25,6 +26,7 @@ use fairway_sched::task::ParamError;
 pub mod board;
 pub mod cli;
 pub mod engine;
+pub mod judge;
 pub mod replay;
 pub mod results;
 pub mod sampler;

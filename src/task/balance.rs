@@ -7,7 +7,7 @@
 //! Two run-queue locks are only ever held together here, taken in CPU-number
 //! order (see `sync`).
 
-use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU16, AtomicU32, AtomicU64, Ordering};
 
 use fairway_sched::balance::{
     BalanceDecision, CpuBalanceState, CpuSnapshot, Migration, TaskCandidate, TaskList,
@@ -315,6 +315,121 @@ impl TaskList for RunQueueTasks {
     }
 }
 
+/// No active-balance request ([`PUSH_TO`]) or parked task ([`PUSHED`]).
+const NO_PUSH: u16 = u16::MAX;
+
+/// Active balance requests (Linux's `rq->active_balance` and `push_cpu`):
+/// CPU `i`'s running task is to be pushed to CPU `PUSH_TO[i]`.
+static PUSH_TO: [AtomicU16; MAX_CPUS] = [const { AtomicU16::new(NO_PUSH) }; MAX_CPUS];
+
+/// The task an active balance took off CPU `i`'s run queue and its
+/// destination (`task << 16 | destination`), to move once it is switched out.
+static PUSHED: [AtomicU32; MAX_CPUS] = [const { AtomicU32::new(u32::MAX) }; MAX_CPUS];
+
+/// Whether `migration` is an active balance Fairway carries out: a misfit
+/// task's (§5.5). Linux also pushes after repeated failed passes and from
+/// CPUs whose capacity RT or IRQ work reduced; the core decides those too,
+/// but neither mechanism carries them out yet (docs/eas.md).
+fn is_misfit_push(migration: &Migration) -> bool {
+    migration.active && migration.migration_type == fairway_sched::balance::MigrationType::Misfit
+}
+
+/// Asks `source` to push its running task to `destination` (Linux wakes the
+/// source's stopper, `stop_one_cpu_nowait`): `source` reschedules and
+/// [`take_push`] does the stopper's work there. One request at a time per
+/// source, as Linux's `active_balance` flag.
+fn request_push(source: usize, destination: usize) {
+    if PUSH_TO[source]
+        .compare_exchange(
+            NO_PUSH,
+            destination as u16,
+            Ordering::AcqRel,
+            Ordering::Relaxed,
+        )
+        .is_err()
+    {
+        return;
+    }
+    percpu::of(source)
+        .need_resched
+        .store(true, Ordering::Release);
+    if source != crate::arch::cpu::this_cpu() {
+        crate::irq::send_ipi(source, crate::irq::Ipi::Reschedule);
+    }
+}
+
+/// In `schedule()` on `cpu` (its run-queue lock held), before the pick:
+/// carries out an active-balance request (`active_load_balance_cpu_stop`).
+/// The running `previous`, if it is a queued fair task allowed on the
+/// destination and not throttled, leaves the run queue as the stopper's
+/// preemption and `detach_one_task` would take it; it moves once switched
+/// out ([`finish_push`]). Returns whether it left.
+pub(super) fn take_push(cpu: usize, rq: &mut CpuRunQueue, previous: TaskId, now: u64) -> bool {
+    // A plain load first: the switch path pays no atomic swap without a request.
+    if PUSH_TO[cpu].load(Ordering::Relaxed) == NO_PUSH {
+        return false;
+    }
+    let destination = PUSH_TO[cpu].swap(NO_PUSH, Ordering::AcqRel);
+    if destination == NO_PUSH {
+        return false;
+    }
+    let destination = usize::from(destination);
+    let slot = task(previous);
+    let allowed = slot.affinity.load(Ordering::Relaxed) & (1 << destination) != 0;
+    if previous == rq.idle
+        || !slot.on_rq.load(Ordering::Relaxed)
+        || slot.state() != TaskState::Running
+        || rq.queue().task_class(previous) != Some(ClassKind::Fair)
+        || rq.queue().task_throttled(previous)
+        || !allowed
+        || !percpu::of(destination).online.load(Ordering::Acquire)
+    {
+        return false;
+    }
+    let flags = fairway_sched::class::DequeueFlags {
+        migrating: true,
+        ..fairway_sched::class::DequeueFlags::default()
+    };
+    rq.core.dequeue_task(previous, now, flags);
+    rq.record_costs(cpu);
+    slot.on_rq.store(false, Ordering::Relaxed);
+    PUSHED[cpu].store(
+        u32::from(previous.0) << 16 | destination as u32,
+        Ordering::Relaxed,
+    );
+    true
+}
+
+/// In `finish_task_switch` on `cpu`, no lock held: moves the task
+/// [`take_push`] took off this run queue, now switched out, to its
+/// destination, as load balancing moves a queued task.
+pub(super) fn finish_push(cpu: usize) {
+    // Only this CPU writes its slot: a plain load and store suffice.
+    let packed = PUSHED[cpu].load(Ordering::Relaxed);
+    if packed == u32::MAX {
+        return;
+    }
+    PUSHED[cpu].store(u32::MAX, Ordering::Relaxed);
+    let (id, destination) = (TaskId((packed >> 16) as u16), (packed & 0xffff) as usize);
+    let (first, second) = (cpu.min(destination), cpu.max(destination));
+    let mut first_guard = run_queue(first).lock();
+    let mut second_guard = run_queue(second).lock();
+    let (source_rq, destination_rq) = if cpu == first {
+        (&mut *first_guard, &mut *second_guard)
+    } else {
+        (&mut *second_guard, &mut *first_guard)
+    };
+    let now = now_ns();
+    let Some(state) = source_rq.core.migrate_task_out(id, now) else {
+        panic!("task {} pushed from CPU {} could not leave it", id.0, cpu);
+    };
+    source_rq.remove_member(id);
+    attach(destination_rq, destination, id, &state, now);
+    task(id).on_rq.store(true, Ordering::Relaxed);
+    publish(cpu, source_rq);
+    publish(destination, destination_rq);
+}
+
 /// Moves the decided tasks from `migration.source` to `migration.destination`,
 /// each still queued there, not running, and allowed on the destination.
 fn carry_out(migration: &Migration) -> usize {
@@ -409,7 +524,11 @@ pub(super) fn periodic(cpu: usize) {
         ..
     }) = decision
     {
-        carry_out(&migration);
+        if is_misfit_push(&migration) {
+            request_push(migration.source.index(), migration.destination.index());
+        } else if !migration.active {
+            carry_out(&migration);
+        }
     }
 }
 
@@ -436,6 +555,15 @@ pub(super) fn newly_idle(cpu: usize) -> bool {
     // Load balancing recomputes the root domain's state (§5.5).
     super::eas::recompute_overutilized(topology, &snapshots);
     match decision {
+        Ok(BalanceDecision {
+            migration: Some(migration),
+            ..
+        }) if migration.active => {
+            if is_misfit_push(&migration) {
+                request_push(migration.source.index(), migration.destination.index());
+            }
+            false
+        }
         Ok(decision) => decision
             .migration
             .is_some_and(|migration| carry_out(&migration) > 0),

@@ -345,6 +345,10 @@ pub fn schedule() {
     };
     if leaving != Leaving::Runnable {
         previous_task.on_rq.store(false, Ordering::Relaxed);
+    } else {
+        // An active balance asked to push the running task away: it leaves
+        // the run queue now and moves once switched out.
+        super::balance::take_push(cpu, &mut rq, previous, now);
     }
     let switch = rq.core.schedule(now, leaving);
     rq.record_costs(cpu);
@@ -445,6 +449,9 @@ pub fn finish_task_switch(irq_state: IrqState) {
             .state
             .store(TaskState::Free as u8, Ordering::Release);
     }
+    drop(rq);
+    // A task an active balance pushed away, now switched out.
+    super::balance::finish_push(cpu);
 }
 
 /// The interrupts a batch of task creations owes other CPUs, sent together

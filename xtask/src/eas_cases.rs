@@ -93,13 +93,13 @@ fn small_task_stays_big(lines: &[String]) -> Result<(), String> {
 
 /// Issue 14's budget: `find_energy_efficient_cpu` costs at most 4,000
 /// instructions per call on the Pixel-6-like board (8 CPUs, 3 domains),
-/// counted under icount over every call of seed workload A. The checked
-/// figure is the 99th percentile: under icount the counter follows the
-/// virtual clock that every vCPU advances, so the rare call during which
-/// QEMU hands the thread to other vCPUs counts their instructions too
-/// (docs/icount.md; one of 356 calls read 1.17 million). A call's own
-/// instructions are the same whoever runs beside it, so the percentile is
-/// the cost of the calls QEMU did not interrupt.
+/// counted under icount. The benchmark (`eas-feec-bench.json`) wakes one
+/// small task 250 times while the other CPUs are idle: under icount the
+/// counter follows the virtual clock that every running vCPU advances, so a
+/// call during which QEMU let another busy vCPU run would count that vCPU's
+/// instructions too (docs/icount.md; in seed workload A one call in a few
+/// hundred read over a million). Halted vCPUs add nothing, so here every
+/// call's count is its own, and the check is on the largest.
 pub(crate) const FEEC_BUDGET: u64 = 4_000;
 
 fn feec_within_budget(lines: &[String]) -> Result<(), String> {
@@ -114,17 +114,130 @@ fn feec_within_budget(lines: &[String]) -> Result<(), String> {
             .and_then(|v| v.parse().ok())
             .ok_or_else(|| format!("no {key}= in: {line}"))
     };
-    let (count, p99) = (field("count")?, field("p99")?);
-    if count < 100 {
+    let (count, max) = (field("count")?, field("max")?);
+    if count < 200 {
         return Err(format!("only {count} calls measured: {line}"));
     }
-    if p99 > FEEC_BUDGET {
+    if max > FEEC_BUDGET {
         return Err(format!(
-            "find_energy_efficient_cpu's 99th percentile is {p99} instructions, over the \
-             budget of {FEEC_BUDGET}: {line}"
+            "find_energy_efficient_cpu took up to {max} instructions, over the budget of \
+             {FEEC_BUDGET}: {line}"
         ));
     }
     Ok(())
+}
+
+/// `(time_ns, cpu, next)` of every `trace: switch` line, times since the
+/// scenario's start.
+fn kernel_switches(lines: &[String]) -> Result<Vec<(u64, usize, Option<String>)>, String> {
+    let mut out = Vec::new();
+    for line in lines {
+        let Some(at) = line.find("trace: switch ") else {
+            continue;
+        };
+        let rest = &line[at..];
+        let field = |key: &str| {
+            rest.split_whitespace()
+                .find_map(|w| w.strip_prefix(key)?.strip_prefix('='))
+                .ok_or_else(|| format!("no {key}= in: {line}"))
+        };
+        let number = |key: &str| -> Result<u64, String> {
+            field(key)?
+                .parse()
+                .map_err(|_| format!("no number {key}= in: {line}"))
+        };
+        out.push((
+            number("time_ns")?,
+            number("cpu")? as usize,
+            Some(field("next")?.to_string()),
+        ));
+    }
+    if out.is_empty() {
+        return Err("no 'trace: switch' line (trace_switches=N?)".into());
+    }
+    Ok(out)
+}
+
+/// The kernel's run of classic shape `shape` on `board`, judged as the
+/// simulator's runs are (`sim/tests/judge.rs`): energy ratio at most 1.05
+/// and each task on a CPU of the capacity the best placement gives it,
+/// after 10 periods of settling per window.
+fn judge_kernel_run(board: &str, shape: &str, lines: &[String]) -> Result<(), String> {
+    use fairway_sim::judge;
+    let shape = judge::classic_shapes()
+        .into_iter()
+        .find(|s| s.name == shape)
+        .ok_or_else(|| format!("no classic shape {shape}"))?;
+    let judge_board = judge::load_board(board).map_err(|e| e.to_string())?;
+    let switches = kernel_switches(lines)?;
+    let end = switches.last().map_or(0, |s| s.0);
+    let verdict = judge::judge(
+        &judge_board,
+        &shape,
+        &judge::stretches(&switches, end),
+        judge::SETTLE_NS,
+    );
+    let ratio = verdict.ratio();
+    if ratio > 1.05 {
+        return Err(format!(
+            "{board} {}: energy ratio {ratio:.4} > 1.05: {:?}",
+            shape.name, verdict.windows
+        ));
+    }
+    verdict
+        .check_placement(&judge_board)
+        .map_err(|e| format!("{board} {} (ratio {ratio:.4}): {e}", shape.name))
+}
+
+/// The kernel's runs of the classic shapes the judge does not pass yet
+/// (measured on this session's kernel; the simulator passes all 18, see
+/// `sim/tests/judge.rs`). In each a small task spends most of the window on
+/// a bigger CPU than the best placement's, moving often (10 to 31 times):
+/// - juno-r2 two-big-three-small: small0 on big CPU 1 beside big1 (ratio
+///   1.011);
+/// - pixel6 three-small: two small tasks share LITTLE CPU 0 (ratio 1.31);
+/// - pixel6 two-big-three-small: a small task on middle CPU 5 (1.003);
+/// - pixel6 alternating: a util-100 task on big CPU 6, best on a middle one
+///   (1.003).
+///
+/// Not diagnosed yet; they run with `cargo xtask test --gaps`.
+const KERNEL_JUDGE_GAPS: [(&str, &str); 4] = [
+    ("juno-r2", "two-big-three-small"),
+    ("pixel6", "three-small"),
+    ("pixel6", "two-big-three-small"),
+    ("pixel6", "alternating"),
+];
+
+/// The placement judge on the kernel's runs of the classic shapes: the
+/// known gaps (`gaps`) or the others.
+fn judge_cases(gaps: bool) -> Vec<Case> {
+    let mut cases = Vec::new();
+    for board in ["juno-r0", "juno-r2", "pixel6"] {
+        let cpus = if board == "pixel6" { 8 } else { 6 };
+        for shape in fairway_sim::judge::classic_shapes() {
+            let name = shape.name.clone();
+            if KERNEL_JUDGE_GAPS.contains(&(board, name.as_str())) != gaps {
+                continue;
+            }
+            let scenario: &'static str =
+                Box::leak(format!("tests/scenarios/eas-shape-{name}.json").into_boxed_str());
+            cases.push(
+                Case::new(format!("eas-judge-{board}-{name}"), "fairway")
+                    .board(board)
+                    .cpus(cpus)
+                    .icount()
+                    .scenario(scenario)
+                    .append("trace_switches=20000")
+                    .check(move |lines| judge_kernel_run(board, &name, lines)),
+            );
+        }
+    }
+    cases
+}
+
+/// The EAS cases that fail today (`cargo xtask test --gaps`).
+pub(crate) fn known_gaps() -> Vec<Case> {
+    judge_cases(true)
 }
 
 /// The EAS cases.
@@ -184,12 +297,13 @@ pub(crate) fn cases() -> Vec<Case> {
             .contains("core: config")
             .check(crate::test::replay_agrees),
     );
+    cases.extend(judge_cases(false));
     cases.push(
         Case::new("eas-feec-cost-pixel6", "fairway")
             .board("pixel6")
             .cpus(8)
             .icount()
-            .scenario("tests/scenarios/eas-workload-a.json")
+            .scenario("tests/scenarios/eas-feec-bench.json")
             .contains("eas: on (3 perf domains)")
             .check(feec_within_budget),
     );

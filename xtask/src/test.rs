@@ -38,6 +38,9 @@ type DtsEdit = fn(&str) -> Result<String, String>;
 /// A check of a case's decoded output beyond `must_contain`.
 pub(crate) type OutputCheck = fn(&[String]) -> Result<(), String>;
 
+/// A check that may carry its own data (a board, a shape).
+type BoxedCheck = Box<dyn Fn(&[String]) -> Result<(), String> + Send + Sync>;
+
 pub(crate) struct Case {
     name: String,
     image: &'static str,
@@ -55,7 +58,7 @@ pub(crate) struct Case {
     /// An rt-app scenario to run.
     scenario: Option<&'static str>,
     /// Further checks of the output.
-    checks: Vec<OutputCheck>,
+    checks: Vec<BoxedCheck>,
     /// Boot twice and require byte-identical JSON reports.
     twice_identical: bool,
     /// Break the loaded blob's magic number.
@@ -202,8 +205,11 @@ impl Case {
         self.scenario = Some(path);
         self
     }
-    pub(crate) fn check(mut self, check: OutputCheck) -> Self {
-        self.checks.push(check);
+    pub(crate) fn check(
+        mut self,
+        check: impl Fn(&[String]) -> Result<(), String> + Send + Sync + 'static,
+    ) -> Self {
+        self.checks.push(Box::new(check));
         self
     }
     pub(crate) fn twice_identical(mut self) -> Self {
@@ -1291,7 +1297,9 @@ pub fn run(args: &[String]) -> Result<ExitCode, String> {
     let (mut passed, mut failed) = if with_host { host_tests()? } else { (0, 0) };
     let images = build_images()?;
     let all = if gaps {
-        crate::workload_cases::known_gaps()
+        let mut gaps = crate::workload_cases::known_gaps();
+        gaps.extend(crate::eas_cases::known_gaps());
+        gaps
     } else if sweep {
         crate::workload_cases::groups_sweep()
     } else {

@@ -4,12 +4,13 @@
 //! enqueued first, as Linux's `detach_tasks` takes them from the tail of `cfs_tasks`),
 //! and each decided task moved with its fair state and PELT signals (§2.6).
 //!
-//! Like the kernel, it does not carry out active balance (moving a source's running
-//! task needs a stopper).
+//! Active balance (moving a source's running task, the stopper's job in Linux) is
+//! carried out here at once for a misfit task, as the kernel does it (docs/eas.md);
+//! the other active balances the core decides are not carried out yet.
 
 use fairway_sched::balance::{
-    BalanceDecision, CpuBalanceState, CpuSnapshot, Migration, NR_MIGRATE, TaskCandidate, TaskList,
-    misfit_task_load, newidle_balance, rebalance_domains,
+    BalanceDecision, CpuBalanceState, CpuSnapshot, Migration, MigrationType, NR_MIGRATE,
+    TaskCandidate, TaskList, misfit_task_load, newidle_balance, rebalance_domains,
 };
 use fairway_sched::class_stack::ClassKind;
 use fairway_sched::run_queue::CpuCapacity;
@@ -238,9 +239,43 @@ impl Simulation<'_> {
         }
     }
 
+    /// Active balance (Linux's `active_load_balance_cpu_stop`): the source's
+    /// stopper preempts its running task and pushes it to the destination,
+    /// if it is a fair task that may run there and is not throttled. Linux
+    /// moves the first such task of the source's list; the running one is
+    /// the one balancing could not move otherwise (a misfit task, §5.5).
+    fn active_balance(&mut self, source: usize, destination: usize) -> Result<(), SimError> {
+        let Some(t) = self.cpus[source].current else {
+            return Ok(());
+        };
+        let id = TaskId(t as u16);
+        let queue = self.cpus[source].core.run_queue();
+        if source == destination
+            || self.tasks[t].state != TaskState::Running
+            || queue.task_class(id) != Some(ClassKind::Fair)
+            || queue.task_throttled(id)
+            || !self.tasks[t]
+                .params
+                .affinity
+                .contains(CpuId(destination as u16))
+        {
+            return Ok(());
+        }
+        self.move_running(t, source, destination)?;
+        // `migrate_task_rq_fair`: a task that moved is no longer cache hot.
+        self.tasks[t].exec_start = 0;
+        Ok(())
+    }
+
     /// Moves the decided tasks that are still queued, not running, on the source.
     fn carry_out_migration(&mut self, migration: &Migration) -> Result<(), SimError> {
         if migration.active {
+            // Only a misfit task's active balance is carried out, as in the
+            // kernel (`is_misfit_push` in src/task/balance.rs).
+            if migration.migration_type == MigrationType::Misfit {
+                return self
+                    .active_balance(migration.source.index(), migration.destination.index());
+            }
             return Ok(());
         }
         let (source, destination) = (migration.source.index(), migration.destination.index());

@@ -223,6 +223,33 @@ impl Simulation<'_> {
         Ok(())
     }
 
+    /// Moves `task`, running on `from`, to `to` at once (an affinity change,
+    /// or active balance's stopper): dequeued and put down as the running
+    /// task, moved with its state, enqueued on `to`; `from` reschedules.
+    pub(super) fn move_running(
+        &mut self,
+        task: usize,
+        from: usize,
+        to: usize,
+    ) -> Result<(), SimError> {
+        use fairway_sched::class::DequeueFlags;
+        self.update_cpu(from);
+        let flags = DequeueFlags {
+            migrating: true,
+            ..DequeueFlags::default()
+        };
+        // The driver also puts the task down as the running one.
+        self.cpus[from]
+            .core
+            .dequeue_task(TaskId(task as u16), self.now, flags);
+        self.cpus[from].need_resched = true;
+        self.migrate(task, from, to)?;
+        self.tasks[task].result.involuntary_switches += 1;
+        self.update_cpu(to);
+        self.attach(task, to);
+        Ok(())
+    }
+
     /// `cpu`'s tick: the running task's `task_tick`, then (with `balance`) periodic
     /// load balancing from this CPU, as the kernel's `scheduler_tick` does.
     pub(super) fn tick(&mut self, cpu: usize) -> Result<(), SimError> {

@@ -266,22 +266,9 @@ impl Simulation<'_> {
         if params.affinity.contains(CpuId(cpu as u16)) {
             return Ok(());
         }
-        // Migrate the running task (Linux's affinity change: dequeue, hand it back,
-        // move it, enqueue it on the target).
-        self.update_cpu(cpu);
-        let flags = DequeueFlags {
-            migrating: true,
-            ..DequeueFlags::default()
-        };
-        // The driver also puts the task down as the running one.
-        self.cpus[cpu].core.dequeue_task(id, self.now, flags);
-        self.cpus[cpu].need_resched = true;
+        // Linux's affinity change moves the running task at once.
         let target = self.least_loaded(params.affinity);
-        self.migrate(task, cpu, target)?;
-        self.tasks[task].result.involuntary_switches += 1;
-        self.update_cpu(target);
-        self.attach(task, target);
-        Ok(())
+        self.move_running(task, cpu, target)
     }
 
     pub(super) fn block(&mut self, task: usize, until: u64) {
