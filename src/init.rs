@@ -325,7 +325,8 @@ fn init_scheduler(board: &BoardInfo) -> BootOptions {
             options.sched.energy_aware,
             options.sched.governor,
         ),
-        _ => defmt::info!("eas: off: balance=0 (no wake-up placement)"),
+        Some(_) => defmt::info!("eas: off: balance=0 (no wake-up placement)"),
+        None => defmt::info!("eas: off: no CPU topology (no wake-up placement)"),
     }
     hrtimer::init(nr_cpus);
     scheduler::init_cpu(0);

@@ -11,7 +11,7 @@ use core::sync::atomic::{AtomicBool, AtomicU16, AtomicU32, AtomicU64, Ordering};
 
 use fairway_sched::balance::{
     BalanceDecision, CpuBalanceState, CpuSnapshot, Migration, TaskCandidate, TaskList,
-    misfit_task_load, newidle_balance, rebalance_domains,
+    newidle_balance, rebalance_domains,
 };
 use fairway_sched::class_stack::ClassKind;
 use fairway_sched::run_queue::TaskMigration;
@@ -141,7 +141,9 @@ pub(super) fn publish(cpu: usize, rq: &CpuRunQueue) {
         );
         snapshot.clamps.store(clamps, Ordering::Relaxed);
     }
-    if let Some(topology) = TOPOLOGY.get().filter(|t| t.is_asymmetric()) {
+    // Only load balancing reads it: nothing to publish without balancing
+    // or on identical CPUs.
+    if let Some(topology) = TOPOLOGY.get().filter(|t| t.is_asymmetric() && enabled()) {
         snapshot
             .misfit_task_load
             .store(misfit_of(topology, cpu, rq), Ordering::Relaxed);
@@ -151,22 +153,13 @@ pub(super) fn publish(cpu: usize, rq: &CpuRunQueue) {
 /// `update_misfit_status` (§5.5): the `misfit_task_load` of `cpu`'s running
 /// fair task, 0 when none.
 fn misfit_of(topology: &Topology, cpu: usize, rq: &CpuRunQueue) -> u64 {
-    let Some(id) = rq.core.current() else {
-        return 0;
-    };
-    if rq.queue().task_class(id) != Some(ClassKind::Fair) {
-        return 0;
-    }
-    let slot = task(id);
-    let candidate = rq.core.balance_candidate(
-        id,
-        CpuMask(slot.affinity.load(Ordering::Relaxed)),
-        true,
-        now_ns(),
-        slot.exec_start.load(Ordering::Relaxed),
-    );
+    let affinity = rq
+        .core
+        .current()
+        .map_or(0, |id| task(id).affinity.load(Ordering::Relaxed));
     let capacity = u64::from(percpu::of(cpu).capacity.load(Ordering::Relaxed));
-    misfit_task_load(topology, CpuId(cpu as u16), capacity, &candidate)
+    rq.core
+        .misfit_task_load(topology, CpuMask(affinity), capacity)
 }
 
 /// `cpu`'s snapshot as published.

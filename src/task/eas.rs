@@ -7,8 +7,9 @@
 //!
 //! The flag (`rd->overutilized`, §5.5) is set when a woken task is enqueued
 //! and at the tick on a CPU whose utilization no longer fits it, and
-//! recomputed over every CPU's snapshot at each periodic load balance, the
-//! only place it clears. The simulator does the same (`sim/src/engine/eas.rs`).
+//! recomputed over every CPU's snapshot at each periodic and newly-idle
+//! load balance pass, the only places it clears. The simulator does the
+//! same (`sim/src/engine/eas.rs`).
 
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicBool, Ordering};

@@ -544,6 +544,38 @@ impl CpuCore {
         )
     }
 
+    /// `update_misfit_status` (§5.5): the `misfit_task_load` of this CPU's
+    /// running fair task, whose allowed CPUs are `affinity`, on a CPU of
+    /// `capacity_of` `capacity`; 0 when none. The task's `task_h_load` is
+    /// computed only when it is misfit.
+    pub fn misfit_task_load(&self, topology: &Topology, affinity: CpuMask, capacity: u64) -> u64 {
+        let Some(task) = self.state.current else {
+            return 0;
+        };
+        if !topology.is_asymmetric()
+            || self.run_queue.task_class(task) != Some(crate::class_stack::ClassKind::Fair)
+        {
+            return 0;
+        }
+        let mut signals = self.run_queue.task_signals(task);
+        // Weighed below only if misfit: any nonzero load tells.
+        signals.load_avg = 1;
+        let candidate = crate::balance::TaskCandidate::from_signals(
+            task,
+            &signals,
+            affinity,
+            true,
+            0,
+            0,
+            self.task_clamps(task),
+        );
+        let cpu = CpuId(self.state.cpu);
+        if crate::balance::misfit_task_load(topology, cpu, capacity, &candidate) == 0 {
+            return 0;
+        }
+        self.run_queue.task_h_load(task).max(1)
+    }
+
     /// `task`'s effective `[uclamp_min, uclamp_max]`, or `[0, 1024]` while
     /// uclamp is off.
     fn task_clamps(&self, task: TaskId) -> [u16; 2] {

@@ -40,7 +40,9 @@ pub struct WakingTask {
     pub util_est: u64,
     /// Its effective `[uclamp_min, uclamp_max]` (§3.3).
     pub uclamp: [u16; 2],
-    /// `uclamp_is_used()`: some task or group set a clamp.
+    /// Whether uclamp's accounting runs (Fairway's `uclamp=`; Linux's
+    /// `uclamp_is_used()` turns on at the first clamp request instead,
+    /// docs/eas.md).
     pub uclamp_used: bool,
 }
 

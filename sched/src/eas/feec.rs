@@ -71,7 +71,9 @@ pub fn find_energy_efficient_cpu(
     for domain in domains {
         let env = EnergyEnv::new(topology, snapshots, domain, task);
         let cpu_actual_cap = env.cpu_cap;
-        let mut max_spare_cap = 0u64;
+        // Linux starts it at −1 (a `long`), so that a CPU with no spare
+        // capacity left, fitting only by its uclamp_max, can be the candidate.
+        let mut max_spare_cap = -1i64;
         let mut max_spare_cap_cpu: Option<CpuId> = None;
         let mut max_fits = -1i32;
         let mut prev_spare_cap: Option<u64> = None;
@@ -103,8 +105,8 @@ pub fn find_energy_efficient_cpu(
             if cpu == prev {
                 prev_spare_cap = Some(spare);
                 prev_fits = fits;
-            } else if fits > max_fits || (fits == max_fits && spare > max_spare_cap) {
-                max_spare_cap = spare;
+            } else if fits > max_fits || (fits == max_fits && spare as i64 > max_spare_cap) {
+                max_spare_cap = spare as i64;
                 max_spare_cap_cpu = Some(cpu);
                 max_fits = fits;
             }
@@ -127,7 +129,7 @@ pub fn find_energy_efficient_cpu(
         let Some(candidate) = max_spare_cap_cpu else {
             continue;
         };
-        if prev_spare_cap.is_some_and(|prev_spare| max_spare_cap <= prev_spare) {
+        if prev_spare_cap.is_some_and(|prev_spare| max_spare_cap <= prev_spare as i64) {
             continue;
         }
         // The best so far fits better.

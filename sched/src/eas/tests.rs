@@ -356,3 +356,33 @@ fn eas_possible_checks_each_condition() {
         Err(EasUnavailable::NoEnergyModel { domain: 0 })
     );
 }
+
+/// A CPU with no spare capacity can still be the candidate when only the
+/// clamps make the task fit: a util-100
+/// task capped at 300, woken from big CPU 1, with every LITTLE CPU at util
+/// 400 under a run-queue uclamp_max of 300 too. On a LITTLE CPU 500 is
+/// capped at 446 (no spare) and does not fit, but uclamp_max 300 ≤ 446
+/// does (§3.4). The LITTLE domain's request is its CPUs' cap, 300 → 575 MHz
+/// (performance 301, cost 1,932), with or without the task, so the task adds
+/// 100 × 1,932; on its idle big CPU its own cap leaves 125 → 450 MHz, 100 ×
+/// 3,836. It moves to the first LITTLE CPU. (Linux's −1 start of
+/// `max_spare_cap` matters only for a CPU that misses the boost with no spare
+/// capacity, which needs `capacity_of` below the arch capacity: Fairway
+/// models no RT or IRQ pressure, so no test can tell the start apart.)
+#[test]
+fn a_cpu_without_spare_capacity_can_be_the_candidate() {
+    let topology = juno_r0();
+    let mut capped = task(1, 100);
+    capped.uclamp = [0, 300];
+    capped.uclamp_used = true;
+    let mut snapshots = snapshots(&topology, &[400, 100, 0, 400, 400, 400]);
+    for cpu in [0, 3, 4, 5] {
+        snapshots[cpu].uclamp = [0, 300];
+        snapshots[cpu].uclamp_idle = false;
+    }
+    let choice =
+        find_energy_efficient_cpu(&topology, &juno_r0_domains(), &snapshots, &capped, CpuId(1));
+    assert_eq!(choice.cpu, Some(CpuId(0)));
+    assert_eq!(choice.delta, Some(100 * 1_932));
+    assert_eq!(choice.prev_delta, Some(100 * 3_836));
+}

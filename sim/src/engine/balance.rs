@@ -10,7 +10,7 @@
 
 use fairway_sched::balance::{
     BalanceDecision, CpuBalanceState, CpuSnapshot, Migration, MigrationType, NR_MIGRATE,
-    TaskCandidate, TaskList, misfit_task_load, newidle_balance, rebalance_domains,
+    TaskCandidate, TaskList, newidle_balance, rebalance_domains,
 };
 use fairway_sched::class_stack::ClassKind;
 use fairway_sched::run_queue::CpuCapacity;
@@ -111,25 +111,14 @@ impl Simulation<'_> {
         let Some(balancer) = &self.balancer else {
             return 0;
         };
-        let topology = &balancer.topology;
         let state = &self.cpus[cpu];
-        let Some(t) = state.current.filter(|_| topology.is_asymmetric()) else {
-            return 0;
-        };
-        let id = TaskId(t as u16);
-        if state.core.run_queue().task_class(id) != Some(ClassKind::Fair) {
-            return 0;
-        }
-        let task = &self.tasks[t];
-        let candidate =
-            state
-                .core
-                .balance_candidate(id, task.params.affinity, true, self.now, task.exec_start);
-        misfit_task_load(
-            topology,
-            CpuId(cpu as u16),
+        let affinity = state.current.map_or(fairway_sched::task::CpuMask(0), |t| {
+            self.tasks[t].params.affinity
+        });
+        state.core.misfit_task_load(
+            &balancer.topology,
+            affinity,
             u64::from(state.capacity.capacity_orig),
-            &candidate,
         )
     }
 

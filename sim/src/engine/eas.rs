@@ -4,8 +4,8 @@
 //! §5.3); wake-ups then go through `find_energy_efficient_cpu` in the core's
 //! `select_task_rq` while the root domain is not overutilized. The flag is
 //! set when a woken task is enqueued and at the tick on a CPU that no longer
-//! fits its utilization, and recomputed over every CPU at each periodic load
-//! balance (§5.5).
+//! fits its utilization, and recomputed over every CPU at each periodic and
+//! newly-idle load balance pass (§5.5).
 
 use fairway_sched::eas::{
     EasInputs, EasUnavailable, EnergyContext, EnergyDomain, any_overutilized, cpu_overutilized,
