@@ -617,7 +617,14 @@ impl CpuCore {
         let prev_cpu = CpuId(self.state.cpu);
         let signals = self.run_queue.task_signals(task);
         let uclamp_used = self.run_queue.uclamp_enabled();
-        let uclamp = self.task_clamps(task);
+        // Only EAS and the capacity fits of asymmetric CPUs read the clamps;
+        // identical CPUs do not pay for computing a sleeping task's
+        // effective values (a few hundred instructions per wake-up).
+        let uclamp = if energy.is_some() || topology.is_asymmetric() {
+            self.task_clamps(task)
+        } else {
+            [0, 1024]
+        };
         if let Some(energy) = energy.filter(|e| !e.overutilized) {
             let waking = crate::eas::WakingTask {
                 prev_cpu,
