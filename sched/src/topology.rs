@@ -402,13 +402,13 @@ impl Topology {
     }
 }
 
+/// Topologies the crate's tests share.
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use alloc::vec::Vec;
+pub(crate) mod test_boards {
+    use super::{CpuDescription, Topology};
 
-    /// Juno r0 in Linux's logical order `[L b b L L L]` (§7.2).
-    fn juno_r0() -> Topology {
+    /// Juno r0 in Linux's logical order `[L b b L L L]` (§7.2): 446 x4, 1024 x2.
+    pub(crate) fn juno_r0() -> Topology {
         let little = CpuDescription {
             capacity: 446,
             cluster: 0,
@@ -419,6 +419,14 @@ mod tests {
         };
         Topology::new(&[little, big, big, little, little, little]).unwrap()
     }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use alloc::vec::Vec;
+
+    use super::test_boards::juno_r0;
 
     #[test]
     fn juno_r0_capacities_normalise_to_446_and_1024() {

@@ -6,22 +6,11 @@ use super::rebalance::balance_interval_ns;
 use super::wake::{wake_affine_idle, wake_affine_weight};
 use super::*;
 use crate::task::{CpuId, CpuMask, TaskId};
-use crate::topology::{CpuDescription, DomainLevel, Topology};
+use crate::topology::{DomainLevel, Topology};
 use alloc::vec;
 use alloc::vec::Vec;
 
-/// Juno r0 in Linux's logical order `[L b b L L L]` (§7.2): 446 x4, 1024 x2.
-fn juno_r0() -> Topology {
-    let little = CpuDescription {
-        capacity: 446,
-        cluster: 0,
-    };
-    let big = CpuDescription {
-        capacity: 1024,
-        cluster: 1,
-    };
-    Topology::new(&[little, big, big, little, little, little]).unwrap()
-}
+use crate::topology::test_boards::juno_r0;
 
 /// Idle snapshots for every CPU of `topology`.
 fn idle_snapshots(topology: &Topology) -> Vec<CpuSnapshot> {

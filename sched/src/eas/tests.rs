@@ -10,21 +10,10 @@ use crate::balance::CpuSnapshot;
 use crate::energy::{OperatingPoint, PerfDomainModel};
 use crate::schedutil::Governor;
 use crate::task::{CpuId, CpuMask};
-use crate::topology::{CpuDescription, Topology};
+use crate::topology::Topology;
 use alloc::vec::Vec;
 
-/// Juno r0 in Linux's logical order `[L b b L L L]` (§7.2).
-fn juno_r0() -> Topology {
-    let little = CpuDescription {
-        capacity: 446,
-        cluster: 0,
-    };
-    let big = CpuDescription {
-        capacity: 1024,
-        cluster: 1,
-    };
-    Topology::new(&[little, big, big, little, little, little]).unwrap()
-}
+use crate::topology::test_boards::juno_r0;
 
 const LITTLE: CpuMask = CpuMask(0b11_1001);
 const BIG: CpuMask = CpuMask(0b00_0110);
