@@ -211,6 +211,8 @@ pub struct DomainReport {
     pub busy: Vec<(usize, u64, u64)>,
     /// Frequency changes carried out.
     pub changes: u64,
+    /// Changes up to the highest frequency.
+    pub spikes: u64,
     /// Governor calls (requests, rate-limited or not).
     pub governor_calls: u64,
     /// Energy, nJ.
@@ -218,7 +220,7 @@ pub struct DomainReport {
 }
 
 /// The domains' figures as report metrics: `energy_nj.pdN`,
-/// `governor_calls.pdN`, `freq_changes.pdN` and the time at each frequency
+/// `governor_calls.pdN`, `freq_changes.pdN`, `freq_spikes.pdN` and the time at each frequency
 /// used, `residency_us.pdN.<MHz>mhz`.
 pub fn metrics(domains: &[DomainReport]) -> Vec<(alloc::string::String, u64)> {
     let mut metrics = Vec::new();
@@ -229,6 +231,7 @@ pub fn metrics(domains: &[DomainReport]) -> Vec<(alloc::string::String, u64)> {
             domain.governor_calls,
         ));
         metrics.push((alloc::format!("freq_changes.pd{index}"), domain.changes));
+        metrics.push((alloc::format!("freq_spikes.pd{index}"), domain.spikes));
         for (khz, &ns) in domain.frequencies.iter().zip(&domain.residency) {
             if ns > 0 {
                 metrics.push((
@@ -266,6 +269,7 @@ pub fn report() -> Vec<DomainReport> {
                     .map(|(slot, &cpu)| (cpu, meter.busy[slot].iter().sum(), meter.idle[slot]))
                     .collect(),
                 changes: meter.changes,
+                spikes: meter.spikes,
                 governor_calls: meter.governor_calls,
                 energy_nj: policy.energy_nanojoules(),
             }

@@ -105,11 +105,20 @@ pub struct SchedConfig {
     /// `sched_energy_aware=0|1`: Linux's switch for energy-aware placement
     /// (§5.3); EAS runs only where the board allows it as well.
     pub energy_aware: bool,
+    /// `eas_overutilized=0|1`: keep energy-aware wake-up placement while the
+    /// root domain is overutilized, as the 2024 RFC does (§5.6); off by
+    /// default, as in Linux.
+    pub eas_overutilized: bool,
+    /// `tick_seed=N`: with N > 0, each CPU's tick starts at a pseudo-random
+    /// phase of the period drawn from N (added to `skew_tick`'s offset), so
+    /// that runs under QEMU's icount, otherwise identical, can be perturbed
+    /// on purpose and repeated exactly; 0 (the default): no such offset.
+    pub tick_seed: u64,
 }
 
 impl SchedConfig {
     /// The option names, as the command line and the simulator's flags spell them.
-    pub const KEYS: [&'static str; 13] = [
+    pub const KEYS: [&'static str; 15] = [
         "sched",
         "hz",
         "hrtick",
@@ -123,6 +132,8 @@ impl SchedConfig {
         "governor",
         "cpufreq_update",
         "sched_energy_aware",
+        "eas_overutilized",
+        "tick_seed",
     ];
 
     /// Every setting at its default.
@@ -139,6 +150,8 @@ impl SchedConfig {
         governor: crate::schedutil::Governor::Schedutil,
         cpufreq_update: crate::schedutil::UpdateSites::Pelt,
         energy_aware: true,
+        eas_overutilized: false,
+        tick_seed: 0,
     };
 
     /// Reads `key=value` words of [`SchedConfig::KEYS`] only (the simulator's
@@ -201,7 +214,18 @@ impl SchedConfig {
                     .ok_or(error(word, Problem::NotOneOf("pelt, switch")))?,
             },
             energy_aware: words.flag("sched_energy_aware", default.energy_aware)?,
+            eas_overutilized: words.flag("eas_overutilized", default.eas_overutilized)?,
+            tick_seed: words.number("tick_seed", default.tick_seed, 0, u64::MAX)?,
         })
+    }
+
+    /// How long after the tick grid CPU `cpu` of `nr_cpus` ticks, below one
+    /// period: `skew_tick`'s `cpu × (period / 2) / nr_cpus` (see the
+    /// kernel's `tick_offset_ns`), plus, with a `tick_seed`, a phase drawn
+    /// from the seed and the CPU (splitmix64). The kernel and the
+    /// simulator both place their ticks with it.
+    pub fn tick_offset_ns(&self, cpu: usize, nr_cpus: usize) -> u64 {
+        tick_offset_ns(self.tick_ns(), self.skew_tick, self.tick_seed, cpu, nr_cpus)
     }
 
     /// The tick period in ns.
@@ -235,6 +259,35 @@ impl Default for SchedConfig {
     fn default() -> Self {
         Self::DEFAULT
     }
+}
+
+/// [`SchedConfig::tick_offset_ns`] for a tick of `period` ns.
+pub fn tick_offset_ns(
+    period: u64,
+    skew_tick: bool,
+    tick_seed: u64,
+    cpu: usize,
+    nr_cpus: usize,
+) -> u64 {
+    let skew = if skew_tick {
+        (period / 2) / nr_cpus.max(1) as u64 * cpu as u64
+    } else {
+        0
+    };
+    let jitter = if tick_seed == 0 {
+        0
+    } else {
+        splitmix64(tick_seed ^ (cpu as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15)) % period
+    };
+    (skew + jitter) % period
+}
+
+/// splitmix64's output function: a well-mixed 64-bit value of `x`.
+const fn splitmix64(x: u64) -> u64 {
+    let mut z = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
 }
 
 /// What the kernel's main task runs (`workload=`), with that workload's options.
@@ -413,7 +466,7 @@ impl fmt::Display for BootOptionError<'_> {
 }
 
 /// The option keys Fairway knows.
-const KEYS: [&str; 29] = [
+const KEYS: [&str; 31] = [
     "sched",
     "hz",
     "hrtick",
@@ -427,6 +480,8 @@ const KEYS: [&str; 29] = [
     "governor",
     "cpufreq_update",
     "sched_energy_aware",
+    "eas_overutilized",
+    "tick_seed",
     "icount",
     "dtb",
     "dtb_size",

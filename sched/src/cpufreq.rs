@@ -100,6 +100,9 @@ pub struct EnergyMeter {
     pub residency: Vec<Nanoseconds>,
     /// Changes of operating point carried out.
     pub changes: u64,
+    /// Frequency spikes: changes that raise the domain to its highest
+    /// operating point (the seed experiment's count, §5.6; docs/eas.md).
+    pub spikes: u64,
     /// Requests the scheduler made (governor calls, rate-limited or not).
     pub governor_calls: u64,
 }
@@ -138,6 +141,7 @@ impl FrequencyDomain {
             idle: vec![0; spec.cpus],
             residency: vec![0; opps],
             changes: 0,
+            spikes: 0,
             governor_calls: 0,
         };
         Ok(FrequencyDomain {
@@ -224,6 +228,9 @@ impl FrequencyDomain {
         self.update_meter(change.at, busy);
         self.pending = None;
         if change.index != self.current {
+            if change.index == self.spec.frequencies.len() - 1 {
+                self.meter.spikes += 1;
+            }
             self.current = change.index;
             self.meter.changes += 1;
         }
@@ -256,6 +263,7 @@ impl FrequencyDomain {
         meter.idle.fill(0);
         meter.residency.fill(0);
         meter.changes = 0;
+        meter.spikes = 0;
         meter.governor_calls = 0;
     }
 
@@ -352,6 +360,25 @@ mod tests {
         assert_eq!(domain.meter().changes, 1);
         assert_eq!(domain.frequency_scale(), 542);
         assert_eq!(domain.meter().residency[0], 10 * MS);
+    }
+
+    /// A spike is a change up to the highest operating point: from 850 MHz
+    /// (the initial point) down to 450 MHz is none; back up to 850 MHz
+    /// (performance 446 of 446) is one; 575 MHz after it (250 of 446: 476 MHz,
+    /// the next point up) is none.
+    #[test]
+    fn a_spike_is_a_change_up_to_the_highest_point() {
+        let mut domain =
+            FrequencyDomain::new(juno_r0_little(Governor::Schedutil, 0), 0, &[0; 4]).unwrap();
+        let mut ask = |perf, now| {
+            let change = domain.request(0, perf, now).expect("a change");
+            assert!(domain.apply(change, &[0; 4]));
+            (domain.frequency(), domain.meter().spikes)
+        };
+        assert_eq!(ask(100, 10 * MS), (450_000, 0));
+        assert_eq!(ask(446, 20 * MS), (850_000, 1));
+        assert_eq!(ask(250, 30 * MS), (575_000, 1));
+        assert_eq!(ask(446, 40 * MS), (850_000, 2));
     }
 
     /// §6.2: no new request within the rate limit of the last change; the

@@ -19,7 +19,7 @@ use fairway_sched::boot_options::{
 };
 use fairway_sched::schedutil::{Governor, UpdateSites};
 
-const KEYS: [&str; 35] = [
+const KEYS: [&str; 37] = [
     "sched",
     "hz",
     "hrtick",
@@ -33,6 +33,8 @@ const KEYS: [&str; 35] = [
     "governor",
     "cpufreq_update",
     "sched_energy_aware",
+    "eas_overutilized",
+    "tick_seed",
     "icount",
     "dtb",
     "dtb_size",
@@ -200,6 +202,8 @@ fn options() -> impl Strategy<Value = BootOptions> {
         (
             prop::sample::select(vec![UpdateSites::Pelt, UpdateSites::ContextSwitch]),
             any::<bool>(),
+            any::<bool>(),
+            prop_oneof![Just(0u64), any::<u64>()],
         ),
     )
         .prop_map(
@@ -212,7 +216,7 @@ fn options() -> impl Strategy<Value = BootOptions> {
                 workload,
                 (start, seed, cfs_bandwidth),
                 governor,
-                (cpufreq_update, energy_aware),
+                (cpufreq_update, energy_aware, eas_overutilized, tick_seed),
             )| {
                 // sched-pipe's quota_us implies cfs_bandwidth=1.
                 let quota = matches!(workload, Workload::SchedPipe(p) if p.quota_us > 0);
@@ -234,6 +238,8 @@ fn options() -> impl Strategy<Value = BootOptions> {
                         governor,
                         cpufreq_update,
                         energy_aware,
+                        eas_overutilized,
+                        tick_seed,
                     },
                     icount,
                     loaded_dtb,

@@ -179,6 +179,7 @@ pub fn load(name: &str, sched: &SchedConfig) -> Result<SimBoard, SimError> {
             models,
             sites: sched.cpufreq_update,
             energy_aware: sched.energy_aware,
+            eas_overutilized: sched.eas_overutilized,
         }),
     })
 }

@@ -38,6 +38,9 @@ usage: fairway-sim SCENARIO.json [options]
                              where the scheduler calls it (default pelt)
   --sched_energy_aware 0|1   energy-aware wake-up placement where the board allows it
                              (default 1: asymmetric capacities, schedutil, an energy model)
+  --eas_overutilized 0|1     keep it while overutilized, as the 2024 RFC (default 0)
+  --tick_seed N              each CPU's tick also starts at a phase drawn from N
+                             (default 0: none)
   --tick-phase T             ticks fall at T + k/HZ (default 0: at k/HZ)
   --sample-interval T        CSV sampling period (default 1ms)
   --csv FILE                 write the signals CSV
@@ -370,6 +373,7 @@ pub fn run(options: &Options) -> Result<(), SimError> {
         hrtick: options.sched.hrtick,
         tick_phase_ns: options.tick_phase_ns,
         skew_tick: options.sched.skew_tick,
+        tick_seed: options.sched.tick_seed,
         balance: options.sched.balance,
         uclamp: options.sched.uclamp,
         bandwidth_timer: options.sched.bandwidth_timer,
@@ -380,6 +384,9 @@ pub fn run(options: &Options) -> Result<(), SimError> {
     if options.board.is_some() && !options.quiet {
         // As the kernel says at boot (docs/eas.md).
         match simulation.eas_status() {
+            Ok(domains) if options.sched.eas_overutilized => println!(
+                "eas: on ({domains} perf domains), also when overutilized (eas_overutilized=1)"
+            ),
             Ok(domains) => println!("eas: on ({domains} perf domains)"),
             Err(Some(reason)) => println!("eas: off: {reason}"),
             Err(None) => println!("eas: off: balance=0 (no wake-up placement)"),
@@ -550,7 +557,7 @@ mod tests {
             options.sched.to_string(),
             "sched=cfs hz=1000 hrtick=1 skew_tick=0 slice_us=2000 uclamp=1 balance=0 \
              bw_timer=random bw_seed=0 cfs_bandwidth=0 governor=schedutil cpufreq_update=pelt \
-             sched_energy_aware=1"
+             sched_energy_aware=1 eas_overutilized=0 tick_seed=0"
         );
         for (flag, value, message) in [
             ("--hz", "abc", "--hz abc: not a number"),

@@ -496,6 +496,7 @@ pub fn simulate_and_judge(
         hrtick: sched.hrtick,
         tick_phase_ns: 0,
         skew_tick: sched.skew_tick,
+        tick_seed: sched.tick_seed,
         balance: sched.balance,
         uclamp: sched.uclamp,
         bandwidth_timer: sched.bandwidth_timer,

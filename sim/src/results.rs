@@ -232,6 +232,7 @@ impl Results {
                     "energy_nj": d.energy_nj,
                     "governor_calls": d.governor_calls,
                     "freq_changes": d.changes,
+                    "freq_spikes": d.spikes,
                     "residency_us": d
                         .residency
                         .iter()

@@ -28,6 +28,7 @@ fn run(
         hrtick,
         tick_phase_ns: 0,
         skew_tick: true,
+        tick_seed: 0,
         balance: true,
         uclamp: true,
         bandwidth_timer: fairway_sched::bandwidth::PeriodTimerStart::Aligned,

@@ -35,6 +35,7 @@ fn config(policy: &str, cpus: usize, duration_ns: u64, balance: bool) -> Config 
         hrtick: false,
         tick_phase_ns: 0,
         skew_tick: false,
+        tick_seed: 0,
         balance,
         uclamp: true,
         bandwidth_timer: PeriodTimerStart::Aligned,

@@ -33,6 +33,7 @@ fn simulate_on(board: &str, scenario: &str, options: &str) -> Results {
         hrtick: sched.hrtick,
         tick_phase_ns: 0,
         skew_tick: sched.skew_tick,
+        tick_seed: sched.tick_seed,
         balance: sched.balance,
         uclamp: sched.uclamp,
         bandwidth_timer: sched.bandwidth_timer,

@@ -27,6 +27,7 @@ fn config(policy: &str, cpus: usize, duration_ns: u64) -> Config {
         hrtick: false,
         tick_phase_ns: 0,
         skew_tick: false,
+        tick_seed: 0,
         balance: false,
         uclamp: true,
         bandwidth_timer: fairway_sched::bandwidth::PeriodTimerStart::Aligned,

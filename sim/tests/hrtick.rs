@@ -26,6 +26,7 @@ fn switch_times(text: &str, hrtick: bool, tick_phase_ns: u64, duration_ns: u64) 
         hrtick,
         tick_phase_ns,
         skew_tick: false,
+        tick_seed: 0,
         balance: false,
         uclamp: true,
         bandwidth_timer: fairway_sched::bandwidth::PeriodTimerStart::Aligned,

@@ -32,6 +32,7 @@ fn a_grouped_run_on_the_slice_end_timer_reaches_its_end() {
             hrtick: true,
             tick_phase_ns: 0,
             skew_tick: false,
+            tick_seed: 0,
             balance: false,
             uclamp: true,
             bandwidth_timer: fairway_sched::bandwidth::PeriodTimerStart::Aligned,

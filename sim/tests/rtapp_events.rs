@@ -20,6 +20,7 @@ fn config(cpus: usize, duration_ns: Option<u64>) -> Config {
         hrtick: true,
         tick_phase_ns: 0,
         skew_tick: false,
+        tick_seed: 0,
         balance: false,
         uclamp: true,
         bandwidth_timer: fairway_sched::bandwidth::PeriodTimerStart::Aligned,

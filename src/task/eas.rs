@@ -68,7 +68,14 @@ pub fn init(board: &BoardInfo, topology: &Topology, energy_aware: bool, governor
                     model: model.clone(),
                 })
                 .collect();
-            defmt::info!("eas: on ({=usize} perf domains)", domains.len());
+            if super::scheduler::config().eas_overutilized {
+                defmt::info!(
+                    "eas: on ({=usize} perf domains), also when overutilized (eas_overutilized=1)",
+                    domains.len()
+                );
+            } else {
+                defmt::info!("eas: on ({=usize} perf domains)", domains.len());
+            }
             DOMAINS.call_once(|| domains);
             ACTIVE.store(true, Ordering::Release);
         }
@@ -90,6 +97,7 @@ pub fn context() -> Option<EnergyContext<'static>> {
     DOMAINS.get().map(|domains| EnergyContext {
         domains,
         overutilized: OVERUTILIZED.load(Ordering::Relaxed),
+        when_overutilized: super::scheduler::config().eas_overutilized,
     })
 }
 

@@ -180,12 +180,11 @@ pub fn hrtick_enabled() -> bool {
 /// is programmed (the other CPUs tick before it): 0.08-0.35 s per CPU, and
 /// within 1.2 %. Linux offers the option for the same kind of reason (CPUs
 /// contending at the same instant); on a board it only moves the ticks.
+///
+/// `tick_seed=N` adds a phase drawn from N, so that the seed experiment of
+/// issue 14 can perturb otherwise identical icount runs (docs/eas.md).
 pub fn tick_offset_ns(cpu: usize) -> u64 {
-    if !config().skew_tick {
-        return 0;
-    }
-    let nr_cpus = percpu::nr_cpus().max(1) as u64;
-    (tick_period_ns() / 2) / nr_cpus * cpu as u64
+    config().tick_offset_ns(cpu, percpu::nr_cpus())
 }
 
 /// The first tick of CPU `cpu` after `now`.

@@ -234,6 +234,7 @@ pub fn simulate_like_kernel(
         hrtick: true,
         tick_phase_ns: (tick_ns - origin % tick_ns) % tick_ns,
         skew_tick: false,
+        tick_seed: 0,
         balance: false,
         uclamp: true,
         bandwidth_timer: fairway_sched::bandwidth::PeriodTimerStart::Aligned,

@@ -71,11 +71,14 @@ impl fmt::Display for SchedConfig {
         }?;
         write!(
             f,
-            " cfs_bandwidth={} governor={} cpufreq_update={} sched_energy_aware={}",
+            " cfs_bandwidth={} governor={} cpufreq_update={} sched_energy_aware={} \
+             eas_overutilized={} tick_seed={}",
             flag(self.cfs_bandwidth),
             self.governor.name(),
             self.cpufreq_update.name(),
-            flag(self.energy_aware)
+            flag(self.energy_aware),
+            flag(self.eas_overutilized),
+            self.tick_seed
         )
     }
 }

@@ -594,7 +594,8 @@ impl CpuCore {
     /// Linux's `select_task_rq` at `try_to_wake_up`, asked of the core of the
     /// CPU the waking `task` last ran on (its state is here): the CPU it
     /// should wake on. With EAS on (`energy`) and the root domain not
-    /// overutilized, `find_energy_efficient_cpu` chooses (§5.4); otherwise,
+    /// overutilized (or overutilized, with the 2024 RFC's option, §5.6, as
+    /// long as some CPU fits), `find_energy_efficient_cpu` chooses (§5.4); otherwise,
     /// or when it has no say, the wake-up balancing rules of
     /// [`crate::balance::select_task_rq`] over every CPU's `snapshots`. Both
     /// read the task's util_est and effective clamps (§2.4, §3.3). The
@@ -625,7 +626,8 @@ impl CpuCore {
         } else {
             [0, 1024]
         };
-        if let Some(energy) = energy.filter(|e| !e.overutilized) {
+        let mut feec_cost = None;
+        if let Some(energy) = energy.filter(|e| e.places_wakeups()) {
             let waking = crate::eas::WakingTask {
                 prev_cpu,
                 affinity,
@@ -642,12 +644,18 @@ impl CpuCore {
                 &waking,
                 waker_cpu,
             );
-            let feec_cost = self
+            feec_cost = self
                 .state
                 .cost_counter
                 .zip(start)
                 .map(|(counter, start)| counter().wrapping_sub(start));
-            if let Some(cpu) = choice.cpu.filter(|&cpu| affinity.contains(cpu)) {
+            // The 2024 RFC's feec, run while overutilized, gives up when no
+            // CPU fits; the wake-up path below decides (§5.6).
+            let gives_up = energy.overutilized && choice.nothing_fits;
+            if let Some(cpu) = choice
+                .cpu
+                .filter(|&cpu| affinity.contains(cpu) && !gives_up)
+            {
                 return WakePlacement { cpu, feec_cost };
             }
         }
@@ -664,10 +672,7 @@ impl CpuCore {
         };
         let cpu = crate::balance::select_task_rq(topology, snapshots, &request)
             .map_or(prev_cpu, |target| target.cpu);
-        WakePlacement {
-            cpu,
-            feec_cost: None,
-        }
+        WakePlacement { cpu, feec_cost }
     }
 
     /// Carries out one recorded input on this core and returns what it

@@ -27,6 +27,11 @@ pub struct FeecChoice {
     pub prev_delta: Option<u64>,
     /// The energy the task adds on the chosen CPU, if priced.
     pub delta: Option<u64>,
+    /// No CPU of any domain fits the task, not even by its clamps
+    /// (`util_fits_cpu` 0 everywhere): Linux then keeps the previous CPU,
+    /// the 2024 RFC's feec returns −1 so that the wake-up path decides
+    /// (§5.6).
+    pub nothing_fits: bool,
 }
 
 impl FeecChoice {
@@ -35,6 +40,7 @@ impl FeecChoice {
             cpu,
             prev_delta: None,
             delta: None,
+            nothing_fits: false,
         }
     }
 }
@@ -68,6 +74,7 @@ pub fn find_energy_efficient_cpu(
     let mut best_energy_cpu = prev;
     let (mut best_fits, mut prev_fits) = (-1i32, -1i32);
     let (mut best_actual_cap, mut prev_actual_cap) = (0u64, 0u64);
+    let mut nothing_fits = true;
     for domain in domains {
         let env = EnergyEnv::new(topology, snapshots, domain, task);
         let cpu_actual_cap = env.cpu_cap;
@@ -114,6 +121,7 @@ pub fn find_energy_efficient_cpu(
         if max_spare_cap_cpu.is_none() && prev_spare_cap.is_none() {
             continue;
         }
+        nothing_fits = false;
         let base_energy = compute_energy(topology, snapshots, domain, task, &env, None);
         if prev_spare_cap.is_some() {
             let energy = compute_energy(topology, snapshots, domain, task, &env, Some(prev));
@@ -163,5 +171,6 @@ pub fn find_energy_efficient_cpu(
         prev_delta: priced(prev_delta),
         // When the task moves, `best_delta` is its best candidate's.
         delta: priced(if moves { best_delta } else { prev_delta }),
+        nothing_fits,
     }
 }

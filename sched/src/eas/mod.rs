@@ -50,4 +50,16 @@ pub struct EnergyContext<'a> {
     pub domains: &'a [EnergyDomain],
     /// `rd->overutilized`.
     pub overutilized: bool,
+    /// `eas_overutilized=1`: keep calling `find_energy_efficient_cpu` while
+    /// overutilized, as the 2024 RFC "Rework EAS to handle more cases" does
+    /// (§5.6, its patch 4); when no CPU fits the task, the wake-up path
+    /// decides. Off (the default), Linux's rule: EAS stands aside.
+    pub when_overutilized: bool,
+}
+
+impl EnergyContext<'_> {
+    /// Whether a wake-up asks `find_energy_efficient_cpu` (§5.4, §5.6).
+    pub fn places_wakeups(&self) -> bool {
+        !self.overutilized || self.when_overutilized
+    }
 }

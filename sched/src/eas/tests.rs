@@ -375,3 +375,109 @@ fn a_cpu_without_spare_capacity_can_be_the_candidate() {
     assert_eq!(choice.delta, Some(100 * 1_932));
     assert_eq!(choice.prev_delta, Some(100 * 3_836));
 }
+
+/// Every CPU too full for the task (`util_fits_cpu` 0 everywhere: 400 + 100
+/// on a LITTLE CPU and 900 + 100 on a big one, both above 80 % of capacity,
+/// and the default uclamp_max of 1024 rescues neither): Linux's feec keeps
+/// the previous CPU, and says that nothing fit, which the 2024 RFC's
+/// option turns into "let the wake-up path decide" (§5.6).
+#[test]
+fn nothing_fits_keeps_the_previous_cpu_and_says_so() {
+    let topology = juno_r0();
+    let full = snapshots(&topology, &[400, 900, 900, 400, 400, 400]);
+    let choice = find_energy_efficient_cpu(
+        &topology,
+        &juno_r0_domains(),
+        &full,
+        &task(0, 100),
+        CpuId(0),
+    );
+    assert_eq!(choice.cpu, Some(CpuId(0)));
+    assert!(choice.nothing_fits);
+    assert_eq!((choice.prev_delta, choice.delta), (None, None));
+    // One big CPU with room: it fits there, and feec says so.
+    let room = snapshots(&topology, &[400, 900, 0, 400, 400, 400]);
+    let choice = find_energy_efficient_cpu(
+        &topology,
+        &juno_r0_domains(),
+        &room,
+        &task(0, 100),
+        CpuId(0),
+    );
+    assert_eq!(choice.cpu, Some(CpuId(2)));
+    assert!(!choice.nothing_fits);
+}
+
+/// The wake-up of a task of util ~600 on Juno r0 while the root domain is
+/// overutilized, asked of its previous CPU's core (cpu0, a LITTLE CPU, busy):
+/// - Linux (`eas_overutilized=0`): feec does not run (no cost measured);
+/// - the 2024 RFC (`eas_overutilized=1`) with room on big cpu2: feec runs
+///   and places it there (the only CPU where 600 fits);
+/// - the RFC with no CPU that fits, but cpu2 idle (its blocked util 900
+///   still counted): feec gives up, and the wake-up path's
+///   `select_idle_capacity` takes the idle CPU where the task's own util
+///   fits, cpu2, where Linux's feec (run when the flag is not yet set)
+///   keeps cpu0.
+#[test]
+fn the_rfc_option_runs_feec_while_overutilized() {
+    use crate::cpu_core::{CpuCore, Leaving};
+    use crate::run_queue::{PolicyKind, RunQueue};
+    use crate::task::{TaskId, TaskParams};
+    const MS: u64 = 1_000_000;
+    fn counter() -> u64 {
+        7
+    }
+    let topology = juno_r0();
+    let domains = juno_r0_domains();
+    let kind = PolicyKind::Eevdf(crate::fair::EevdfTunables::for_cpus(1, 4 * MS));
+    let mut core = CpuCore::new(0, RunQueue::new(kind, 8), 8, false);
+    core.set_cost_counter(Some(counter));
+    let _ = core
+        .wake_up_new_task(TaskId(1), &TaskParams::default(), 0)
+        .unwrap();
+    let _ = core.schedule(0, Leaving::Runnable);
+    let _ = core.schedule(10 * MS, Leaving::Sleeping);
+    let signals = core.run_queue().task_signals(TaskId(1));
+    // A new task starts at half the idle CPU's capacity (512) and runs 10 ms:
+    // 512 + 512 × (1 − y^10) ≈ 612 (§2), which fits only a big CPU.
+    assert!(
+        (580..=640).contains(&signals.util_avg.max(signals.util_est)),
+        "{signals:?}"
+    );
+    let mut busy = snapshots(&topology, &[400, 900, 0, 400, 400, 400]);
+    for cpu in [0, 1, 3, 4, 5] {
+        busy[cpu].idle = false;
+        busy[cpu].nr_running = 1;
+    }
+    let wake_when = |snapshots: &[CpuSnapshot], overutilized: bool, when_overutilized: bool| {
+        core.select_task_rq(
+            TaskId(1),
+            CpuId(0),
+            CpuMask(0b11_1111),
+            0,
+            &topology,
+            snapshots,
+            Some(EnergyContext {
+                domains: &domains,
+                overutilized,
+                when_overutilized,
+            }),
+        )
+    };
+    let wake = |snapshots: &[CpuSnapshot], when_overutilized| {
+        wake_when(snapshots, true, when_overutilized)
+    };
+    let linux = wake(&busy, false);
+    assert_eq!(linux.feec_cost, None, "Linux skips feec when overutilized");
+    let rfc = wake(&busy, true);
+    assert_eq!((rfc.cpu, rfc.feec_cost), (CpuId(2), Some(0)));
+    let mut full = busy.clone();
+    full[2].util_avg = 900;
+    full[2].runnable_avg = 900;
+    let rfc = wake(&full, true);
+    assert_eq!((rfc.cpu, rfc.feec_cost), (CpuId(2), Some(0)));
+    // Not overutilized (the flag lags), the same snapshots: Linux's feec
+    // keeps the previous CPU when nothing fits.
+    let linux = wake_when(&full, false, false);
+    assert_eq!((linux.cpu, linux.feec_cost), (CpuId(0), Some(0)));
+}

@@ -30,6 +30,9 @@ pub struct Dvfs {
     /// `sched_energy_aware=`: energy-aware placement where the board
     /// allows it (`engine::eas`, §5.3).
     pub energy_aware: bool,
+    /// `eas_overutilized=`: energy-aware placement also while overutilized
+    /// (the 2024 RFC, §5.6).
+    pub eas_overutilized: bool,
 }
 
 /// The domains during a run.
@@ -51,6 +54,8 @@ pub struct DomainEnergy {
     pub governor_calls: u64,
     /// Frequency changes carried out.
     pub changes: u64,
+    /// Changes up to the highest operating point (`EnergyMeter::spikes`).
+    pub spikes: u64,
     /// Energy, nJ.
     pub energy_nj: u64,
 }
@@ -217,6 +222,7 @@ impl Simulation<'_> {
                         .collect(),
                     governor_calls: meter.governor_calls,
                     changes: meter.changes,
+                    spikes: meter.spikes,
                     energy_nj: policy.energy_nanojoules(),
                 }
             })

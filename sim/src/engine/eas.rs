@@ -22,6 +22,8 @@ pub(super) struct EasState {
     domains: Vec<EnergyDomain>,
     /// `rd->overutilized`.
     overutilized: bool,
+    /// `eas_overutilized=` (§5.6).
+    when_overutilized: bool,
 }
 
 impl EasState {
@@ -57,6 +59,7 @@ impl EasState {
         Ok(EasState {
             domains,
             overutilized: false,
+            when_overutilized: dvfs.eas_overutilized,
         })
     }
 
@@ -72,6 +75,7 @@ impl Simulation<'_> {
         self.eas.as_ref().map(|eas| EnergyContext {
             domains: &eas.domains,
             overutilized: eas.overutilized,
+            when_overutilized: eas.when_overutilized,
         })
     }
 

@@ -93,6 +93,10 @@ pub struct Config {
     /// `c × (tick_ns / 2) / nr_cpus` after the grid, so the CPUs' ticks are spread over
     /// half a period instead of falling at one instant.
     pub skew_tick: bool,
+    /// The kernel's `tick_seed=`: with N > 0, each CPU's tick also starts at a
+    /// pseudo-random phase drawn from N and the CPU, as the kernel does
+    /// (`SchedConfig::tick_offset_ns`).
+    pub tick_seed: u64,
     /// Periodic and newly-idle load balancing (`fairway_sched::balance`), carried out as
     /// the kernel's `src/task/balance.rs` does: each CPU balances from its tick when its
     /// `next_balance` is due, and when it finds nothing to run. Off: tasks change CPU
@@ -685,14 +689,17 @@ impl<'s> Simulation<'s> {
         Ok(self.finish())
     }
 
-    /// How long after the tick grid CPU `cpu` ticks: with `skew_tick`, the kernel's
-    /// `tick_offset_ns`, `cpu × (tick_ns / 2) / nr_cpus`; else 0.
+    /// How long after the tick grid CPU `cpu` ticks: the kernel's
+    /// `tick_offset_ns` (`skew_tick`'s `cpu × (tick_ns / 2) / nr_cpus`, plus
+    /// `tick_seed`'s phase), from the one formula both use.
     fn tick_offset_ns(&self, cpu: usize) -> u64 {
-        if self.config.skew_tick {
-            self.config.tick_ns / 2 / self.cpus.len() as u64 * cpu as u64
-        } else {
-            0
-        }
+        fairway_sched::boot_options::tick_offset_ns(
+            self.config.tick_ns,
+            self.config.skew_tick,
+            self.config.tick_seed,
+            cpu,
+            self.cpus.len(),
+        )
     }
 
     /// The group id of a `taskgroup` path (`None`, empty or `/`: the root).
@@ -782,6 +789,7 @@ mod tests {
             hrtick: true,
             tick_phase_ns: 0,
             skew_tick: false,
+            tick_seed: 0,
             balance: false,
             uclamp: true,
             bandwidth_timer: fairway_sched::bandwidth::PeriodTimerStart::Aligned,
