@@ -11,6 +11,8 @@
 //!                                       the bandwidth timer interleaving table (bw_timer=);
 //!                                       --energy: on juno-r2 with schedutil, with energy
 //! cargo xtask cpufreq-experiment KERNEL schedutil's call sites (cpufreq_update=) on juno-r2
+//! cargo xtask eas-experiment KERNEL [--runs N] [--quick]
+//!                                       EAS while overutilized (eas_overutilized=) on pixel6
 //! cargo xtask agree TRANSCRIPT SCENARIO.json rr|cfs|eevdf [--limit N] [--sim FILE.csv]
 //!                                       compare a saved kernel trace with the simulator
 //! cargo xtask report TRANSCRIPT [--json FILE]
@@ -31,6 +33,7 @@ mod board_cases;
 mod citations;
 mod cpufreq_experiment;
 mod eas_cases;
+mod eas_experiment;
 mod experiment;
 mod qemu;
 mod replay;
@@ -49,7 +52,7 @@ use qemu::QemuConfig;
 fn usage() -> String {
     "usage: cargo xtask <runner KERNEL [--board NAME] [--cpus N] [--gic 2|3] [--el 1|2] [--icount] [--image] \
      [--timeout S] [--append ARGS] [--dtb FILE] [--scenario FILE.json] [--report FILE.json] [--verbose] \
-     | report TRANSCRIPT [--json FILE] | agree TRANSCRIPT SCENARIO.json POLICY [--limit N] [--sim FILE.csv] | replay TRANSCRIPT | bandwidth-experiment KERNEL [--quick | --energy] | cpufreq-experiment KERNEL | test [--only NAME] [--sabotage] [--no-lint] [--gaps | --groups-sweep] | lint | ensure-tools>"
+     | report TRANSCRIPT [--json FILE] | agree TRANSCRIPT SCENARIO.json POLICY [--limit N] [--sim FILE.csv] | replay TRANSCRIPT | bandwidth-experiment KERNEL [--quick | --energy] | cpufreq-experiment KERNEL | eas-experiment KERNEL [--runs N] [--quick] | test [--only NAME] [--sabotage] [--no-lint] [--gaps | --groups-sweep] | lint | ensure-tools>"
         .into()
 }
 
@@ -204,6 +207,7 @@ fn main() -> ExitCode {
         },
         Some("bandwidth-experiment") => bandwidth_experiment::command(&args[1..]),
         Some("cpufreq-experiment") => cpufreq_experiment::command(&args[1..]),
+        Some("eas-experiment") => eas_experiment::command(&args[1..]),
         Some("ensure-tools") => tools::ensure().map(|()| ExitCode::SUCCESS),
         Some("report") => report::command(&args[1..]),
         Some("agree") => agree::command(&args[1..]),
