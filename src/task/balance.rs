@@ -238,6 +238,7 @@ pub(super) fn select_wake_cpu(id: TaskId, prev: usize, rq: &CpuRunQueue) -> usiz
         &snapshots(),
         super::eas::context(),
     );
+    super::eas::count_feec(placement.feec);
     if let Some(cost) = placement.feec_cost {
         // On the waking CPU's statistics: IRQs are masked under `prev`'s lock.
         crate::instrument::record(waker, crate::instrument::Op::FindEnergyEfficientCpu, cost);
@@ -367,6 +368,12 @@ pub(super) fn take_push(cpu: usize, rq: &mut CpuRunQueue, previous: TaskId, now:
         return false;
     }
     let destination = usize::from(destination);
+    // A push taken but not yet carried out (its `finish_push` interrupted
+    // before it claimed it) keeps the slot: this request is dropped, as
+    // Linux drops one while `active_balance` is set.
+    if PUSHED[cpu].load(Ordering::Relaxed) != u32::MAX {
+        return false;
+    }
     let slot = task(previous);
     let allowed = slot.affinity.load(Ordering::Relaxed) & (1 << destination) != 0;
     if previous == rq.idle
@@ -385,7 +392,11 @@ pub(super) fn take_push(cpu: usize, rq: &mut CpuRunQueue, previous: TaskId, now:
     };
     rq.core.dequeue_task(previous, now, flags);
     rq.record_costs(cpu);
-    slot.on_rq.store(false, Ordering::Relaxed);
+    // `on_rq` stays set, as Linux's TASK_ON_RQ_MIGRATING: a wake-up racing
+    // with the push (its state set Running before this switch) or a stale
+    // wake-list entry must not enqueue the task here or move it elsewhere
+    // (`place_wakeup` and `activate` leave an on_rq task alone), and load
+    // balancing skips it while [`PUSHED`] names it ([`carry_out`]).
     PUSHED[cpu].store(
         u32::from(previous.0) << 16 | destination as u32,
         Ordering::Relaxed,
@@ -397,16 +408,26 @@ pub(super) fn take_push(cpu: usize, rq: &mut CpuRunQueue, previous: TaskId, now:
 /// [`take_push`] took off this run queue, now switched out, to its
 /// destination, as load balancing moves a queued task.
 pub(super) fn finish_push(cpu: usize) {
-    // Only this CPU writes its slot: a plain load and store suffice.
+    // A plain load first: the switch path pays no atomic without a push.
     let packed = PUSHED[cpu].load(Ordering::Relaxed);
     if packed == u32::MAX {
         return;
     }
-    PUSHED[cpu].store(u32::MAX, Ordering::Relaxed);
     let (id, destination) = (TaskId((packed >> 16) as u16), (packed & 0xffff) as usize);
     let (first, second) = (cpu.min(destination), cpu.max(destination));
     let mut first_guard = run_queue(first).lock();
     let mut second_guard = run_queue(second).lock();
+    // Claimed under the source's lock: IRQs are on until the locks are
+    // taken, and an interrupt in between may switch and carry out this very
+    // push from the next `finish_task_switch` (then the slot no longer holds
+    // it); load balancing, under the same lock, sees the slot and skips the
+    // task until it moves.
+    if PUSHED[cpu]
+        .compare_exchange(packed, u32::MAX, Ordering::AcqRel, Ordering::Relaxed)
+        .is_err()
+    {
+        return;
+    }
     let (source_rq, destination_rq) = if cpu == first {
         (&mut *first_guard, &mut *second_guard)
     } else {
@@ -418,7 +439,6 @@ pub(super) fn finish_push(cpu: usize) {
     };
     source_rq.remove_member(id);
     attach(destination_rq, destination, id, &state, now);
-    task(id).on_rq.store(true, Ordering::Relaxed);
     publish(cpu, source_rq);
     publish(destination, destination_rq);
 }
@@ -444,8 +464,12 @@ fn carry_out(migration: &Migration) -> usize {
     for &id in migration.tasks.as_slice() {
         let slot = task(id);
         let allowed = slot.affinity.load(Ordering::Relaxed) & (1 << destination) != 0;
+        // A task an active balance took off the run queue (still `on_rq`)
+        // moves only by its push.
+        let pushed = PUSHED[source].load(Ordering::Relaxed) >> 16 == u32::from(id.0);
         if slot.cpu() != source
             || !slot.on_rq.load(Ordering::Relaxed)
+            || pushed
             || source_rq.current() == id
             || slot.state() != TaskState::Running
             || !allowed

@@ -12,9 +12,10 @@
 //! same (`sim/src/engine/eas.rs`).
 
 use alloc::vec::Vec;
-use core::sync::atomic::{AtomicBool, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use fairway_sched::balance::CpuSnapshot;
+use fairway_sched::cpu_core::FeecOutcome;
 use fairway_sched::eas::{
     EasInputs, EnergyContext, EnergyDomain, any_overutilized, cpu_overutilized, eas_possible,
     enabled::DomainState,
@@ -32,6 +33,33 @@ static DOMAINS: Once<Vec<EnergyDomain>> = Once::new();
 static ACTIVE: AtomicBool = AtomicBool::new(false);
 /// `rd->overutilized`.
 static OVERUTILIZED: AtomicBool = AtomicBool::new(false);
+/// Wake-ups `find_energy_efficient_cpu` placed, and those it ran for but
+/// left to the wake-up path (the seed experiment's explanation, docs/eas.md).
+static FEEC_PLACED: AtomicU64 = AtomicU64::new(0);
+static FEEC_DECLINED: AtomicU64 = AtomicU64::new(0);
+
+/// Counts what `find_energy_efficient_cpu` did for one wake-up.
+#[inline]
+pub fn count_feec(outcome: FeecOutcome) {
+    let counter = match outcome {
+        FeecOutcome::NotRun => return,
+        FeecOutcome::Placed => &FEEC_PLACED,
+        FeecOutcome::Declined => &FEEC_DECLINED,
+    };
+    counter.fetch_add(1, Ordering::Relaxed);
+}
+
+/// The report's metrics of EAS, when it runs: `feec_placed` and
+/// `feec_declined` since boot.
+pub fn metrics() -> Vec<(&'static str, u64)> {
+    if !active() {
+        return Vec::new();
+    }
+    alloc::vec![
+        ("feec_placed", FEEC_PLACED.load(Ordering::Relaxed)),
+        ("feec_declined", FEEC_DECLINED.load(Ordering::Relaxed)),
+    ]
+}
 
 /// Decides at boot whether EAS runs on `board` under `topology`, with
 /// `sched_energy_aware=` and `governor=`, and logs the answer.

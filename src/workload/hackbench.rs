@@ -147,19 +147,21 @@ fn run_inner(options: &HackbenchOptions) -> Result<ExitCode, ExitCode> {
         elapsed / 1000
     );
     let config = report::config_label("");
+    let mut metrics = alloc::vec![
+        ("messages", received),
+        ("messages_bad", bad),
+        (
+            "messages_per_second",
+            received * 1_000_000_000 / elapsed.max(1),
+        ),
+    ];
+    metrics.extend(crate::task::eas::metrics());
     report::print(&report::RunResults {
         name: "hackbench",
         config: &config,
         wall_ns: elapsed,
         tasks: &tasks,
-        metrics: &[
-            ("messages", received),
-            ("messages_bad", bad),
-            (
-                "messages_per_second",
-                received * 1_000_000_000 / elapsed.max(1),
-            ),
-        ],
+        metrics: &metrics,
         window: None,
         groups: &[],
     });

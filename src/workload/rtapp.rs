@@ -955,6 +955,7 @@ fn report(run: &Run, elapsed: u64) {
     }
     let created = INSTANCES_CREATED.load(Ordering::Acquire) as u64;
     let mut metrics: Vec<(&str, u64)> = alloc::vec![("tasks", created)];
+    metrics.extend(crate::task::eas::metrics());
     metrics.extend(names.iter().map(String::as_str).zip(values.iter().copied()));
     super::report::print(&super::report::RunResults {
         name: "rtapp",

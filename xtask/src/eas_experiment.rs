@@ -17,6 +17,10 @@
 //! - workloads A and B (`tests/scenarios/eas-workload-{a,b}.json`): energy,
 //!   migrations, frequency spikes (changes up to a domain's highest
 //!   frequency) and `find_energy_efficient_cpu` calls.
+//!
+//! Both also give the share of feec's runs in which it placed the task
+//! rather than leaving it to the wake-up path (the kernel's `feec_placed`
+//! and `feec_declined` metrics).
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -84,6 +88,18 @@ fn feec_calls(run: &Run) -> u64 {
         .map_or(0, |c| c.count)
 }
 
+/// The share of `find_energy_efficient_cpu`'s runs in which it placed the
+/// task (the rest it left to the wake-up path), in %.
+fn feec_placed_percent(run: &Run) -> f64 {
+    let placed = metric_sum(run, "feec_placed") as f64;
+    let declined = metric_sum(run, "feec_declined") as f64;
+    if placed + declined == 0.0 {
+        0.0
+    } else {
+        placed * 100.0 / (placed + declined)
+    }
+}
+
 /// Mean and sample standard deviation.
 fn mean_sd(values: &[f64]) -> (f64, f64) {
     let n = values.len() as f64;
@@ -142,12 +158,13 @@ pub(crate) fn command(args: &[String]) -> Result<ExitCode, String> {
     );
     println!();
     println!(
-        "| seed shape (loops×groups) | run here | Linux (`eas_overutilized=0`) ms | RFC (`eas_overutilized=1`) ms | delta | feec calls off / on |"
+        "| seed shape (loops×groups) | run here | Linux (`eas_overutilized=0`) ms | RFC (`eas_overutilized=1`) ms | delta | feec calls off / on | RFC: feec placed |"
     );
-    println!("|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|");
     for &(loops, groups, seed_shape) in shapes {
         let mut times = [Vec::new(), Vec::new()];
         let mut calls = [Vec::new(), Vec::new()];
+        let mut placed = [Vec::new(), Vec::new()];
         for option in [0usize, 1] {
             for &seed in &seeds {
                 let append = format!(
@@ -163,17 +180,19 @@ pub(crate) fn command(args: &[String]) -> Result<ExitCode, String> {
                 );
                 times[option].push(report.wall_ns as f64 / 1e6);
                 calls[option].push(feec_calls(&report) as f64);
+                placed[option].push(feec_placed_percent(&report));
             }
         }
         let (off, _) = mean_sd(&times[0]);
         let (on, _) = mean_sd(&times[1]);
         println!(
-            "| {seed_shape} | {loops}×{groups} | {} | {} | {:+.1} % | {:.0} / {:.0} |",
+            "| {seed_shape} | {loops}×{groups} | {} | {} | {:+.1} % | {:.0} / {:.0} | {:.1} % |",
             show(&times[0], 2),
             show(&times[1], 2),
             (on / off - 1.0) * 100.0,
             mean_sd(&calls[0]).0,
             mean_sd(&calls[1]).0,
+            mean_sd(&placed[1]).0,
         );
     }
     println!();
@@ -190,6 +209,7 @@ pub(crate) fn command(args: &[String]) -> Result<ExitCode, String> {
             let mut migrations = Vec::new();
             let mut spikes = Vec::new();
             let mut calls = Vec::new();
+            let mut placed = Vec::new();
             for &seed in &seeds {
                 let append = format!("eas_overutilized={option} tick_seed={seed}");
                 let report = run(kernel, &append, Some(scenario))?;
@@ -197,6 +217,7 @@ pub(crate) fn command(args: &[String]) -> Result<ExitCode, String> {
                 migrations.push(report.tasks.iter().map(|t| t.migrations).sum::<u64>() as f64);
                 spikes.push(metric_sum(&report, "freq_spikes.pd") as f64);
                 calls.push(feec_calls(&report) as f64);
+                placed.push(feec_placed_percent(&report));
                 eprintln!(
                     "xtask: workload {name} {append}: {:.1} mJ ({:.0} s so far)",
                     energy.last().copied().unwrap_or(0.0),
@@ -204,11 +225,12 @@ pub(crate) fn command(args: &[String]) -> Result<ExitCode, String> {
                 );
             }
             println!(
-                "| {name} | {label} | {} | {} | {} | {} |",
+                "| {name} | {label} | {} | {} | {} | {} | {:.1} % |",
                 show(&energy, 1),
                 show(&migrations, 1),
                 show(&spikes, 1),
                 show(&calls, 0),
+                mean_sd(&placed).0,
             );
         }
     }

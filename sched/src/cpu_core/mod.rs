@@ -40,8 +40,22 @@ pub struct WakePlacement {
     /// The CPU.
     pub cpu: CpuId,
     /// The counter's difference across `find_energy_efficient_cpu`, when it
-    /// chose and a cost counter is set (instructions under QEMU icount).
+    /// ran and a cost counter is set (instructions under QEMU icount).
     pub feec_cost: Option<u64>,
+    /// What `find_energy_efficient_cpu` did for this wake-up.
+    pub feec: FeecOutcome,
+}
+
+/// Whether `find_energy_efficient_cpu` placed a waking task (§5.4, §5.6).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FeecOutcome {
+    /// EAS is off, or the root domain is overutilized (Linux's rule).
+    NotRun,
+    /// It chose the CPU.
+    Placed,
+    /// It ran but had no say (no CPU fits while overutilized, the 2024 RFC's
+    /// −1; or no domain spans the CPUs): the wake-up path chose.
+    Declined,
 }
 use record::{Input, Output, Record};
 
@@ -627,6 +641,7 @@ impl CpuCore {
             [0, 1024]
         };
         let mut feec_cost = None;
+        let mut feec = FeecOutcome::NotRun;
         if let Some(energy) = energy.filter(|e| e.places_wakeups()) {
             let waking = crate::eas::WakingTask {
                 prev_cpu,
@@ -656,8 +671,13 @@ impl CpuCore {
                 .cpu
                 .filter(|&cpu| affinity.contains(cpu) && !gives_up)
             {
-                return WakePlacement { cpu, feec_cost };
+                return WakePlacement {
+                    cpu,
+                    feec_cost,
+                    feec: FeecOutcome::Placed,
+                };
             }
+            feec = FeecOutcome::Declined;
         }
         let request = WakeRequest {
             prev_cpu,
@@ -672,7 +692,11 @@ impl CpuCore {
         };
         let cpu = crate::balance::select_task_rq(topology, snapshots, &request)
             .map_or(prev_cpu, |target| target.cpu);
-        WakePlacement { cpu, feec_cost }
+        WakePlacement {
+            cpu,
+            feec_cost,
+            feec,
+        }
     }
 
     /// Carries out one recorded input on this core and returns what it

@@ -442,3 +442,32 @@ fn an_exited_task_is_forgotten_and_its_id_serves_again() {
     assert!(!core.cfs_tasks().contains(TaskId(1)));
     assert!(core.wake_up_new_task(TaskId(1), &nice0(), 2 * MS).is_ok());
 }
+
+/// An active balance takes the running task off its run queue before the
+/// switch (the kernel's `take_push`), then moves it once switched out.
+#[test]
+fn a_running_task_dequeued_for_a_push_can_leave() {
+    let kind = PolicyKind::Eevdf(EevdfTunables::for_cpus(1, 4 * MS));
+    for others in [0u16, 1, 2] {
+        let mut core = core(kind, true);
+        let _ = core.wake_up_new_task(TaskId(1), &nice0(), 0).unwrap();
+        for other in 0..others {
+            let _ = core
+                .wake_up_new_task(TaskId(2 + other), &nice0(), 0)
+                .unwrap();
+        }
+        let switch = core.schedule(0, Leaving::Runnable);
+        let running = switch.next.unwrap();
+        let flags = crate::class::DequeueFlags {
+            migrating: true,
+            ..crate::class::DequeueFlags::default()
+        };
+        core.dequeue_task(running, 3 * MS, flags);
+        let switch = core.schedule(3 * MS, Leaving::Runnable);
+        assert_ne!(switch.next, Some(running));
+        assert!(
+            core.migrate_task_out(running, 3 * MS).is_some(),
+            "{others} others"
+        );
+    }
+}

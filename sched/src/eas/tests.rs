@@ -420,7 +420,7 @@ fn nothing_fits_keeps_the_previous_cpu_and_says_so() {
 ///   keeps cpu0.
 #[test]
 fn the_rfc_option_runs_feec_while_overutilized() {
-    use crate::cpu_core::{CpuCore, Leaving};
+    use crate::cpu_core::{CpuCore, FeecOutcome, Leaving};
     use crate::run_queue::{PolicyKind, RunQueue};
     use crate::task::{TaskId, TaskParams};
     const MS: u64 = 1_000_000;
@@ -469,13 +469,16 @@ fn the_rfc_option_runs_feec_while_overutilized() {
     };
     let linux = wake(&busy, false);
     assert_eq!(linux.feec_cost, None, "Linux skips feec when overutilized");
+    assert_eq!(linux.feec, FeecOutcome::NotRun);
     let rfc = wake(&busy, true);
     assert_eq!((rfc.cpu, rfc.feec_cost), (CpuId(2), Some(0)));
+    assert_eq!(rfc.feec, FeecOutcome::Placed);
     let mut full = busy.clone();
     full[2].util_avg = 900;
     full[2].runnable_avg = 900;
     let rfc = wake(&full, true);
     assert_eq!((rfc.cpu, rfc.feec_cost), (CpuId(2), Some(0)));
+    assert_eq!(rfc.feec, FeecOutcome::Declined);
     // Not overutilized (the flag lags), the same snapshots: Linux's feec
     // keeps the previous CPU when nothing fits.
     let linux = wake_when(&full, false, false);
