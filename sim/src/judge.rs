@@ -464,24 +464,20 @@ pub fn load_board(board: &str) -> Result<JudgeBoard, crate::SimError> {
     })
 }
 
-/// Runs `shape` in the simulator on board `board` (a folder of `boards/`)
-/// with the kernel's options `options` (`key=value` words), and judges it
-/// with `settle_ns` of settling per window: the verdict, the board and the
-/// results.
-pub fn simulate_and_judge(
+/// Runs the rt-app scenario `scenario` (JSON text) in the simulator on
+/// `board` (a folder of `boards/`) with the scheduler's `options`, written
+/// as the kernel's boot options (`"sched_energy_aware=0 tick_seed=3"`), as
+/// `fairway-sim --board` does.
+pub fn simulate_on(
     board: &str,
-    shape: &Shape,
+    scenario: &str,
     options: &str,
-    settle_ns: u64,
-) -> Result<(Verdict, JudgeBoard, crate::Results), crate::SimError> {
+) -> Result<crate::Results, crate::SimError> {
     use fairway_sched::boot_options::SchedConfig;
     let sched = SchedConfig::parse(options)
         .map_err(|e| crate::SimError::Config(format!("options '{options}': {e}")))?;
     let sim_board = crate::board::load(board, &sched)?;
-    let judge_board = JudgeBoard::from_board(&sim_board).ok_or_else(|| {
-        crate::SimError::Config(format!("board {board}: no energy model for every domain"))
-    })?;
-    let scenario = fairway_rtapp::parse(&shape.to_scenario()).map_err(crate::SimError::Scenario)?;
+    let scenario = fairway_rtapp::parse(scenario).map_err(crate::SimError::Scenario)?;
     let cpus = sim_board.capacities.len();
     scenario
         .validate_for(cpus, false)
@@ -503,7 +499,21 @@ pub fn simulate_and_judge(
         cfs_bandwidth: sched.cfs_bandwidth,
         dvfs: sim_board.dvfs,
     };
-    let results = crate::Simulation::new(&scenario, config)?.run(None)?;
+    crate::Simulation::new(&scenario, config)?.run(None)
+}
+
+/// Runs `shape` in the simulator on board `board` (a folder of `boards/`)
+/// with the kernel's options `options` (`key=value` words), and judges it
+/// with `settle_ns` of settling per window: the verdict, the board and the
+/// results.
+pub fn simulate_and_judge(
+    board: &str,
+    shape: &Shape,
+    options: &str,
+    settle_ns: u64,
+) -> Result<(Verdict, JudgeBoard, crate::Results), crate::SimError> {
+    let judge_board = load_board(board)?;
+    let results = simulate_on(board, &shape.to_scenario(), options)?;
     let switches: Vec<(u64, usize, Option<String>)> = results
         .switches
         .iter()

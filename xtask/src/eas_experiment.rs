@@ -10,13 +10,17 @@
 //! exact, so the seed is the only thing that differs between the runs of a
 //! point), and prints two Markdown tables, mean ± sample standard deviation:
 //!
-//! - hackbench (pipe mode, 10 senders and 10 receivers per group, Fairway's
-//!   one mode) in the seed's four loops × groups shapes scaled by 1/32 to
-//!   16,000 messages each (5120×1 → 160×1, 1280×4 → 40×4, 640×8 → 20×8,
-//!   320×16 → 10×16): completion time, and its change with the option;
+//! - hackbench (pipe mode, Fairway's one mode; hackbench's default 20
+//!   senders and 20 receivers per group) in the seed's four loops × groups
+//!   shapes with the loops scaled by 1/32, 64,000 messages each (5120×1 →
+//!   160×1, 1280×4 → 40×4, 640×8 → 20×8, 320×16 → 10×16): completion time,
+//!   and its change with the option;
 //! - workloads A and B (`tests/scenarios/eas-workload-{a,b}.json`): energy,
 //!   migrations, frequency spikes (changes up to a domain's highest
 //!   frequency) and `find_energy_efficient_cpu` calls.
+//!
+//! The workloads' table also has the simulator's rows (the same core,
+//! the same options and seeds; no instruction counts, so no feec figures).
 //!
 //! Both also give the share of feec's runs in which it placed the task
 //! rather than leaving it to the wake-up path (the kernel's `feec_placed`
@@ -168,7 +172,7 @@ pub(crate) fn command(args: &[String]) -> Result<ExitCode, String> {
         for option in [0usize, 1] {
             for &seed in &seeds {
                 let append = format!(
-                    "workload=hackbench groups={groups} fds=10 loops={loops} \
+                    "workload=hackbench groups={groups} fds=20 loops={loops} \
                      eas_overutilized={option} tick_seed={seed}"
                 );
                 let report = run(kernel, &append, None)?;
@@ -198,8 +202,10 @@ pub(crate) fn command(args: &[String]) -> Result<ExitCode, String> {
     println!();
     println!("workloads A and B on pixel6 (icount, {runs} runs per point, tick_seed=1..{runs})");
     println!();
-    println!("| workload | option | energy mJ | migrations | frequency spikes | feec calls |");
-    println!("|---|---|---|---|---|---|");
+    println!(
+        "| workload | option | energy mJ | migrations | frequency spikes | feec calls | feec placed |"
+    );
+    println!("|---|---|---|---|---|---|---|");
     for (name, scenario) in WORKLOADS {
         for (option, label) in [
             (0, "Linux (`eas_overutilized=0`)"),
@@ -231,6 +237,28 @@ pub(crate) fn command(args: &[String]) -> Result<ExitCode, String> {
                 show(&spikes, 1),
                 show(&calls, 0),
                 mean_sd(&placed).0,
+            );
+        }
+        // The simulator, through the same core, with the same seeds.
+        let text = std::fs::read_to_string(workspace_root().join(scenario))
+            .map_err(|e| format!("{scenario}: {e}"))?;
+        for (option, label) in [(0, "simulator, Linux"), (1, "simulator, RFC")] {
+            let mut energy = Vec::new();
+            let mut migrations = Vec::new();
+            let mut spikes = Vec::new();
+            for &seed in &seeds {
+                let options = format!("eas_overutilized={option} tick_seed={seed}");
+                let results = fairway_sim::judge::simulate_on("pixel6", &text, &options)
+                    .map_err(|e| format!("simulator, workload {name}, {options}: {e}"))?;
+                energy.push(results.energy.iter().map(|d| d.energy_nj).sum::<u64>() as f64 / 1e6);
+                migrations.push(results.tasks.iter().map(|t| t.migrations).sum::<u64>() as f64);
+                spikes.push(results.energy.iter().map(|d| d.spikes).sum::<u64>() as f64);
+            }
+            println!(
+                "| {name} | {label} | {} | {} | {} | | |",
+                show(&energy, 1),
+                show(&migrations, 1),
+                show(&spikes, 1),
             );
         }
     }

@@ -259,3 +259,36 @@ fn sched_pipe_quota_needs_a_group() {
     assert!(pipe("workload=sched-pipe depth=1 quota_us=999").is_err());
     assert!(BootOptions::parse("quota_us=50000").is_err());
 }
+
+/// Where each CPU ticks: `skew_tick`'s `cpu × (period / 2) / nr_cpus` alone
+/// without a seed (4 ms at HZ=250 on 4 CPUs: 0, 0.5, 1, 1.5 ms); with
+/// `tick_seed=N`, a phase below one period that depends on N and the CPU,
+/// the same at every call (so that runs repeat).
+#[test]
+fn the_tick_offset_follows_skew_tick_and_the_seed() {
+    let config = |line| SchedConfig::parse(line).unwrap();
+    let skewed = config("skew_tick=1");
+    let offsets: alloc::vec::Vec<u64> = (0..4).map(|cpu| skewed.tick_offset_ns(cpu, 4)).collect();
+    assert_eq!(offsets, [0, 500_000, 1_000_000, 1_500_000]);
+    assert_eq!(config("").tick_offset_ns(3, 4), 0);
+    let seeded = config("tick_seed=7");
+    let first: alloc::vec::Vec<u64> = (0..8).map(|cpu| seeded.tick_offset_ns(cpu, 8)).collect();
+    let again: alloc::vec::Vec<u64> = (0..8).map(|cpu| seeded.tick_offset_ns(cpu, 8)).collect();
+    assert_eq!(first, again);
+    assert!(first.iter().all(|&offset| offset < 4_000_000));
+    assert!(first.windows(2).any(|w| w[0] != w[1]), "{first:?}");
+    let other: alloc::vec::Vec<u64> = (0..8)
+        .map(|cpu| config("tick_seed=8").tick_offset_ns(cpu, 8))
+        .collect();
+    assert_ne!(first, other);
+    assert_eq!(
+        SchedConfig::parse("tick_seed=x").unwrap_err().to_string(),
+        "bootargs: tick_seed=x: not a number"
+    );
+    assert_eq!(
+        SchedConfig::parse("eas_overutilized=2")
+            .unwrap_err()
+            .to_string(),
+        "bootargs: eas_overutilized=2: must be one of 0, 1"
+    );
+}
