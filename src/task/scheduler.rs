@@ -615,8 +615,12 @@ pub fn wake_up(id: TaskId) -> bool {
 /// A task that never left its run queue stays where it is.
 fn place_wakeup(id: TaskId) -> usize {
     let prev = task(id).cpu();
-    let allowed = task(id).affinity.load(Ordering::Relaxed) & (1 << prev) != 0;
-    if allowed && !super::balance::enabled() {
+    let affinity = task(id).affinity.load(Ordering::Relaxed);
+    let allowed = affinity & (1 << prev) != 0;
+    // Linux asks the class only of a task allowed on more than one CPU
+    // (`select_task_rq` in core.c, `p->nr_cpus_allowed > 1`): a task pinned
+    // to its previous CPU stays, without the placement's cost.
+    if allowed && (affinity == 1 << prev || !super::balance::enabled()) {
         return prev;
     }
     let mut rq = run_queue(prev).lock();

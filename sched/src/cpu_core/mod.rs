@@ -651,26 +651,10 @@ impl CpuCore {
                 uclamp,
                 uclamp_used,
             };
-            let start = self.state.cost_counter.map(|counter| counter());
-            let choice = crate::eas::find_energy_efficient_cpu(
-                topology,
-                energy.domains,
-                snapshots,
-                &waking,
-                waker_cpu,
-            );
-            feec_cost = self
-                .state
-                .cost_counter
-                .zip(start)
-                .map(|(counter, start)| counter().wrapping_sub(start));
-            // The 2024 RFC's feec, run while overutilized, gives up when no
-            // CPU fits; the wake-up path below decides (§5.6).
-            let gives_up = energy.overutilized && choice.nothing_fits;
-            if let Some(cpu) = choice
-                .cpu
-                .filter(|&cpu| affinity.contains(cpu) && !gives_up)
-            {
+            let (choice, cost) =
+                self.energy_aware_placement(topology, snapshots, &energy, &waking, waker_cpu);
+            feec_cost = cost;
+            if let Some(cpu) = choice {
                 return WakePlacement {
                     cpu,
                     feec_cost,
@@ -697,6 +681,41 @@ impl CpuCore {
             feec_cost,
             feec,
         }
+    }
+
+    /// `find_energy_efficient_cpu` for [`CpuCore::select_task_rq`], out of
+    /// line so that wake-ups without EAS (identical CPUs) do not carry its
+    /// code: the CPU it chose, if it placed the task (the 2024 RFC's feec,
+    /// run while overutilized, gives up when no CPU fits, §5.6), and what it
+    /// cost with a cost counter set.
+    #[inline(never)]
+    #[cold]
+    fn energy_aware_placement(
+        &self,
+        topology: &Topology,
+        snapshots: &[CpuSnapshot],
+        energy: &crate::eas::EnergyContext<'_>,
+        waking: &crate::eas::WakingTask,
+        waker_cpu: CpuId,
+    ) -> (Option<CpuId>, Option<u64>) {
+        let start = self.state.cost_counter.map(|counter| counter());
+        let choice = crate::eas::find_energy_efficient_cpu(
+            topology,
+            energy.domains,
+            snapshots,
+            waking,
+            waker_cpu,
+        );
+        let cost = self
+            .state
+            .cost_counter
+            .zip(start)
+            .map(|(counter, start)| counter().wrapping_sub(start));
+        let gives_up = energy.overutilized && choice.nothing_fits;
+        let cpu = choice
+            .cpu
+            .filter(|&cpu| waking.affinity.contains(cpu) && !gives_up);
+        (cpu, cost)
     }
 
     /// Carries out one recorded input on this core and returns what it
