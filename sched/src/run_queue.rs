@@ -436,6 +436,32 @@ impl<F: FairClass> RunQueueOf<F> {
         }
     }
 
+    /// [`task_signals`](Self::task_signals) with the PELT averages of a
+    /// sleeping task aged to its run queue's last update
+    /// (`sync_entity_load_avg`, §2.6), as Linux's wake-up placement reads
+    /// them on asymmetric CPUs and in `find_energy_efficient_cpu` (§5.4
+    /// step 4). util_est does not decay while the task sleeps.
+    pub fn task_signals_synced(&self, task: TaskId) -> TaskSignals {
+        let mut signals = self.task_signals(task);
+        let Some(fair) = self.fair() else {
+            return signals;
+        };
+        let Some(entity) = fair.task_entity(task) else {
+            return signals;
+        };
+        if entity.on_rq || entity.avg.last_update_time == 0 {
+            return signals;
+        }
+        if let Some(queue) = fair.group_queue(entity.queue) {
+            let mut avg = entity.avg;
+            crate::pelt::update::sync_entity_load_avg(&mut avg, &queue.pelt, entity.weight());
+            signals.util_avg = avg.util_avg;
+            signals.load_avg = avg.load_avg;
+            signals.runnable_avg = avg.runnable_avg;
+        }
+        signals
+    }
+
     /// The signals of task group `group` (not the root) on this CPU; `None`
     /// if it does not exist here.
     pub fn group_signals(&self, group: GroupId) -> Option<GroupSignals> {

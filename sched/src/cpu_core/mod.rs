@@ -631,6 +631,15 @@ impl CpuCore {
     ) -> WakePlacement {
         let prev_cpu = CpuId(self.state.cpu);
         let signals = self.run_queue.task_signals(task);
+        // Linux ages the sleeping task's PELT to its run queue's last update
+        // (`sync_entity_load_avg`) in feec before anything else reads it
+        // (§5.4 step 4), and in `select_idle_sibling` on asymmetric CPUs,
+        // after wake-affine has weighed its unsynced load.
+        let synced = if energy.is_some() || topology.is_asymmetric() {
+            self.run_queue.task_signals_synced(task)
+        } else {
+            signals
+        };
         let uclamp_used = self.run_queue.uclamp_enabled();
         // Only EAS and the capacity fits of asymmetric CPUs read the clamps;
         // identical CPUs do not pay for computing a sleeping task's
@@ -646,8 +655,8 @@ impl CpuCore {
             let waking = crate::eas::WakingTask {
                 prev_cpu,
                 affinity,
-                util_avg: signals.util_avg,
-                util_est: signals.util_est,
+                util_avg: synced.util_avg,
+                util_est: synced.util_est,
                 uclamp,
                 uclamp_used,
             };
@@ -669,8 +678,12 @@ impl CpuCore {
             affinity,
             sync: false,
             wake_wide: false,
-            task_load: signals.load_avg,
-            task_util: signals.util_avg.max(signals.util_est),
+            task_load: if energy.is_some() {
+                synced.load_avg
+            } else {
+                signals.load_avg
+            },
+            task_util: synced.util_avg.max(synced.util_est),
             uclamp,
             waker_load,
         };

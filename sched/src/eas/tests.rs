@@ -484,3 +484,33 @@ fn the_rfc_option_runs_feec_while_overutilized() {
     let linux = wake_when(&full, false, false);
     assert_eq!((linux.cpu, linux.feec_cost), (CpuId(0), Some(0)));
 }
+
+/// §5.4 step 4: wake-up placement ages a sleeping task's PELT to its run
+/// queue's last update before reading it. A task of util ~607 (half of 1024
+/// at its start, then 10 ms of running) that slept 190 ms while its run
+/// queue's signals were brought up to date has util 607 × y^185 ≈ 11
+/// (y^32 = 1/2); util_est, which does not decay in sleep, keeps its value
+/// (`task_util_est` is the larger of the two).
+#[test]
+fn placement_reads_a_sleeping_task_at_its_decayed_util() {
+    use crate::cpu_core::{CpuCore, Leaving};
+    use crate::run_queue::{PolicyKind, RunQueue};
+    use crate::task::{TaskId, TaskParams};
+    const MS: u64 = 1_000_000;
+    let kind = PolicyKind::Eevdf(crate::fair::EevdfTunables::for_cpus(1, 4 * MS));
+    let mut core = CpuCore::new(0, RunQueue::new(kind, 8), 8, false);
+    let _ = core
+        .wake_up_new_task(TaskId(1), &TaskParams::default(), 0)
+        .unwrap();
+    let _ = core.schedule(0, Leaving::Runnable);
+    let _ = core.schedule(10 * MS, Leaving::Sleeping);
+    let before = core.run_queue().task_signals_synced(TaskId(1));
+    core.update_blocked_averages(200 * MS);
+    let stale = core.run_queue().task_signals(TaskId(1));
+    let synced = core.run_queue().task_signals_synced(TaskId(1));
+    assert_eq!(before.util_avg, stale.util_avg, "nothing to age yet");
+    assert!((580..=640).contains(&stale.util_avg), "{stale:?}");
+    assert!((8..=14).contains(&synced.util_avg), "{synced:?}");
+    assert!(synced.load_avg < stale.load_avg / 32);
+    assert_eq!(synced.util_est, stale.util_est);
+}

@@ -262,6 +262,11 @@ impl RunQueue {
         dispatch!(self, rq => rq.task_signals(task))
     }
 
+    /// See [`RunQueueOf::task_signals_synced`].
+    pub fn task_signals_synced(&self, task: TaskId) -> TaskSignals {
+        dispatch!(self, rq => rq.task_signals_synced(task))
+    }
+
     /// See [`RunQueueOf::group_signals`].
     pub fn group_signals(&self, group: GroupId) -> Option<GroupSignals> {
         dispatch!(self, rq => rq.group_signals(group))
