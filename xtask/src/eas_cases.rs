@@ -229,14 +229,18 @@ fn judge_kernel_run(board: &str, shape: &str, lines: &[String]) -> Result<(), St
 /// a bigger CPU than the best placement's, moving often (10 to 31 times):
 /// - juno-r2 two-big-three-small: small0 on big CPU 1 beside big1 (ratio
 ///   1.011);
-/// - pixel6 three-small: two small tasks share LITTLE CPU 0 (ratio 1.31);
+/// - pixel6 three-small: two small tasks share a LITTLE CPU (ratio 1.31);
+///   it passes on some kernels and not on others (it passed at `e0fc2cd`
+///   and fails with the next session commits' kernels, which changed
+///   instruction counts and synced the waking task's PELT), so it stays here;
 /// - pixel6 two-big-three-small: a small task on middle CPU 5 (1.003);
 /// - pixel6 alternating: a util-100 task on big CPU 6, best on a middle one
 ///   (1.003).
 ///
 /// Not diagnosed yet; they run with `cargo xtask test --gaps`.
-const KERNEL_JUDGE_GAPS: [(&str, &str); 3] = [
+const KERNEL_JUDGE_GAPS: [(&str, &str); 4] = [
     ("juno-r2", "two-big-three-small"),
+    ("pixel6", "three-small"),
     ("pixel6", "two-big-three-small"),
     ("pixel6", "alternating"),
 ];
