@@ -231,8 +231,9 @@ fn judge_kernel_run(board: &str, shape: &str, lines: &[String]) -> Result<(), St
 ///   1.011);
 /// - pixel6 three-small: two small tasks share a LITTLE CPU (ratio 1.31);
 ///   it passes on some kernels and not on others (it passed at `e0fc2cd`
-///   and fails with the next session commits' kernels, which changed
-///   instruction counts and synced the waking task's PELT), so it stays here;
+///   and fails from the next commit on, whose changes alter instruction
+///   counts, not pixel6's decisions; it fails with the PELT sync reverted
+///   too), so it stays here;
 /// - pixel6 two-big-three-small: a small task on middle CPU 5 (1.003);
 /// - pixel6 alternating: a util-100 task on big CPU 6, best on a middle one
 ///   (1.003).
