@@ -67,7 +67,9 @@ impl PolicyChoice {
 /// The scheduler's settings: one value, read from the kernel's command line
 /// ([`BootOptions::parse`]) or from the simulator's flags of the same names
 /// ([`SchedConfig::parse`]), with the same ranges and defaults (Linux's where
-/// Linux has one: `CONFIG_HZ=250`, hrtick on, `skew_tick=0`).
+/// Linux has one: `CONFIG_HZ=250`, hrtick off (the `HRTICK` scheduler feature is
+/// off by default: a slice ends at the first tick after it runs out,
+/// docs/linux-sched-reference.md), `skew_tick=0`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SchedConfig {
     /// `sched=eevdf|cfs|rr`.
@@ -140,7 +142,7 @@ impl SchedConfig {
     pub const DEFAULT: SchedConfig = SchedConfig {
         policy: PolicyChoice::Eevdf,
         hz: DEFAULT_HZ,
-        hrtick: true,
+        hrtick: false,
         skew_tick: false,
         slice_us: crate::round_robin::DEFAULT_SLICE_NS / 1000,
         uclamp: true,

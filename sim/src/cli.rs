@@ -19,7 +19,7 @@ usage: fairway-sim SCENARIO.json [options]
   --duration T               run length (overrides global.duration), e.g. 2s, 500ms, 1500us
   --hz N                     tick frequency, 10..=10000 (default 250: a 4 ms tick)
   --slice_us N               round-robin slice in us, 100..=1000000 (default 4000)
-  --hrtick 0|1               end slices on a high-resolution timer (default 1)
+  --hrtick 0|1               end slices on a high-resolution timer (default 0)
   --skew_tick 0|1            CPU c ticks c x (1/HZ / 2) / N later (default 0)
   --uclamp 0|1               uclamp's run-queue accounting (default 1)
   --balance 0|1              wake-up CPU selection and load balancing (default 1)

@@ -201,7 +201,7 @@ pub fn compare(kernel: &[Entry], sim: &[Entry], limit: usize) -> Comparison {
 }
 
 /// Replays `scenario` on one CPU in the simulator as the kernel ran it: slice ends on
-/// the high-resolution timer (`hrtick`, the kernel's default), and ticks where the
+/// the high-resolution timer (`hrtick=1`, which the agreement cases give the kernel), and ticks where the
 /// kernel's fell. The simulator's time zero is the kernel's first switch to a scenario
 /// task (every task is queued by then; the kernel spawns them one by one before).
 pub fn simulate_like_kernel(

@@ -51,7 +51,7 @@ use qemu::QemuConfig;
 
 fn usage() -> String {
     "usage: cargo xtask <runner KERNEL [--board NAME] [--cpus N] [--gic 2|3] [--el 1|2] [--icount] [--image] \
-     [--timeout S] [--append ARGS] [--dtb FILE] [--scenario FILE.json] [--report FILE.json] [--verbose] \
+     [--timeout S] [--append ARGS] [--dtb FILE] [--scenario FILE.json] [--report FILE.json] [--verbose] [--qemu-log FILE] \
      | report TRANSCRIPT [--json FILE] | agree TRANSCRIPT SCENARIO.json POLICY [--limit N] [--sim FILE.csv] | replay TRANSCRIPT | bandwidth-experiment KERNEL [--quick | --energy] | cpufreq-experiment KERNEL | eas-experiment KERNEL [--runs N] [--quick] | test [--only NAME] [--sabotage] [--no-lint] [--gaps | --groups-sweep] | lint | ensure-tools>"
         .into()
 }
@@ -121,6 +121,18 @@ fn parse_runner_options(args: &[String]) -> Result<QemuConfig, String> {
             }
             "--dtb" => {
                 config.dtb = Some(PathBuf::from(value(i, flag)?));
+                i += 1;
+            }
+            "--qemu-log" => {
+                // Every executed translation block and its instructions, for
+                // docs/measurements/profile.py (slow: use few loops).
+                let file = value(i, flag)?;
+                config.extra_arguments.extend([
+                    "-d".into(),
+                    "in_asm,exec,nochain".into(),
+                    "-D".into(),
+                    file,
+                ]);
                 i += 1;
             }
             other => return Err(format!("unknown option '{other}'\n{}", usage())),

@@ -1099,9 +1099,11 @@ fn run_case(case: &Case, image: &Path, expect: Expect) -> Result<Vec<String>, St
     config.icount = case.icount;
     config.append = case.append.clone();
     if let Some(agree) = &case.agree {
-        // Room for the harness's own switches (`crate::agree::HARNESS`).
+        // Room for the harness's own switches (`crate::agree::HARNESS`). Slices end
+        // on the high-resolution timer, as `crate::agree::simulate_like_kernel` has
+        // them end (exact ends; without it both end them at ticks).
         config.append = format!(
-            "{} trace_switches={} sched={}",
+            "{} trace_switches={} sched={} hrtick=1",
             config.append,
             AGREE_SWITCHES + 16,
             agree.policy
