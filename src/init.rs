@@ -368,6 +368,15 @@ fn kernel_main() -> ! {
         sched.hrtick,
         heap::free_bytes() as u64 / 1024
     );
+    let (run_queues, tables) = crate::task::scheduler::memory_bytes();
+    defmt::info!(
+        "scheduler memory: {=u64} KiB (run queues {=u64} KiB, task table and wake lists {=u64} KiB) for {=usize} CPUs and {=usize} task slots",
+        (run_queues + tables) as u64 / 1024,
+        run_queues as u64 / 1024,
+        tables as u64 / 1024,
+        percpu::nr_online(),
+        crate::config::TASK_SLOTS
+    );
     if let Err(error) = spawn("main", run_main, 0, 0, TaskParams::default()) {
         defmt::error!("cannot start the main task: {}", error);
         exit(ExitCode::Failure)

@@ -29,6 +29,8 @@ ap.add_argument("log"); ap.add_argument("elf")
 ap.add_argument("--per", type=float, default=1.0)
 ap.add_argument("--from", dest="start", default=None)
 ap.add_argument("--top", type=int, default=45)
+ap.add_argument("--cpu", type=int, default=None, help="only this vCPU's blocks")
+ap.add_argument("--callers", default=None, help="also: who calls the functions named like this")
 a = ap.parse_args()
 
 # Function symbols, sorted by address (demangled).
@@ -56,8 +58,8 @@ with open(a.log, errors="replace") as f:
             if cur: blocks[cur[0][0]] = ([p for p, _ in cur], cur[-1][1])
             cur = None
         if line.startswith("Trace"):
-            m = re.search(r"\[[0-9a-f]+/([0-9a-f]+)/", line)
-            if m: execs.append(int(m.group(1), 16))
+            m = re.match(r"Trace (\d+): \S+ \[[0-9a-f]+/([0-9a-f]+)/", line)
+            if m and (a.cpu is None or int(m.group(1)) == a.cpu): execs.append(int(m.group(2), 16))
 
 if a.start:
     k = next((i for i, pc in enumerate(execs) if a.start in symbol(pc)), None)
@@ -76,7 +78,7 @@ for line in out:
         if line != "??":
             inlined[pc].append(re.sub(r"::h[0-9a-f]{16}$", "", line))
 
-self_count = defaultdict(int); total = defaultdict(int); n = 0
+self_count = defaultdict(int); total = defaultdict(int); callers = defaultdict(int); n = 0
 stack = []  # (return address, function)
 for b in execs:
     body, last = blocks.get(b, ([b], ""))
@@ -92,6 +94,10 @@ for b in execs:
         for f in set(frames) | above | {fn}:
             total[f] += 1
     n += len(body)
+    if a.callers and a.callers in fn and stack:
+        site = stack[-1][0] - 4
+        frames = inlined.get(site) or [stack[-1][1]]
+        callers[" <- ".join(frames[:3])] += len(body)
     if last in ("bl", "blr"):
         stack.append((body[-1] + 4, fn))
         if len(stack) > 200: stack = stack[-200:]
@@ -103,3 +109,5 @@ def show(title, table):
 print(f"{n} instructions in {len(execs)} blocks; {n / a.per:.1f} per {a.per:g}")
 show("self, by innermost inlined frame", self_count)
 show("total, with callees and inlined frames", total)
+if a.callers:
+    show(f"instructions in {a.callers}, by call site (innermost inlined frames)", callers)

@@ -193,6 +193,11 @@ impl Task {
 static NEXT_FREE_SLOT: AtomicUsize = AtomicUsize::new(0);
 static TASKS: [Task; TASK_SLOTS] = [const { Task::new() }; TASK_SLOTS];
 
+/// Bytes of the task table.
+pub(crate) fn task_table_bytes() -> usize {
+    core::mem::size_of_val(&TASKS)
+}
+
 /// The task in slot `id`.
 #[inline]
 pub fn task(id: TaskId) -> &'static Task {

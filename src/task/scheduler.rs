@@ -241,6 +241,22 @@ pub fn tick_period_ns() -> u64 {
     config().tick_ns()
 }
 
+/// Serialises the run queues' construction (their heap is measured).
+static BUILDING: spin::Mutex<()> = spin::Mutex::new(());
+
+/// Heap bytes the CPUs' run queues took when they were built.
+static RUN_QUEUE_BYTES: core::sync::atomic::AtomicUsize = core::sync::atomic::AtomicUsize::new(0);
+
+/// The scheduler's memory (issue 15): the run queues' heap (every CPU's core,
+/// classes, trees and records), and the static tables sized by the task slots
+/// (the task table and the CPUs' wake lists); stacks are not counted.
+pub fn memory_bytes() -> (usize, usize) {
+    (
+        RUN_QUEUE_BYTES.load(Ordering::Relaxed),
+        core::mem::size_of_val(&WAKE_LISTS) + super::task_table_bytes(),
+    )
+}
+
 /// Builds CPU `cpu`'s run queue with the calling context as its idle task
 /// (each CPU calls this for itself while booting, IRQs masked).
 pub fn init_cpu(cpu: usize) {
@@ -249,6 +265,10 @@ pub fn init_cpu(cpu: usize) {
         .get()
         .expect("settings fixed before the run queues are built");
     RUN_QUEUES[cpu].call_once(|| {
+        // The heap this CPU's run queue takes (`memory_bytes`); one CPU
+        // builds at a time, so that no other allocation falls in between.
+        let _building = BUILDING.lock();
+        let free_before = crate::heap::free_bytes();
         let mut queue = RunQueue::build(
             settings.policy,
             TASK_SLOTS,
@@ -268,11 +288,13 @@ pub fn init_cpu(cpu: usize) {
         if records > 0 {
             core.start_recording(records, super::replay::next_sequence);
         }
-        IrqSpinLock::new(CpuRunQueue {
+        let run_queue = IrqSpinLock::new(CpuRunQueue {
             core,
             idle,
             members: alloc::vec::Vec::with_capacity(TASK_SLOTS),
-        })
+        });
+        RUN_QUEUE_BYTES.fetch_add(free_before - crate::heap::free_bytes(), Ordering::Relaxed);
+        run_queue
     });
     instrument::init_cpu(cpu);
     let idle_task = task(idle);
@@ -451,6 +473,10 @@ pub fn finish_task_switch(irq_state: IrqState) {
     drop(rq);
     // A task an active balance pushed away, now switched out.
     super::balance::finish_push(cpu);
+    // Under icount, end this vCPU's turn (docs/icount.md, "Turns at
+    // switches"): the other vCPUs run as they would beside it on hardware,
+    // where `YIELD` is only a hint.
+    crate::arch::cpu::relax();
 }
 
 /// The interrupts a batch of task creations owes other CPUs, sent together

@@ -28,6 +28,7 @@
 mod agree;
 mod bandwidth_cases;
 mod bandwidth_experiment;
+mod bench;
 mod board;
 mod board_cases;
 mod citations;
@@ -52,7 +53,7 @@ use qemu::QemuConfig;
 fn usage() -> String {
     "usage: cargo xtask <runner KERNEL [--board NAME] [--cpus N] [--gic 2|3] [--el 1|2] [--icount] [--image] \
      [--timeout S] [--append ARGS] [--dtb FILE] [--scenario FILE.json] [--report FILE.json] [--verbose] [--qemu-log FILE] \
-     | report TRANSCRIPT [--json FILE] | agree TRANSCRIPT SCENARIO.json POLICY [--limit N] [--sim FILE.csv] | replay TRANSCRIPT | bandwidth-experiment KERNEL [--quick | --energy] | cpufreq-experiment KERNEL | eas-experiment KERNEL [--runs N] [--quick] | test [--only NAME] [--sabotage] [--no-lint] [--gaps | --groups-sweep] | lint | ensure-tools>"
+     | report TRANSCRIPT [--json FILE] | agree TRANSCRIPT SCENARIO.json POLICY [--limit N] [--sim FILE.csv] | replay TRANSCRIPT | bandwidth-experiment KERNEL [--quick | --energy] | cpufreq-experiment KERNEL | eas-experiment KERNEL [--runs N] [--quick] | bench [--check | --check-targets] [--kernel FILE] | test [--only NAME] [--sabotage] [--no-lint] [--gaps | --groups-sweep] | lint | ensure-tools>"
         .into()
 }
 
@@ -220,6 +221,7 @@ fn main() -> ExitCode {
         Some("bandwidth-experiment") => bandwidth_experiment::command(&args[1..]),
         Some("cpufreq-experiment") => cpufreq_experiment::command(&args[1..]),
         Some("eas-experiment") => eas_experiment::command(&args[1..]),
+        Some("bench") => bench::command(&args[1..]),
         Some("ensure-tools") => tools::ensure().map(|()| ExitCode::SUCCESS),
         Some("report") => report::command(&args[1..]),
         Some("agree") => agree::command(&args[1..]),

@@ -1,0 +1,423 @@
+//! `cargo xtask bench [--check | --check-targets]`: Fairway's hot paths against
+//! Linux's (issue 15; docs/performance.md).
+//!
+//! Builds the kernel without instrumentation (`--release --no-default-features`,
+//! in `target/bench`), boots it under QEMU icount (`-icount
+//! shift=0,align=off,sleep=off`: one instruction is one nanosecond of virtual
+//! time, so every figure is an exact, repeatable instruction count) on
+//! `qemu-virt` with 2 CPUs, EEVDF unless the row says CFS, and prints one
+//! Markdown table: each figure beside the one Linux 6.1 gave in the same
+//! emulator (issue 15's measurements), their ratio, and the target.
+//!
+//! - sched-pipe: instructions per round trip (the kernel's `wall_ns` over its
+//!   round trips), both tasks pinned to CPU 0 or one on each CPU and free to
+//!   move; task-group depth 0 to 3, each level's cost being
+//!   (depth 3 − depth 0) / 3; uclamp's share, 1 − (uclamp off / uclamp on).
+//! - hackbench (pipe mode, 4 groups × 20 senders and receivers × 100 loops of
+//!   100 bytes): millions of instructions to completion, over five runs whose
+//!   timing is perturbed by `tick_seed=1..5` (each CPU's tick at another
+//!   phase), the median and the spread max / min.
+//! - memory: what the kernel reports at boot with 8 CPUs (`scheduler
+//!   memory:`): its run queues' heap and the tables sized by its task slots.
+//!
+//! `--check` fails when a figure exceeds its ceiling (the figure this
+//! repository last measured, lowered as work lands) by more than 2 %: the
+//! test command runs it, so no change makes the hot paths slower unnoticed.
+//! `--check-targets` fails when a figure exceeds issue 15's target by more
+//! than 2 % (the test command's `--gaps` runs it until the targets hold).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+use std::time::Duration;
+
+use crate::board::{Board, workspace_root};
+use crate::qemu::{self, QemuConfig};
+use crate::report::Run;
+
+/// sched-pipe's round trips per run (enough that start-up is below 0.1 %).
+const PIPE_LOOPS: u64 = 20_000;
+
+/// hackbench's runs, each with another `tick_seed`.
+const HACKBENCH_RUNS: u64 = 5;
+
+/// How far above a ceiling or target a figure may be.
+const TOLERANCE: f64 = 1.02;
+
+/// One row of the table.
+#[derive(Debug, Clone)]
+pub struct Figure {
+    /// What is measured.
+    pub what: &'static str,
+    /// Linux 6.1's figure in the same emulator (issue 15), as text.
+    pub linux: &'static str,
+    /// Linux's figure as a number, for the ratio (`None`: no single number).
+    pub linux_value: Option<f64>,
+    /// Fairway's figure.
+    pub value: f64,
+    /// The unit, after the number.
+    pub unit: &'static str,
+    /// Issue 15's target (at most).
+    pub target: f64,
+    /// The figure last measured on main (at most, with the tolerance).
+    pub ceiling: f64,
+}
+
+impl Figure {
+    fn cell(&self, value: f64) -> String {
+        match self.unit {
+            "%" => format!("{value:.2} %"),
+            "×" => format!("{value:.3}"),
+            "MiB" => format!("{value:.2} MiB"),
+            "M" => format!("{value:.1} M"),
+            _ => group_digits(value.round() as i64),
+        }
+    }
+
+    /// Within the ceiling (the test command's check).
+    pub fn within_ceiling(&self) -> bool {
+        self.value <= self.ceiling * TOLERANCE
+    }
+
+    /// Within issue 15's target.
+    pub fn within_target(&self) -> bool {
+        self.value <= self.target * TOLERANCE
+    }
+}
+
+/// `12345` as `12,345`.
+fn group_digits(value: i64) -> String {
+    let digits = value.unsigned_abs().to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    if value < 0 { format!("-{out}") } else { out }
+}
+
+/// Builds the uninstrumented release kernel and returns its path.
+pub fn build_kernel() -> Result<PathBuf, String> {
+    let root = workspace_root();
+    let target_dir = root.join("target").join("bench");
+    eprintln!("xtask: bench: building the kernel without instrumentation");
+    let status = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+        .current_dir(&root)
+        .args([
+            "build",
+            "--release",
+            "--no-default-features",
+            "--package",
+            "fairway",
+            "--bin",
+            "fairway",
+        ])
+        .arg("--target-dir")
+        .arg(&target_dir)
+        .status()
+        .map_err(|e| format!("cargo: {e}"))?;
+    if !status.success() {
+        return Err("bench: the kernel did not build".into());
+    }
+    Ok(target_dir.join("aarch64-unknown-none-softfloat/release/fairway"))
+}
+
+/// One icount boot of `kernel` on qemu-virt with 2 CPUs; its report.
+fn boot(kernel: &Path, append: &str) -> Result<Run, String> {
+    let mut config = QemuConfig::for_board(Board::load("qemu-virt")?);
+    config.cpus = 2;
+    config.icount = true;
+    config.echo = false;
+    config.timeout = Duration::from_secs(300);
+    config.append = append.to_string();
+    config.check_command_line()?;
+    let outcome = qemu::run(kernel, &config)?;
+    if outcome.status != Some(0) {
+        return Err(format!(
+            "bench: the kernel failed ({append}): {}",
+            outcome.lines.last().map_or("", String::as_str)
+        ));
+    }
+    let report = crate::report::parse_report(&outcome.lines)?;
+    match <[Run; 1]>::try_from(report.runs) {
+        Ok([run]) => Ok(run),
+        Err(runs) => Err(format!(
+            "bench: expected one report section, got {}",
+            runs.len()
+        )),
+    }
+}
+
+/// Instructions per sched-pipe round trip with the options `extra`.
+fn round_trip(kernel: &Path, extra: &str) -> Result<f64, String> {
+    let run = boot(
+        kernel,
+        &format!("workload=sched-pipe loops={PIPE_LOOPS} {extra}"),
+    )?;
+    let trips = run
+        .metrics
+        .iter()
+        .find(|m| m.name == "round_trips")
+        .map(|m| m.value)
+        .ok_or("bench: sched-pipe reported no round_trips")?;
+    if trips != PIPE_LOOPS {
+        return Err(format!(
+            "bench: sched-pipe ran {trips} round trips, not {PIPE_LOOPS}"
+        ));
+    }
+    let per = run.wall_ns as f64 / trips as f64;
+    eprintln!("xtask: bench: sched-pipe {extra}: {per:.1} instructions per round trip");
+    Ok(per)
+}
+
+/// The scheduler's memory in bytes as the kernel reports it at boot with
+/// `cpus` CPUs and `append` (its run queues' heap and the tables sized by the
+/// task slots: `scheduler memory: N KiB ...`), and the line itself.
+fn kernel_memory(kernel: &Path, cpus: u32, append: &str) -> Result<(f64, String), String> {
+    let mut config = QemuConfig::for_board(Board::load("qemu-virt")?);
+    config.cpus = cpus;
+    config.icount = true;
+    config.echo = false;
+    config.timeout = Duration::from_secs(120);
+    config.append = format!("workload=sched-pipe loops=1 {append}");
+    let outcome = qemu::run(kernel, &config)?;
+    if outcome.status != Some(0) {
+        return Err(format!("bench: the kernel failed ({})", config.append));
+    }
+    let line = outcome
+        .lines
+        .iter()
+        .find(|l| l.contains("scheduler memory: "))
+        .ok_or("bench: the kernel printed no 'scheduler memory' line")?;
+    let kib: f64 = line
+        .split("scheduler memory: ")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .ok_or_else(|| format!("bench: cannot read '{line}'"))?;
+    let text = line
+        .split("scheduler memory: ")
+        .nth(1)
+        .unwrap_or("")
+        .to_string();
+    Ok((kib / 1024.0, text))
+}
+
+/// Measures every figure with `kernel`.
+pub fn measure(kernel: &Path) -> Result<Vec<Figure>, String> {
+    let pinned = round_trip(kernel, "pinned=1")?;
+    let pinned_uclamp_off = round_trip(kernel, "pinned=1 uclamp=0")?;
+    let depth3 = round_trip(kernel, "pinned=1 depth=3")?;
+    let cfs0 = round_trip(kernel, "pinned=1 sched=cfs")?;
+    let cfs3 = round_trip(kernel, "pinned=1 sched=cfs depth=3")?;
+    let two_cpus = round_trip(kernel, "pinned=0")?;
+    let mut hackbench = Vec::new();
+    for seed in 1..=HACKBENCH_RUNS {
+        let run = boot(
+            kernel,
+            &format!("workload=hackbench groups=4 fds=20 loops=100 tick_seed={seed}"),
+        )?;
+        eprintln!(
+            "xtask: bench: hackbench tick_seed={seed}: {:.1} M instructions",
+            run.wall_ns as f64 / 1e6
+        );
+        hackbench.push(run.wall_ns as f64 / 1e6);
+    }
+    hackbench.sort_by(f64::total_cmp);
+    let median = hackbench[hackbench.len() / 2];
+    let spread = hackbench[hackbench.len() - 1] / hackbench[0];
+    let (memory_eevdf, line_eevdf) = kernel_memory(kernel, 8, "")?;
+    let (memory_cfs, line_cfs) = kernel_memory(kernel, 8, "sched=cfs")?;
+    eprintln!("xtask: bench: EEVDF: scheduler memory: {line_eevdf}");
+    eprintln!("xtask: bench: CFS: scheduler memory: {line_cfs}");
+    let figures = vec![
+        Figure {
+            what: "sched-pipe pinned, root, uclamp on (instructions per round trip)",
+            linux: "15,487 (no uclamp)",
+            linux_value: Some(15_487.0),
+            value: pinned,
+            unit: "",
+            target: 3_500.0,
+            ceiling: ceiling::PIPE_PINNED,
+        },
+        Figure {
+            what: "per task-group level, EEVDF (pinned, (depth 3 − depth 0) / 3)",
+            linux: "+2,586",
+            linux_value: Some(2_586.0),
+            value: (depth3 - pinned) / 3.0,
+            unit: "",
+            target: 400.0,
+            ceiling: ceiling::LEVEL_EEVDF,
+        },
+        Figure {
+            what: "per task-group level, CFS",
+            linux: "+2,586",
+            linux_value: Some(2_586.0),
+            value: (cfs3 - cfs0) / 3.0,
+            unit: "",
+            target: 400.0,
+            ceiling: ceiling::LEVEL_CFS,
+        },
+        Figure {
+            what: "uclamp's share of a pinned round trip",
+            linux: "1–2.8 % (Juno)",
+            linux_value: None,
+            value: 100.0 * (1.0 - pinned_uclamp_off / pinned),
+            unit: "%",
+            target: 1.0,
+            ceiling: ceiling::UCLAMP_SHARE,
+        },
+        Figure {
+            what: "sched-pipe across 2 CPUs, root (free to move)",
+            linux: "20,473",
+            linux_value: Some(20_473.0),
+            value: two_cpus,
+            unit: "",
+            target: 5_000.0,
+            ceiling: ceiling::PIPE_TWO_CPUS,
+        },
+        Figure {
+            what: "hackbench 4 groups × 20 × 100 loops, median of 5 perturbed runs (instructions)",
+            linux: "≈ 565 M",
+            linux_value: Some(565.0),
+            value: median,
+            unit: "M",
+            target: 280.0,
+            ceiling: ceiling::HACKBENCH_MEDIAN,
+        },
+        Figure {
+            what: "hackbench spread, max / min over the 5 runs",
+            linux: "–",
+            linux_value: None,
+            value: spread,
+            unit: "×",
+            target: 1.25,
+            ceiling: ceiling::HACKBENCH_SPREAD,
+        },
+        Figure {
+            what: "scheduler memory, 8 CPUs, EEVDF (the kernel's task slots)",
+            linux: "–",
+            linux_value: None,
+            value: memory_eevdf,
+            unit: "MiB",
+            target: 4.0,
+            ceiling: ceiling::MEMORY_EEVDF,
+        },
+        Figure {
+            what: "scheduler memory, 8 CPUs, CFS",
+            linux: "–",
+            linux_value: None,
+            value: memory_cfs,
+            unit: "MiB",
+            target: 4.0,
+            ceiling: ceiling::MEMORY_CFS,
+        },
+    ];
+    eprintln!(
+        "xtask: bench: sched-pipe pinned uclamp off {pinned_uclamp_off:.1}, depth 3 {depth3:.1}, \
+         CFS depth 0 {cfs0:.1}, depth 3 {cfs3:.1}; hackbench runs {hackbench:.1?} M"
+    );
+    Ok(figures)
+}
+
+/// The figures this repository last measured (`cargo xtask bench`, commit
+/// message of the change that set them): the test command fails when one
+/// grows by more than 2 %. Lower them when a change makes a path faster.
+pub mod ceiling {
+    /// sched-pipe pinned, uclamp on, instructions per round trip.
+    pub const PIPE_PINNED: f64 = 7_640.0;
+    /// Instructions per task-group level, EEVDF.
+    pub const LEVEL_EEVDF: f64 = 1_700.0;
+    /// Instructions per task-group level, CFS.
+    pub const LEVEL_CFS: f64 = 2_300.0;
+    /// uclamp's share of a pinned round trip, percent.
+    pub const UCLAMP_SHARE: f64 = 3.4;
+    /// sched-pipe across two CPUs, instructions per round trip.
+    pub const PIPE_TWO_CPUS: f64 = 10_270.0;
+    /// hackbench's median, millions of instructions.
+    pub const HACKBENCH_MEDIAN: f64 = 290.0;
+    /// hackbench's max / min: the perturbed runs are chaotic (any change to
+    /// the kernel's instruction counts reshuffles them), so the ceiling is
+    /// issue 15's bound, not the last figure.
+    pub const HACKBENCH_SPREAD: f64 = 1.25;
+    /// Scheduler memory, MiB, EEVDF and CFS.
+    pub const MEMORY_EEVDF: f64 = 53.5;
+    pub const MEMORY_CFS: f64 = 45.5;
+}
+
+/// Prints `figures` as the README's Markdown table.
+pub fn print_table(figures: &[Figure]) {
+    println!("| benchmark | Linux 6.1 | Fairway | Fairway / Linux | target | ceiling |");
+    println!("|---|---|---|---|---|---|");
+    for f in figures {
+        let ratio = f
+            .linux_value
+            .map_or("–".to_string(), |linux| format!("{:.2}", f.value / linux));
+        println!(
+            "| {} | {} | {} | {} | {}{} | {} |",
+            f.what,
+            f.linux,
+            f.cell(f.value),
+            ratio,
+            f.cell(f.target),
+            if f.within_target() { " (met)" } else { "" },
+            f.cell(f.ceiling),
+        );
+    }
+}
+
+/// `cargo xtask bench [--check | --check-targets] [--kernel FILE]`.
+pub fn command(args: &[String]) -> Result<ExitCode, String> {
+    let mut check_ceilings = false;
+    let mut check_targets = false;
+    let mut kernel = None;
+    let mut i = 0;
+    while i < args.len() {
+        match args[i].as_str() {
+            "--check" => check_ceilings = true,
+            "--check-targets" => check_targets = true,
+            "--kernel" => {
+                kernel = Some(PathBuf::from(
+                    args.get(i + 1).ok_or("--kernel needs a file")?,
+                ));
+                i += 1;
+            }
+            other => return Err(format!("bench: unknown option '{other}'")),
+        }
+        i += 1;
+    }
+    crate::tools::ensure()?;
+    let kernel = match kernel {
+        Some(kernel) => kernel,
+        None => build_kernel()?,
+    };
+    let figures = measure(&kernel)?;
+    print_table(&figures);
+    let mut failed = false;
+    for f in &figures {
+        if check_ceilings && !f.within_ceiling() {
+            eprintln!(
+                "xtask: bench: {}: {} is above its ceiling {} (+2 %)",
+                f.what,
+                f.cell(f.value),
+                f.cell(f.ceiling)
+            );
+            failed = true;
+        }
+        if check_targets && !f.within_target() {
+            eprintln!(
+                "xtask: bench: {}: {} is above issue 15's target {} (+2 %)",
+                f.what,
+                f.cell(f.value),
+                f.cell(f.target)
+            );
+            failed = true;
+        }
+    }
+    Ok(if failed {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
+}
