@@ -98,6 +98,19 @@ pub trait SchedClass {
     /// How many tasks are queued, the running one included.
     fn nr_running(&self) -> usize;
 
+    /// `put_prev_task` at a context switch, the next pick and
+    /// `set_next_task` (of this class or another) or the idle class
+    /// following under the same lock: a class that keeps a hierarchy may
+    /// leave its upper levels running until it knows the next task
+    /// ([`SchedClass::settle_switch`]).
+    fn put_prev_task_for_switch(&mut self, task: TaskId, now: Nanoseconds) {
+        self.put_prev_task(task, now);
+    }
+
+    /// The switch goes to no task of this class: whatever
+    /// [`SchedClass::put_prev_task_for_switch`] left running stops now.
+    fn settle_switch(&mut self, _now: Nanoseconds) {}
+
     /// How long the running `task` may still run before its slice ends, when
     /// another task waits for the CPU: the mechanism arms a high-resolution timer
     /// for then (Linux's `hrtick`), so slices hold without a fast tick. `None`

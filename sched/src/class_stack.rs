@@ -166,7 +166,20 @@ impl<F: SchedClass> ClassStack<F> {
     /// The mechanism found nothing to run (`pick_next_task` gave `None`) and
     /// enters its idle loop at `now`.
     pub fn set_next_idle(&mut self, now: Nanoseconds) {
+        self.fair.settle_switch(now);
         self.idle.set_next_idle(now);
+    }
+
+    /// `put_prev_task` at a context switch: [`FairClass::put_prev_task_for_switch`]
+    /// for a fair task (the pick and `set_next_task` or `set_next_idle`
+    /// follow under the same lock).
+    #[inline(always)]
+    pub fn put_prev_task_for_switch(&mut self, task: TaskId, now: Nanoseconds) {
+        match self.class_of(task) {
+            Some(ClassKind::Realtime) => self.rt.put_prev_task(task, now),
+            Some(ClassKind::Fair) => self.fair.put_prev_task_for_switch(task, now),
+            None => {}
+        }
     }
 
     /// When the RT period timer must fire next (`None`: stopped); see
@@ -427,7 +440,10 @@ impl<F: SchedClass> SchedClass for ClassStack<F> {
     fn set_next_task(&mut self, task: TaskId, now: Nanoseconds) {
         self.idle.put_prev_idle(now);
         match self.class_of(task) {
-            Some(ClassKind::Realtime) => self.rt.set_next_task(task, now),
+            Some(ClassKind::Realtime) => {
+                self.fair.settle_switch(now);
+                self.rt.set_next_task(task, now)
+            }
             Some(ClassKind::Fair) => self.fair.set_next_task(task, now),
             None => {}
         }

@@ -200,6 +200,14 @@ impl<F: FairClass> RunQueueOf<F> {
         self.stack.set_next_idle(now);
     }
 
+    /// `put_prev_task` at a context switch (see
+    /// [`ClassStack::put_prev_task_for_switch`]): the pick and
+    /// `set_next_task` or [`Self::set_next_idle`] must follow.
+    #[inline(always)]
+    pub fn put_prev_task_for_switch(&mut self, task: TaskId, now: Nanoseconds) {
+        self.stack.put_prev_task_for_switch(task, now);
+    }
+
     /// Creates a task group under `parent` with `shares` (`cpu.shares`,
     /// 2..=262144). Call it identically on every CPU: the ids then agree.
     pub fn create_group(&mut self, parent: GroupId, shares: u64) -> Result<GroupId, GroupError> {

@@ -555,7 +555,7 @@ mod tests {
         .unwrap();
         assert_eq!(
             options.sched.to_string(),
-            "sched=cfs hz=1000 hrtick=1 skew_tick=0 slice_us=2000 uclamp=1 balance=0 \
+            "sched=cfs hz=1000 hrtick=0 skew_tick=0 slice_us=2000 uclamp=1 balance=0 \
              bw_timer=random bw_seed=0 cfs_bandwidth=0 governor=schedutil cpufreq_update=pelt \
              sched_energy_aware=1 eas_overutilized=0 tick_seed=0"
         );

@@ -280,7 +280,11 @@ mod tests {
     #[test]
     fn a_printed_record_replays_and_a_changed_decision_is_found() {
         let setup = ReplaySetup {
-            config: SchedConfig::DEFAULT,
+            // The cores below end slices on the high-resolution timer.
+            config: SchedConfig {
+                hrtick: true,
+                ..SchedConfig::DEFAULT
+            },
             tasks: 8,
             groups: 4,
             capacities: vec![1024, 1024],

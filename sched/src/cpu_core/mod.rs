@@ -1019,9 +1019,11 @@ impl CoreState {
                 };
                 self.dequeue(rq, previous, now, flags);
             }
-            rq.put_prev_task(previous, now);
             if leaving == Leaving::Dead {
+                rq.put_prev_task(previous, now);
                 rq.task_dead(previous);
+            } else {
+                rq.put_prev_task_for_switch(previous, now);
             }
         }
         let (next, cost) = self.measured(rq, |rq| {

@@ -22,6 +22,63 @@ use crate::task::{CUSTOM_SLICE_RANGE, GroupId, Nanoseconds, ParamError, TaskId, 
 use crate::weight::calc_delta_fair;
 
 impl<P: Pick, const BW: bool> FairRunQueue<P, BW> {
+    /// `put_prev_task` of a context switch (§1.3 "Switching within a
+    /// hierarchy"): only the task's own level is put back now. Its group
+    /// entities stay running while the pick walks down, as Linux's
+    /// `pick_next_task_fair` leaves them, and `set_next_task`
+    /// ([`Self::settle_levels`]) puts back only the levels below the one the
+    /// next task shares, so that
+    /// a switch between two tasks of one group touches no group entity.
+    /// With bandwidth control in use every level is put back at once (a
+    /// throttle pass follows the put).
+    #[inline(always)]
+    fn put_prev_level_for_switch(&mut self, task: TaskId, now: Nanoseconds) {
+        let e = task.0 as u32;
+        if self.entities[e as usize].queue == GroupId::ROOT || self.bandwidth_used() {
+            SchedClass::put_prev_task(self, task, now);
+            return;
+        }
+        self.advance_clock(now);
+        let q = self.entities[e as usize].queue;
+        if self.queues[q.index()].curr == e {
+            self.put_prev_entity(q, e, now);
+        }
+        self.switching_out = e;
+    }
+
+    /// Puts back the group entities [`Self::put_prev_level_for_switch`] left
+    /// running, up to (not including) the level shared with `next`, whose
+    /// own walk (`set_next_task`) switches that level; every level when
+    /// the CPU runs no fair task next (`next` is `None`).
+    #[inline(always)]
+    fn settle_levels(&mut self, next: Option<u32>, now: Nanoseconds) {
+        if self.switching_out != NIL {
+            self.settle_levels_of_group_task(next, now);
+        }
+    }
+
+    /// [`Self::settle_levels`] after a task of a group left the CPU (out of
+    /// line: a root task's switch pays one test).
+    #[inline(never)]
+    fn settle_levels_of_group_task(&mut self, next: Option<u32>, now: Nanoseconds) {
+        let previous = core::mem::replace(&mut self.switching_out, NIL);
+        let stop = next.map_or(NIL, |next| self.find_matching_entities(previous, next).0);
+        if stop == previous {
+            return;
+        }
+        let mut level = self.parent_entity(previous);
+        while let Some(se) = level {
+            if se == stop {
+                break;
+            }
+            let q = self.entities[se as usize].queue;
+            if self.queues[q.index()].curr == se {
+                self.put_prev_entity(q, se, now);
+            }
+            level = self.parent_entity(se);
+        }
+    }
+
     fn depth(&self, e: u32) -> u32 {
         self.groups[self.entities[e as usize].queue.index()].depth
     }
@@ -220,7 +277,9 @@ impl<P: Pick, const BW: bool> SchedClass for FairRunQueue<P, BW> {
                 self.update_curr(q, now);
             }
             let Some(se) = self.pick_next_entity(q) else {
-                if q == GroupId::ROOT && self.queues[q.index()].curr == NIL {
+                // (A group entity a switch left running, with nothing
+                // queued under it any more, does not count.)
+                if q == GroupId::ROOT && self.queued_curr(q).is_none() {
                     // Nothing to run: the CPU goes idle (§2.3 lost idle time).
                     self.clock_enter_idle();
                 }
@@ -254,8 +313,17 @@ impl<P: Pick, const BW: bool> SchedClass for FairRunQueue<P, BW> {
         }
     }
 
+    fn put_prev_task_for_switch(&mut self, task: TaskId, now: Nanoseconds) {
+        self.put_prev_level_for_switch(task, now);
+    }
+
+    fn settle_switch(&mut self, now: Nanoseconds) {
+        self.settle_levels(None, now);
+    }
+
     fn set_next_task(&mut self, task: TaskId, now: Nanoseconds) {
         self.advance_clock(now);
+        self.settle_levels(Some(task.0 as u32), now);
         self.need_resched = false;
         let mut level = Some(task.0 as u32);
         while let Some(se) = level {

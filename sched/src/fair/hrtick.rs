@@ -99,7 +99,14 @@ impl<P: Pick, const BW: bool> FairRunQueue<P, BW> {
                         wall.saturating_sub(since_charge)
                     }
                 };
-                remaining = Some(remaining.map_or(left, |r| r.min(left)));
+                // A group entity a switch inside its group left running
+                // keeps its slice's start (Linux sets it only at
+                // `set_next_entity`): one whose CFS slice is used up is the
+                // tick's to preempt (`check_preempt_tick`), not a timer's at
+                // this very instant, which would fire for ever.
+                if left > 0 || se == task.0 as u32 {
+                    remaining = Some(remaining.map_or(left, |r| r.min(left)));
+                }
             }
             level = self.parent_entity(se);
         }

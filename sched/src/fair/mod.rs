@@ -171,6 +171,10 @@ pub struct FairRunQueue<P: Pick = PickPolicy, const BANDWIDTH: bool = true> {
     /// The latest time an operation was given (to complete delayed dequeues
     /// from calls that take no time).
     pub(super) last_now: Nanoseconds,
+    /// The task a context switch put back at its own level only, whose
+    /// group entities still run until the next task is known (`NIL`:
+    /// none; `put_prev_task_for_switch`, `settle_switch`).
+    pub(super) switching_out: u32,
     /// Brackets around the PELT updates (issue 4's instrumentation).
     pub probe: crate::stats::probe::CostProbe,
     /// The groups' bandwidth pools and this CPU's number, once a group has
@@ -219,6 +223,7 @@ impl<P: Pick, const BW: bool> FairRunQueue<P, BW> {
             capacity: CpuCapacity::default(),
             util_changed: false,
             last_now: 0,
+            switching_out: timeline::NIL,
             probe: crate::stats::probe::CostProbe::default(),
             bandwidth: None,
             bandwidth_timers: Vec::with_capacity(2 * max_groups),

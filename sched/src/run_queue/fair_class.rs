@@ -152,6 +152,7 @@ pub trait FairClass: SchedClass + core::fmt::Debug {
 
 impl<P: Pick, const BW: bool> FairClass for FairRunQueue<P, BW> {
     const IS_FAIR: bool = true;
+
     fn view(&self) -> Option<&dyn FairView> {
         Some(self)
     }
