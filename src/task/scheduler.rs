@@ -72,6 +72,9 @@ impl CpuRunQueue {
         if let Some(cycles) = costs.pick {
             instrument::record(cpu, Op::PickNextTask, cycles);
         }
+        // Every other PELT update (a switch's group levels, the tick, the
+        // blocked-load decay): the PELT histogram covers them all.
+        instrument::record_internal(cpu, costs.other_internal);
     }
 
     /// Records that this run queue owns `id`.
@@ -376,10 +379,6 @@ pub fn schedule() {
     if crate::cpufreq::active() {
         let context_switch = switch.next.unwrap_or(rq.idle) != previous;
         governor_call(cpu, &mut rq, now, context_switch);
-    }
-    if instrument::ENABLED {
-        // PELT work done by put_prev/set_next is not an enqueue or dequeue.
-        let _ = rq.core.run_queue_mut().take_internal_costs();
     }
     if previous != rq.idle && previous_task.on_rq.load(Ordering::Relaxed) {
         previous_task.wait_start.store(now, Ordering::Relaxed);
@@ -789,6 +788,8 @@ fn scheduler_tick(cpu: usize) {
     }
     rq.core.update_blocked_averages(now);
     super::groups::exchange_group_load(cpu, &mut rq.core, now);
+    // The tick's PELT updates, in the PELT histogram.
+    rq.record_costs(cpu);
     // schedutil's tick call, in both modes (after the tick's PELT and
     // blocked-load updates).
     let perf = active.then(|| {

@@ -133,6 +133,10 @@ pub struct OpCosts {
     pub enqueue_internal: ProbeCosts,
     /// The PELT and uclamp probes inside `dequeue_task`.
     pub dequeue_internal: ProbeCosts,
+    /// The PELT and uclamp probes outside those two: the group levels a
+    /// switch puts back and sets (`put_prev_task`, `set_next_task`), the
+    /// tick, blocked-load decay, migrations.
+    pub other_internal: ProbeCosts,
 }
 
 impl Switch {
@@ -251,6 +255,8 @@ impl CpuCore {
 
     /// The counts of the hot operations since the last call.
     pub fn take_op_costs(&mut self) -> OpCosts {
+        let outside = self.run_queue.take_internal_costs();
+        self.state.op_costs.other_internal.add(outside);
         core::mem::take(&mut self.state.op_costs)
     }
 
@@ -776,7 +782,8 @@ impl CoreState {
             None => (operation(rq), None),
             Some(counter) => {
                 // Probe counts from outside this operation are not its own.
-                let _ = rq.take_internal_costs();
+                let outside = rq.take_internal_costs();
+                self.op_costs.other_internal.add(outside);
                 let start = counter();
                 let result = operation(rq);
                 (result, Some(counter().wrapping_sub(start)))

@@ -22,6 +22,16 @@ pub struct ProbeCosts {
     pub uclamp_brackets: u64,
 }
 
+impl ProbeCosts {
+    /// Adds `other`'s counts and brackets.
+    pub fn add(&mut self, other: ProbeCosts) {
+        self.pelt = self.pelt.wrapping_add(other.pelt);
+        self.pelt_brackets += other.pelt_brackets;
+        self.uclamp = self.uclamp.wrapping_add(other.uclamp);
+        self.uclamp_brackets += other.uclamp_brackets;
+    }
+}
+
 /// Accumulated counter deltas of the PELT and uclamp updates.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct CostProbe {
