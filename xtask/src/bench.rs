@@ -64,6 +64,9 @@ pub struct Figure {
 
 impl Figure {
     fn cell(&self, value: f64) -> String {
+        if value.is_nan() {
+            return "–".into();
+        }
         match self.unit {
             "%" => format!("{value:.2} %"),
             "×" => format!("{value:.3}"),
@@ -227,10 +230,20 @@ pub fn measure(kernel: &Path) -> Result<Vec<Figure>, String> {
     hackbench.sort_by(f64::total_cmp);
     let median = hackbench[hackbench.len() / 2];
     let spread = hackbench[hackbench.len() - 1] / hackbench[0];
-    let (memory_eevdf, line_eevdf) = kernel_memory(kernel, 8, "")?;
-    let (memory_cfs, line_cfs) = kernel_memory(kernel, 8, "sched=cfs")?;
-    eprintln!("xtask: bench: EEVDF: scheduler memory: {line_eevdf}");
-    eprintln!("xtask: bench: CFS: scheduler memory: {line_cfs}");
+    // NaN (and a failed check) for a kernel that does not report it (one
+    // older than this command, measured for a "before" table).
+    let memory = |append: &str| match kernel_memory(kernel, 8, append) {
+        Ok((mib, line)) => {
+            eprintln!("xtask: bench: {append}: scheduler memory: {line}");
+            mib
+        }
+        Err(error) => {
+            eprintln!("xtask: bench: {error}");
+            f64::NAN
+        }
+    };
+    let memory_eevdf = memory("sched=eevdf");
+    let memory_cfs = memory("sched=cfs");
     let figures = vec![
         Figure {
             what: "sched-pipe pinned, root, uclamp on (instructions per round trip)",
