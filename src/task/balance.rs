@@ -198,6 +198,17 @@ pub(super) fn note_overutilized(cpu: usize) {
     }
 }
 
+/// Whether some CPU published more than one runnable task or a misfit task
+/// (`rd->overloaded`, §5.5).
+fn any_overloaded() -> bool {
+    (0..percpu::nr_cpus().min(MAX_CPUS)).any(|cpu| {
+        let snapshot = &SNAPSHOTS[cpu];
+        (percpu::of(cpu).online.load(Ordering::Relaxed)
+            && snapshot.nr_running.load(Ordering::Relaxed) > 1)
+            || snapshot.misfit_task_load.load(Ordering::Relaxed) > 0
+    })
+}
+
 /// Every CPU's snapshot as published, into `all` (empty), where the caller
 /// keeps the table: returned from a call, its whole room (every possible
 /// CPU's) was copied with `memcpy`, about 440 instructions, at each wake-up
@@ -560,6 +571,15 @@ pub(super) fn newly_idle(cpu: usize) -> bool {
     let Some(topology) = TOPOLOGY.get().filter(|_| enabled()) else {
         return false;
     };
+    // Linux tests the root domain's `overloaded` flag before anything else
+    // (`sched_balance_newidle`): with no CPU running more than one task or a
+    // misfit one, there is nothing to pull. The same test as the core's
+    // (`newidle_balance`), on the published values, before the snapshots are
+    // gathered; with EAS the pass also recomputes the overutilized state,
+    // so it always runs.
+    if !super::eas::active() && !any_overloaded() {
+        return false;
+    }
     let mut state_guard = STATES[cpu].lock();
     let Some(state) = state_guard.as_mut() else {
         return false;
