@@ -137,7 +137,7 @@ impl<P: Pick, const BW: bool> FairRunQueue<P, BW> {
             }
             let joined = i128::from(load) + i128::from(entity.weight());
             let divisor = i128::from(load.max(1));
-            lag = (i128::from(entity.vlag) * joined / divisor) as i64;
+            lag = crate::weight::div_wide(i128::from(entity.vlag) * joined, divisor) as i64;
         }
         let entity = &mut self.entities[e as usize];
         entity.vruntime = avg.wrapping_sub(lag as u64);

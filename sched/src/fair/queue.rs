@@ -10,7 +10,9 @@ use super::{FairRunQueue, PickPolicy};
 use crate::class::EnqueueFlags;
 use crate::pelt::update::UpdateFlags;
 use crate::task::{GroupId, Nanoseconds};
-use crate::weight::{LoadWeight, calc_delta_fair, scale_load_down, vtime_before, vtime_delta};
+use crate::weight::{
+    LoadWeight, calc_delta_fair, div_wide, scale_load_down, vtime_before, vtime_delta,
+};
 
 impl<P: Pick, const BW: bool> FairRunQueue<P, BW> {
     /// The key `e` is ordered by: vruntime (CFS) or deadline (EEVDF).
@@ -324,12 +326,12 @@ impl<P: Pick, const BW: bool> FairRunQueue<P, BW> {
         entity.load = LoadWeight::from_scaled(weight);
         let new_weight = entity.weight().max(1);
         if matches!(self.pick.policy(), PickPolicy::Eevdf(_)) {
-            entity.vlag =
-                (i128::from(entity.vlag) * i128::from(old_weight) / i128::from(new_weight)) as i64;
+            let (old_weight, new_weight) = (i128::from(old_weight), i128::from(new_weight));
+            entity.vlag = div_wide(i128::from(entity.vlag) * old_weight, new_weight) as i64;
             if entity.rel_deadline {
                 let relative = entity.deadline as i64;
-                entity.deadline = (i128::from(relative) * i128::from(old_weight)
-                    / i128::from(new_weight)) as i64 as u64;
+                entity.deadline =
+                    div_wide(i128::from(relative) * old_weight, new_weight) as i64 as u64;
             }
         }
         if on_rq {

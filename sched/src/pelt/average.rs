@@ -48,7 +48,9 @@ pub fn update_load_sum(
 /// for nice 0), or 1 for a run queue, whose `load_sum` already carries weights.
 pub fn update_load_avg(avg: &mut SchedAvg, weight: u64) {
     let divider = pelt_divider(avg);
-    avg.load_avg = ((weight as u128 * avg.load_sum as u128) / divider as u128) as u64;
+    avg.load_avg =
+        crate::weight::div_wide_unsigned(weight as u128 * avg.load_sum as u128, divider as u128)
+            as u64;
     avg.runnable_avg = avg.runnable_sum / divider;
     avg.util_avg = avg.util_sum / divider;
 }

@@ -191,7 +191,7 @@ pub fn calc_group_shares(
     let tg_weight = tg_load_avg as i128 - tg_load_avg_contrib as i128 + load as i128;
     let mut shares = tg_shares as i128 * load as i128;
     if tg_weight > 0 {
-        shares /= tg_weight;
+        shares = crate::weight::div_wide(shares, tg_weight);
     }
     shares.clamp(MIN_SHARES as i128, tg_shares.max(MIN_SHARES) as i128) as u64
 }
