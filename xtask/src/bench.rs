@@ -343,7 +343,7 @@ pub mod ceiling {
     /// Instructions per task-group level, EEVDF.
     pub const LEVEL_EEVDF: f64 = 360.0;
     /// Instructions per task-group level, CFS.
-    pub const LEVEL_CFS: f64 = 1_095.0;
+    pub const LEVEL_CFS: f64 = 2_190.0;
     /// uclamp's share of a pinned round trip, percent (3.42 measured: a
     /// share rises when the rest of the round trip gets faster, so this one
     /// has some room).
