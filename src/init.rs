@@ -67,6 +67,27 @@ fn read_boot_options(board: &BoardInfo) -> BootOptions {
     }
 }
 
+/// Whether uclamp is in use for this run: `uclamp=0|1` decide; `uclamp=auto`
+/// (the default) turns it on for an rt-app scenario that sets a clamp, as
+/// Linux turns `sched_uclamp_used` on at the first clamp a user sets (§3.2),
+/// and leaves it off for every other workload, which then pays nothing for it.
+/// A scenario that cannot be decoded leaves it off: the rt-app workload
+/// reports the error when it decodes the blob again.
+fn uclamp_used(options: &BootOptions, nr_cpus: usize) -> bool {
+    let sets_clamp = match (options.sched.uclamp, &options.workload) {
+        (None, fairway_sched::boot_options::Workload::RtApp(rtapp)) => {
+            let blob = loaded_blob(
+                rtapp.scenario.address as usize,
+                rtapp.scenario.size as usize,
+            );
+            fairway_contract::scenario::wire::decode_and_validate(blob, nr_cpus)
+                .is_ok_and(|scenario| scenario.first_clamp().is_some())
+        }
+        _ => false,
+    };
+    options.sched.uclamp_used(sets_clamp)
+}
+
 unsafe extern "Rust" {
     /// The application's main function, defined by [`crate::entry!`].
     safe fn fairway_main() -> ExitCode;
@@ -309,7 +330,8 @@ fn init_scheduler(board: &BoardInfo) -> BootOptions {
         slot.capacity.store(info.capacity, Ordering::Relaxed);
         slot.cluster.store(info.cluster, Ordering::Relaxed);
     }
-    let options = read_boot_options(board);
+    let mut options = read_boot_options(board);
+    options.sched.uclamp = Some(uclamp_used(&options, nr_cpus));
     scheduler::configure(options.sched, nr_cpus);
     crate::cpufreq::init(board, options.sched.governor, options.sched.cpufreq_update);
     if let fairway_sched::boot_options::Workload::RtApp(rtapp) = options.workload {

@@ -82,8 +82,13 @@ pub struct SchedConfig {
     pub skew_tick: bool,
     /// `slice_us=` of the round-robin policy, 100..=1000000.
     pub slice_us: u64,
-    /// `uclamp=0|1`: uclamp's run-queue accounting.
-    pub uclamp: bool,
+    /// `uclamp=0|1|auto`: whether uclamp is in use, i.e. its run-queue
+    /// accounting runs (Linux's `sched_uclamp_used` static key, §3.2). `None`
+    /// is `auto`, the default: in use exactly when the scenario sets a clamp,
+    /// as Linux turns the key on at the first clamp a user sets and leaves
+    /// every other workload without the cost. Resolve it with
+    /// [`SchedConfig::uclamp_used`] once the scenario is known.
+    pub uclamp: Option<bool>,
     /// `balance=0|1`: wake-up CPU selection and load balancing.
     pub balance: bool,
     /// `bw_timer=aligned|period10|random` and `bw_seed=N`: where each limited
@@ -145,7 +150,7 @@ impl SchedConfig {
         hrtick: false,
         skew_tick: false,
         slice_us: crate::round_robin::DEFAULT_SLICE_NS / 1000,
-        uclamp: true,
+        uclamp: None,
         balance: true,
         bandwidth_timer: crate::bandwidth::PeriodTimerStart::Random { seed: 0 },
         cfs_bandwidth: false,
@@ -187,7 +192,13 @@ impl SchedConfig {
             hrtick: words.flag("hrtick", default.hrtick)?,
             skew_tick: words.flag("skew_tick", default.skew_tick)?,
             slice_us: words.number("slice_us", default.slice_us, 100, 1_000_000)?,
-            uclamp: words.flag("uclamp", default.uclamp)?,
+            uclamp: match words.get("uclamp") {
+                None => default.uclamp,
+                Some((_, "auto")) => None,
+                Some((_, "0")) => Some(false),
+                Some((_, "1")) => Some(true),
+                Some((word, _)) => return Err(error(word, Problem::NotOneOf("0, 1, auto"))),
+            },
             balance: words.flag("balance", default.balance)?,
             bandwidth_timer: {
                 use crate::bandwidth::PeriodTimerStart;
@@ -238,6 +249,13 @@ impl SchedConfig {
     /// The round-robin slice in ns.
     pub const fn slice_ns(&self) -> u64 {
         self.slice_us * 1000
+    }
+
+    /// Whether uclamp is in use for a run whose workload sets a clamp or not
+    /// (`scenario_sets_clamp`): `uclamp=1` and `uclamp=0` decide, `auto` follows
+    /// the workload (Linux's `sched_uclamp_used`, §3.2).
+    pub fn uclamp_used(&self, scenario_sets_clamp: bool) -> bool {
+        self.uclamp.unwrap_or(scenario_sets_clamp)
     }
 
     /// The run-queue policy on `nr_cpus` CPUs: round robin with the slice, or

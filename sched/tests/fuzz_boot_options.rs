@@ -193,7 +193,7 @@ fn options() -> impl Strategy<Value = BootOptions> {
         100..=1_000_000u64,
         prop::option::of(blob),
         workload,
-        (0..3u8, any::<u64>(), any::<bool>()),
+        (0..3u8, any::<u64>(), any::<bool>(), any::<bool>()),
         prop::sample::select(vec![
             Governor::Schedutil,
             Governor::Performance,
@@ -210,11 +210,11 @@ fn options() -> impl Strategy<Value = BootOptions> {
             |(
                 policy,
                 hz,
-                [hrtick, skew_tick, uclamp, balance, icount],
+                [hrtick, skew_tick, uclamp_chosen, balance, icount],
                 slice_us,
                 loaded_dtb,
                 workload,
-                (start, seed, cfs_bandwidth),
+                (start, seed, cfs_bandwidth, uclamp),
                 governor,
                 (cpufreq_update, energy_aware, eas_overutilized, tick_seed),
             )| {
@@ -227,7 +227,8 @@ fn options() -> impl Strategy<Value = BootOptions> {
                         hrtick,
                         skew_tick,
                         slice_us,
-                        uclamp,
+                        // `uclamp=auto` or a chosen value.
+                        uclamp: uclamp_chosen.then_some(uclamp),
                         balance,
                         bandwidth_timer: match start {
                             0 => PeriodTimerStart::Aligned,

@@ -21,7 +21,8 @@ usage: fairway-sim SCENARIO.json [options]
   --slice_us N               round-robin slice in us, 100..=1000000 (default 4000)
   --hrtick 0|1               end slices on a high-resolution timer (default 0)
   --skew_tick 0|1            CPU c ticks c x (1/HZ / 2) / N later (default 0)
-  --uclamp 0|1               uclamp's run-queue accounting (default 1)
+  --uclamp 0|1|auto          uclamp in use (its run-queue accounting); auto (the
+                             default): when the scenario sets a clamp
   --balance 0|1              wake-up CPU selection and load balancing (default 1)
   --bw_timer aligned|period10|random
                              where each cpu.max group's period timer starts (default
@@ -375,7 +376,7 @@ pub fn run(options: &Options) -> Result<(), SimError> {
         skew_tick: options.sched.skew_tick,
         tick_seed: options.sched.tick_seed,
         balance: options.sched.balance,
-        uclamp: options.sched.uclamp,
+        uclamp: crate::uclamp_used(&options.sched, &scenario)?,
         bandwidth_timer: options.sched.bandwidth_timer,
         cfs_bandwidth: options.sched.cfs_bandwidth,
         dvfs: board.and_then(|b| b.dvfs),
@@ -555,7 +556,7 @@ mod tests {
         .unwrap();
         assert_eq!(
             options.sched.to_string(),
-            "sched=cfs hz=1000 hrtick=0 skew_tick=0 slice_us=2000 uclamp=1 balance=0 \
+            "sched=cfs hz=1000 hrtick=0 skew_tick=0 slice_us=2000 uclamp=auto balance=0 \
              bw_timer=random bw_seed=0 cfs_bandwidth=0 governor=schedutil cpufreq_update=pelt \
              sched_energy_aware=1 eas_overutilized=0 tick_seed=0"
         );

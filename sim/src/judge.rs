@@ -494,7 +494,7 @@ pub fn simulate_on(
         skew_tick: sched.skew_tick,
         tick_seed: sched.tick_seed,
         balance: sched.balance,
-        uclamp: sched.uclamp,
+        uclamp: crate::uclamp_used(&sched, &scenario)?,
         bandwidth_timer: sched.bandwidth_timer,
         cfs_bandwidth: sched.cfs_bandwidth,
         dvfs: sim_board.dvfs,

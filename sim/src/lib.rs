@@ -90,6 +90,23 @@ pub enum SimError {
     Io(std::io::Error),
 }
 
+/// Whether uclamp is in use for `scenario` under `sched` (`--uclamp`), as the
+/// kernel decides it: `auto` (the default) turns it on when the scenario
+/// sets a clamp (Linux's `sched_uclamp_used`, §3.2); `--uclamp 0` refuses a
+/// scenario with a clamp, as Linux without uclamp refuses one (`EOPNOTSUPP`).
+pub fn uclamp_used(
+    sched: &fairway_sched::boot_options::SchedConfig,
+    scenario: &fairway_contract::scenario::Scenario,
+) -> Result<bool, SimError> {
+    let clamp = scenario.first_clamp();
+    if let (Some(false), Some((field, value))) = (sched.uclamp, &clamp) {
+        return Err(SimError::Config(format!(
+            "{field}={value}: uclamp is off (--uclamp 0): give --uclamp 1 or auto"
+        )));
+    }
+    Ok(sched.uclamp_used(clamp.is_some()))
+}
+
 impl fmt::Display for SimError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -168,5 +185,31 @@ pub fn csv_field(text: &str) -> String {
         format!("\"{}\"", text.replace('"', "\"\""))
     } else {
         text.to_string()
+    }
+}
+
+#[cfg(test)]
+mod uclamp_tests {
+    use fairway_sched::boot_options::SchedConfig;
+
+    /// `auto` follows the scenario, `1` and `0` decide, and `0` refuses a
+    /// scenario that sets a clamp, naming the field and value.
+    #[test]
+    fn uclamp_auto_follows_the_scenario_and_off_refuses_a_clamp() {
+        let plain = fairway_rtapp::parse(r#"{"tasks": {"t": {"loop": 1, "run": 1000}}}"#).unwrap();
+        let clamped =
+            fairway_rtapp::parse(r#"{"tasks": {"t": {"loop": 1, "run": 1000, "util_max": 300}}}"#)
+                .unwrap();
+        let config = |word: &str| SchedConfig::parse(word).unwrap();
+        assert!(!super::uclamp_used(&config(""), &plain).unwrap());
+        assert!(super::uclamp_used(&config(""), &clamped).unwrap());
+        assert!(super::uclamp_used(&config("uclamp=1"), &plain).unwrap());
+        assert!(!super::uclamp_used(&config("uclamp=0"), &plain).unwrap());
+        assert_eq!(
+            super::uclamp_used(&config("uclamp=0"), &clamped)
+                .unwrap_err()
+                .to_string(),
+            "tasks.t.util_max=300: uclamp is off (--uclamp 0): give --uclamp 1 or auto"
+        );
     }
 }

@@ -119,7 +119,7 @@ pub fn replay(setup: &ReplaySetup, records: &[Record]) -> Result<ReplayOutcome, 
                 policy,
                 setup.tasks,
                 setup.groups,
-                setup.config.uclamp,
+                setup.config.uclamp == Some(true),
                 bandwidth,
             );
             queue.set_cpu_capacity(CpuCapacity {
@@ -283,6 +283,8 @@ mod tests {
             // The cores below end slices on the high-resolution timer.
             config: SchedConfig {
                 hrtick: true,
+                // As the kernel records it: resolved at boot.
+                uclamp: Some(true),
                 ..SchedConfig::DEFAULT
             },
             tasks: 8,
@@ -371,9 +373,10 @@ mod tests {
         const STEP: u64 = MS / 4;
         const TASKS: usize = 8;
         const GROUPS: usize = 4;
-        let config =
-            SchedConfig::parse(&format!("sched={policy} hz=1000 hrtick=0 cfs_bandwidth=1"))
-                .unwrap();
+        let config = SchedConfig::parse(&format!(
+            "sched={policy} hz=1000 hrtick=0 uclamp=1 cfs_bandwidth=1"
+        ))
+        .unwrap();
         let setup = ReplaySetup {
             config,
             tasks: TASKS,

@@ -35,7 +35,7 @@ fn simulate_on(board: &str, scenario: &str, options: &str) -> Results {
         skew_tick: sched.skew_tick,
         tick_seed: sched.tick_seed,
         balance: sched.balance,
-        uclamp: sched.uclamp,
+        uclamp: fairway_sim::uclamp_used(&sched, &scenario).unwrap(),
         bandwidth_timer: sched.bandwidth_timer,
         cfs_bandwidth: false,
         dvfs: board.dvfs,

@@ -78,7 +78,7 @@ pub fn print() {
         settings.hz,
         settings.hrtick,
         settings.slice_us,
-        settings.uclamp,
+        settings.uclamp == Some(true),
         settings.cfs_bandwidth,
         TASK_SLOTS,
         super::scheduler::MAX_GROUPS,

@@ -150,9 +150,10 @@ pub fn config() -> &'static SchedConfig {
         .map_or(&SchedConfig::DEFAULT, |settings| &settings.config)
 }
 
-/// Whether uclamp's run-queue accounting runs.
+/// Whether uclamp is in use: its run-queue accounting runs (`uclamp=`,
+/// resolved at boot).
 pub fn uclamp_enabled() -> bool {
-    config().uclamp
+    config().uclamp == Some(true)
 }
 
 /// The most task groups (root included) the run queues are built for.
@@ -276,7 +277,7 @@ pub fn init_cpu(cpu: usize) {
             settings.policy,
             TASK_SLOTS,
             MAX_GROUPS,
-            settings.config.uclamp,
+            settings.config.uclamp == Some(true),
             settings.config.cfs_bandwidth,
         );
         queue.set_cpu_capacity(CpuCapacity {

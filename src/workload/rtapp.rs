@@ -897,6 +897,18 @@ pub fn run_from_boot_options(options: &RtAppOptions) -> crate::ExitCode {
                 return crate::ExitCode::Failure;
             }
         };
+    // Linux without uclamp refuses a clamp (`EOPNOTSUPP`); `uclamp=auto`,
+    // the default, would have turned it on for this scenario.
+    if let Some((field, value)) = scenario.first_clamp()
+        && !crate::task::scheduler::uclamp_enabled()
+    {
+        defmt::error!(
+            "rtapp: {=str}={=i64}: uclamp is off (uclamp=0): boot with uclamp=1 or uclamp=auto",
+            field.as_str(),
+            value
+        );
+        return crate::ExitCode::Failure;
+    }
     match run(scenario, options) {
         Ok(()) => crate::ExitCode::Success,
         Err(error) => {

@@ -236,7 +236,8 @@ pub fn simulate_like_kernel(
         skew_tick: false,
         tick_seed: 0,
         balance: false,
-        uclamp: true,
+        // As the kernel's `uclamp=auto`.
+        uclamp: parsed.first_clamp().is_some(),
         bandwidth_timer: fairway_sched::bandwidth::PeriodTimerStart::Aligned,
         cfs_bandwidth: false,
         dvfs: None,

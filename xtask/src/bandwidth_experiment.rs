@@ -536,7 +536,8 @@ fn run_simulator(point: &Point, origin: u64) -> Result<Measure, String> {
         skew_tick: false,
         tick_seed: 0,
         balance: true,
-        uclamp: true,
+        // As the kernel's `uclamp=auto`.
+        uclamp: scenario.first_clamp().is_some(),
         bandwidth_timer: point.mode.start(point.seed),
         cfs_bandwidth: false,
         dvfs: None,
@@ -1080,7 +1081,8 @@ fn energy_simulator(point: &Point) -> Result<EnergyMeasure, String> {
         skew_tick: false,
         tick_seed: 0,
         balance: true,
-        uclamp: true,
+        // As the kernel's `uclamp=auto`.
+        uclamp: scenario.first_clamp().is_some(),
         bandwidth_timer: point.mode.start(point.seed),
         cfs_bandwidth: false,
         dvfs: board.dvfs,

@@ -317,6 +317,21 @@ pub(crate) fn cases() -> Vec<Case> {
             .contains("eas: on (2 perf domains)")
             .check(uclamp_boost_on_juno_r2),
     );
+    // `uclamp=auto` (the default) turned uclamp on for that scenario; with
+    // `uclamp=0` a clamp is refused, naming the field, as Linux without
+    // uclamp refuses one (§3.2).
+    cases.push(
+        Case::new("uclamp-off-refuses-a-clamp", "fairway")
+            .cpus(2)
+            .icount()
+            .scenario("tests/scenarios/run-10ms-cpu1-util-min.json")
+            .append("uclamp=0")
+            .expect(crate::test::Expect::Failure)
+            .contains(
+                "rtapp: tasks.work.util_min=1024: uclamp is off (uclamp=0): boot with uclamp=1 \
+                 or uclamp=auto",
+            ),
+    );
     // The replay check (issue 14's point 7): CPU 0's core, recorded while EAS
     // places small periodic tasks on the Pixel-6-like board, replayed on the
     // host, must decide the same.

@@ -458,6 +458,31 @@ impl Scenario {
         path
     }
 
+    /// The first clamp the scenario sets (`util_min` or `util_max`, at task or
+    /// phase level), as its field path and value: a scenario with one uses
+    /// uclamp, which `uclamp=auto` turns on for it (Linux's
+    /// `sched_uclamp_used`, §3.2), and `uclamp=0` cannot run (Linux without
+    /// uclamp refuses the clamp, `EOPNOTSUPP`).
+    pub fn first_clamp(&self) -> Option<(String, i64)> {
+        self.tasks.iter().find_map(|task| {
+            let levels = core::iter::once((Self::task_path(task), &task.attributes)).chain(
+                task.phases
+                    .iter()
+                    .map(|phase| (Self::phase_path(task, phase), &phase.attributes)),
+            );
+            levels.into_iter().find_map(|(mut path, attributes)| {
+                let (field, value) = match (attributes.util_min, attributes.util_max) {
+                    (Some(value), _) => ("util_min", value),
+                    (None, Some(value)) => ("util_max", value),
+                    (None, None) => return None,
+                };
+                path.push('.');
+                path.push_str(field);
+                Some((path, value))
+            })
+        })
+    }
+
     /// The total number of task instances (saturating: a count this large is
     /// refused by [`Scenario::validate`], never wrapped).
     pub fn instance_count(&self) -> i64 {

@@ -152,3 +152,31 @@ fn a_valid_scenario_passes() {
     assert_eq!(s.instance_count(), 1);
     assert_eq!(s.group_shares("/none"), DEFAULT_SHARES);
 }
+
+/// A clamp at task or at phase level makes the scenario use uclamp; the first
+/// one is named by its path, for `uclamp=0`'s refusal.
+#[test]
+fn the_first_clamp_is_found_at_task_or_phase_level() {
+    let run = || vec![Event::Run { us: 10 }];
+    assert_eq!(
+        scenario(vec![task(Attributes::default(), run())]).first_clamp(),
+        None
+    );
+    let at_task = task(
+        Attributes {
+            util_max: Some(300),
+            ..Attributes::default()
+        },
+        run(),
+    );
+    assert_eq!(
+        scenario(vec![at_task]).first_clamp(),
+        Some(("tasks.t.util_max".into(), 300))
+    );
+    let mut at_phase = task(Attributes::default(), run());
+    at_phase.phases[0].attributes.util_min = Some(512);
+    assert_eq!(
+        scenario(vec![task(Attributes::default(), run()), at_phase]).first_clamp(),
+        Some(("tasks.t.phases.p.util_min".into(), 512))
+    );
+}

@@ -61,7 +61,11 @@ impl fmt::Display for SchedConfig {
             flag(self.hrtick),
             flag(self.skew_tick),
             self.slice_us,
-            flag(self.uclamp),
+            match self.uclamp {
+                None => "auto",
+                Some(true) => "1",
+                Some(false) => "0",
+            },
             flag(self.balance)
         )?;
         match self.bandwidth_timer {

@@ -17,7 +17,10 @@ fn an_empty_line_gives_the_documented_defaults() {
     assert_eq!(options.sched.hz, 250);
     // Linux's `HRTICK` feature is off (docs/linux-sched-reference.md §1.5).
     assert!(!options.sched.hrtick);
-    assert!(options.sched.uclamp && options.sched.balance);
+    // uclamp follows the workload, as Linux's static key (§3.2).
+    assert_eq!(options.sched.uclamp, None);
+    assert!(options.sched.uclamp_used(true) && !options.sched.uclamp_used(false));
+    assert!(options.sched.balance);
     assert!(!options.sched.skew_tick && !options.icount);
     assert_eq!(options.sched.slice_us, 4000);
     assert_eq!(options.loaded_dtb, None);
@@ -36,7 +39,7 @@ fn every_option_is_read() {
     assert!(
         !options.sched.hrtick
             && options.sched.skew_tick
-            && !options.sched.uclamp
+            && options.sched.uclamp == Some(false)
             && !options.sched.balance
     );
     assert!(options.icount);
@@ -182,7 +185,7 @@ fn options_are_written_back_as_a_full_line() {
     let defaults = BootOptions::parse("").unwrap();
     assert_eq!(
         defaults.to_string(),
-        "sched=eevdf hz=250 hrtick=0 skew_tick=0 slice_us=4000 uclamp=1 balance=1 \
+        "sched=eevdf hz=250 hrtick=0 skew_tick=0 slice_us=4000 uclamp=auto balance=1 \
          bw_timer=random bw_seed=0 cfs_bandwidth=0 governor=schedutil cpufreq_update=pelt sched_energy_aware=1 eas_overutilized=0 tick_seed=0 icount=0 workload=demo"
     );
     let line = "workload=rtapp scenario=0x40100000 scenario_size=512 dtb=0x40180000 dtb_size=9 \
@@ -190,7 +193,7 @@ fn options_are_written_back_as_a_full_line() {
     let options = BootOptions::parse(line).unwrap();
     assert_eq!(
         options.to_string(),
-        "sched=eevdf hz=250 hrtick=0 skew_tick=0 slice_us=2000 uclamp=1 balance=1 \
+        "sched=eevdf hz=250 hrtick=0 skew_tick=0 slice_us=2000 uclamp=auto balance=1 \
          bw_timer=random bw_seed=0 cfs_bandwidth=0 governor=schedutil cpufreq_update=pelt sched_energy_aware=1 eas_overutilized=0 tick_seed=0 icount=0 dtb=0x40180000 dtb_size=9 workload=rtapp scenario=0x40100000 scenario_size=512 \
          trace_switches=20 record_core=0 util_sample_us=0 util_warmup_ms=1000"
     );
@@ -206,6 +209,13 @@ fn the_simulators_flags_are_the_same_settings_read_the_same_way() {
         SchedConfig::DEFAULT,
         "one default for both"
     );
+    for (word, uclamp) in [
+        ("uclamp=auto", None),
+        ("uclamp=0", Some(false)),
+        ("uclamp=1", Some(true)),
+    ] {
+        assert_eq!(SchedConfig::parse(word).unwrap().uclamp, uclamp, "{word}");
+    }
     let config = SchedConfig::parse("sched=cfs hz=1000 balance=0").unwrap();
     assert_eq!(config.policy, PolicyChoice::Cfs);
     assert_eq!((config.hz, config.balance), (1000, false));
@@ -213,6 +223,7 @@ fn the_simulators_flags_are_the_same_settings_read_the_same_way() {
     for (line, message) in [
         ("hz=abc", "hz=abc: not a number"),
         ("balance=2", "balance=2: must be one of 0, 1"),
+        ("uclamp=yes", "uclamp=yes: must be one of 0, 1, auto"),
         ("sched=foo", "sched=foo: must be one of eevdf, cfs, rr"),
         ("hz=", "hz=: not a number"),
         ("workload=demo", "workload=demo: unknown option 'workload'"),
