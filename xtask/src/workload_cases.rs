@@ -600,7 +600,7 @@ pub(crate) fn cases() -> Vec<Case> {
         Case::new("sched-pipe-100k-pinned", "fairway")
             .icount()
             .cpus(2)
-            .append("workload=sched-pipe loops=100000 pinned=1")
+            .append("workload=sched-pipe loops=100000 pinned=1 uclamp=1")
             .timeout(120)
             .contains("sched-pipe: 100000 round trips, every value checked")
             .check(costs_reported),
