@@ -98,6 +98,17 @@ pub trait SchedClass {
     /// How many tasks are queued, the running one included.
     fn nr_running(&self) -> usize;
 
+    /// Makes room for task ids below `count` in the tables this class
+    /// indexes by task id (it never shrinks them). Linux allocates a task's
+    /// scheduling state with the task; here each CPU keeps a table per
+    /// class, grown when the mechanism creates a task (on every CPU the task
+    /// may run on), so that no hot path allocates and the memory follows the
+    /// tasks created, not a fixed maximum (`docs/performance.md`, memory).
+    fn reserve_tasks(&mut self, count: usize);
+
+    /// The bytes of the tables this class indexes by task id.
+    fn task_storage_bytes(&self) -> usize;
+
     /// `put_prev_task` at a context switch, the next pick and
     /// `set_next_task` (of this class or another) or the idle class
     /// following under the same lock: a class that keeps a hierarchy may

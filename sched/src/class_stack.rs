@@ -485,6 +485,18 @@ impl<F: SchedClass> SchedClass for ClassStack<F> {
         self.rt.nr_running() + self.fair.nr_running()
     }
 
+    fn reserve_tasks(&mut self, count: usize) {
+        crate::task::grow_table(&mut self.tasks, count, TaskSlot::default());
+        self.rt.reserve_tasks(count);
+        self.fair.reserve_tasks(count);
+    }
+
+    fn task_storage_bytes(&self) -> usize {
+        crate::task::table_bytes(&self.tasks)
+            + self.rt.task_storage_bytes()
+            + self.fair.task_storage_bytes()
+    }
+
     #[inline]
     fn slice_remaining(&self, task: TaskId, now: Nanoseconds) -> Option<Nanoseconds> {
         match self.task_class(task)? {

@@ -188,6 +188,14 @@ impl SchedClass for RoundRobin {
         self.nr_running
     }
 
+    fn reserve_tasks(&mut self, count: usize) {
+        crate::task::grow_table(&mut self.slots, count, Slot::default());
+    }
+
+    fn task_storage_bytes(&self) -> usize {
+        crate::task::table_bytes(&self.slots)
+    }
+
     fn slice_remaining(&self, task: TaskId, now: Nanoseconds) -> Option<Nanoseconds> {
         self.head?;
         let ran = now.saturating_sub(self.slots[task.index()].slice_start);

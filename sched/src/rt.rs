@@ -411,6 +411,14 @@ impl SchedClass for RtClass {
         self.nr_running
     }
 
+    fn reserve_tasks(&mut self, count: usize) {
+        crate::task::grow_table(&mut self.slots, count, Slot::default());
+    }
+
+    fn task_storage_bytes(&self) -> usize {
+        crate::task::table_bytes(&self.slots)
+    }
+
     /// SCHED_RR: what is left of the running task's slice while a peer of its
     /// priority waits (only then does the slice end, at the tick that finds it
     /// used up); SCHED_FIFO has no slice.

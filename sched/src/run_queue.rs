@@ -613,6 +613,13 @@ impl<F: FairClass> SchedClass for RunQueueOf<F> {
     fn nr_running(&self) -> usize {
         self.stack.nr_running()
     }
+    fn reserve_tasks(&mut self, count: usize) {
+        crate::task::grow_table(&mut self.tasks, count, TaskInfo::default());
+        self.stack.reserve_tasks(count);
+    }
+    fn task_storage_bytes(&self) -> usize {
+        crate::task::table_bytes(&self.tasks) + self.stack.task_storage_bytes()
+    }
     #[inline]
     fn slice_remaining(&self, task: TaskId, now: Nanoseconds) -> Option<Nanoseconds> {
         self.stack.slice_remaining(task, now)

@@ -225,3 +225,24 @@ impl fmt::Display for ParamError {
         }
     }
 }
+
+/// Grows `table`, indexed by task id, to hold ids below `count`, filling
+/// new entries with `unused` (never shrinks). By whole 64-entry blocks, and
+/// by at least a quarter of what it holds, so that creating tasks one after
+/// another copies each entry a bounded number of times, while at most a
+/// quarter of the table stays unused; exactly sized (`reserve_exact`), so
+/// that what a table takes is what [`table_bytes`] reports.
+pub(crate) fn grow_table<T: Clone>(table: &mut alloc::vec::Vec<T>, count: usize, unused: T) {
+    let len = table.len();
+    if count <= len {
+        return;
+    }
+    let target = count.next_multiple_of(64).max(len + len / 4);
+    table.reserve_exact(target - len);
+    table.resize(target, unused);
+}
+
+/// The heap a table indexed by task id takes.
+pub(crate) fn table_bytes<T>(table: &alloc::vec::Vec<T>) -> usize {
+    table.capacity() * core::mem::size_of::<T>()
+}

@@ -245,8 +245,11 @@ pub fn tick_period_ns() -> u64 {
     config().tick_ns()
 }
 
-/// Serialises the run queues' construction (their heap is measured).
-static BUILDING: spin::Mutex<()> = spin::Mutex::new(());
+/// Serialises the run queues' construction (their heap is measured) with
+/// the growth of their task tables: a CPU built while a task is created
+/// either is grown by [`reserve_task_tables`] or is built for the task.
+/// Holds the task ids every run queue has room for.
+static BUILDING: spin::Mutex<usize> = spin::Mutex::new(0);
 
 /// Heap bytes the CPUs' run queues took when they were built.
 static RUN_QUEUE_BYTES: core::sync::atomic::AtomicUsize = core::sync::atomic::AtomicUsize::new(0);
@@ -515,6 +518,27 @@ impl DeferredKicks {
     }
 }
 
+/// Makes room for task `id` in every CPU's tables indexed by task id
+/// (`CpuCore::reserve_tasks`) before the task can be queued anywhere: a
+/// wake-up may move it to any CPU, and no hot path allocates. Not a hot path
+/// itself: once per task created, each run queue locked in turn; tables grow
+/// by whole blocks, so most calls find the room there.
+fn reserve_task_tables(id: TaskId) {
+    let count = id.index() + 1;
+    let mut reserved = BUILDING.lock();
+    if count <= *reserved {
+        return;
+    }
+    for run_queue in RUN_QUEUES.iter().filter_map(Once::get) {
+        let mut rq = run_queue.lock();
+        let before = rq.core.task_storage_bytes();
+        rq.core.reserve_tasks(count);
+        let grown = rq.core.task_storage_bytes() - before;
+        RUN_QUEUE_BYTES.fetch_add(grown, Ordering::Relaxed);
+    }
+    *reserved = count;
+}
+
 /// Registers a new task with CPU `cpu`'s run queue and makes it runnable;
 /// another CPU is interrupted at once, or through `deferred` when given.
 pub(super) fn activate_new(
@@ -523,6 +547,7 @@ pub(super) fn activate_new(
     params: &TaskParams,
     deferred: Option<&mut DeferredKicks>,
 ) -> Result<(), ParamError> {
+    reserve_task_tables(id);
     let mut rq = run_queue(cpu).lock();
     let now = now_ns();
     let decision = rq.core.wake_up_new_task(id, params, now)?;

@@ -50,6 +50,17 @@ impl CfsTasks {
         }
     }
 
+    /// Makes room for task ids below `count` (see
+    /// [`crate::class::SchedClass::reserve_tasks`]).
+    pub fn reserve_tasks(&mut self, count: usize) {
+        crate::task::grow_table(&mut self.links, count, UNLISTED);
+    }
+
+    /// The heap the list's links take.
+    pub fn storage_bytes(&self) -> usize {
+        crate::task::table_bytes(&self.links)
+    }
+
     /// Whether `task` is on the list.
     pub fn contains(&self, task: TaskId) -> bool {
         self.links.get(task.index()).is_some_and(|link| link.listed)

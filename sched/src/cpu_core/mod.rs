@@ -220,6 +220,22 @@ impl CpuCore {
         }
     }
 
+    /// Makes room for task ids below `count` in every table this CPU
+    /// indexes by task id: the mechanism calls it on each CPU when it
+    /// creates a task, before the task can be queued anywhere, so that the
+    /// hot paths (a wake-up may migrate the task to any CPU) never allocate.
+    /// Not recorded: a replay builds its cores for all its tasks.
+    pub fn reserve_tasks(&mut self, count: usize) {
+        self.run_queue.reserve_tasks(count);
+        self.state.cfs_tasks.reserve_tasks(count);
+    }
+
+    /// The heap this CPU's tables indexed by task id take (what
+    /// [`CpuCore::reserve_tasks`] grows).
+    pub fn task_storage_bytes(&self) -> usize {
+        self.run_queue.task_storage_bytes() + self.state.cfs_tasks.storage_bytes()
+    }
+
     /// The CPU this core drives.
     pub fn cpu(&self) -> u16 {
         self.state.cpu

@@ -471,3 +471,36 @@ fn a_running_task_dequeued_for_a_push_can_leave() {
         );
     }
 }
+
+#[test]
+fn tables_grow_with_the_tasks_created_and_only_then() {
+    // Built for 8 task ids: a ninth id is refused (as Linux refuses a fork
+    // past its limit), until the mechanism makes room on this CPU.
+    let mut core = core(PolicyKind::RoundRobin { slice: 4 * MS }, true);
+    let built = core.task_storage_bytes();
+    assert!(built > 0);
+    assert!(matches!(
+        core.wake_up_new_task(TaskId(70), &nice0(), 0),
+        Err(ParamError::TooManyTasks { task: 70, .. })
+    ));
+    core.reserve_tasks(71);
+    // Whole blocks of 64 ids: 128 entries in every table, 16 times the 8
+    // each was built with (every table holds one entry per id).
+    assert_eq!(core.task_storage_bytes(), built * 16);
+    let decision = core.wake_up_new_task(TaskId(70), &nice0(), 0).unwrap();
+    assert!(decision.resched, "an idle CPU runs what arrives");
+    let switch = core.schedule(0, Leaving::Runnable);
+    assert_eq!(switch.next, Some(TaskId(70)));
+    // Room that exists already is not allocated again, and nothing shrinks.
+    core.reserve_tasks(20);
+    assert_eq!(core.task_storage_bytes(), built * 16);
+    // Whole blocks again: 129 ids take 192 entries (24 times 8).
+    core.reserve_tasks(129);
+    assert_eq!(core.task_storage_bytes(), built * 24);
+    // 1,025 ids: 1,088 entries (17 blocks; a quarter more than 192 is less).
+    core.reserve_tasks(1025);
+    assert_eq!(core.task_storage_bytes(), built * 136);
+    // One block more would be 1,152; a quarter more than 1,088 is 1,360.
+    core.reserve_tasks(1089);
+    assert_eq!(core.task_storage_bytes(), built * 170);
+}

@@ -448,6 +448,14 @@ impl<P: Pick, const BW: bool> SchedClass for FairRunQueue<P, BW> {
         self.queues[GroupId::ROOT.index()].h_nr_running as usize
     }
 
+    fn reserve_tasks(&mut self, count: usize) {
+        self.reserve_task_entities(count);
+    }
+
+    fn task_storage_bytes(&self) -> usize {
+        self.task_entity_bytes()
+    }
+
     fn slice_remaining(&self, task: TaskId, now: Nanoseconds) -> Option<Nanoseconds> {
         self.fair_slice_remaining(task, now)
     }

@@ -238,6 +238,21 @@ impl<P: Pick, const BW: bool> FairRunQueue<P, BW> {
         BW && self.bandwidth.is_some()
     }
 
+    /// See [`SchedClass::reserve_tasks`]: task entities sit before the group
+    /// entities, so their table is sized for `max_tasks` when built.
+    pub(super) fn reserve_task_entities(&mut self, count: usize) {
+        assert!(
+            count <= self.max_tasks,
+            "fair: {count} task ids exceed the run queue's {} task slots",
+            self.max_tasks
+        );
+    }
+
+    /// The bytes of the entity table (task and group entities).
+    pub(super) fn task_entity_bytes(&self) -> usize {
+        crate::task::table_bytes(&self.entities)
+    }
+
     /// The entity number of `group`'s group entity (`group` ≠ root).
     pub(super) fn group_entity(&self, group: GroupId) -> u32 {
         debug_assert_ne!(group, GroupId::ROOT);

@@ -338,6 +338,12 @@ impl SchedClass for RunQueue {
     fn nr_running(&self) -> usize {
         dispatch!(self, rq => rq.nr_running())
     }
+    fn reserve_tasks(&mut self, count: usize) {
+        dispatch!(self, rq => rq.reserve_tasks(count))
+    }
+    fn task_storage_bytes(&self) -> usize {
+        dispatch!(self, rq => rq.task_storage_bytes())
+    }
     fn slice_remaining(&self, task: TaskId, now: Nanoseconds) -> Option<Nanoseconds> {
         dispatch!(self, rq => rq.slice_remaining(task, now))
     }
