@@ -390,15 +390,7 @@ fn kernel_main() -> ! {
         sched.hrtick,
         heap::free_bytes() as u64 / 1024
     );
-    let (run_queues, tables) = crate::task::scheduler::memory_bytes();
-    defmt::info!(
-        "scheduler memory: {=u64} KiB (run queues {=u64} KiB, task table and wake lists {=u64} KiB) for {=usize} CPUs and {=usize} task slots",
-        (run_queues + tables) as u64 / 1024,
-        run_queues as u64 / 1024,
-        tables as u64 / 1024,
-        percpu::nr_online(),
-        crate::config::TASK_SLOTS
-    );
+    log_scheduler_memory("");
     if let Err(error) = spawn("main", run_main, 0, 0, TaskParams::default()) {
         defmt::error!("cannot start the main task: {}", error);
         exit(ExitCode::Failure)
@@ -408,7 +400,26 @@ fn kernel_main() -> ! {
 }
 
 fn run_main(_: usize) {
-    exit(fairway_main())
+    let code = fairway_main();
+    log_scheduler_memory(" at exit");
+    exit(code)
+}
+
+/// Logs the scheduler's memory (issue 15; `docs/performance.md`, memory):
+/// the run queues' heap and the task table, which grow with the task ids
+/// created (`room for`), out of the kernel's task slots.
+fn log_scheduler_memory(when: &str) {
+    let (run_queues, tables) = crate::task::scheduler::memory_bytes();
+    defmt::info!(
+        "scheduler memory{=str}: {=u64} KiB (run queues {=u64} KiB, task table and wake lists {=u64} KiB) for {=usize} CPUs, room for {=usize} of {=usize} task ids",
+        when,
+        (run_queues + tables) as u64 / 1024,
+        run_queues as u64 / 1024,
+        tables as u64 / 1024,
+        percpu::nr_online(),
+        crate::task::scheduler::task_ids_reserved(),
+        crate::config::MAX_TASKS
+    );
 }
 
 /// A secondary core's Rust entry, with its logical number.

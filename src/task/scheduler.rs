@@ -274,7 +274,8 @@ pub fn init_cpu(cpu: usize) {
     RUN_QUEUES[cpu].call_once(|| {
         // The heap this CPU's run queue takes (`memory_bytes`); one CPU
         // builds at a time, so that no other allocation falls in between.
-        let _building = BUILDING.lock();
+        let mut reserved = BUILDING.lock();
+        *reserved = (*reserved).max(crate::config::MAX_TASKS);
         let free_before = crate::heap::free_bytes();
         let mut queue = RunQueue::build(
             settings.policy,
@@ -516,6 +517,11 @@ impl DeferredKicks {
             }
         }
     }
+}
+
+/// How many task ids every run queue has room for ([`reserve_task_tables`]).
+pub fn task_ids_reserved() -> usize {
+    *BUILDING.lock()
 }
 
 /// Makes room for task `id` in every CPU's tables indexed by task id
