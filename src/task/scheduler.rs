@@ -109,6 +109,22 @@ impl CpuRunQueue {
         }
     }
 
+    /// Makes room for `count` members (every task may come to this CPU), by
+    /// whole blocks as the core's tables grow, so that adding one never
+    /// allocates.
+    fn reserve_members(&mut self, count: usize) {
+        let capacity = self.members.capacity();
+        if count > capacity {
+            let target = count.next_multiple_of(64).max(capacity + capacity / 4);
+            self.members.reserve_exact(target - self.members.len());
+        }
+    }
+
+    /// The heap the member list takes.
+    fn members_bytes(&self) -> usize {
+        self.members.capacity() * core::mem::size_of::<TaskId>()
+    }
+
     /// The tasks this run queue owns.
     pub fn members(&self) -> &[TaskId] {
         &self.members
@@ -537,9 +553,10 @@ fn reserve_task_tables(id: TaskId) {
     }
     for run_queue in RUN_QUEUES.iter().filter_map(Once::get) {
         let mut rq = run_queue.lock();
-        let before = rq.core.task_storage_bytes();
+        let before = rq.core.task_storage_bytes() + rq.members_bytes();
         rq.core.reserve_tasks(count);
-        let grown = rq.core.task_storage_bytes() - before;
+        rq.reserve_members(count);
+        let grown = rq.core.task_storage_bytes() + rq.members_bytes() - before;
         RUN_QUEUE_BYTES.fetch_add(grown, Ordering::Relaxed);
     }
     *reserved = count;
