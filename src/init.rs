@@ -330,6 +330,9 @@ fn init_scheduler(board: &BoardInfo) -> BootOptions {
         slot.capacity.store(info.capacity, Ordering::Relaxed);
         slot.cluster.store(info.cluster, Ordering::Relaxed);
     }
+    // The idle tasks' slots (and the wake lists, sized for `nr_cpus`) exist
+    // before anything reads them (`eas::init` does).
+    crate::task::init_table();
     let mut options = read_boot_options(board);
     options.sched.uclamp = Some(uclamp_used(&options, nr_cpus));
     scheduler::configure(options.sched, nr_cpus);
@@ -411,14 +414,15 @@ fn run_main(_: usize) {
 fn log_scheduler_memory(when: &str) {
     let (run_queues, tables) = crate::task::scheduler::memory_bytes();
     defmt::info!(
-        "scheduler memory{=str}: {=u64} KiB (run queues {=u64} KiB, task table and wake lists {=u64} KiB) for {=usize} CPUs, room for {=usize} of {=usize} task ids",
+        "scheduler memory{=str}: {=u64} KiB (run queues {=u64} KiB, task table and wake lists {=u64} KiB) for {=usize} CPUs, room for {=usize} of {=usize} task ids, {=usize} task slots allocated",
         when,
         (run_queues + tables) as u64 / 1024,
         run_queues as u64 / 1024,
         tables as u64 / 1024,
         percpu::nr_online(),
         crate::task::scheduler::task_ids_reserved(),
-        crate::config::MAX_TASKS
+        crate::config::MAX_TASKS,
+        crate::task::task_slots_allocated()
     );
 }
 

@@ -1,10 +1,25 @@
 //! Kernel tasks: the task table, creation, exit and the first instructions of a
 //! new task. Scheduling is in [`scheduler`], blocking in [`wait`], pipes in [`pipe`].
 //!
-//! A task is a slot of a static table, named by its index ([`TaskId`], the same
+//! A task is a slot of the task table, named by its index ([`TaskId`], the same
 //! type the scheduling core uses). Slots `0..MAX_TASKS` are for tasks, the next
-//! `MAX_CPUS` are the CPUs' idle tasks. A slot's stack is allocated the first time
-//! the slot is used and kept for its next tenants.
+//! `MAX_CPUS` are the CPUs' idle tasks. The table grows with the tasks created
+//! (issue 15): slots are allocated from the heap in chunks of [`CHUNK_SLOTS`],
+//! a chunk the first time one of its slots is used, and never freed, so a
+//! `&'static Task` stays valid. A static array of one pointer per slot finds
+//! them: a lookup is one acquire load more than a static table of slots, and
+//! no address computation within a chunk. A slot's stack is allocated the first
+//! time the slot is used and kept for its next tenants.
+//!
+//! ```text
+//!   SLOTS: [OnceRef<Task>; TASK_SLOTS]        chunks (heap, never freed)
+//!    [0]  ──────────────────────────────────▶ ┌ slot 0
+//!    ...                                      │ ...
+//!    [63] ──────────────────────────────────▶ └ slot 63
+//!    [64..9984] null (no slot used yet)
+//!    [9984..10012] ─────────────────────────▶ slots 9984..10012, idle tasks
+//!                                              among them (allocated at boot)
+//! ```
 
 pub mod balance;
 pub mod bandwidth;
@@ -22,6 +37,10 @@ use core::sync::atomic::{AtomicBool, AtomicU8, AtomicU16, AtomicU64, AtomicUsize
 
 use fairway_sched::task::ParamError;
 pub use fairway_sched::task::{CpuMask, Policy, TaskId, TaskParams};
+
+use alloc::boxed::Box;
+use alloc::vec::Vec;
+use once_cell::race::OnceRef;
 
 use crate::arch::context::TaskContext;
 use crate::config::{MAX_CPUS, MAX_TASKS, TASK_SLOTS, TASK_STACK_SIZE};
@@ -191,17 +210,98 @@ impl Task {
 
 /// Where [`spawn`] starts looking for a free task slot.
 static NEXT_FREE_SLOT: AtomicUsize = AtomicUsize::new(0);
-static TASKS: [Task; TASK_SLOTS] = [const { Task::new() }; TASK_SLOTS];
 
-/// Bytes of the task table.
+/// Slots per chunk of the task table: small enough that a few tasks take
+/// little memory, large enough that chunks are not allocated at every spawn.
+pub const CHUNK_SLOTS: usize = 64;
+/// The task table: slot `id` once its chunk was allocated (set once, with
+/// Release, under `ALLOCATING`; read with one Acquire load).
+static SLOTS: [OnceRef<'static, Task>; TASK_SLOTS] = [const { OnceRef::new() }; TASK_SLOTS];
+/// Serialises chunk allocation, so that two CPUs creating tasks at once never
+/// both allocate the same chunk.
+static ALLOCATING: IrqSpinLock<()> = IrqSpinLock::new(());
+/// Slots allocated so far.
+static SLOTS_ALLOCATED: AtomicUsize = AtomicUsize::new(0);
+
+/// Bytes of the task table: the slots allocated and the slot pointers.
 pub(crate) fn task_table_bytes() -> usize {
-    core::mem::size_of_val(&TASKS)
+    SLOTS_ALLOCATED.load(Ordering::Relaxed) * core::mem::size_of::<Task>()
+        + core::mem::size_of_val(&SLOTS)
 }
 
-/// The task in slot `id`.
-#[inline]
+/// Task slots allocated so far.
+pub fn task_slots_allocated() -> usize {
+    SLOTS_ALLOCATED.load(Ordering::Relaxed)
+}
+
+/// The task in slot `id`. Only for a slot that was used (a task that exists or
+/// existed, or an idle task).
+#[inline(always)]
 pub fn task(id: TaskId) -> &'static Task {
-    &TASKS[id.index()]
+    match SLOTS.get(id.index()).and_then(OnceRef::get) {
+        Some(slot) => slot,
+        None => never_used(id),
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn never_used(id: TaskId) -> ! {
+    panic!(
+        "task slot {} was never used (its chunk is not allocated)",
+        id.0
+    )
+}
+
+/// Slot `index`, allocating its chunk if no slot of it was used yet (task
+/// creation and boot, never a hot path).
+fn slot_or_allocate(index: usize) -> Result<&'static Task, SpawnError> {
+    if let Some(slot) = SLOTS[index].get() {
+        return Ok(slot);
+    }
+    let _allocating = ALLOCATING.lock();
+    if let Some(slot) = SLOTS[index].get() {
+        return Ok(slot);
+    }
+    let start = index - index % CHUNK_SLOTS;
+    let end = (start + CHUNK_SLOTS).min(TASK_SLOTS);
+    // Room on the wake lists first: a task in the chunk can be woken as soon
+    // as its slot pointer is visible.
+    scheduler::grow_wake_lists(SLOTS_ALLOCATED.load(Ordering::Relaxed) + end - start)
+        .map_err(|bytes| SpawnError::OutOfMemory { bytes })?;
+    let chunk = allocate_chunk(end - start)?;
+    for (pointer, slot) in SLOTS[start..end].iter().zip(chunk) {
+        if pointer.set(slot).is_err() {
+            unreachable!("slot pointers are set under ALLOCATING");
+        }
+    }
+    SLOTS_ALLOCATED.fetch_add(chunk.len(), Ordering::Relaxed);
+    Ok(&chunk[index - start])
+}
+
+/// `slots` new free slots on the heap, never freed. Built slot by slot in
+/// place, so that no chunk-sized value passes through the (small) task stack.
+fn allocate_chunk(slots: usize) -> Result<&'static [Task], SpawnError> {
+    let mut chunk = Vec::new();
+    chunk
+        .try_reserve_exact(slots)
+        .map_err(|_| SpawnError::OutOfMemory {
+            bytes: slots * core::mem::size_of::<Task>(),
+        })?;
+    for _ in 0..slots {
+        chunk.push(Task::new());
+    }
+    Ok(Box::leak(chunk.into_boxed_slice()))
+}
+
+/// Allocates the chunks of the idle tasks and of the first tasks (boot core,
+/// before the run queues are built: `current_task` starts at slot 0).
+pub fn init_table() {
+    for index in core::iter::once(0).chain(MAX_TASKS..TASK_SLOTS) {
+        if let Err(error) = slot_or_allocate(index) {
+            panic!("task table: {}", error);
+        }
+    }
 }
 
 /// CPU `cpu`'s idle task.
@@ -217,7 +317,8 @@ pub enum SpawnError {
         /// The limit.
         limit: usize,
     },
-    /// No memory for the task's stack.
+    /// No memory for the task's stack, or for the chunk of task slots (and
+    /// wake-list room) its slot is in.
     OutOfMemory {
         /// Bytes asked for.
         bytes: usize,
@@ -241,7 +342,10 @@ impl fmt::Display for SpawnError {
                 write!(f, "too many tasks: all {limit} task slots are in use")
             }
             SpawnError::OutOfMemory { bytes } => {
-                write!(f, "out of memory: no {bytes} bytes for a task stack")
+                write!(
+                    f,
+                    "out of memory: no {bytes} bytes for a task stack or task slots"
+                )
             }
             SpawnError::CpuOffline { cpu } => write!(f, "CPU {cpu} is not online"),
             SpawnError::InvalidParameters(error) => write!(f, "{error}"),
@@ -301,21 +405,27 @@ fn spawn_task(
     // as Linux allocates pids): creating n tasks in a row costs O(n), not the
     // O(n^2) of scanning from slot 0 each time (10,000 rt-app instances took
     // 2.3 s of the run's virtual time to create that way).
+    // A chunk not allocated yet is allocated when the search reaches it: its
+    // first slot is free, so a search allocates at most one chunk.
     let first = NEXT_FREE_SLOT.load(Ordering::Relaxed) % MAX_TASKS;
-    let (id, slot) = (first..MAX_TASKS)
-        .chain(0..first)
-        .map(|index| (index, &TASKS[index]))
-        .find(|(_, slot)| {
-            slot.state
-                .compare_exchange(
-                    TaskState::Free as u8,
-                    TaskState::Creating as u8,
-                    Ordering::AcqRel,
-                    Ordering::Relaxed,
-                )
-                .is_ok()
-        })
-        .ok_or(SpawnError::TooManyTasks { limit: MAX_TASKS })?;
+    let mut found = None;
+    for index in (first..MAX_TASKS).chain(0..first) {
+        let slot = slot_or_allocate(index)?;
+        if slot
+            .state
+            .compare_exchange(
+                TaskState::Free as u8,
+                TaskState::Creating as u8,
+                Ordering::AcqRel,
+                Ordering::Relaxed,
+            )
+            .is_ok()
+        {
+            found = Some((index, slot));
+            break;
+        }
+    }
+    let (id, slot) = found.ok_or(SpawnError::TooManyTasks { limit: MAX_TASKS })?;
     NEXT_FREE_SLOT.store(id + 1, Ordering::Relaxed);
     let id = TaskId(id as u16);
     if slot.stack_base.load(Ordering::Relaxed) == 0 {
@@ -381,7 +491,7 @@ fn spawn_task(
 /// Where every new task starts (called from `task_trampoline` in `context.rs`).
 pub extern "C" fn task_entry(id: u64, _unused: u64) -> ! {
     scheduler::finish_task_switch(crate::arch::cpu::IrqState::enabled());
-    let (entry, argument) = *TASKS[id as usize].entry.lock();
+    let (entry, argument) = *task(TaskId(id as u16)).entry.lock();
     entry(argument);
     exit()
 }
@@ -435,8 +545,10 @@ pub fn current_runtime_ns() -> u64 {
 
 /// Visits every live task (not the idle tasks).
 pub fn for_each_task(mut visit: impl FnMut(TaskId, &Task)) {
-    for (index, slot) in TASKS[..MAX_TASKS].iter().enumerate() {
-        if !matches!(slot.state(), TaskState::Free | TaskState::Creating) {
+    for (index, slot) in SLOTS[..MAX_TASKS].iter().enumerate() {
+        if let Some(slot) = slot.get()
+            && !matches!(slot.state(), TaskState::Free | TaskState::Creating)
+        {
             visit(TaskId(index as u16), slot);
         }
     }

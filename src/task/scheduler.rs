@@ -13,13 +13,13 @@
 //! `on_cpu` flag of the task switched away from, so a task is never resumed on
 //! one CPU before its registers are saved on another.
 
-use core::sync::atomic::Ordering;
+use core::sync::atomic::{AtomicUsize, Ordering};
 
+use alloc::collections::VecDeque;
 use fairway_sched::cpu_core::{CpuCore, Decision, Leaving, TimerRequest};
 use fairway_sched::run_queue::{CpuCapacity, PolicyKind, RunQueue};
 use fairway_sched::schedutil::UpdateSites;
 use fairway_sched::task::ParamError;
-use heapless::Deque;
 use spin::Once;
 
 use super::{TaskId, TaskParams, TaskState, idle_task_id, task};
@@ -91,7 +91,8 @@ impl CpuRunQueue {
     /// Records that this run queue no longer owns `id`.
     #[track_caller]
     pub(super) fn remove_member(&mut self, id: TaskId) {
-        let index = task(id).member_index.load(Ordering::Relaxed) as usize;
+        let slot = task(id);
+        let index = slot.member_index.load(Ordering::Relaxed) as usize;
         assert!(
             self.members.get(index) == Some(&id),
             "task {} is not a member of CPU {}'s run queue (index {}, {} members, its cpu {})",
@@ -99,7 +100,7 @@ impl CpuRunQueue {
             self.idle.0 as usize - crate::config::MAX_TASKS,
             index,
             self.members.len(),
-            task(id).cpu()
+            slot.cpu()
         );
         self.members.swap_remove(index);
         if let Some(&moved) = self.members.get(index) {
@@ -134,9 +135,38 @@ impl CpuRunQueue {
 static RUN_QUEUES: [Once<IrqSpinLock<CpuRunQueue>>; MAX_CPUS] = [const { Once::new() }; MAX_CPUS];
 /// Tasks woken by other CPUs, per CPU. A task is on at most one list that
 /// counts (its `wake_list`); stale entries elsewhere are skipped, so twice the
-/// task count bounds a list.
-static WAKE_LISTS: [IrqSpinLock<Deque<TaskId, { 2 * TASK_SLOTS }>>; MAX_CPUS] =
-    [const { IrqSpinLock::new(Deque::new()) }; MAX_CPUS];
+/// task count bounds a list: [`grow_wake_lists`] keeps every list's capacity
+/// at twice the task slots allocated, as the task table grows (issue 15), so
+/// that a push never allocates.
+static WAKE_LISTS: [IrqSpinLock<VecDeque<TaskId>>; MAX_CPUS] =
+    [const { IrqSpinLock::new(VecDeque::new()) }; MAX_CPUS];
+/// Heap bytes the wake lists took, buffers outgrown (the heap never frees)
+/// included.
+static WAKE_LIST_BYTES: AtomicUsize = AtomicUsize::new(0);
+
+/// Makes room on every CPU's wake list for twice `slots` task slots (when the
+/// task table grows, before the new slots are visible). A list that grows at
+/// least doubles, up to twice `TASK_SLOTS`, so the buffers it outgrows add up
+/// to less than its final size. On failure, the bytes that were asked for.
+pub(super) fn grow_wake_lists(slots: usize) -> Result<(), usize> {
+    let needed = 2 * slots;
+    for list in &WAKE_LISTS[..percpu::nr_cpus().clamp(1, MAX_CPUS)] {
+        let mut list = list.lock();
+        if list.capacity() >= needed {
+            continue;
+        }
+        let capacity = needed.max(2 * list.capacity()).min(2 * TASK_SLOTS);
+        let bytes = capacity * core::mem::size_of::<TaskId>();
+        let additional = capacity - list.len();
+        list.try_reserve_exact(additional).map_err(|_| bytes)?;
+        WAKE_LIST_BYTES.fetch_add(
+            list.capacity() * core::mem::size_of::<TaskId>(),
+            Ordering::Relaxed,
+        );
+    }
+    Ok(())
+}
+
 /// `Task::wake_list` when the task is on no wake list.
 pub(super) const NOT_LISTED: u16 = u16::MAX;
 /// The scheduler's settings (`SchedConfig`, from the command line) and the
@@ -268,15 +298,18 @@ pub fn tick_period_ns() -> u64 {
 static BUILDING: spin::Mutex<usize> = spin::Mutex::new(0);
 
 /// Heap bytes the CPUs' run queues took when they were built.
-static RUN_QUEUE_BYTES: core::sync::atomic::AtomicUsize = core::sync::atomic::AtomicUsize::new(0);
+static RUN_QUEUE_BYTES: AtomicUsize = AtomicUsize::new(0);
 
 /// The scheduler's memory (issue 15): the run queues' heap (every CPU's core,
-/// classes, trees and records), and the static tables sized by the task slots
-/// (the task table and the CPUs' wake lists); stacks are not counted.
+/// classes, trees and records), and the tables that grow with the task slots
+/// allocated (the task table with its slot pointers, and the CPUs' wake
+/// lists); stacks are not counted.
 pub fn memory_bytes() -> (usize, usize) {
     (
         RUN_QUEUE_BYTES.load(Ordering::Relaxed),
-        core::mem::size_of_val(&WAKE_LISTS) + super::task_table_bytes(),
+        core::mem::size_of_val(&WAKE_LISTS)
+            + WAKE_LIST_BYTES.load(Ordering::Relaxed)
+            + super::task_table_bytes(),
     )
 }
 
@@ -676,9 +709,13 @@ pub fn wake_up(id: TaskId) -> bool {
     } else if slot.wake_list.swap(cpu as u16, Ordering::AcqRel) != cpu as u16 {
         // An entry the task may still have on another CPU's list is now stale:
         // that CPU skips it (see `process_wake_list`).
-        if WAKE_LISTS[cpu].lock().push_back(id).is_err() {
+        let mut list = WAKE_LISTS[cpu].lock();
+        // Never grows here (no allocation on a hot path): see `WAKE_LISTS`.
+        if list.len() == list.capacity() {
             panic!("wake list of CPU {} is full", cpu);
         }
+        list.push_back(id);
+        drop(list);
         send_ipi(cpu, Ipi::WakeUp);
     }
     true
@@ -688,8 +725,9 @@ pub fn wake_up(id: TaskId) -> bool {
 /// `try_to_wake_up`) and detaches it from its old run queue when it moves.
 /// A task that never left its run queue stays where it is.
 fn place_wakeup(id: TaskId) -> usize {
-    let prev = task(id).cpu();
-    let affinity = task(id).affinity.load(Ordering::Relaxed);
+    let slot = task(id);
+    let prev = slot.cpu();
+    let affinity = slot.affinity.load(Ordering::Relaxed);
     let allowed = affinity & (1 << prev) != 0;
     // Linux asks the class only of a task allowed on more than one CPU
     // (`select_task_rq` in core.c, `p->nr_cpus_allowed > 1`): a task pinned
@@ -700,8 +738,8 @@ fn place_wakeup(id: TaskId) -> usize {
     let mut rq = run_queue(prev).lock();
     // Holding `prev`'s lock: no switch is in progress there, so a task that is
     // not queued has finished switching out (`on_cpu` is clear).
-    if task(id).on_rq.load(Ordering::Relaxed) || task(id).cpu() != prev {
-        return task(id).cpu();
+    if slot.on_rq.load(Ordering::Relaxed) || slot.cpu() != prev {
+        return slot.cpu();
     }
     let target = super::balance::select_wake_cpu(id, prev, &rq);
     if target != prev && super::balance::detach_for_wakeup(id, &mut rq, target) {
@@ -721,11 +759,12 @@ pub fn process_wake_list() {
         };
         // Only the entry on the list the task was last put on counts, and
         // only while the task belongs to this CPU.
-        let claimed = task(id)
+        let slot = task(id);
+        let claimed = slot
             .wake_list
             .compare_exchange(cpu as u16, NOT_LISTED, Ordering::AcqRel, Ordering::Relaxed)
             .is_ok();
-        if claimed && task(id).cpu() == cpu {
+        if claimed && slot.cpu() == cpu {
             activate(id);
         }
     }
