@@ -149,8 +149,7 @@ impl<P: Pick, const BW: bool> FairRunQueue<P, BW> {
         let mut second = if Some(left) == curr {
             first
         } else {
-            let next = self.nodes.next(self.node_of(left));
-            next.map(|node| self.entity_of(node))
+            self.nodes.next(left)
         };
         if let Some(c) = curr
             && c != left
