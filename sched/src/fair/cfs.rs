@@ -149,7 +149,8 @@ impl<P: Pick, const BW: bool> FairRunQueue<P, BW> {
         let mut second = if Some(left) == curr {
             first
         } else {
-            self.nodes.next(left)
+            let next = self.nodes.next(self.node_of(left));
+            next.map(|node| self.entity_of(node))
         };
         if let Some(c) = curr
             && c != left

@@ -178,10 +178,12 @@ impl<P: Pick, const BW: bool> FairRunQueue<P, BW> {
             0 => Some(i64::MAX),
             _ => Some(avg.div_euclid(load)),
         };
-        let best = limit.and_then(|limit| {
-            self.nodes
-                .first_eligible(&queue.timeline, |v| vtime_delta(v, base) <= limit)
-        });
+        let best = limit
+            .and_then(|limit| {
+                self.nodes
+                    .first_eligible(&queue.timeline, |v| vtime_delta(v, base) <= limit)
+            })
+            .map(|node| self.entity_of(node));
         match (best, curr) {
             (None, None) => self.first_queued(q).or(queued_curr),
             (None, Some(c)) => Some(c),

@@ -24,10 +24,11 @@
 //!   charged at `update_curr`, throttling and unthrottling up the hierarchy.
 //!
 //! Entity numbering: task `t` is entity `t`; the group entity of group `g`
-//! (`g ≥ 1`) on CPU `c` is entity `max_tasks + c·(max_groups − 1) + g − 1`,
-//! unique on the machine, and an entity's number is its node in the timeline
-//! arena the CPUs share ([`SharedArena`], `numbering`); a run queue built
-//! alone has an arena of its own and numbers its entities as CPU 0. All storage is allocated when the run queue is built;
+//! (`g ≥ 1`) is entity `max_tasks + g - 1`. The CPUs share one timeline arena
+//! ([`SharedArena`]), where the node of group `g`'s entity on CPU `c` is
+//! `max_tasks + c·(max_groups − 1) + g − 1`, unique on the machine
+//! (`numbering`); a run queue built alone has an arena of its own and places
+//! its nodes as CPU 0. All storage is allocated when the run queue is built;
 //! the class operations allocate nothing and cost O(depth · log n).
 //!
 //! How the mechanism (kernel or simulator) drives it, per CPU (usually through
@@ -162,7 +163,8 @@ impl Pick for PickPolicy {
 pub struct FairRunQueue<P: Pick = PickPolicy, const BANDWIDTH: bool = true> {
     pub(super) pick: P,
     pub(super) max_tasks: usize,
-    /// The other CPUs' group entities numbered before this CPU's
+    /// What a group entity's number is shifted by to make its node number in
+    /// the shared arena: the other CPUs' group entities before this CPU's
     /// (`numbering`; 0 on CPU 0 and alone).
     pub(super) node_offset: u32,
     pub(super) entities: Vec<entity::Entity>,
@@ -257,12 +259,7 @@ impl<P: Pick, const BW: bool> FairRunQueue<P, BW> {
             pick,
             max_tasks,
             node_offset,
-            // Indexed by node number: this CPU's group entities after the
-            // other CPUs' (unused here), so no translation on any access.
-            entities: vec![
-                entity::Entity::unused();
-                max_tasks + node_offset as usize + max_groups - 1
-            ],
+            entities: vec![entity::Entity::unused(); max_tasks + max_groups - 1],
             queues: vec![GroupQueue::default(); max_groups],
             groups,
             nodes,
@@ -304,7 +301,7 @@ impl<P: Pick, const BW: bool> FairRunQueue<P, BW> {
     /// The entity number of `group`'s group entity (`group` ≠ root).
     pub(super) fn group_entity(&self, group: GroupId) -> u32 {
         debug_assert_ne!(group, GroupId::ROOT);
-        self.max_tasks as u32 + self.node_offset + group.index() as u32 - 1
+        (self.max_tasks + group.index() - 1) as u32
     }
 
     /// The entity one level up (the group entity of the queue `e` is on).
