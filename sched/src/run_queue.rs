@@ -24,7 +24,6 @@ use crate::class::{DequeueFlags, EnqueueFlags, Resched, SchedClass};
 use crate::class_stack::{ClassKind, ClassStack};
 use crate::fair::{CfsPick, EevdfPick, FairMigration, FairRunQueue, GroupError};
 use crate::fair::{CfsTunables, EevdfTunables};
-use crate::fair::{SharedArena, TooManyEntities};
 use crate::round_robin::RoundRobin;
 use crate::rt::RtClass;
 use crate::task::{GroupId, Nanoseconds, ParamError, Policy, TaskId, TaskParams};

@@ -110,18 +110,15 @@ pub fn replay(setup: &ReplaySetup, records: &[Record]) -> Result<ReplayOutcome, 
     let policy = setup.config.policy_kind(setup.capacities.len());
     let bandwidth =
         setup.config.cfs_bandwidth || records.iter().any(|record| record.input.is_bandwidth());
-    // One timeline arena for all the CPUs, as the kernel has.
-    let arena = RunQueue::shared_arena(policy, setup.tasks, setup.groups, setup.capacities.len())
-        .map_err(|e| e.to_string())?;
     let mut cores: Vec<CpuCore> = setup
         .capacities
         .iter()
         .enumerate()
         .map(|(cpu, &capacity)| {
-            let mut queue = RunQueue::build_sharing(
+            let mut queue = RunQueue::build(
                 policy,
-                &arena,
-                cpu,
+                setup.tasks,
+                setup.groups,
                 setup.config.uclamp == Some(true),
                 bandwidth,
             );
@@ -387,10 +384,9 @@ mod tests {
             capacities: vec![1024, 1024],
         };
         let kind = config.policy_kind(2);
-        let arena = RunQueue::shared_arena(kind, TASKS, GROUPS, 2).unwrap();
         let mut cores: Vec<CpuCore> = (0..2)
             .map(|cpu| {
-                let queue = RunQueue::build_sharing(kind, &arena, usize::from(cpu), true, true);
+                let queue = RunQueue::build(kind, TASKS, GROUPS, true, true);
                 let mut core = CpuCore::new(cpu, queue, TASKS, false);
                 core.start_recording(40_000, sequence);
                 core

@@ -323,10 +323,10 @@ fn yield_and_delay() {
     assert_eq!(results.cpus[0].idle_ns, 5 * MS);
 }
 
-/// More scheduling entities than the CPUs' shared timeline arena holds is a
-/// clear configuration error, not a panic: 4096 tasks (the scenario limit),
-/// each in its own fifteen-level group path, need on one CPU
-/// 4096 + 15 × 4096 = 65536 entities, one over `MAX_ENTITIES` (2^16 - 1).
+/// More scheduling entities than a CPU's timeline arena holds is a clear
+/// configuration error, not a panic: 4096 tasks (the scenario limit), each in
+/// its own fifteen-level group path, need 4096 + 15 × 4096 = 65536 entities,
+/// one over `MAX_ENTITIES` (2^16 - 1).
 #[test]
 fn too_many_entities_is_an_error() {
     let tasks: Vec<String> = (0..4096)
@@ -347,7 +347,7 @@ fn too_many_entities_is_an_error() {
     };
     assert_eq!(fairway_sched::fair::timeline::MAX_ENTITIES, 65535);
     assert!(
-        error.contains("4096 tasks and 61440 task groups on 1 CPU need 65536 scheduling entities"),
+        error.contains("4096 tasks and 61440 task groups need 65536 scheduling entities"),
         "{error}"
     );
     assert!(error.contains("the limit is 65535"), "{error}");

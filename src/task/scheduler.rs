@@ -17,7 +17,6 @@ use core::sync::atomic::{AtomicUsize, Ordering};
 
 use alloc::collections::VecDeque;
 use fairway_sched::cpu_core::{CpuCore, Decision, Leaving, TimerRequest};
-use fairway_sched::fair::SharedArena;
 use fairway_sched::run_queue::{CpuCapacity, PolicyKind, RunQueue};
 use fairway_sched::schedutil::UpdateSites;
 use fairway_sched::task::ParamError;
@@ -292,10 +291,6 @@ pub fn tick_period_ns() -> u64 {
     config().tick_ns()
 }
 
-/// The timeline node arena every CPU's fair run queue shares (issue 15: one
-/// per machine, not one per CPU), built with the first run queue.
-static TIMELINE_ARENA: Once<SharedArena> = Once::new();
-
 /// Serialises the run queues' construction (their heap is measured) with
 /// the growth of their task tables: a CPU built while a task is created
 /// either is grown by [`reserve_task_tables`] or is built for the task.
@@ -331,15 +326,10 @@ pub fn init_cpu(cpu: usize) {
         let mut reserved = BUILDING.lock();
         *reserved = (*reserved).max(crate::config::MAX_TASKS);
         let free_before = crate::heap::free_bytes();
-        // The first CPU's heap includes the shared arena.
-        let arena = TIMELINE_ARENA.call_once(|| {
-            RunQueue::shared_arena(settings.policy, TASK_SLOTS, MAX_GROUPS, MAX_CPUS)
-                .expect("the task slots and groups of MAX_CPUS CPUs fit in one timeline arena")
-        });
-        let mut queue = RunQueue::build_sharing(
+        let mut queue = RunQueue::build(
             settings.policy,
-            arena,
-            cpu,
+            TASK_SLOTS,
+            MAX_GROUPS,
             settings.config.uclamp == Some(true),
             settings.config.cfs_bandwidth,
         );

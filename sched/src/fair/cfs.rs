@@ -116,7 +116,6 @@ impl<P: Pick, const BW: bool> FairRunQueue<P, BW> {
         if ran < tunables.min_granularity {
             return false;
         }
-        // A node number, for its key only.
         let Some(left) = self.queues[q.index()].timeline.first() else {
             return false;
         };
@@ -130,13 +129,13 @@ impl<P: Pick, const BW: bool> FairRunQueue<P, BW> {
     pub(super) fn pick_cfs(&self, q: GroupId, tunables: &CfsTunables) -> Option<u32> {
         let queue = &self.queues[q.index()];
         let curr = self.queued_curr(q);
-        let first = self.first_queued(q);
+        let first = queue.timeline.first();
         let left = match (first, curr) {
             (None, None) => return None,
             (None, Some(c)) => c,
             (Some(l), None) => l,
             (Some(l), Some(c)) => {
-                if vtime_before(self.entities[c as usize].vruntime, self.timeline_key_of(l)) {
+                if vtime_before(self.entities[c as usize].vruntime, self.nodes.key(l)) {
                     c
                 } else {
                     l
@@ -149,14 +148,12 @@ impl<P: Pick, const BW: bool> FairRunQueue<P, BW> {
         let mut second = if Some(left) == curr {
             first
         } else {
-            let next = self.nodes.next(self.node_of(left));
-            next.map(|node| self.entity_of(node))
+            self.nodes.next(left)
         };
         if let Some(c) = curr
             && c != left
-            && second.is_none_or(|s| {
-                vtime_before(self.entities[c as usize].vruntime, self.timeline_key_of(s))
-            })
+            && second
+                .is_none_or(|s| vtime_before(self.entities[c as usize].vruntime, self.nodes.key(s)))
         {
             second = Some(c);
         }

@@ -158,7 +158,7 @@ impl<P: Pick, const BW: bool> FairRunQueue<P, BW> {
         let queue = &self.queues[q.index()];
         let queued_curr = self.queued_curr(q);
         if queue.nr_queued == 1 {
-            return queued_curr.or_else(|| self.first_queued(q));
+            return queued_curr.or_else(|| queue.timeline.first());
         }
         let curr = queued_curr.filter(|&c| self.entity_eligible(q, c));
         if let Some(c) = curr
@@ -178,18 +178,16 @@ impl<P: Pick, const BW: bool> FairRunQueue<P, BW> {
             0 => Some(i64::MAX),
             _ => Some(avg.div_euclid(load)),
         };
-        let best = limit
-            .and_then(|limit| {
-                self.nodes
-                    .first_eligible(&queue.timeline, |v| vtime_delta(v, base) <= limit)
-            })
-            .map(|node| self.entity_of(node));
+        let best = limit.and_then(|limit| {
+            self.nodes
+                .first_eligible(&queue.timeline, |v| vtime_delta(v, base) <= limit)
+        });
         match (best, curr) {
-            (None, None) => self.first_queued(q).or(queued_curr),
+            (None, None) => queue.timeline.first().or(queued_curr),
             (None, Some(c)) => Some(c),
             (Some(b), None) => Some(b),
             (Some(b), Some(c)) => {
-                if vtime_before(self.entities[c as usize].deadline, self.timeline_key_of(b)) {
+                if vtime_before(self.entities[c as usize].deadline, self.nodes.key(b)) {
                     Some(c)
                 } else {
                     Some(b)

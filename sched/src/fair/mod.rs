@@ -5,8 +5,6 @@
 //! - [`timeline`]: the index-based red-black tree (cached leftmost, optional
 //!   subtree-minimum-vruntime augmentation).
 //! - [`entity`]: scheduling entities and the tunables.
-//! - `numbering`: the machine's shared timeline arena and where each CPU's
-//!   entities sit in it.
 //! - [`group`]: task groups, shares, per-group run queues, `calc_group_shares`.
 //! - `queue`: the per-level operations common to both picks (update_curr,
 //!   min_vruntime, enqueue/dequeue of one entity, set_next/put_prev, reweight).
@@ -24,19 +22,15 @@
 //!   charged at `update_curr`, throttling and unthrottling up the hierarchy.
 //!
 //! Entity numbering: task `t` is entity `t`; the group entity of group `g`
-//! (`g ≥ 1`) is entity `max_tasks + g - 1`. The CPUs share one timeline arena
-//! ([`SharedArena`]), where the node of group `g`'s entity on CPU `c` is
-//! `max_tasks + c·(max_groups − 1) + g − 1`, unique on the machine
-//! (`numbering`); a run queue built alone has an arena of its own and places
-//! its nodes as CPU 0. All storage is allocated when the run queue is built;
-//! the class operations allocate nothing and cost O(depth · log n).
+//! (`g ≥ 1`) is entity `max_tasks + g - 1`. All storage is allocated in
+//! [`FairRunQueue::new`]; the class operations allocate nothing and cost
+//! O(depth · log n).
 //!
 //! How the mechanism (kernel or simulator) drives it, per CPU (usually through
 //! [`RunQueue`](crate::run_queue::RunQueue)):
 //!
 //! ```text
-//!   boot:       SharedArena::new(..) once; sharing(pick, &arena, cpu) on each
-//!               CPU (or new(pick, max_tasks, max_groups) alone); set_cpu_capacity(..)
+//!   boot:       new(pick, max_tasks, max_groups); set_cpu_capacity(..)
 //!   cgroups:    create_group / set_group_shares / remove_group, same order on
 //!               every CPU; set_task_group(task, group, now)
 //!   every ~ms:  sum group_load_contribution(g) over CPUs, set_group_load_sum(g, sum)
@@ -63,7 +57,6 @@ mod groups_api;
 mod hierarchy;
 mod hrtick;
 mod load;
-mod numbering;
 mod queue;
 mod throttle;
 
@@ -88,7 +81,6 @@ use alloc::vec::Vec;
 pub use entity::{CfsTunables, EevdfTunables, Entity, EntityKind, FairPolicy};
 pub use group::{DEFAULT_SHARES, GroupError, MAX_SHARES, MIN_SHARES, shares_from_cpu_weight};
 pub use groups_api::FairMigration;
-pub use numbering::{SharedArena, TooManyEntities};
 
 use crate::pelt::clock::PeltClock;
 use crate::run_queue::CpuCapacity;
@@ -163,14 +155,9 @@ impl Pick for PickPolicy {
 pub struct FairRunQueue<P: Pick = PickPolicy, const BANDWIDTH: bool = true> {
     pub(super) pick: P,
     pub(super) max_tasks: usize,
-    /// What a group entity's number is shifted by to make its node number in
-    /// the shared arena: the other CPUs' group entities before this CPU's
-    /// (`numbering`; 0 on CPU 0 and alone).
-    pub(super) node_offset: u32,
     pub(super) entities: Vec<entity::Entity>,
     pub(super) queues: Vec<GroupQueue>,
     pub(super) groups: Vec<GroupInfo>,
-    /// A handle on the timeline arena, the machine's or this run queue's own.
     pub(super) nodes: P::Nodes,
     /// A reschedule found by `update_curr` outside the tick (§1.5: the deadline
     /// passed during an enqueue), reported at the next tick or wake-up check.
@@ -205,64 +192,32 @@ pub struct FairRunQueue<P: Pick = PickPolicy, const BANDWIDTH: bool = true> {
 
 impl<P: Pick> FairRunQueue<P, true> {
     /// A run queue for task ids below `max_tasks` and up to `max_groups` groups
-    /// (the root group included, so at least 1), with bandwidth control and an
-    /// arena of its own.
+    /// (the root group included, so at least 1), with bandwidth control.
     pub fn new(pick: P, max_tasks: usize, max_groups: usize) -> Self {
-        Self::alone(pick, max_tasks, max_groups)
+        Self::build(pick, max_tasks, max_groups)
     }
 }
 
 impl<P: Pick> FairRunQueue<P, false> {
     /// As [`FairRunQueue::new`], with bandwidth control compiled out.
     pub fn without_bandwidth(pick: P, max_tasks: usize, max_groups: usize) -> Self {
-        Self::alone(pick, max_tasks, max_groups)
+        Self::build(pick, max_tasks, max_groups)
     }
 }
 
 impl<P: Pick, const BW: bool> FairRunQueue<P, BW> {
-    /// A run queue with an arena of its own (tests, tools, one-CPU
-    /// machines): it places its group entities' nodes as CPU 0.
-    fn alone(pick: P, max_tasks: usize, max_groups: usize) -> Self {
+    fn build(pick: P, max_tasks: usize, max_groups: usize) -> Self {
         let max_groups = max_groups.max(1);
-        let nodes = P::Nodes::build(
-            max_tasks + max_groups - 1,
-            matches!(pick.policy(), PickPolicy::Eevdf(_)),
-        );
-        Self::build(pick, max_tasks, max_groups, 0, nodes)
-    }
-
-    /// CPU `cpu`'s run queue on the machine whose CPUs share `arena`, with
-    /// the arena's task and group slots. Panics when `cpu` is not one of
-    /// the arena's CPUs or the arena is not the pick's tree (configuration
-    /// bugs).
-    pub fn sharing(pick: P, arena: &SharedArena, cpu: usize) -> Self {
-        assert!(
-            cpu < arena.cpus(),
-            "fair: CPU {cpu} is beyond the arena's {} CPUs",
-            arena.cpus()
-        );
-        let augmented = matches!(pick.policy(), PickPolicy::Eevdf(_));
-        let nodes = arena
-            .nodes()
-            .filter(|nodes| nodes.augmented() == augmented)
-            .and_then(<P::Nodes as TimelineStore>::share)
-            .expect("fair: the shared arena is not the pick's tree");
-        Self::build(pick, arena.max_tasks(), arena.max_groups(), cpu, nodes)
-    }
-
-    fn build(pick: P, max_tasks: usize, max_groups: usize, cpu: usize, nodes: P::Nodes) -> Self {
-        let max_groups = max_groups.max(1);
-        let node_offset = numbering::node_offset(max_groups, cpu);
+        let entity_count = max_tasks + max_groups - 1;
         let mut groups = vec![GroupInfo::unused(); max_groups];
         groups[0] = GroupInfo::root();
         FairRunQueue {
             pick,
             max_tasks,
-            node_offset,
-            entities: vec![entity::Entity::unused(); max_tasks + max_groups - 1],
+            entities: vec![entity::Entity::unused(); entity_count],
             queues: vec![GroupQueue::default(); max_groups],
             groups,
-            nodes,
+            nodes: P::Nodes::build(entity_count, matches!(pick.policy(), PickPolicy::Eevdf(_))),
             need_resched: false,
             clock: PeltClock::new(load::PELT_EPOCH),
             capacity: CpuCapacity::default(),

@@ -27,7 +27,6 @@ impl<P: Pick, const BW: bool> FairRunQueue<P, BW> {
     /// `__enqueue_entity`: into the tree and the EEVDF sums.
     pub(super) fn timeline_insert(&mut self, q: GroupId, e: u32) {
         let key = self.timeline_key(e);
-        let node = self.node_of(e);
         let entity = &self.entities[e as usize];
         let (vruntime, weight) = (entity.vruntime, entity.weight());
         let queue = &mut self.queues[q.index()];
@@ -36,12 +35,11 @@ impl<P: Pick, const BW: bool> FairRunQueue<P, BW> {
             .avg_vruntime
             .wrapping_add(offset.wrapping_mul(weight as i64));
         queue.avg_load += weight;
-        self.nodes.insert(&mut queue.timeline, node, key, vruntime);
+        self.nodes.insert(&mut queue.timeline, e, key, vruntime);
     }
 
     /// `__dequeue_entity`: out of the tree and the EEVDF sums.
     pub(super) fn timeline_remove(&mut self, q: GroupId, e: u32) {
-        let node = self.node_of(e);
         let entity = &self.entities[e as usize];
         let (vruntime, weight) = (entity.vruntime, entity.weight());
         let queue = &mut self.queues[q.index()];
@@ -50,43 +48,7 @@ impl<P: Pick, const BW: bool> FairRunQueue<P, BW> {
             .avg_vruntime
             .wrapping_sub(offset.wrapping_mul(weight as i64));
         queue.avg_load -= weight;
-        self.nodes.remove(&mut queue.timeline, node);
-    }
-
-    /// The node of entity `e` in the timeline arena, which the CPUs share
-    /// (`numbering`): a task's is its number, a group entity's is shifted
-    /// past the other CPUs' group entities.
-    #[inline(always)]
-    pub(super) fn node_of(&self, e: u32) -> u32 {
-        if e as usize >= self.max_tasks {
-            e + self.node_offset
-        } else {
-            e
-        }
-    }
-
-    /// The entity at timeline node `node` (the inverse of
-    /// [`node_of`](Self::node_of)).
-    #[inline(always)]
-    pub(super) fn entity_of(&self, node: u32) -> u32 {
-        if node as usize >= self.max_tasks {
-            node - self.node_offset
-        } else {
-            node
-        }
-    }
-
-    /// The entity with the smallest key in `q`'s tree (`__pick_first_entity`).
-    #[inline(always)]
-    pub(super) fn first_queued(&self, q: GroupId) -> Option<u32> {
-        let first = self.queues[q.index()].timeline.first();
-        first.map(|node| self.entity_of(node))
-    }
-
-    /// The key entity `e` was inserted in its tree with.
-    #[inline(always)]
-    pub(super) fn timeline_key_of(&self, e: u32) -> u64 {
-        self.nodes.key(self.node_of(e))
+        self.nodes.remove(&mut queue.timeline, e);
     }
 
     /// The running entity of `q` if it is still queued.

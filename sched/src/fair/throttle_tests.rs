@@ -745,16 +745,14 @@ enum Event {
 /// The group slots of the stress run's cores.
 const STRESS_GROUPS: usize = 6;
 
-/// The stress run's cores: `nr_cpus` CPUs sharing one timeline arena, as
-/// the kernel's and the simulator's do (the tasks migrate between them).
-fn stress_cores(nr_cpus: usize, kind: PolicyKind, nr_tasks: usize) -> Vec<CpuCore> {
-    let arena = RunQueue::shared_arena(kind, nr_tasks, STRESS_GROUPS, nr_cpus).unwrap();
-    (0..nr_cpus)
-        .map(|cpu| {
-            let run_queue = RunQueue::build_sharing(kind, &arena, cpu, true, true);
-            CpuCore::new(cpu as u16, run_queue, nr_tasks, false)
-        })
-        .collect()
+/// The stress run's core of CPU `cpu`.
+fn stress_core(cpu: usize, kind: PolicyKind, nr_tasks: usize) -> CpuCore {
+    CpuCore::new(
+        cpu as u16,
+        RunQueue::with_groups(kind, nr_tasks, STRESS_GROUPS),
+        nr_tasks,
+        false,
+    )
 }
 
 impl Stress {
@@ -778,12 +776,15 @@ impl Stress {
         let mut rng = XorShift::new(seed);
         let nr_tasks = rng.range(8, 16) as usize;
         let max_groups = STRESS_GROUPS;
-        let mut cores = stress_cores(nr_cpus, kind, nr_tasks);
-        if let Some(records) = records {
-            for core in &mut cores {
-                core.start_recording(records, next_sequence);
-            }
-        }
+        let mut cores: Vec<CpuCore> = (0..nr_cpus)
+            .map(|cpu| {
+                let mut core = stress_core(cpu, kind, nr_tasks);
+                if let Some(records) = records {
+                    core.start_recording(records, next_sequence);
+                }
+                core
+            })
+            .collect();
         // A ─ B ─ D, C, E under the root: two levels of nesting below A.
         let mut groups = Vec::new();
         let mut create = |parent: GroupId, cores: &mut Vec<CpuCore>| {
@@ -1728,7 +1729,9 @@ fn replay_stress(
     kind: PolicyKind,
     nr_tasks: usize,
 ) -> (usize, Option<String>) {
-    let mut cores = stress_cores(nr_cpus, kind, nr_tasks);
+    let mut cores: Vec<CpuCore> = (0..nr_cpus)
+        .map(|cpu| stress_core(cpu, kind, nr_tasks))
+        .collect();
     let mut migrations = alloc::collections::BTreeMap::new();
     for (index, record) in records.iter().enumerate() {
         let core = &mut cores[usize::from(record.cpu)];

@@ -92,66 +92,6 @@ impl RunQueue {
         run_queue
     }
 
-    /// The timeline arena the fair run queues of `cpus` CPUs running `kind`
-    /// share (none for round robin), with `max_tasks` task and `max_groups`
-    /// group slots: for [`RunQueue::build_sharing`]. Fails when the machine
-    /// needs more entity numbers than an arena has nodes.
-    pub fn shared_arena(
-        kind: PolicyKind,
-        max_tasks: usize,
-        max_groups: usize,
-        cpus: usize,
-    ) -> Result<SharedArena, TooManyEntities> {
-        match kind {
-            PolicyKind::RoundRobin { .. } => {
-                SharedArena::without_nodes(max_tasks, max_groups, cpus)
-            }
-            PolicyKind::Cfs(_) => SharedArena::new(false, max_tasks, max_groups, cpus),
-            PolicyKind::Eevdf(_) => SharedArena::new(true, max_tasks, max_groups, cpus),
-        }
-    }
-
-    /// As [`RunQueue::build`], for CPU `cpu` of a machine whose CPUs share
-    /// `arena` ([`RunQueue::shared_arena`], built for the same `kind`), with
-    /// its task and group slots.
-    pub fn build_sharing(
-        kind: PolicyKind,
-        arena: &SharedArena,
-        cpu: usize,
-        uclamp_enabled: bool,
-        bandwidth: bool,
-    ) -> Self {
-        let (max_tasks, max_groups) = (arena.max_tasks(), arena.max_groups());
-        let mut run_queue = match (kind, bandwidth) {
-            (PolicyKind::RoundRobin { slice }, _) => RunQueue::RoundRobin(RunQueueOf::with_class(
-                RoundRobin::new(max_tasks, slice).with_max_groups(max_groups),
-                max_tasks,
-            )),
-            (PolicyKind::Cfs(tunables), true) => RunQueue::Cfs(RunQueueOf::with_class(
-                FairRunQueue::sharing(CfsPick(tunables), arena, cpu),
-                max_tasks,
-            )),
-            (PolicyKind::Eevdf(tunables), true) => RunQueue::Eevdf(RunQueueOf::with_class(
-                FairRunQueue::sharing(EevdfPick(tunables), arena, cpu),
-                max_tasks,
-            )),
-            (PolicyKind::Cfs(tunables), false) => {
-                RunQueue::CfsWithoutBandwidth(RunQueueOf::with_class(
-                    FairRunQueue::sharing(CfsPick(tunables), arena, cpu),
-                    max_tasks,
-                ))
-            }
-            (PolicyKind::Eevdf(tunables), false) => {
-                RunQueue::EevdfWithoutBandwidth(RunQueueOf::with_class(
-                    FairRunQueue::sharing(EevdfPick(tunables), arena, cpu),
-                    max_tasks,
-                ))
-            }
-        };
-        run_queue.set_uclamp_enabled(uclamp_enabled);
-        run_queue
-    }
-
     /// As [`RunQueue::with_groups`], with uclamp on or off (see
     /// [`set_uclamp_enabled`](Self::set_uclamp_enabled)), bandwidth control
     /// compiled in.

@@ -418,15 +418,15 @@ impl<'s> Simulation<'s> {
         } else {
             tasks.len().max(1)
         };
-        // One timeline arena for all the CPUs, with an entity number for
-        // every task and for each group on each CPU.
-        let arena = RunQueue::shared_arena(
-            config.policy,
-            max_tasks,
-            group_paths.len() + 1,
-            config.capacities.len(),
-        )
-        .map_err(|e| SimError::Config(e.to_string()))?;
+        let entities = max_tasks + group_paths.len();
+        if entities > fairway_sched::fair::timeline::MAX_ENTITIES {
+            return Err(SimError::Config(format!(
+                "{max_tasks} tasks and {} task groups need {entities} scheduling entities per CPU; \
+                 the limit is {}",
+                group_paths.len(),
+                fairway_sched::fair::timeline::MAX_ENTITIES
+            )));
+        }
         let mut groups = BTreeMap::new();
         let bandwidth_control = config.cfs_bandwidth
             || group_paths
@@ -437,10 +437,10 @@ impl<'s> Simulation<'s> {
             .iter()
             .enumerate()
             .map(|(index, &capacity)| {
-                let mut run_queue = RunQueue::build_sharing(
+                let mut run_queue = RunQueue::build(
                     config.policy,
-                    &arena,
-                    index,
+                    max_tasks,
+                    group_paths.len() + 1,
                     config.uclamp,
                     bandwidth_control,
                 );

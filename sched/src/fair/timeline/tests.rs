@@ -9,7 +9,7 @@ impl<A: Augment> TimelineArena<A> {
     /// the number of nodes. For tests.
     pub fn check(&self, timeline: &Timeline) -> usize {
         fn walk<A: Augment>(
-            nodes: &Tree<'_, A>,
+            nodes: &TimelineArena<A>,
             at: Index,
             parent: Index,
             count: &mut usize,
@@ -18,10 +18,13 @@ impl<A: Augment> TimelineArena<A> {
                 return (1, u64::MAX);
             }
             *count += 1;
-            let (left, right) = (nodes.child(at, LEFT), nodes.child(at, RIGHT));
-            let key = nodes.key_of(at);
-            assert_eq!(nodes.parent(at), parent, "parent link of {at}");
-            let red = !nodes.is_black(at);
+            let node = *nodes.node(at);
+            let (left, right) = (
+                Index::from(node.child[LEFT]),
+                Index::from(node.child[RIGHT]),
+            );
+            assert_eq!(Index::from(node.parent), parent, "parent link of {at}");
+            let red = !node.black;
             if red {
                 assert!(
                     !nodes.is_red(left) && !nodes.is_red(right),
@@ -29,35 +32,34 @@ impl<A: Augment> TimelineArena<A> {
                 );
             }
             if left != NONE {
-                assert!(!vtime_before(key, nodes.key_of(left)));
+                assert!(!vtime_before(node.key, nodes.node(left).key));
             }
             if right != NONE {
-                assert!(!vtime_before(nodes.key_of(right), key));
+                assert!(!vtime_before(nodes.node(right).key, node.key));
             }
             let (lh, lmin) = walk(nodes, left, at, count);
             let (rh, rmin) = walk(nodes, right, at, count);
             assert_eq!(lh, rh, "black height at {at}");
-            let mut min = nodes.vruntime_of(at);
+            let mut min = node.augment.vruntime(node.key);
             for m in [lmin, rmin] {
                 if m != u64::MAX && vtime_before(m, min) {
                     min = m;
                 }
             }
             if A::AUGMENTED {
-                assert_eq!(nodes.min_of(at), min, "augmented min at {at}");
+                assert_eq!(node.augment.min_vruntime(), min, "augmented min at {at}");
             }
             (lh + usize::from(!red), min)
         }
-        let tree = self.tree();
         let mut count = 0;
         assert!(
-            !tree.is_red(Index::from(timeline.root)),
+            !self.is_red(Index::from(timeline.root)),
             "the root is black"
         );
-        walk(&tree, Index::from(timeline.root), NONE, &mut count);
+        walk(self, Index::from(timeline.root), NONE, &mut count);
         let mut leftmost = Index::from(timeline.root);
-        while leftmost != NONE && tree.child(leftmost, LEFT) != NONE {
-            leftmost = tree.child(leftmost, LEFT);
+        while leftmost != NONE && Index::from(self.node(leftmost).child[LEFT]) != NONE {
+            leftmost = Index::from(self.node(leftmost).child[LEFT]);
         }
         assert_eq!(Index::from(timeline.leftmost), leftmost, "cached leftmost");
         count
@@ -79,7 +81,7 @@ fn matches_a_sorted_list_model() {
 
 fn model_run(capacity: u64, keys: u64, ops: usize, augmented: bool) {
     let mut rng = Rng::new(7 + capacity);
-    let nodes = TimelineNodes::new(capacity as usize, augmented);
+    let mut nodes = TimelineNodes::new(capacity as usize, augmented);
     let mut timeline = Timeline::default();
     let mut model: Vec<(u64, u32, u64)> = Vec::new();
     for _ in 0..ops {
