@@ -237,12 +237,19 @@ pub(crate) fn grow_table<T: Clone>(table: &mut alloc::vec::Vec<T>, count: usize,
     if count <= len {
         return;
     }
-    let target = count.next_multiple_of(64).max(len + len / 4);
+    let target = grown_length(len, count);
     table.reserve_exact(target - len);
     table.resize(target, unused);
 }
 
+/// The length a table indexed by task id grows to from `len` to hold ids
+/// below `count` (more than `len`): the policy of [`grow_table`], for the
+/// mechanism's own tables too.
+pub fn grown_length(len: usize, count: usize) -> usize {
+    count.next_multiple_of(64).max(len + len / 4)
+}
+
 /// The heap a table indexed by task id takes.
-pub(crate) fn table_bytes<T>(table: &alloc::vec::Vec<T>) -> usize {
+pub fn table_bytes<T>(table: &alloc::vec::Vec<T>) -> usize {
     table.capacity() * core::mem::size_of::<T>()
 }

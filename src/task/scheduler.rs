@@ -116,14 +116,14 @@ impl CpuRunQueue {
     fn reserve_members(&mut self, count: usize) {
         let capacity = self.members.capacity();
         if count > capacity {
-            let target = count.next_multiple_of(64).max(capacity + capacity / 4);
+            let target = fairway_sched::task::grown_length(capacity, count);
             self.members.reserve_exact(target - self.members.len());
         }
     }
 
     /// The heap the member list takes.
     fn members_bytes(&self) -> usize {
-        self.members.capacity() * core::mem::size_of::<TaskId>()
+        fairway_sched::task::table_bytes(&self.members)
     }
 
     /// The tasks this run queue owns.
