@@ -414,7 +414,7 @@ fn run_main(_: usize) {
 fn log_scheduler_memory(when: &str) {
     let (run_queues, tables) = crate::task::scheduler::memory_bytes();
     defmt::info!(
-        "scheduler memory{=str}: {=u64} KiB (run queues {=u64} KiB, task table and wake lists {=u64} KiB) for {=usize} CPUs, room for {=usize} of {=usize} task ids, {=usize} task slots allocated",
+        "scheduler memory{=str}: {=u64} KiB (run queues {=u64} KiB, task table and wake lists {=u64} KiB) for {=usize} CPUs, room for {=usize} of {=usize} task ids, {=usize} task slots allocated; the tasks' latency statistics take {=u64} KiB more",
         when,
         (run_queues + tables) as u64 / 1024,
         run_queues as u64 / 1024,
@@ -422,7 +422,8 @@ fn log_scheduler_memory(when: &str) {
         percpu::nr_online(),
         crate::task::scheduler::task_ids_reserved(),
         crate::config::MAX_TASKS,
-        crate::task::task_slots_allocated()
+        crate::task::task_slots_allocated(),
+        crate::task::statistics_bytes() as u64 / 1024
     );
 }
 

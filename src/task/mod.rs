@@ -130,7 +130,10 @@ pub struct Task {
     /// The CPUs it may run on.
     pub affinity: AtomicU64,
     /// Wake-up-to-run latencies (allocated the first time the slot is used).
-    pub latency: IrqSpinLock<Option<fairway_sched::stats::LatencyStats>>,
+    /// Boxed: they are the report's statistics, not what scheduling needs,
+    /// so the slot stays small and they are counted apart
+    /// ([`statistics_bytes`]).
+    pub latency: IrqSpinLock<Option<alloc::boxed::Box<fairway_sched::stats::LatencyStats>>>,
     /// Its place in its run queue's member list.
     pub(crate) member_index: core::sync::atomic::AtomicU32,
     /// Its scheduling state in transit during a wake-up on another CPU.
@@ -363,6 +366,32 @@ impl defmt::Format for SpawnError {
 /// Wake-up latencies kept per task for exact quantiles.
 const LATENCY_SAMPLES: usize = 1024;
 
+/// The heap one task's latency statistics take: the histogram and the
+/// sampler's two buffers of `LATENCY_SAMPLES` values (kept and sorted).
+const LATENCY_STATS_BYTES: usize = core::mem::size_of::<fairway_sched::stats::LatencyStats>()
+    + 2 * LATENCY_SAMPLES * core::mem::size_of::<u64>();
+
+/// Heap taken by the tasks' statistics so far.
+static STATISTICS_BYTES: AtomicUsize = AtomicUsize::new(0);
+
+/// Heap the tasks' latency statistics take (allocated once per slot used,
+/// never freed): the report's measurements, counted apart from the
+/// scheduler's memory.
+pub fn statistics_bytes() -> usize {
+    STATISTICS_BYTES.load(Ordering::Relaxed)
+}
+
+/// Makes room in every run queue for the next `count` tasks to be created,
+/// at once (a workload that creates a batch of tasks calls it first: the
+/// run queues' tables then grow once, to whole blocks of ids, and not by a
+/// quarter at a time as single creations do). Ids are given out in order
+/// from the last one taken, so the next `count` are known; should some be
+/// taken meanwhile, creation still grows the tables as it goes.
+pub fn reserve_for_spawns(count: usize) {
+    let next = NEXT_FREE_SLOT.load(Ordering::Relaxed) % MAX_TASKS;
+    scheduler::reserve_task_ids((next + count).min(MAX_TASKS));
+}
+
 /// Creates a task that runs `entry(argument)` on `cpu` with `params`, and makes
 /// it runnable.
 pub fn spawn(
@@ -447,10 +476,11 @@ fn spawn_task(
                 stats.sampler.clear();
             }
             None => {
-                *latency = Some(
+                *latency = Some(alloc::boxed::Box::new(
                     fairway_sched::stats::LatencyStats::new(LATENCY_SAMPLES)
                         .expect("latency sample capacity"),
-                )
+                ));
+                STATISTICS_BYTES.fetch_add(LATENCY_STATS_BYTES, Ordering::Relaxed);
             }
         }
     }

@@ -320,15 +320,18 @@ pub fn init_cpu(cpu: usize) {
     let settings = SETTINGS
         .get()
         .expect("settings fixed before the run queues are built");
+    // The heap this CPU's run queue takes (`memory_bytes`); one CPU builds
+    // at a time, so that no other allocation falls in between. Built with
+    // room for the task ids created so far (none, for the boot CPU), and
+    // published before the lock is released: a task created meanwhile finds
+    // it in `reserve_task_tables`, which grows it with the next ids.
+    let building = BUILDING.lock();
+    let reserved = *building;
     RUN_QUEUES[cpu].call_once(|| {
-        // The heap this CPU's run queue takes (`memory_bytes`); one CPU
-        // builds at a time, so that no other allocation falls in between.
-        let mut reserved = BUILDING.lock();
-        *reserved = (*reserved).max(crate::config::MAX_TASKS);
         let free_before = crate::heap::free_bytes();
         let mut queue = RunQueue::build(
             settings.policy,
-            TASK_SLOTS,
+            reserved,
             MAX_GROUPS,
             settings.config.uclamp == Some(true),
             settings.config.cfs_bandwidth,
@@ -337,7 +340,7 @@ pub fn init_cpu(cpu: usize) {
             capacity_orig: percpu::of(cpu).capacity.load(Ordering::Relaxed),
             frequency_scale: 1024,
         });
-        let mut core = CpuCore::new(cpu as u16, queue, TASK_SLOTS, settings.config.hrtick);
+        let mut core = CpuCore::new(cpu as u16, queue, reserved, settings.config.hrtick);
         if instrument::ENABLED {
             core.set_cost_counter(Some(instrument::counter));
         }
@@ -348,11 +351,12 @@ pub fn init_cpu(cpu: usize) {
         let run_queue = IrqSpinLock::new(CpuRunQueue {
             core,
             idle,
-            members: alloc::vec::Vec::with_capacity(TASK_SLOTS),
+            members: alloc::vec::Vec::with_capacity(reserved),
         });
         RUN_QUEUE_BYTES.fetch_add(free_before - crate::heap::free_bytes(), Ordering::Relaxed);
         run_queue
     });
+    drop(building);
     instrument::init_cpu(cpu);
     let idle_task = task(idle);
     idle_task.set_name("idle");
@@ -579,7 +583,14 @@ pub fn task_ids_reserved() -> usize {
 /// itself: once per task created, each run queue locked in turn; tables grow
 /// by whole blocks, so most calls find the room there.
 fn reserve_task_tables(id: TaskId) {
-    let count = id.index() + 1;
+    reserve_task_ids(id.index() + 1);
+}
+
+/// Makes room for the task ids below `count` in every CPU's tables (see
+/// [`reserve_task_tables`]); a batch of tasks created together is given its
+/// room at once, so the tables grow once, to whole blocks, rather than by a
+/// quarter at a time.
+pub(super) fn reserve_task_ids(count: usize) {
     let mut reserved = BUILDING.lock();
     if count <= *reserved {
         return;

@@ -792,6 +792,7 @@ pub fn run(scenario: Scenario, options: &RtAppOptions) -> Result<(), SpawnError>
         }
     }
     let started = instances.len();
+    crate::task::reserve_for_spawns(started);
     INSTANCES_CREATED.store(started, Ordering::Release);
     STARTED_INSTANCES.store(started, Ordering::Release);
     if scenario.tasks.iter().any(|t| scenario.is_forked(&t.name)) {

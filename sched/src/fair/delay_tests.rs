@@ -16,7 +16,7 @@ const SLEEP: DequeueFlags = DequeueFlags {
 /// Two nice-0 tasks; A runs 2 ms (so A is behind the average, lag < 0) and
 /// blocks.
 fn a_ran_and_blocked() -> FairRunQueue {
-    let mut fair = FairRunQueue::new(eevdf(MS), 2, 1);
+    let mut fair = FairRunQueue::new(eevdf(MS), 2, 4);
     for t in 0..2 {
         fair.task_new(TaskId(t), &nice(0), 0).unwrap();
         fair.enqueue_task(TaskId(t), 0, INITIAL);
@@ -26,7 +26,10 @@ fn a_ran_and_blocked() -> FairRunQueue {
     fair.set_next_task(a, 0);
     let _ = fair.task_tick(a, MS);
     let _ = fair.task_tick(a, 2 * MS);
-    let lag = vtime_delta(fair.avg_vruntime(GroupId::ROOT), fair.entities[0].vruntime);
+    let lag = vtime_delta(
+        fair.avg_vruntime(GroupId::ROOT),
+        fair.entities[fair.task_se(TaskId(0)) as usize].vruntime,
+    );
     assert!(lag < 0, "A ran ahead: lag {lag}");
     fair.dequeue_task(a, 2 * MS, SLEEP);
     fair.put_prev_task(a, 2 * MS);
@@ -36,7 +39,10 @@ fn a_ran_and_blocked() -> FairRunQueue {
 #[test]
 fn ineligible_sleeper_stays_queued_but_not_runnable() {
     let mut fair = a_ran_and_blocked();
-    assert!(fair.entities[0].delayed && fair.entities[0].on_rq);
+    assert!(
+        fair.entities[fair.task_se(TaskId(0)) as usize].delayed
+            && fair.entities[fair.task_se(TaskId(0)) as usize].on_rq
+    );
     assert_eq!(fair.nr_running(), 1, "only B is runnable");
     assert_eq!(fair.queues[0].nr_queued, 2, "A still queued");
     // B is picked; A is never handed to the mechanism.
@@ -46,7 +52,7 @@ fn ineligible_sleeper_stays_queued_but_not_runnable() {
     // completes its dequeue (lag ≥ 0 then, reset to 0 by DELAY_ZERO).
     let mut now = 2 * MS;
     let mut curr = TaskId(1);
-    while fair.entities[0].on_rq {
+    while fair.entities[fair.task_se(TaskId(0)) as usize].on_rq {
         now += MS;
         assert!(now < 100 * MS, "A's delayed dequeue never completed");
         let _ = fair.task_tick(curr, now);
@@ -55,8 +61,8 @@ fn ineligible_sleeper_stays_queued_but_not_runnable() {
         assert_eq!(curr, TaskId(1), "a delayed task is never picked");
         fair.set_next_task(curr, now);
     }
-    assert!(!fair.entities[0].delayed);
-    assert_eq!(fair.entities[0].vlag, 0);
+    assert!(!fair.entities[fair.task_se(TaskId(0)) as usize].delayed);
+    assert_eq!(fair.entities[fair.task_se(TaskId(0)) as usize].vlag, 0);
     assert_eq!(fair.queues[0].nr_queued, 1);
     assert_eq!(fair.nr_running(), 1);
 }
@@ -64,16 +70,22 @@ fn ineligible_sleeper_stays_queued_but_not_runnable() {
 #[test]
 fn delayed_task_woken_early_keeps_its_place() {
     let mut fair = a_ran_and_blocked();
-    let vruntime = fair.entities[0].vruntime;
-    let deadline = fair.entities[0].deadline;
+    let vruntime = fair.entities[fair.task_se(TaskId(0)) as usize].vruntime;
+    let deadline = fair.entities[fair.task_se(TaskId(0)) as usize].deadline;
     fair.enqueue_task(TaskId(0), 2 * MS, WAKEUP);
-    assert!(!fair.entities[0].delayed);
+    assert!(!fair.entities[fair.task_se(TaskId(0)) as usize].delayed);
     assert_eq!(fair.nr_running(), 2);
     assert_eq!(fair.queues[0].nr_queued, 2);
     // Its lag is still negative: no new placement (DELAY_ZERO only resets a
     // positive lag).
-    assert_eq!(fair.entities[0].vruntime, vruntime);
-    assert_eq!(fair.entities[0].deadline, deadline);
+    assert_eq!(
+        fair.entities[fair.task_se(TaskId(0)) as usize].vruntime,
+        vruntime
+    );
+    assert_eq!(
+        fair.entities[fair.task_se(TaskId(0)) as usize].deadline,
+        deadline
+    );
 }
 
 #[test]
@@ -81,10 +93,13 @@ fn eligible_sleeper_leaves_at_once() {
     let mut fair = a_ran_and_blocked();
     // B has not run: lag ≥ 0, so its sleep dequeues it at once.
     fair.dequeue_task(TaskId(1), 2 * MS, SLEEP);
-    assert!(!fair.entities[1].on_rq && !fair.entities[1].delayed);
+    assert!(
+        !fair.entities[fair.task_se(TaskId(1)) as usize].on_rq
+            && !fair.entities[fair.task_se(TaskId(1)) as usize].delayed
+    );
     assert_eq!(fair.nr_running(), 0);
     // Only the delayed A is left; the pick completes it and finds nothing.
     assert_eq!(fair.pick_next_task(2 * MS), None);
-    assert!(!fair.entities[0].on_rq);
+    assert!(!fair.entities[fair.task_se(TaskId(0)) as usize].on_rq);
     assert_eq!(fair.queues[0].nr_queued, 0);
 }

@@ -68,7 +68,9 @@ impl<P: Pick, const BW: bool> FairRunQueue<P, BW> {
         if vtime_before(entity.vruntime, entity.deadline) {
             return false;
         }
-        entity.slice = entity.custom_slice.unwrap_or(tunables.base_slice);
+        entity.slice = entity
+            .custom_slice
+            .map_or(tunables.base_slice, core::num::NonZeroU64::get);
         entity.deadline = entity
             .vruntime
             .wrapping_add(calc_delta_fair(entity.slice, entity.load));
@@ -78,12 +80,12 @@ impl<P: Pick, const BW: bool> FairRunQueue<P, BW> {
     /// Whether `e`'s slice is protected (RUN_TO_PARITY, §1.5).
     fn slice_protected(&self, e: u32) -> bool {
         let entity = &self.entities[e as usize];
-        entity.protected_deadline == Some(entity.deadline)
+        entity.slice_protection && entity.protected_deadline == entity.deadline
     }
 
     /// `cancel_protect_slice()`.
     pub(super) fn cancel_protect_slice(&mut self, e: u32) {
-        self.entities[e as usize].protected_deadline = None;
+        self.entities[e as usize].slice_protection = false;
     }
 
     /// `did_preempt_short()` (§1.5): the protection was cancelled and the

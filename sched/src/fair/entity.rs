@@ -64,9 +64,13 @@ pub struct Entity {
     /// EEVDF request size in ns (the base slice, §1.5).
     pub slice: Nanoseconds,
     /// A custom slice (`se->custom_slice`, §1.5): kept at every new request.
-    pub custom_slice: Option<Nanoseconds>,
-    /// RUN_TO_PARITY: the deadline the slice protection was granted for (§1.5).
-    pub protected_deadline: Option<u64>,
+    /// Never 0 (clamped to at least 0.1 ms), so `None` costs no space.
+    pub custom_slice: Option<core::num::NonZeroU64>,
+    /// RUN_TO_PARITY: whether a slice protection was granted (§1.5), ...
+    pub slice_protection: bool,
+    /// ... and the deadline it was granted for: the slice is protected
+    /// while the deadline has not moved.
+    pub protected_deadline: u64,
     /// Whether the entity is queued (running included), delayed ones too.
     pub on_rq: bool,
     /// EEVDF `sched_delayed`: queued but asleep, waiting for its dequeue to
@@ -85,8 +89,12 @@ pub struct Entity {
     pub avg: SchedAvg,
     /// Group entity: `h_nr_running` of its group as of its last PELT update
     /// (`se->runnable_weight`, §2.2 table).
-    pub runnable_weight: u64,
+    pub runnable_weight: u32,
 }
+
+/// An entity is kept per task per CPU, so its size is most of the run
+/// queues' memory (issue 15): the optional fields take no tag of their own.
+const _: () = assert!(core::mem::size_of::<Entity>() == 192);
 
 impl Entity {
     /// A fresh entity of `kind` queued on `queue`.
@@ -102,7 +110,8 @@ impl Entity {
             vlag: 0,
             slice,
             custom_slice: None,
-            protected_deadline: None,
+            slice_protection: false,
+            protected_deadline: 0,
             on_rq: false,
             delayed: false,
             queue,

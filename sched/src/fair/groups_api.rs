@@ -178,7 +178,7 @@ impl<P: Pick, const BW: bool> FairRunQueue<P, BW> {
         if old == group {
             return Ok(());
         }
-        let e = task.0 as u32;
+        let e = self.task_se(task);
         self.advance_clock(now);
         // A delayed task is asleep: finish its dequeue first.
         self.complete_delayed_task(e);
@@ -233,7 +233,7 @@ impl<P: Pick, const BW: bool> FairRunQueue<P, BW> {
     /// destination needs to keep its position (§1.4 step 5, §1.5 lag).
     pub fn migrate_task_out(&mut self, task: TaskId) -> Option<FairMigration> {
         self.task_entity(task)?;
-        self.complete_delayed_task(task.0 as u32);
+        self.complete_delayed_task(self.task_se(task));
         let entity = *self.task_entity(task)?;
         if entity.on_rq {
             return None;
@@ -247,8 +247,8 @@ impl<P: Pick, const BW: bool> FairRunQueue<P, BW> {
         let EntityKind::Task(policy) = entity.kind else {
             return None;
         };
-        self.remove_task_load(task.0 as u32);
-        let avg = self.entities[task.index()].avg;
+        self.remove_task_load(self.task_se(task));
+        let avg = self.entities[self.task_se(task) as usize].avg;
         self.task_dead(task);
         Some(FairMigration {
             policy,
@@ -258,7 +258,7 @@ impl<P: Pick, const BW: bool> FairRunQueue<P, BW> {
             vlag: entity.vlag,
             relative_deadline: entity.rel_deadline.then_some(entity.deadline),
             slice: entity.slice,
-            custom_slice: entity.custom_slice,
+            custom_slice: entity.custom_slice.map(core::num::NonZeroU64::get),
             sum_exec_runtime: entity.sum_exec_runtime,
             avg,
         })
@@ -286,7 +286,7 @@ impl<P: Pick, const BW: bool> FairRunQueue<P, BW> {
                 max: self.groups.len() as i64 - 1,
             });
         }
-        if self.entities[task.index()].known {
+        if self.entities[self.task_se(task) as usize].known {
             self.task_dead(task);
         }
         let mut entity = Entity::new(
@@ -295,7 +295,7 @@ impl<P: Pick, const BW: bool> FairRunQueue<P, BW> {
             migration.group,
             migration.slice,
         );
-        entity.custom_slice = migration.custom_slice;
+        entity.custom_slice = migration.custom_slice.and_then(core::num::NonZeroU64::new);
         entity.vruntime = migration.vruntime_offset as u64;
         entity.relative = matches!(self.pick.policy(), PickPolicy::Cfs(_));
         entity.vlag = migration.vlag;
@@ -304,7 +304,8 @@ impl<P: Pick, const BW: bool> FairRunQueue<P, BW> {
         entity.sum_exec_runtime = migration.sum_exec_runtime;
         entity.avg = migration.avg;
         entity.avg.last_update_time = 0;
-        self.entities[task.index()] = entity;
+        let e = self.task_se(task) as usize;
+        self.entities[e] = entity;
         self.groups[migration.group.index()].tasks += 1;
         Ok(())
     }

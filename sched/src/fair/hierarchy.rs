@@ -36,7 +36,7 @@ impl<P: Pick, const BW: bool> FairRunQueue<P, BW> {
     /// allowed) at HZ 100 and 1000; why is not analysed (docs/performance.md).
     #[inline(always)]
     fn put_prev_level_for_switch(&mut self, task: TaskId, now: Nanoseconds) {
-        let e = task.0 as u32;
+        let e = self.task_se(task);
         if self.entities[e as usize].queue == GroupId::ROOT
             || self.bandwidth_used()
             || matches!(self.pick.policy(), PickPolicy::Cfs(_))
@@ -122,7 +122,7 @@ impl<P: Pick, const BW: bool> FairRunQueue<P, BW> {
     }
 
     fn known_task(&self, task: TaskId) -> bool {
-        task.index() < self.max_tasks && self.entities[task.index()].known
+        task.index() < self.max_tasks && self.entities[self.task_se(task) as usize].known
     }
 }
 
@@ -149,7 +149,7 @@ impl<P: Pick, const BW: bool> SchedClass for FairRunQueue<P, BW> {
                 max: self.groups.len() as i64 - 1,
             });
         }
-        let e = task.0 as u32;
+        let e = self.task_se(task);
         debug_assert!(
             !self.entities[e as usize].on_rq,
             "task_new of a queued task"
@@ -168,7 +168,8 @@ impl<P: Pick, const BW: bool> SchedClass for FairRunQueue<P, BW> {
         };
         self.entities[e as usize] = Entity::new(EntityKind::Task(policy), load, group, slice);
         if matches!(self.pick.policy(), PickPolicy::Eevdf(_)) {
-            self.entities[e as usize].custom_slice = custom_slice;
+            self.entities[e as usize].custom_slice =
+                custom_slice.and_then(core::num::NonZeroU64::new);
         }
         self.groups[group.index()].tasks += 1;
         if let PickPolicy::Cfs(tunables) = self.pick.policy() {
@@ -193,8 +194,9 @@ impl<P: Pick, const BW: bool> SchedClass for FairRunQueue<P, BW> {
         if !self.known_task(task) {
             return;
         }
-        self.complete_delayed_task(task.0 as u32);
-        let entity = &mut self.entities[task.index()];
+        self.complete_delayed_task(self.task_se(task));
+        let e = self.task_se(task) as usize;
+        let entity = &mut self.entities[e];
         debug_assert!(!entity.on_rq, "task_dead of a queued task");
         entity.known = false;
         let group = entity.queue;
@@ -205,10 +207,10 @@ impl<P: Pick, const BW: bool> SchedClass for FairRunQueue<P, BW> {
         debug_assert!(self.known_task(task), "enqueue of unknown {task:?}");
         self.advance_clock(now);
         if flags.initial {
-            self.post_init_task_load(task.0 as u32);
+            self.post_init_task_load(self.task_se(task));
         }
-        self.util_est_enqueue_task(task.0 as u32);
-        let e = task.0 as u32;
+        self.util_est_enqueue_task(self.task_se(task));
+        let e = self.task_se(task);
         if self.entities[e as usize].delayed {
             // Woken before its delayed dequeue completed (§1.5).
             self.requeue_delayed_entity(e, now);
@@ -257,9 +259,12 @@ impl<P: Pick, const BW: bool> SchedClass for FairRunQueue<P, BW> {
     }
 
     fn dequeue_task(&mut self, task: TaskId, now: Nanoseconds, flags: DequeueFlags) {
-        debug_assert!(self.entities[task.index()].on_rq, "dequeue of {task:?}");
+        debug_assert!(
+            self.entities[self.task_se(task) as usize].on_rq,
+            "dequeue of {task:?}"
+        );
         self.advance_clock(now);
-        self.util_est_dequeue_task(task.0 as u32, flags.sleep);
+        self.util_est_dequeue_task(self.task_se(task), flags.sleep);
         if flags.migrating {
             // `dequeue_entity` of a migrating task updates its load with
             // `DO_DETACH` (§2.6 `update_load_avg` flags): its signals leave this
@@ -270,9 +275,9 @@ impl<P: Pick, const BW: bool> SchedClass for FairRunQueue<P, BW> {
             // has taken it on, other CPUs balance against the double count and
             // pull back (issue 4: a task pulled onto the CPU of a lone group's
             // task 2.5 ms after a migration elsewhere).
-            self.detach_task_load(task.0 as u32, now);
+            self.detach_task_load(self.task_se(task), now);
         }
-        self.dequeue_entities(task.0 as u32, flags.sleep, false, now);
+        self.dequeue_entities(self.task_se(task), flags.sleep, false, now);
     }
 
     fn pick_next_task(&mut self, now: Nanoseconds) -> Option<TaskId> {
@@ -299,14 +304,14 @@ impl<P: Pick, const BW: bool> SchedClass for FairRunQueue<P, BW> {
             }
             match self.owned_queue(se) {
                 Some(group) => q = group,
-                None => return Some(TaskId(se as u16)),
+                None => return Some(self.se_task(se)),
             }
         }
     }
 
     fn put_prev_task(&mut self, task: TaskId, now: Nanoseconds) {
         self.advance_clock(now);
-        let mut level = Some(task.0 as u32);
+        let mut level = Some(self.task_se(task));
         while let Some(se) = level {
             let q = self.entities[se as usize].queue;
             if self.queues[q.index()].curr == se {
@@ -315,7 +320,7 @@ impl<P: Pick, const BW: bool> SchedClass for FairRunQueue<P, BW> {
             level = self.parent_entity(se);
         }
         if self.bandwidth_used() {
-            self.put_prev_throttle_pass(task.0 as u32, now);
+            self.put_prev_throttle_pass(self.task_se(task), now);
         }
     }
 
@@ -329,9 +334,9 @@ impl<P: Pick, const BW: bool> SchedClass for FairRunQueue<P, BW> {
 
     fn set_next_task(&mut self, task: TaskId, now: Nanoseconds) {
         self.advance_clock(now);
-        self.settle_levels(Some(task.0 as u32), now);
+        self.settle_levels(Some(self.task_se(task)), now);
         self.need_resched = false;
-        let mut level = Some(task.0 as u32);
+        let mut level = Some(self.task_se(task));
         while let Some(se) = level {
             let q = self.entities[se as usize].queue;
             let curr = self.queues[q.index()].curr;
@@ -349,7 +354,7 @@ impl<P: Pick, const BW: bool> SchedClass for FairRunQueue<P, BW> {
     fn task_tick(&mut self, task: TaskId, now: Nanoseconds) -> Resched {
         self.advance_clock(now);
         let mut resched = false;
-        let mut level = Some(task.0 as u32);
+        let mut level = Some(self.task_se(task));
         while let Some(se) = level {
             let q = self.entities[se as usize].queue;
             if self.queues[q.index()].curr == se {
@@ -374,7 +379,7 @@ impl<P: Pick, const BW: bool> SchedClass for FairRunQueue<P, BW> {
 
     fn wakeup_preempt(&mut self, current: TaskId, woken: TaskId, now: Nanoseconds) -> Resched {
         if current == woken
-            || !self.entities[woken.index()].on_rq
+            || !self.entities[self.task_se(woken) as usize].on_rq
             || (self.bandwidth_used() && self.task_throttled(woken))
         {
             return Resched::Keep;
@@ -385,17 +390,19 @@ impl<P: Pick, const BW: bool> SchedClass for FairRunQueue<P, BW> {
         }
         let idle = |fair: &Self, e: u32| fair.task_policy(e) == Some(FairPolicy::Idle);
         // An idle-policy task is preempted by any non-idle task (§1.4, §1.5).
-        if idle(self, current.0 as u32) && !idle(self, woken.0 as u32) {
-            self.cancel_protect_slice(current.0 as u32);
+        if idle(self, self.task_se(current)) && !idle(self, self.task_se(woken)) {
+            self.cancel_protect_slice(self.task_se(current));
             return Resched::Reschedule;
         }
-        let (se, pse) = self.find_matching_entities(current.0 as u32, woken.0 as u32);
+        let (se, pse) = self.find_matching_entities(self.task_se(current), self.task_se(woken));
         let (curr_idle, woken_idle) = (idle(self, se), idle(self, pse));
         if curr_idle && !woken_idle {
             self.cancel_protect_slice(se);
             return Resched::Reschedule;
         }
-        if curr_idle != woken_idle || self.task_policy(woken.0 as u32) != Some(FairPolicy::Normal) {
+        if curr_idle != woken_idle
+            || self.task_policy(self.task_se(woken)) != Some(FairPolicy::Normal)
+        {
             return Resched::Keep;
         }
         let q = self.entities[se as usize].queue;
@@ -421,7 +428,7 @@ impl<P: Pick, const BW: bool> SchedClass for FairRunQueue<P, BW> {
             return;
         }
         self.advance_clock(now);
-        let e = task.0 as u32;
+        let e = self.task_se(task);
         let q = self.entities[e as usize].queue;
         self.update_curr(q, now);
         match self.pick.policy() {

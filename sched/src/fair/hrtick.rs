@@ -76,7 +76,7 @@ impl<P: Pick, const BW: bool> FairRunQueue<P, BW> {
     pub(super) fn fair_slice_remaining(&self, task: TaskId, now: Nanoseconds) -> Option<u64> {
         self.task_entity(task)?;
         let mut remaining: Option<u64> = None;
-        let mut level = Some(task.0 as u32);
+        let mut level = Some(self.task_se(task));
         while let Some(se) = level {
             let entity = &self.entities[se as usize];
             let queue = &self.queues[entity.queue.index()];
@@ -106,7 +106,7 @@ impl<P: Pick, const BW: bool> FairRunQueue<P, BW> {
                 // this very instant, which would fire for ever. (CFS puts
                 // back every level at a switch for now, docs/performance.md,
                 // so only a CFS that walks to the shared level needs this.)
-                if left > 0 || se == task.0 as u32 {
+                if left > 0 || se == self.task_se(task) {
                     remaining = Some(remaining.map_or(left, |r| r.min(left)));
                 }
             }
@@ -184,7 +184,8 @@ mod tests {
         let entity = &mut fair.entities[se];
         let charge = calc_delta_fair(t - entity.exec_start, entity.load);
         entity.deadline = entity.vruntime.wrapping_add(charge + 1);
-        entity.protected_deadline = Some(entity.deadline);
+        entity.slice_protection = true;
+        entity.protected_deadline = entity.deadline;
         let contribution = fair.group_load_contribution(background);
         fair.set_group_load_sum(background, contribution);
         assert_eq!(fair.task_tick(indexer, t), Resched::Keep);

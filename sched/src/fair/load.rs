@@ -94,7 +94,7 @@ impl<P: Pick, const BW: bool> FairRunQueue<P, BW> {
             weight: entity.weight(),
             on_run_queue: entity.on_rq,
             runnable: match owned {
-                Some(_) => entity.runnable_weight,
+                Some(_) => u64::from(entity.runnable_weight),
                 None => u64::from(entity.on_rq && !entity.delayed),
             },
             running: queue.curr == e,
@@ -136,8 +136,7 @@ impl<P: Pick, const BW: bool> FairRunQueue<P, BW> {
         };
         if let Some(group) = owned {
             // se_update_runnable.
-            self.entities[e as usize].runnable_weight =
-                u64::from(self.queues[group.index()].h_nr_running);
+            self.entities[e as usize].runnable_weight = self.queues[group.index()].h_nr_running;
         }
         if result.update_tg_load_avg && q != GroupId::ROOT {
             self.queues[q.index()].update_tg_load_avg(now);

@@ -21,9 +21,12 @@
 //! - `throttle`: CFS bandwidth control in the run queues (§4.2): runtime
 //!   charged at `update_curr`, throttling and unthrottling up the hierarchy.
 //!
-//! Entity numbering: task `t` is entity `t`; the group entity of group `g`
-//! (`g ≥ 1`) is entity `max_tasks + g - 1`. All storage is allocated in
-//! [`FairRunQueue::new`]; the class operations allocate nothing and cost
+//! Entity numbering: the group entity of group `g` (`g ≥ 1`) is entity
+//! `g - 1`, and task `t` is entity `max_groups - 1 + t`, after them, so that
+//! the entity table (and the timeline's node arena) grows at its end when
+//! tasks are created ([`SchedClass::reserve_tasks`]; issue 15: memory in
+//! proportion to the tasks). Storage is allocated in [`FairRunQueue::new`]
+//! and by `reserve_tasks`; the class operations allocate nothing and cost
 //! O(depth · log n).
 //!
 //! How the mechanism (kernel or simulator) drives it, per CPU (usually through
@@ -154,7 +157,11 @@ impl Pick for PickPolicy {
 #[derive(Debug)]
 pub struct FairRunQueue<P: Pick = PickPolicy, const BANDWIDTH: bool = true> {
     pub(super) pick: P,
+    /// Task ids below this have an entity slot here (grown by
+    /// [`SchedClass::reserve_tasks`]).
     pub(super) max_tasks: usize,
+    /// The entity number of task 0: the group entities come first.
+    pub(super) task_base: u32,
     pub(super) entities: Vec<entity::Entity>,
     pub(super) queues: Vec<GroupQueue>,
     pub(super) groups: Vec<GroupInfo>,
@@ -208,12 +215,14 @@ impl<P: Pick> FairRunQueue<P, false> {
 impl<P: Pick, const BW: bool> FairRunQueue<P, BW> {
     fn build(pick: P, max_tasks: usize, max_groups: usize) -> Self {
         let max_groups = max_groups.max(1);
-        let entity_count = max_tasks + max_groups - 1;
+        let task_base = max_groups - 1;
+        let entity_count = task_base + max_tasks;
         let mut groups = vec![GroupInfo::unused(); max_groups];
         groups[0] = GroupInfo::root();
         FairRunQueue {
             pick,
             max_tasks,
+            task_base: task_base as u32,
             entities: vec![entity::Entity::unused(); entity_count],
             queues: vec![GroupQueue::default(); max_groups],
             groups,
@@ -238,25 +247,41 @@ impl<P: Pick, const BW: bool> FairRunQueue<P, BW> {
         BW && self.bandwidth.is_some()
     }
 
-    /// See [`SchedClass::reserve_tasks`]: task entities sit before the group
-    /// entities, so their table is sized for `max_tasks` when built.
+    /// See [`SchedClass::reserve_tasks`]: the task entities sit after the
+    /// group entities, so the entity table and the node arena grow at their
+    /// end, by the core's block policy ([`crate::task::grow_table`]).
     pub(super) fn reserve_task_entities(&mut self, count: usize) {
-        assert!(
-            count <= self.max_tasks,
-            "fair: {count} task ids exceed the run queue's {} task slots",
-            self.max_tasks
-        );
+        if count <= self.max_tasks {
+            return;
+        }
+        let base = self.task_base as usize;
+        crate::task::grow_table(&mut self.entities, base + count, entity::Entity::unused());
+        self.max_tasks = self.entities.len() - base;
+        self.nodes.reserve(self.entities.len());
+    }
+
+    /// The entity number of `task` (`task_se`, Linux's `&p->se`).
+    #[inline(always)]
+    pub(super) fn task_se(&self, task: TaskId) -> u32 {
+        self.task_base + u32::from(task.0)
+    }
+
+    /// The task entity `e` stands for (a task entity).
+    #[inline(always)]
+    pub(super) fn se_task(&self, e: u32) -> TaskId {
+        debug_assert!(e >= self.task_base, "entity {e} is a group entity");
+        TaskId((e - self.task_base) as u16)
     }
 
     /// The bytes of the entity table (task and group entities).
     pub(super) fn task_entity_bytes(&self) -> usize {
-        crate::task::table_bytes(&self.entities)
+        crate::task::table_bytes(&self.entities) + self.nodes.bytes()
     }
 
     /// The entity number of `group`'s group entity (`group` ≠ root).
     pub(super) fn group_entity(&self, group: GroupId) -> u32 {
         debug_assert_ne!(group, GroupId::ROOT);
-        (self.max_tasks + group.index() - 1) as u32
+        (group.index() - 1) as u32
     }
 
     /// The entity one level up (the group entity of the queue `e` is on).
@@ -276,13 +301,13 @@ impl<P: Pick, const BW: bool> FairRunQueue<P, BW> {
     /// The entity of `task`, if known here.
     pub fn task_entity(&self, task: TaskId) -> Option<&entity::Entity> {
         self.entities
-            .get(task.index())
-            .filter(|e| e.known && task.index() < self.max_tasks)
+            .get(self.task_se(task) as usize)
+            .filter(|e| e.known)
     }
 
     /// The absolute vruntime of `task` (relative values made absolute).
     pub fn task_vruntime(&self, task: TaskId) -> u64 {
-        let entity = &self.entities[task.index()];
+        let entity = &self.entities[self.task_se(task) as usize];
         if entity.relative {
             entity
                 .vruntime

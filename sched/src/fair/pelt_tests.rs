@@ -44,7 +44,7 @@ fn always_running_task_follows_appendix_a_1() {
         (1000, 1024),
     ];
     for pick in picks() {
-        let mut fair = FairRunQueue::new(pick, 1, 1);
+        let mut fair = FairRunQueue::new(pick, 1, 4);
         fair.task_new(TaskId(0), &TaskParams::default(), 0).unwrap();
         fair.enqueue_task(TaskId(0), 0, WAKEUP);
         assert_eq!(fair.pick_next_task(0), Some(TaskId(0)));
@@ -53,7 +53,10 @@ fn always_running_task_follows_appendix_a_1() {
         for t in 1..=1000u64 {
             let _ = fair.task_tick(TaskId(0), t * MS);
             if expected.iter().any(|&(at, _)| at == t) {
-                seen.push((t, fair.entities[0].avg.util_avg));
+                seen.push((
+                    t,
+                    fair.entities[fair.task_se(TaskId(0)) as usize].avg.util_avg,
+                ));
             }
         }
         assert_eq!(seen, expected);
@@ -63,7 +66,7 @@ fn always_running_task_follows_appendix_a_1() {
 /// One activation of a periodic task: util at wake-up (after the enqueue),
 /// before the dequeue's update, after it, and util_est.
 fn periodic(capacity: CpuCapacity, period: u64, run: u64, activations: u64) -> Vec<[u64; 4]> {
-    let mut fair = FairRunQueue::new(picks()[1], 1, 1);
+    let mut fair = FairRunQueue::new(picks()[1], 1, 4);
     fair.set_cpu_capacity(capacity);
     fair.task_new(TaskId(0), &TaskParams::default(), 0).unwrap();
     let task = TaskId(0);
@@ -71,7 +74,7 @@ fn periodic(capacity: CpuCapacity, period: u64, run: u64, activations: u64) -> V
     for k in 0..activations {
         let wake = k * period * MS;
         fair.enqueue_task(task, wake, WAKEUP);
-        let at_wake = fair.entities[0].avg.util_avg;
+        let at_wake = fair.entities[fair.task_se(TaskId(0)) as usize].avg.util_avg;
         assert_eq!(fair.pick_next_task(wake), Some(task));
         fair.set_next_task(task, wake);
         for tick in 1..run {
@@ -79,7 +82,7 @@ fn periodic(capacity: CpuCapacity, period: u64, run: u64, activations: u64) -> V
         }
         let sleep = wake + run * MS;
         // Ticks fall on absolute 1 ms multiples: the dequeue is the tick.
-        let pre = fair.entities[0].avg.util_avg;
+        let pre = fair.entities[fair.task_se(TaskId(0)) as usize].avg.util_avg;
         fair.dequeue_task(
             task,
             sleep,
@@ -90,7 +93,7 @@ fn periodic(capacity: CpuCapacity, period: u64, run: u64, activations: u64) -> V
         );
         fair.put_prev_task(task, sleep);
         assert_eq!(fair.pick_next_task(sleep), None);
-        let avg = fair.entities[0].avg;
+        let avg = fair.entities[fair.task_se(TaskId(0)) as usize].avg;
         rows.push([at_wake, pre, avg.util_avg, avg.util_est.ewma]);
     }
     rows
@@ -146,7 +149,7 @@ fn new_tasks_follow_appendix_a_4() {
     let task_util = [512, 256, 128, 64, 32, 16, 8, 4];
     let queue_util = [512, 768, 896, 960, 992, 1008, 1016, 1020];
     for pick in picks() {
-        let mut fair = FairRunQueue::new(pick, 8, 1);
+        let mut fair = FairRunQueue::new(pick, 8, 4);
         for t in 0..8u16 {
             fair.task_new(TaskId(t), &TaskParams::default(), MS)
                 .unwrap();
@@ -159,7 +162,7 @@ fn new_tasks_follow_appendix_a_4() {
                 },
             );
             assert_eq!(
-                fair.entities[t as usize].avg.util_avg,
+                fair.entities[fair.task_se(TaskId(t)) as usize].avg.util_avg,
                 task_util[t as usize]
             );
             assert_eq!(
@@ -192,7 +195,10 @@ fn group_entity_mirrors_its_group() {
                 let expected = if t == 32 { 495 } else { 894 };
                 let inner_entity = fair.group_entity(inner) as usize;
                 let outer_entity = fair.group_entity(outer) as usize;
-                assert_eq!(fair.entities[0].avg.util_avg, expected);
+                assert_eq!(
+                    fair.entities[fair.task_se(TaskId(0)) as usize].avg.util_avg,
+                    expected
+                );
                 assert_eq!(fair.entities[inner_entity].avg.util_avg, expected, "inner");
                 assert_eq!(fair.entities[outer_entity].avg.util_avg, expected, "outer");
             }
@@ -205,7 +211,7 @@ fn group_entity_mirrors_its_group() {
 fn tick_cpu(fair: &mut FairRunQueue, now: u64) {
     let Some(task) = (0..fair.max_tasks as u16)
         .map(TaskId)
-        .find(|&t| fair.entities[t.index()].known && is_running(fair, t))
+        .find(|&t| fair.entities[fair.task_se(t) as usize].known && is_running(fair, t))
     else {
         let next = fair.pick_next_task(now).expect("runnable");
         fair.set_next_task(next, now);
@@ -219,8 +225,8 @@ fn tick_cpu(fair: &mut FairRunQueue, now: u64) {
 }
 
 fn is_running(fair: &FairRunQueue, task: TaskId) -> bool {
-    let entity = &fair.entities[task.index()];
-    fair.queues[entity.queue.index()].curr == task.0 as u32
+    let entity = &fair.entities[fair.task_se(task) as usize];
+    fair.queues[entity.queue.index()].curr == fair.task_se(task)
 }
 
 /// §2.7 worked vector: a group (shares 1024) with 3 busy tasks on CPU 0 and 1
@@ -429,7 +435,7 @@ fn migrating_dequeue_detaches_the_load_at_once() {
                 .map(TaskId)
                 .find(|&t| !is_running(&fair, t))
                 .expect("one task waits");
-            let task_load = fair.entities[queued.index()].avg.load_avg;
+            let task_load = fair.entities[fair.task_se(queued) as usize].avg.load_avg;
             fair.dequeue_task(
                 queued,
                 now,

@@ -282,7 +282,8 @@ impl<P: Pick, const BW: bool> FairRunQueue<P, BW> {
         entity.prev_sum_exec_runtime = entity.sum_exec_runtime;
         if let PickPolicy::Eevdf(tunables) = self.pick.policy() {
             // RUN_TO_PARITY (§1.5): protect the slice until the deadline moves.
-            entity.protected_deadline = tunables.run_to_parity.then_some(entity.deadline);
+            entity.slice_protection = tunables.run_to_parity;
+            entity.protected_deadline = entity.deadline;
         }
     }
 

@@ -19,26 +19,28 @@ use crate::weight::{calc_delta_fair, vtime_delta};
 /// A eligible (lag +300,000), B not (lag -300,000), C exactly eligible.
 #[test]
 fn eevdf_toy_vector() {
-    let mut fair = FairRunQueue::new(eevdf(4 * MS), 3, 1);
+    let mut fair = FairRunQueue::new(eevdf(4 * MS), 3, 4);
     let root = GroupId::ROOT;
     fair.queues[0].min_vruntime = 1_000_000;
     let entities = [(0, 1_000_000u64), (0, 1_600_000), (5, 1_300_000)];
     for (i, &(n, v)) in entities.iter().enumerate() {
         fair.task_new(TaskId(i as u16), &nice(n), 0).unwrap();
-        let entity = &mut fair.entities[i];
+        let e = fair.task_se(TaskId(i as u16)) as usize;
+        let entity = &mut fair.entities[e];
         entity.vruntime = v;
         entity.deadline = v + 10;
         entity.on_rq = true;
         fair.queues[0].load += entity.load.weight;
         fair.queues[0].nr_queued += 1;
-        fair.timeline_insert(root, i as u32);
+        fair.timeline_insert(root, e as u32);
     }
+    let se = |t: u16| fair.task_se(TaskId(t));
     assert_eq!(fair.queues[0].avg_vruntime, 714_900_000);
     assert_eq!(fair.queues[0].avg_load, 2383);
     assert_eq!(fair.avg_vruntime(root), 1_300_000);
-    assert!(fair.entity_eligible(root, 0));
-    assert!(!fair.entity_eligible(root, 1));
-    assert!(fair.entity_eligible(root, 2));
+    assert!(fair.entity_eligible(root, se(0)));
+    assert!(!fair.entity_eligible(root, se(1)));
+    assert!(fair.entity_eligible(root, se(2)));
     // A has the earliest deadline among the eligible A and C.
     assert_eq!(fair.pick_next_task(0), Some(TaskId(0)));
 }
@@ -92,13 +94,13 @@ fn eevdf_invariants_over_random_operations() {
                 0 if !queued[t.index()] => {
                     let initial = rng.below(4) == 0;
                     let flags = if initial { INITIAL } else { WAKEUP };
-                    let had_rel = fair.entities[t.index()].rel_deadline;
+                    let had_rel = fair.entities[fair.task_se(t) as usize].rel_deadline;
                     // A delayed task wakes where it is, without a new placement.
-                    let was_delayed = fair.entities[t.index()].delayed;
+                    let was_delayed = fair.entities[fair.task_se(t) as usize].delayed;
                     fair.enqueue_task(t, now, flags);
                     queued[t.index()] = true;
                     if !had_rel && !was_delayed {
-                        let entity = &fair.entities[t.index()];
+                        let entity = &fair.entities[fair.task_se(t) as usize];
                         let mut vslice = calc_delta_fair(entity.slice, entity.load);
                         if initial {
                             vslice /= 2;
@@ -113,8 +115,8 @@ fn eevdf_invariants_over_random_operations() {
                 1 if queued[t.index()] => {
                     fair.dequeue_task(t, now, SLEEP);
                     queued[t.index()] = false;
-                    delayed_dequeues += u32::from(fair.entities[t.index()].delayed);
-                    let entity = &fair.entities[t.index()];
+                    delayed_dequeues += u32::from(fair.entities[fair.task_se(t) as usize].delayed);
+                    let entity = &fair.entities[fair.task_se(t) as usize];
                     let limit = calc_delta_fair((2 * entity.slice).max(tick), entity.load) as i64;
                     assert!(entity.vlag.abs() <= limit, "lag clamp");
                     if curr == Some(t) {
@@ -136,7 +138,7 @@ fn eevdf_invariants_over_random_operations() {
                         assert!(queued[next.index()], "picked a task that is not queued");
                         // Every entity on the path was eligible in its queue
                         // (no running entity at pick time here).
-                        let mut level = Some(next.0 as u32);
+                        let mut level = Some(fair.task_se(next));
                         while let Some(se) = level {
                             let q = fair.entities[se as usize].queue;
                             assert!(fair.entity_eligible(q, se), "picked entity not eligible");
@@ -224,7 +226,7 @@ fn cfs_picks_leftmost_over_random_operations() {
                 }
                 curr = fair.pick_next_task(now);
                 if let Some(next) = curr {
-                    let mut level = Some(next.0 as u32);
+                    let mut level = Some(fair.task_se(next));
                     while let Some(se) = level {
                         let q = fair.entities[se as usize].queue;
                         let v = fair.entities[se as usize].vruntime;
@@ -262,7 +264,7 @@ fn cfs_wakeup_preemption_rule() {
         (0, 0, false),
     ];
     for (woken_nice, gap, expected) in cases {
-        let mut fair = FairRunQueue::new(PickPolicy::Cfs(tunables), 2, 1);
+        let mut fair = FairRunQueue::new(PickPolicy::Cfs(tunables), 2, 4);
         fair.task_new(TaskId(0), &nice(0), 0).unwrap();
         fair.task_new(TaskId(1), &nice(woken_nice), 0).unwrap();
         fair.enqueue_task(TaskId(0), 0, INITIAL);
@@ -273,10 +275,14 @@ fn cfs_wakeup_preemption_rule() {
         fair.set_next_task(curr, 0);
         // The woken task sits `gap` behind curr; gaps under latency/2 = 3 ms
         // survive the wake-up placement unchanged.
-        let base = fair.entities[0].vruntime;
-        fair.entities[1].vruntime = base.wrapping_sub(gap);
+        let base = fair.entities[fair.task_se(TaskId(0)) as usize].vruntime;
+        let woken = fair.task_se(TaskId(1)) as usize;
+        fair.entities[woken].vruntime = base.wrapping_sub(gap);
         fair.enqueue_task(TaskId(1), 0, WAKEUP);
-        assert_eq!(fair.entities[1].vruntime, base.wrapping_sub(gap));
+        assert_eq!(
+            fair.entities[fair.task_se(TaskId(1)) as usize].vruntime,
+            base.wrapping_sub(gap)
+        );
         assert_eq!(
             fair.wakeup_preempt(TaskId(0), TaskId(1), 0).is_needed(),
             expected,
@@ -290,7 +296,7 @@ fn cfs_wakeup_preemption_rule() {
 #[test]
 fn cfs_sleeper_credit() {
     let tunables = CfsTunables::for_cpus(1);
-    let mut fair = FairRunQueue::new(PickPolicy::Cfs(tunables), 3, 1);
+    let mut fair = FairRunQueue::new(PickPolicy::Cfs(tunables), 3, 4);
     for t in 0..2 {
         fair.task_new(TaskId(t), &nice(0), 0).unwrap();
         fair.enqueue_task(TaskId(t), 0, INITIAL);
@@ -302,14 +308,19 @@ fn cfs_sleeper_credit() {
     let _ = drive(&mut fair, 2, MS, 100 * MS, 150 * MS);
     let min = fair.queues[0].min_vruntime;
     fair.enqueue_task(TaskId(1), 150 * MS, WAKEUP);
-    assert_eq!(fair.entities[1].vruntime, min - tunables.latency / 2);
+    assert_eq!(
+        fair.entities[fair.task_se(TaskId(1)) as usize].vruntime,
+        min - tunables.latency / 2
+    );
     // A new task: min_vruntime + vslice, vslice = sched_slice = latency/3 for
     // three tasks of equal weight (period = latency while nr ≤ 8), up to the
     // 1 ns truncation of the fixed-point division (§1.2).
     fair.task_new(TaskId(2), &nice(0), 150 * MS).unwrap();
     fair.enqueue_task(TaskId(2), 150 * MS, INITIAL);
     let min = fair.queues[0].min_vruntime;
-    let offset = fair.entities[2].vruntime.wrapping_sub(min);
+    let offset = fair.entities[fair.task_se(TaskId(2)) as usize]
+        .vruntime
+        .wrapping_sub(min);
     assert!(
         offset.abs_diff(tunables.latency / 3) <= 1,
         "start debit {offset}"
@@ -327,8 +338,8 @@ fn eevdf_lag_is_kept_across_sleep_and_migration() {
         delay_dequeue: false,
         ..EevdfTunables::for_cpus(1, tick)
     });
-    let mut cpu0 = FairRunQueue::new(pick, 4, 1);
-    let mut cpu1 = FairRunQueue::new(pick, 4, 1);
+    let mut cpu0 = FairRunQueue::new(pick, 4, 4);
+    let mut cpu1 = FairRunQueue::new(pick, 4, 4);
     for t in 0..3 {
         cpu0.task_new(TaskId(t), &nice(t as i8 * 2), 0).unwrap();
         cpu0.enqueue_task(TaskId(t), 0, INITIAL);
@@ -340,11 +351,11 @@ fn eevdf_lag_is_kept_across_sleep_and_migration() {
     for t in 0..3u16 {
         let task = TaskId(t);
         cpu0.dequeue_task(task, 37 * MS, SLEEP);
-        let vlag = cpu0.entities[t as usize].vlag;
+        let vlag = cpu0.entities[cpu0.task_se(TaskId(t)) as usize].vlag;
         cpu0.enqueue_task(task, 40 * MS, WAKEUP);
         let lag = vtime_delta(
             cpu0.avg_vruntime(GroupId::ROOT),
-            cpu0.entities[t as usize].vruntime,
+            cpu0.entities[cpu0.task_se(TaskId(t)) as usize].vruntime,
         );
         assert!((lag - vlag).abs() <= 2, "sleep: lag {lag} vs saved {vlag}");
     }
@@ -357,7 +368,7 @@ fn eevdf_lag_is_kept_across_sleep_and_migration() {
             migrating: true,
         },
     );
-    let vlag = cpu0.entities[1].vlag;
+    let vlag = cpu0.entities[cpu0.task_se(TaskId(1)) as usize].vlag;
     let migration = cpu0.migrate_task_out(TaskId(1)).unwrap();
     cpu1.migrate_task_in(TaskId(1), &migration, 41 * MS)
         .unwrap();
@@ -369,7 +380,10 @@ fn eevdf_lag_is_kept_across_sleep_and_migration() {
             ..EnqueueFlags::default()
         },
     );
-    let lag = vtime_delta(cpu1.avg_vruntime(GroupId::ROOT), cpu1.entities[1].vruntime);
+    let lag = vtime_delta(
+        cpu1.avg_vruntime(GroupId::ROOT),
+        cpu1.entities[cpu1.task_se(TaskId(1)) as usize].vruntime,
+    );
     assert!(
         (lag - vlag).abs() <= 2,
         "migration: lag {lag} vs saved {vlag}"
@@ -382,7 +396,7 @@ fn eevdf_lag_is_kept_across_sleep_and_migration() {
 #[test]
 fn min_vruntime_starts_near_wrap_and_is_monotonic() {
     for pick in [cfs(), eevdf(MS)] {
-        let mut fair = FairRunQueue::new(pick, 3, 1);
+        let mut fair = FairRunQueue::new(pick, 3, 4);
         assert_eq!(fair.queues[0].min_vruntime, (-(1i64 << 20)) as u64);
         for t in 0..3 {
             fair.task_new(TaskId(t), &nice(t as i8), 0).unwrap();
@@ -487,7 +501,7 @@ impl<P: Pick, const BW: bool> FairRunQueue<P, BW> {
             assert_eq!(queue.avg_vruntime, avg, "avg_vruntime of {group:?}");
             let tasks_below = (0..self.max_tasks)
                 .filter(|&t| {
-                    let entity = &self.entities[t];
+                    let entity = &self.entities[self.task_se(TaskId(t as u16)) as usize];
                     if !(entity.known && entity.on_rq && !entity.delayed) {
                         return false;
                     }
@@ -624,5 +638,60 @@ fn idle_and_batch_wakeup_rules() {
                 .is_needed(),
             "batch"
         );
+    }
+}
+
+/// Issue 15 (memory in proportion to the tasks): the group entities come
+/// first, so the entity table and the node arena grow at their end when the
+/// mechanism makes room for more task ids; a group entity that is queued
+/// keeps its state and its tree across the growth. Sizes by block
+/// arithmetic (`crate::task::grown_length`): 3 group entities + 8 tasks = 11
+/// entries; room for task 70 needs 74, one block of 64 rounded up is 128.
+#[test]
+fn entities_grow_after_the_group_entities() {
+    use super::entity::Entity;
+    use crate::task::TaskParams;
+    const NODE: usize = 32; // an EEVDF node (asserted in `timeline`)
+    let mut fair = FairRunQueue::new(eevdf(3 * MS), 8, 4);
+    let size = |entities: usize| entities * core::mem::size_of::<Entity>() + (entities + 1) * NODE;
+    assert_eq!(fair.task_storage_bytes(), size(11));
+    let group = fair.create_group(GroupId::ROOT, 1024).unwrap();
+    let in_group = TaskParams {
+        group,
+        ..TaskParams::default()
+    };
+    fair.task_new(TaskId(7), &in_group, 0).unwrap();
+    fair.enqueue_task(TaskId(7), 0, WAKEUP);
+    fair.task_new(TaskId(6), &TaskParams::default(), 0).unwrap();
+    fair.enqueue_task(TaskId(6), 0, WAKEUP);
+    assert!(
+        fair.task_new(TaskId(70), &TaskParams::default(), 0)
+            .is_err()
+    );
+    let group_vruntime = fair.group_entity_of(group).unwrap().vruntime;
+    fair.reserve_tasks(71);
+    assert_eq!(fair.task_storage_bytes(), size(128));
+    assert_eq!(
+        fair.group_entity_of(group).unwrap().vruntime,
+        group_vruntime
+    );
+    assert!(fair.group_entity_of(group).unwrap().on_rq);
+    fair.task_new(TaskId(70), &in_group, MS).unwrap();
+    fair.enqueue_task(TaskId(70), MS, WAKEUP);
+    // Room that exists is not allocated again.
+    fair.reserve_tasks(100);
+    assert_eq!(fair.task_storage_bytes(), size(128));
+    // All three run, and the trees hold after the growth.
+    let mut seen = Vec::new();
+    for step in 0..6u64 {
+        let now = (2 + step) * 3 * MS;
+        let next = fair.pick_next_task(now).unwrap();
+        fair.set_next_task(next, now);
+        seen.push(next);
+        fair.check_consistency();
+        fair.put_prev_task(next, now + 3 * MS);
+    }
+    for task in [TaskId(6), TaskId(7), TaskId(70)] {
+        assert!(seen.contains(&task), "{task:?} never ran: {seen:?}");
     }
 }

@@ -382,7 +382,7 @@ impl<P: Pick, const BW: bool> FairRunQueue<P, BW> {
     pub fn task_throttled(&self, task: TaskId) -> bool {
         BW && self
             .entities
-            .get(task.index())
+            .get(self.task_se(task) as usize)
             .is_some_and(|entity| self.queues[entity.queue.index()].runtime.throttle_count > 0)
     }
 

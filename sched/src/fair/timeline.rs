@@ -14,7 +14,8 @@
 //!
 //! Nodes live in one arena indexed by entity number plus one (index 0 means
 //! "no node"), shared by all the trees of a CPU (an entity is in at most one
-//! tree at a time), so nothing allocates after [`TimelineNodes::new`]. Keys are
+//! tree at a time). The arena grows with the entities, when tasks are created
+//! ([`TimelineStore::reserve`]), never on a tree operation. Keys are
 //! compared wrap-safe, `(s64)(a - b) < 0` (§1.3); equal keys go right, so ties
 //! keep insertion order.
 //!
@@ -24,9 +25,10 @@
 //! code path indexed by direction, a node with at most one child is unlinked
 //! without any rebalancing when its child can take its black, the leftmost
 //! (removed at every CFS pick) is unlinked by a path of its own, and nothing is
-//! written to a shared sentinel. Links are 16-bit indices into an arena of
-//! 2^16 nodes, so every index is in bounds by its type: a node access is one
-//! shifted add, with no bounds check and no mask.
+//! written to a shared sentinel. Links are 16-bit indices into an arena of at
+//! most 2^16 nodes, sized for the entities that exist (issue 15: memory in
+//! proportion to the tasks), so a node access is a bounds check and one
+//! shifted add.
 //!
 //! What a node keeps besides its links and key is chosen by type ([`Augment`]),
 //! as Linux chooses between `rb_add_cached` and `rb_add_augmented_cached` at
@@ -35,8 +37,7 @@
 //! ([`EevdfNodes`]) keeps the vruntime and the subtree minimum, in 32-byte
 //! nodes. A run queue picks one at boot through [`TimelineNodes`].
 
-use alloc::boxed::Box;
-use alloc::vec;
+use alloc::vec::Vec;
 
 use crate::weight::vtime_before;
 
@@ -45,11 +46,11 @@ pub const NIL: u32 = u32::MAX;
 
 /// A node's index in the arena: entity `id` lives at index `id + 1`.
 ///
-/// Sixteen bits and an arena of exactly 2^16 slots make every index in bounds
-/// by its type, so a node access is one shifted add from the arena base, with
-/// neither a bounds check nor a mask (the mask cost one more instruction at
-/// each of the ~30 node accesses of a pick + dequeue + enqueue, about 10 % of
-/// the timeline's instructions; issue 3's budget).
+/// Sixteen bits keep a node at 16 (CFS) or 32 (EEVDF) bytes. The arena once
+/// held all 2^16 slots, so that every index was in bounds by its type; it is
+/// now sized for the entities that exist (1 or 2 MiB per CPU became a few
+/// KiB), at the price of a compare and branch at each node access
+/// (`docs/performance.md`, "Memory").
 type Link = u16;
 
 /// A node index in registers: a [`Link`] widened, so that values carried
@@ -60,8 +61,7 @@ type Index = usize;
 /// Node index meaning "no node".
 const NONE: Index = 0;
 
-/// Node slots of every arena: all the values of [`Link`]. 65,536 nodes of
-/// 16 bytes (CFS) or 32 bytes (EEVDF) are 1 or 2 MiB per CPU.
+/// The most node slots an arena can have: all the values of [`Link`].
 const ARENA: usize = 1 << Link::BITS;
 
 /// The most entities (tasks and group entities) one CPU's arena can hold.
@@ -234,30 +234,43 @@ impl Timeline {
 /// augmented with the subtree minimum vruntime).
 #[derive(Clone, Debug)]
 pub struct TimelineArena<A: Augment> {
-    nodes: Box<[Node<A>; ARENA]>,
+    /// Node 0 is `NONE`'s; entity `id` is at `id + 1`.
+    nodes: Vec<Node<A>>,
 }
 
-/// The CFS tree's arena: 16-byte nodes, 1 MiB per CPU.
+/// The CFS tree's arena: 16-byte nodes.
 pub type CfsNodes = TimelineArena<()>;
 
-/// The EEVDF tree's arena: 32-byte nodes, 2 MiB per CPU.
+/// The EEVDF tree's arena: 32-byte nodes.
 pub type EevdfNodes = TimelineArena<MinVruntime>;
 
 impl<A: Augment> TimelineArena<A> {
     /// An arena for entity numbers below `capacity` (at most
     /// [`MAX_ENTITIES`]; more is a configuration bug and panics).
     pub fn new(capacity: usize) -> Self {
+        let mut arena = TimelineArena { nodes: Vec::new() };
+        arena.reserve(capacity);
+        arena
+    }
+
+    /// Makes room for entity numbers below `capacity` (at most
+    /// [`MAX_ENTITIES`]; more is a configuration bug and panics), exactly:
+    /// the caller grows its entity table by the core's block policy.
+    pub fn reserve(&mut self, capacity: usize) {
         assert!(
             capacity <= MAX_ENTITIES,
             "timeline: {capacity} entities exceed MAX_ENTITIES ({MAX_ENTITIES})"
         );
-        let nodes: Box<[Node<A>]> = vec![Node::EMPTY; ARENA].into_boxed_slice();
-        TimelineArena {
-            nodes: match nodes.try_into() {
-                Ok(nodes) => nodes,
-                Err(_) => unreachable!("the vector has ARENA nodes"),
-            },
+        let len = capacity + 1;
+        if len > self.nodes.len() {
+            self.nodes.reserve_exact(len - self.nodes.len());
+            self.nodes.resize(len, Node::EMPTY);
         }
+    }
+
+    /// The heap the arena takes.
+    pub fn bytes(&self) -> usize {
+        self.nodes.capacity() * core::mem::size_of::<Node<A>>()
     }
 
     /// The key entity `id` was inserted with.
@@ -278,16 +291,15 @@ impl<A: Augment> TimelineArena<A> {
         }
     }
 
-    /// Node `at`. Every [`Link`] is in bounds, so there is no check, and the
-    /// narrowing is free: the index was read from a [`Link`].
+    /// Node `at` (an index read from a [`Link`], or an entity's).
     #[inline(always)]
     fn node(&self, at: Index) -> &Node<A> {
-        &self.nodes[usize::from(at as Link)]
+        &self.nodes[at]
     }
 
     #[inline(always)]
     fn node_mut(&mut self, at: Index) -> &mut Node<A> {
-        &mut self.nodes[usize::from(at as Link)]
+        &mut self.nodes[at]
     }
 
     #[inline(always)]
@@ -753,6 +765,10 @@ pub trait TimelineStore: Clone + core::fmt::Debug {
     /// An arena for entity numbers below `capacity`; `augmented`: the EEVDF
     /// tree (fixed by the type, except for [`TimelineNodes`]).
     fn build(capacity: usize, augmented: bool) -> Self;
+    /// See [`TimelineArena::reserve`].
+    fn reserve(&mut self, capacity: usize);
+    /// See [`TimelineArena::bytes`].
+    fn bytes(&self) -> usize;
     /// See [`TimelineArena::key`].
     fn key(&self, id: u32) -> u64;
     /// See [`TimelineArena::min_vruntime`].
@@ -773,6 +789,12 @@ pub trait TimelineStore: Clone + core::fmt::Debug {
 impl<A: Augment> TimelineStore for TimelineArena<A> {
     fn build(capacity: usize, _augmented: bool) -> Self {
         TimelineArena::new(capacity)
+    }
+    fn reserve(&mut self, capacity: usize) {
+        TimelineArena::reserve(self, capacity)
+    }
+    fn bytes(&self) -> usize {
+        TimelineArena::bytes(self)
     }
     #[inline(always)]
     fn key(&self, id: u32) -> u64 {
@@ -807,6 +829,12 @@ impl<A: Augment> TimelineStore for TimelineArena<A> {
 impl TimelineStore for TimelineNodes {
     fn build(capacity: usize, augmented: bool) -> Self {
         TimelineNodes::new(capacity, augmented)
+    }
+    fn reserve(&mut self, capacity: usize) {
+        dispatch!(self, arena => arena.reserve(capacity))
+    }
+    fn bytes(&self) -> usize {
+        dispatch!(self, arena => arena.bytes())
     }
     #[inline]
     fn key(&self, id: u32) -> u64 {
