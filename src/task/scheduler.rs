@@ -140,14 +140,13 @@ static RUN_QUEUES: [Once<IrqSpinLock<CpuRunQueue>>; MAX_CPUS] = [const { Once::n
 /// that a push never allocates.
 static WAKE_LISTS: [IrqSpinLock<VecDeque<TaskId>>; MAX_CPUS] =
     [const { IrqSpinLock::new(VecDeque::new()) }; MAX_CPUS];
-/// Heap bytes the wake lists took, buffers outgrown (the heap never frees)
-/// included.
+/// Heap bytes the wake lists hold (outgrown buffers go back to the heap).
 static WAKE_LIST_BYTES: AtomicUsize = AtomicUsize::new(0);
 
 /// Makes room on every CPU's wake list for twice `slots` task slots (when the
 /// task table grows, before the new slots are visible). A list that grows at
-/// least doubles, up to twice `TASK_SLOTS`, so the buffers it outgrows add up
-/// to less than its final size. On failure, the bytes that were asked for.
+/// least doubles, up to twice `TASK_SLOTS`, so that it is copied a bounded
+/// number of times. On failure, the bytes that were asked for.
 pub(super) fn grow_wake_lists(slots: usize) -> Result<(), usize> {
     let needed = 2 * slots;
     for list in &WAKE_LISTS[..percpu::nr_cpus().clamp(1, MAX_CPUS)] {
@@ -158,9 +157,10 @@ pub(super) fn grow_wake_lists(slots: usize) -> Result<(), usize> {
         let capacity = needed.max(2 * list.capacity()).min(2 * TASK_SLOTS);
         let bytes = capacity * core::mem::size_of::<TaskId>();
         let additional = capacity - list.len();
+        let before = list.capacity();
         list.try_reserve_exact(additional).map_err(|_| bytes)?;
         WAKE_LIST_BYTES.fetch_add(
-            list.capacity() * core::mem::size_of::<TaskId>(),
+            (list.capacity() - before) * core::mem::size_of::<TaskId>(),
             Ordering::Relaxed,
         );
     }

@@ -80,12 +80,13 @@ impl<P: Pick, const BW: bool> FairRunQueue<P, BW> {
     /// Whether `e`'s slice is protected (RUN_TO_PARITY, §1.5).
     fn slice_protected(&self, e: u32) -> bool {
         let entity = &self.entities[e as usize];
-        entity.slice_protection && entity.protected_deadline == entity.deadline
+        entity.protected_deadline == entity.deadline
     }
 
     /// `cancel_protect_slice()`.
     pub(super) fn cancel_protect_slice(&mut self, e: u32) {
-        self.entities[e as usize].slice_protection = false;
+        let entity = &mut self.entities[e as usize];
+        entity.protected_deadline = entity.deadline.wrapping_add(1);
     }
 
     /// `did_preempt_short()` (§1.5): the protection was cancelled and the

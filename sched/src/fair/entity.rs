@@ -66,10 +66,10 @@ pub struct Entity {
     /// A custom slice (`se->custom_slice`, §1.5): kept at every new request.
     /// Never 0 (clamped to at least 0.1 ms), so `None` costs no space.
     pub custom_slice: Option<core::num::NonZeroU64>,
-    /// RUN_TO_PARITY: whether a slice protection was granted (§1.5), ...
-    pub slice_protection: bool,
-    /// ... and the deadline it was granted for: the slice is protected
-    /// while the deadline has not moved.
+    /// RUN_TO_PARITY: the deadline the slice protection was granted for
+    /// (§1.5); the slice is protected while the deadline has not moved. Not
+    /// granted or cancelled, it is `deadline + 1`, as Linux keeps it (in
+    /// `se->vlag`, `set_protect_slice`/`cancel_protect_slice`): one compare.
     pub protected_deadline: u64,
     /// Whether the entity is queued (running included), delayed ones too.
     pub on_rq: bool,
@@ -110,8 +110,7 @@ impl Entity {
             vlag: 0,
             slice,
             custom_slice: None,
-            slice_protection: false,
-            protected_deadline: 0,
+            protected_deadline: 1,
             on_rq: false,
             delayed: false,
             queue,

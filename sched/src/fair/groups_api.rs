@@ -301,6 +301,7 @@ impl<P: Pick, const BW: bool> FairRunQueue<P, BW> {
         entity.vlag = migration.vlag;
         entity.rel_deadline = migration.relative_deadline.is_some();
         entity.deadline = migration.relative_deadline.unwrap_or(0);
+        entity.protected_deadline = entity.deadline.wrapping_add(1);
         entity.sum_exec_runtime = migration.sum_exec_runtime;
         entity.avg = migration.avg;
         entity.avg.last_update_time = 0;

@@ -184,7 +184,6 @@ mod tests {
         let entity = &mut fair.entities[se];
         let charge = calc_delta_fair(t - entity.exec_start, entity.load);
         entity.deadline = entity.vruntime.wrapping_add(charge + 1);
-        entity.slice_protection = true;
         entity.protected_deadline = entity.deadline;
         let contribution = fair.group_load_contribution(background);
         fair.set_group_load_sum(background, contribution);

@@ -23,9 +23,10 @@
 //!
 //! Entity numbering: the group entity of group `g` (`g ≥ 1`) is entity
 //! `g - 1`, and task `t` is entity `max_groups - 1 + t`, after them, so that
-//! the entity table (and the timeline's node arena) grows at its end when
-//! tasks are created ([`SchedClass::reserve_tasks`]; issue 15: memory in
-//! proportion to the tasks). Storage is allocated in [`FairRunQueue::new`]
+//! the entity table grows at its end when tasks are created
+//! ([`SchedClass::reserve_tasks`]; issue 15: memory in proportion to the
+//! tasks). The timeline's node arena has all its 2^16 nodes from the start
+//! (bounds-check-free node access, issue 3's budget). Storage is allocated in [`FairRunQueue::new`]
 //! and by `reserve_tasks`; the class operations allocate nothing and cost
 //! O(depth · log n).
 //!
@@ -248,8 +249,9 @@ impl<P: Pick, const BW: bool> FairRunQueue<P, BW> {
     }
 
     /// See [`SchedClass::reserve_tasks`]: the task entities sit after the
-    /// group entities, so the entity table and the node arena grow at their
-    /// end, by the core's block policy ([`crate::task::grow_table`]).
+    /// group entities, so the entity table grows at its end, by the core's
+    /// block policy ([`crate::task::grow_table`]); the node arena only checks
+    /// that it can number them.
     pub(super) fn reserve_task_entities(&mut self, count: usize) {
         if count <= self.max_tasks {
             return;

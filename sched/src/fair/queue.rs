@@ -282,8 +282,9 @@ impl<P: Pick, const BW: bool> FairRunQueue<P, BW> {
         entity.prev_sum_exec_runtime = entity.sum_exec_runtime;
         if let PickPolicy::Eevdf(tunables) = self.pick.policy() {
             // RUN_TO_PARITY (§1.5): protect the slice until the deadline moves.
-            entity.slice_protection = tunables.run_to_parity;
-            entity.protected_deadline = entity.deadline;
+            entity.protected_deadline = entity
+                .deadline
+                .wrapping_add(u64::from(!tunables.run_to_parity));
         }
     }
 

@@ -14,8 +14,7 @@
 //!
 //! Nodes live in one arena indexed by entity number plus one (index 0 means
 //! "no node"), shared by all the trees of a CPU (an entity is in at most one
-//! tree at a time). The arena grows with the entities, when tasks are created
-//! ([`TimelineStore::reserve`]), never on a tree operation. Keys are
+//! tree at a time), so nothing allocates after [`TimelineNodes::new`]. Keys are
 //! compared wrap-safe, `(s64)(a - b) < 0` (§1.3); equal keys go right, so ties
 //! keep insertion order.
 //!
@@ -25,10 +24,9 @@
 //! code path indexed by direction, a node with at most one child is unlinked
 //! without any rebalancing when its child can take its black, the leftmost
 //! (removed at every CFS pick) is unlinked by a path of its own, and nothing is
-//! written to a shared sentinel. Links are 16-bit indices into an arena of at
-//! most 2^16 nodes, sized for the entities that exist (issue 15: memory in
-//! proportion to the tasks), so a node access is a bounds check and one
-//! shifted add.
+//! written to a shared sentinel. Links are 16-bit indices into an arena of
+//! 2^16 nodes, so every index is in bounds by its type: a node access is one
+//! shifted add, with no bounds check and no mask.
 //!
 //! What a node keeps besides its links and key is chosen by type ([`Augment`]),
 //! as Linux chooses between `rb_add_cached` and `rb_add_augmented_cached` at
@@ -37,7 +35,8 @@
 //! ([`EevdfNodes`]) keeps the vruntime and the subtree minimum, in 32-byte
 //! nodes. A run queue picks one at boot through [`TimelineNodes`].
 
-use alloc::vec::Vec;
+use alloc::boxed::Box;
+use alloc::vec;
 
 use crate::weight::vtime_before;
 
@@ -46,11 +45,13 @@ pub const NIL: u32 = u32::MAX;
 
 /// A node's index in the arena: entity `id` lives at index `id + 1`.
 ///
-/// Sixteen bits keep a node at 16 (CFS) or 32 (EEVDF) bytes. The arena once
-/// held all 2^16 slots, so that every index was in bounds by its type; it is
-/// now sized for the entities that exist (1 or 2 MiB per CPU became a few
-/// KiB), at the price of a compare and branch at each node access
-/// (`docs/performance.md`, "Memory").
+/// Sixteen bits and an arena of exactly 2^16 slots make every index in bounds
+/// by its type, so a node access is one shifted add from the arena base, with
+/// neither a bounds check nor a mask (the mask cost one more instruction at
+/// each of the ~30 node accesses of a pick + dequeue + enqueue, about 10 % of
+/// the timeline's instructions; an arena sized to the entities, with a bounds
+/// check at each access, cost 28 % at N = 8: `docs/performance.md`,
+/// "Memory"; issue 3's budget).
 type Link = u16;
 
 /// A node index in registers: a [`Link`] widened, so that values carried
@@ -61,7 +62,8 @@ type Index = usize;
 /// Node index meaning "no node".
 const NONE: Index = 0;
 
-/// The most node slots an arena can have: all the values of [`Link`].
+/// Node slots of every arena: all the values of [`Link`]. 65,536 nodes of
+/// 16 bytes (CFS) or 32 bytes (EEVDF) are 1 or 2 MiB per CPU.
 const ARENA: usize = 1 << Link::BITS;
 
 /// The most entities (tasks and group entities) one CPU's arena can hold.
@@ -234,43 +236,46 @@ impl Timeline {
 /// augmented with the subtree minimum vruntime).
 #[derive(Clone, Debug)]
 pub struct TimelineArena<A: Augment> {
-    /// Node 0 is `NONE`'s; entity `id` is at `id + 1`.
-    nodes: Vec<Node<A>>,
+    nodes: Box<[Node<A>; ARENA]>,
 }
 
-/// The CFS tree's arena: 16-byte nodes.
+/// The CFS tree's arena: 16-byte nodes, 1 MiB per CPU.
 pub type CfsNodes = TimelineArena<()>;
 
-/// The EEVDF tree's arena: 32-byte nodes.
+/// The EEVDF tree's arena: 32-byte nodes, 2 MiB per CPU.
 pub type EevdfNodes = TimelineArena<MinVruntime>;
 
 impl<A: Augment> TimelineArena<A> {
     /// An arena for entity numbers below `capacity` (at most
     /// [`MAX_ENTITIES`]; more is a configuration bug and panics).
     pub fn new(capacity: usize) -> Self {
-        let mut arena = TimelineArena { nodes: Vec::new() };
-        arena.reserve(capacity);
-        arena
+        Self::check_capacity(capacity);
+        let nodes: Box<[Node<A>]> = vec![Node::EMPTY; ARENA].into_boxed_slice();
+        TimelineArena {
+            nodes: match nodes.try_into() {
+                Ok(nodes) => nodes,
+                Err(_) => unreachable!("the vector has ARENA nodes"),
+            },
+        }
     }
 
-    /// Makes room for entity numbers below `capacity` (at most
-    /// [`MAX_ENTITIES`]; more is a configuration bug and panics), exactly:
-    /// the caller grows its entity table by the core's block policy.
+    /// Checks that the arena can hold entity numbers below `capacity` (at
+    /// most [`MAX_ENTITIES`]; more is a configuration bug and panics): the
+    /// arena has every node from the start.
     pub fn reserve(&mut self, capacity: usize) {
+        Self::check_capacity(capacity);
+    }
+
+    fn check_capacity(capacity: usize) {
         assert!(
             capacity <= MAX_ENTITIES,
             "timeline: {capacity} entities exceed MAX_ENTITIES ({MAX_ENTITIES})"
         );
-        let len = capacity + 1;
-        if len > self.nodes.len() {
-            self.nodes.reserve_exact(len - self.nodes.len());
-            self.nodes.resize(len, Node::EMPTY);
-        }
     }
 
-    /// The heap the arena takes.
+    /// The heap the arena takes: all its nodes.
     pub fn bytes(&self) -> usize {
-        self.nodes.capacity() * core::mem::size_of::<Node<A>>()
+        core::mem::size_of_val(&*self.nodes)
     }
 
     /// The key entity `id` was inserted with.
@@ -291,15 +296,16 @@ impl<A: Augment> TimelineArena<A> {
         }
     }
 
-    /// Node `at` (an index read from a [`Link`], or an entity's).
+    /// Node `at`. Every [`Link`] is in bounds, so there is no check, and the
+    /// narrowing is free: the index was read from a [`Link`].
     #[inline(always)]
     fn node(&self, at: Index) -> &Node<A> {
-        &self.nodes[at]
+        &self.nodes[usize::from(at as Link)]
     }
 
     #[inline(always)]
     fn node_mut(&mut self, at: Index) -> &mut Node<A> {
-        &mut self.nodes[at]
+        &mut self.nodes[usize::from(at as Link)]
     }
 
     #[inline(always)]
