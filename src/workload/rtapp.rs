@@ -127,9 +127,17 @@ static FINISHED_COUNT: AtomicU64 = AtomicU64::new(0);
 static MAIN_TASK: core::sync::atomic::AtomicU16 = core::sync::atomic::AtomicU16::new(0);
 /// The starter's outcome: every instance spawned, or why not.
 static STARTED: Once<Result<(), SpawnError>> = Once::new();
-/// How long after `run` begins the instances are created: time for `main` to
-/// spawn the starter and go to sleep.
+/// How long after `run` begins the instances are created, at least: time for
+/// `main` to spawn the starter and go to sleep.
 const START_DELAY_NS: u64 = 1_000_000;
+/// The earliest virtual time a run starts at. With the start on a tick
+/// boundary (of the unskewed grid, multiples of the tick period) a run's
+/// timing relative to the ticks, and with it every decision, does not depend
+/// on how long the boot took (it moved by 7 ms when the run queues stopped
+/// being built for every task slot), and the boot's transients are over:
+/// each CPU has ticked and its frequency domain has followed its idle CPUs
+/// down (the DVFS transition-latency cases).
+const RUN_START_NS: u64 = 20_000_000;
 /// The starter's SCHED_FIFO priority (the highest).
 const STARTER_PRIORITY: u8 = 99;
 
@@ -812,7 +820,9 @@ pub fn run(scenario: Scenario, options: &RtAppOptions) -> Result<(), SpawnError>
             granted: alloc::vec![false; slots],
         }),
         timers: IrqSpinLock::new(BTreeMap::new()),
-        start: now_ns() + START_DELAY_NS,
+        start: (now_ns() + START_DELAY_NS)
+            .max(RUN_START_NS)
+            .next_multiple_of(crate::task::scheduler::tick_period_ns()),
     });
     if trace_limit > 0 {
         crate::task::trace::start(trace_limit);

@@ -251,19 +251,24 @@ fn agreement_cases() -> Vec<Agree> {
                        EEVDF: eligibility) compares values within that";
     const WAKE: &str = "a wake-up reaches the kernel's run queue ~7 us after the simulator's; \
                         a wake-up preemption test falls within that margin";
+    const WAKE_PERIODIC_CFS: &str = "a wake-up reaches the kernel's run queue ~7 us after the \
+                                     simulator's: at 581.50 ms fast, woken, preempts slow in \
+                                     the simulator, and slow gives way to medium in the kernel \
+                                     (603 agreed when runs did not start on a tick boundary)";
     const ORDER: &str = "two periodic wake-ups fall within a few us of each other; the kernel's \
                          per-task wake-up offsets (instance start-up, timer path) swap them";
-    const LATE_PREEMPT: &str = "when fast sleeps at 101.19 ms the kernel picks slow and the \
-                                simulator medium: fast woke 3 us later and ran 1.5 us longer in \
-                                the kernel, and the EEVDF pick between slow and medium falls the \
-                                other way (a pick within the per-slice drift, it seems)";
-    const EVENTS_EEVDF: &str = "by switch 18 the kernel runs 68-76 us behind the simulator \
-                                (its events cost instructions, the simulator's none); at \
-                                switch 19 the pick after pong blocks goes to caster in the \
-                                kernel and producer in the simulator, EEVDF's eligibility \
-                                and deadlines compared at instants that far apart (not \
-                                analysed further; the split was at 16, for a mutex \
-                                hand-over, before the scheduler driver of issue 11)";
+    const LATE_PREEMPT: &str = "at 295.36 ms fast preempts slow 115 us later in the kernel than \
+                                in the simulator, and when fast sleeps the EEVDF pick goes to \
+                                medium in the kernel and slow in the simulator (their lags \
+                                that far apart); 114 switches agreed when runs did not start \
+                                on a tick boundary";
+    const EVENTS_EEVDF: &str = "by switch 15 the kernel runs 55 us behind the simulator (its \
+                                events cost instructions, the simulator's none); at switch 16 \
+                                the hand-over between the two waiters, which the simulator \
+                                makes at one instant, goes on to ping in the kernel and back \
+                                to waiter-1 in the simulator (19 agreed when runs did not \
+                                start on a tick boundary; 16 before the scheduler driver of \
+                                issue 11)";
     vec![
         Agree {
             scenario: HOGS,
@@ -292,14 +297,14 @@ fn agreement_cases() -> Vec<Agree> {
         Agree {
             scenario: PERIODIC,
             policy: "eevdf",
-            agree_through: Some(114),
+            agree_through: Some(323),
             why: LATE_PREEMPT,
         },
         Agree {
             scenario: PERIODIC,
             policy: "cfs",
-            agree_through: Some(603),
-            why: WAKE,
+            agree_through: Some(394),
+            why: WAKE_PERIODIC_CFS,
         },
         Agree {
             scenario: EVENTS,
@@ -310,7 +315,7 @@ fn agreement_cases() -> Vec<Agree> {
         Agree {
             scenario: EVENTS,
             policy: "eevdf",
-            agree_through: Some(19),
+            agree_through: Some(16),
             why: EVENTS_EEVDF,
         },
     ]
