@@ -249,8 +249,6 @@ fn agreement_cases() -> Vec<Agree> {
     const LAG: &str = "the kernel charges each slice the ~0.1-0.3 us its timer interrupt and \
                        schedule() take; vruntimes drift until a pick (CFS: leftmost vruntime, \
                        EEVDF: eligibility) compares values within that";
-    const WAKE: &str = "a wake-up reaches the kernel's run queue ~7 us after the simulator's; \
-                        a wake-up preemption test falls within that margin";
     const WAKE_PERIODIC_CFS: &str = "a wake-up reaches the kernel's run queue ~7 us after the \
                                      simulator's: at 581.50 ms fast, woken, preempts slow in \
                                      the simulator, and slow gives way to medium in the kernel \
