@@ -60,6 +60,9 @@ pub fn allocate(size: usize, align: usize) -> Option<usize> {
 // contract); the lock serialises every change to the list.
 unsafe impl GlobalAlloc for KernelHeap {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        if let Some(arena) = crate::arch::lazy::allocate(layout.size(), layout.align()) {
+            return arena;
+        }
         self.heap
             .lock()
             .allocate_first_fit(layout)
@@ -67,6 +70,11 @@ unsafe impl GlobalAlloc for KernelHeap {
     }
 
     unsafe fn dealloc(&self, pointer: *mut u8, layout: Layout) {
+        if crate::arch::lazy::contains(pointer as usize) {
+            // A timeline arena's window: never freed (the run queues live
+            // as long as the kernel).
+            return;
+        }
         if let Some(pointer) = NonNull::new(pointer) {
             // SAFETY: `pointer` was returned by `alloc` with this `layout`
             // (the caller's contract) and is not used again.

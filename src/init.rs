@@ -239,6 +239,7 @@ fn init_memory(board: &BoardInfo) {
         exit(ExitCode::Failure)
     }
     heap::init(kernel_end as usize, board.memory.end as usize);
+    crate::arch::lazy::init();
 }
 
 /// The PSCI conduit, and the interrupt controller the device tree names, set

@@ -49,14 +49,38 @@ pub const fn rt_priority(policy: Policy) -> Option<u8> {
     }
 }
 
+/// A link of a priority list: a task, or none. Two bytes where an
+/// `Option<TaskId>` takes four: a slot is kept per task per CPU (issue 15,
+/// memory in proportion to the tasks), and no task id is `u16::MAX`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct TaskLink(u16);
+
+impl TaskLink {
+    const NONE: TaskLink = TaskLink(u16::MAX);
+
+    fn new(task: Option<TaskId>) -> Self {
+        task.map_or(Self::NONE, |task| TaskLink(task.0))
+    }
+
+    fn get(self) -> Option<TaskId> {
+        (self != Self::NONE).then_some(TaskId(self.0))
+    }
+}
+
+impl Default for TaskLink {
+    fn default() -> Self {
+        Self::NONE
+    }
+}
+
 #[derive(Clone, Copy, Debug, Default)]
 struct Slot {
     known: bool,
     queued: bool,
     round_robin: bool,
     priority: u8,
-    previous: Option<TaskId>,
-    next: Option<TaskId>,
+    previous: TaskLink,
+    next: TaskLink,
     /// What is left of the SCHED_RR slice.
     time_slice: Nanoseconds,
     exec_start: Nanoseconds,
@@ -226,15 +250,15 @@ impl RtClass {
         let old_tail = list.tail;
         list.tail = Some(task);
         match old_tail {
-            Some(tail) => self.slots[tail.index()].next = Some(task),
+            Some(tail) => self.slots[tail.index()].next = TaskLink::new(Some(task)),
             None => {
                 list.head = Some(task);
                 self.bitmap[priority / 64] |= 1 << (priority % 64);
             }
         }
         let slot = &mut self.slots[task.index()];
-        slot.previous = old_tail;
-        slot.next = None;
+        slot.previous = TaskLink::new(old_tail);
+        slot.next = TaskLink::NONE;
     }
 
     fn push_front(&mut self, task: TaskId) {
@@ -243,15 +267,15 @@ impl RtClass {
         let old_head = list.head;
         list.head = Some(task);
         match old_head {
-            Some(head) => self.slots[head.index()].previous = Some(task),
+            Some(head) => self.slots[head.index()].previous = TaskLink::new(Some(task)),
             None => {
                 list.tail = Some(task);
                 self.bitmap[priority / 64] |= 1 << (priority % 64);
             }
         }
         let slot = &mut self.slots[task.index()];
-        slot.previous = None;
-        slot.next = old_head;
+        slot.previous = TaskLink::NONE;
+        slot.next = TaskLink::new(old_head);
     }
 
     fn unlink(&mut self, task: TaskId) {
@@ -262,20 +286,20 @@ impl RtClass {
             ..
         } = self.slots[task.index()];
         let priority = priority as usize;
-        match previous {
+        match previous.get() {
             Some(p) => self.slots[p.index()].next = next,
-            None => self.lists[priority].head = next,
+            None => self.lists[priority].head = next.get(),
         }
-        match next {
+        match next.get() {
             Some(n) => self.slots[n.index()].previous = previous,
-            None => self.lists[priority].tail = previous,
+            None => self.lists[priority].tail = previous.get(),
         }
         if self.lists[priority].head.is_none() {
             self.bitmap[priority / 64] &= !(1 << (priority % 64));
         }
         let slot = &mut self.slots[task.index()];
-        slot.previous = None;
-        slot.next = None;
+        slot.previous = TaskLink::NONE;
+        slot.next = TaskLink::NONE;
     }
 
     /// `requeue_task_rt(.., head = false)`: to the tail of its list.

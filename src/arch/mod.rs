@@ -3,4 +3,4 @@
 
 pub mod aarch64;
 
-pub use aarch64::{boot, context, cpu, exception, mmu, pmu, psci, timer};
+pub use aarch64::{boot, context, cpu, exception, lazy, mmu, pmu, psci, timer};

@@ -306,7 +306,7 @@ static RUN_QUEUE_BYTES: AtomicUsize = AtomicUsize::new(0);
 /// lists); stacks are not counted.
 pub fn memory_bytes() -> (usize, usize) {
     (
-        RUN_QUEUE_BYTES.load(Ordering::Relaxed),
+        RUN_QUEUE_BYTES.load(Ordering::Relaxed) + crate::arch::lazy::bytes(),
         core::mem::size_of_val(&WAKE_LISTS)
             + WAKE_LIST_BYTES.load(Ordering::Relaxed)
             + super::task_table_bytes(),
@@ -329,13 +329,17 @@ pub fn init_cpu(cpu: usize) {
     let reserved = *building;
     RUN_QUEUES[cpu].call_once(|| {
         let free_before = crate::heap::free_bytes();
-        let mut queue = RunQueue::build(
-            settings.policy,
-            reserved,
-            MAX_GROUPS,
-            settings.config.uclamp == Some(true),
-            settings.config.cfs_bandwidth,
-        );
+        // The timeline arena takes address space now and RAM as its
+        // pages are written (`arch::lazy`).
+        let mut queue = crate::arch::lazy::with_lazy_arenas(|| {
+            RunQueue::build(
+                settings.policy,
+                reserved,
+                MAX_GROUPS,
+                settings.config.uclamp == Some(true),
+                settings.config.cfs_bandwidth,
+            )
+        });
         queue.set_cpu_capacity(CpuCapacity {
             capacity_orig: percpu::of(cpu).capacity.load(Ordering::Relaxed),
             frequency_scale: 1024,

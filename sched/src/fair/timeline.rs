@@ -185,10 +185,13 @@ impl Augment for MinVruntime {
 }
 
 impl<A: Augment> Node<A> {
+    /// An unused node: all zero bits, so that a kernel can back an arena's
+    /// pages only once they are written (the colour of a node outside a
+    /// tree is never read).
     const EMPTY: Self = Node {
         child: [0; 2],
         parent: 0,
-        black: true,
+        black: false,
         key: 0,
         augment: A::EMPTY,
     };

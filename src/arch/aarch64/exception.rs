@@ -121,6 +121,10 @@ extern "C" fn exception_dispatch(frame: &mut TrapFrame, kind: u64) {
             crate::irq::handle_irq();
             crate::task::preempt_on_irq_return();
         }
+        // A synchronous exception at EL1 with SP_EL1: a data abort in the
+        // lazy window is the first write to an arena page (`lazy`).
+        4 if (ESR_EL1.get() >> 26) & 0x3f == 0x25
+            && super::lazy::handle_fault(FAR_EL1.get(), ESR_EL1.get() & 0x3f) => {}
         _ => unexpected_exception(frame, kind),
     }
 }

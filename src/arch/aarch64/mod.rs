@@ -5,6 +5,7 @@ pub mod boot;
 pub mod context;
 pub mod cpu;
 pub mod exception;
+pub mod lazy;
 pub mod mmu;
 pub mod pmu;
 pub mod psci;
