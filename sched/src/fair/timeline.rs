@@ -63,7 +63,9 @@ type Index = usize;
 const NONE: Index = 0;
 
 /// Node slots of every arena: all the values of [`Link`]. 65,536 nodes of
-/// 16 bytes (CFS) or 32 bytes (EEVDF) are 1 or 2 MiB per CPU.
+/// 16 bytes (CFS) or 32 bytes (EEVDF) are 1 or 2 MiB of address space per
+/// CPU; the kernel backs only the pages a CPU writes (`src/arch/aarch64/
+/// lazy.rs`), which is why an empty node is all zero bits.
 const ARENA: usize = 1 << Link::BITS;
 
 /// The most entities (tasks and group entities) one CPU's arena can hold.
@@ -242,10 +244,10 @@ pub struct TimelineArena<A: Augment> {
     nodes: Box<[Node<A>; ARENA]>,
 }
 
-/// The CFS tree's arena: 16-byte nodes, 1 MiB per CPU.
+/// The CFS tree's arena: 16-byte nodes, 1 MiB of address space per CPU.
 pub type CfsNodes = TimelineArena<()>;
 
-/// The EEVDF tree's arena: 32-byte nodes, 2 MiB per CPU.
+/// The EEVDF tree's arena: 32-byte nodes, 2 MiB of address space per CPU.
 pub type EevdfNodes = TimelineArena<MinVruntime>;
 
 impl<A: Augment> TimelineArena<A> {
