@@ -22,6 +22,13 @@ pub struct KernelHeap {
     heap: IrqSpinLock<Heap>,
 }
 
+impl KernelHeap {
+    /// The first free block that fits `layout`, taken from the list.
+    fn first_fit(&self, layout: Layout) -> Option<NonNull<u8>> {
+        self.heap.lock().allocate_first_fit(layout).ok()
+    }
+}
+
 #[global_allocator]
 static HEAP: KernelHeap = KernelHeap {
     heap: IrqSpinLock::new(Heap::empty()),
@@ -47,10 +54,7 @@ pub fn free_bytes() -> usize {
 /// `None` when the heap has no room.
 pub fn allocate(size: usize, align: usize) -> Option<usize> {
     let layout = Layout::from_size_align(size, align).ok()?;
-    HEAP.heap
-        .lock()
-        .allocate_first_fit(layout)
-        .ok()
+    HEAP.first_fit(layout)
         .map(|pointer| pointer.as_ptr() as usize)
 }
 
@@ -63,9 +67,7 @@ unsafe impl GlobalAlloc for KernelHeap {
         if let Some(arena) = crate::arch::lazy::allocate(layout.size(), layout.align()) {
             return arena;
         }
-        self.heap
-            .lock()
-            .allocate_first_fit(layout)
+        self.first_fit(layout)
             .map_or(core::ptr::null_mut(), NonNull::as_ptr)
     }
 

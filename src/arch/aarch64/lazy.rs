@@ -93,6 +93,11 @@ fn table_address(table: &PageTable) -> u64 {
     table as *const PageTable as u64
 }
 
+/// The descriptor of a page not written yet: the zero page.
+fn zero_page(read_only: bool) -> u64 {
+    page_descriptor(table_address(&ZERO_PAGE), read_only)
+}
+
 /// Runs `build` with the window armed: an allocation of 1 or 2 MiB it makes
 /// (its timeline arena) comes from the window, and is sealed read-only when
 /// `build` returns, having been filled with zero bits.
@@ -122,10 +127,7 @@ pub fn allocate(size: usize, align: usize) -> Option<*mut u8> {
     // that nothing else uses; it lives as long as the kernel (never freed).
     let table: &'static PageTable = unsafe { &*table };
     for entry in &table.0[..(size / PAGE) as usize] {
-        entry.store(
-            page_descriptor(table_address(&ZERO_PAGE), false),
-            Ordering::Relaxed,
-        );
+        entry.store(zero_page(false), Ordering::Relaxed);
     }
     LEVEL2.0[slot].store(table_address(table) | VALID_TABLE, Ordering::Release);
     window.tables[slot] = Some(table);
@@ -146,17 +148,13 @@ pub fn contains(address: usize) -> bool {
 /// of its own.
 fn seal() {
     let mut window = WINDOW_STATE.lock();
-    let zero = page_descriptor(table_address(&ZERO_PAGE), false);
     for table in window.tables[window.first_unsealed..window.used]
         .iter()
         .flatten()
     {
         for entry in &table.0 {
-            if entry.load(Ordering::Relaxed) == zero {
-                entry.store(
-                    page_descriptor(table_address(&ZERO_PAGE), true),
-                    Ordering::Relaxed,
-                );
+            if entry.load(Ordering::Relaxed) == zero_page(false) {
+                entry.store(zero_page(true), Ordering::Relaxed);
             }
         }
     }
@@ -202,7 +200,7 @@ pub fn handle_fault(address: u64, status: u64) -> bool {
     };
     let entry = &table.0[(index % 512) as usize];
     let descriptor = entry.load(Ordering::Relaxed);
-    if descriptor == page_descriptor(table_address(&ZERO_PAGE), true) {
+    if descriptor == zero_page(true) {
         let Some(page) = new_page() else {
             return false;
         };
