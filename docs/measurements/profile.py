@@ -31,6 +31,8 @@ ap.add_argument("--from", dest="start", default=None)
 ap.add_argument("--top", type=int, default=45)
 ap.add_argument("--cpu", type=int, default=None, help="only this vCPU's blocks")
 ap.add_argument("--callers", default=None, help="also: who calls the functions named like this")
+ap.add_argument("--library", default=None,
+                help="also: instructions of inlined library frames (core, alloc) named like this, by the project's function around them")
 a = ap.parse_args()
 
 # Function symbols, sorted by address (demangled).
@@ -79,6 +81,8 @@ for line in out:
             inlined[pc].append(re.sub(r"::h[0-9a-f]{16}$", "", line))
 
 self_count = defaultdict(int); total = defaultdict(int); callers = defaultdict(int); n = 0
+library = defaultdict(int)
+LIBRARY = re.compile(r"^(core::|alloc::|<|_\$LT\$(usize|alloc|core|u64|u32))")
 stack = []  # (return address, function)
 for b in execs:
     body, last = blocks.get(b, ([b], ""))
@@ -91,6 +95,9 @@ for b in execs:
     for p in body:
         frames = inlined.get(p) or [fn]
         self_count[frames[0]] += 1
+        if a.library and a.library in frames[0]:
+            own = next((f for f in frames if not LIBRARY.match(f)), fn)
+            library[own] += 1
         for f in set(frames) | above | {fn}:
             total[f] += 1
     n += len(body)
@@ -109,5 +116,7 @@ def show(title, table):
 print(f"{n} instructions in {len(execs)} blocks; {n / a.per:.1f} per {a.per:g}")
 show("self, by innermost inlined frame", self_count)
 show("total, with callees and inlined frames", total)
+if a.library:
+    show(f"instructions in library frames named like {a.library}, by the function around them", library)
 if a.callers:
     show(f"instructions in {a.callers}, by call site (innermost inlined frames)", callers)

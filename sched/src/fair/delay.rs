@@ -61,10 +61,12 @@ impl<P: Pick, const BW: bool> FairRunQueue<P, BW> {
 
     /// `requeue_delayed_entity`: a delayed entity wakes up where it is; with
     /// `DELAY_ZERO` a lag that has become positive is reset to 0 and the entity
-    /// placed again (§1.5).
+    /// placed again (§1.5, "A delayed task woken early"). The lag is taken
+    /// against `V` as it stands: the running entity is not charged first (the
+    /// wake-up preemption check does that), as Linux's requeue does not call
+    /// `update_curr`.
     pub(super) fn requeue_delayed_entity(&mut self, e: u32, now: Nanoseconds) {
         let q = self.entities[e as usize].queue;
-        self.update_curr(q, now);
         if let super::PickPolicy::Eevdf(tunables) = self.pick.policy()
             && tunables.delay_zero
         {
@@ -90,7 +92,6 @@ impl<P: Pick, const BW: bool> FairRunQueue<P, BW> {
         self.update_entity_load(q, e, UpdateFlags::NONE, now);
         self.entities[e as usize].delayed = false;
         self.change_runnable_tasks(e, true);
-        self.update_min_vruntime(q);
     }
 
     /// Completes the delayed dequeue of task `e`, if it is delayed, at the last

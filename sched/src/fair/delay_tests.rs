@@ -103,3 +103,28 @@ fn eligible_sleeper_leaves_at_once() {
     assert!(!fair.entities[fair.task_se(TaskId(0)) as usize].on_rq);
     assert_eq!(fair.queues[0].nr_queued, 0);
 }
+
+/// §1.5 "A delayed task woken early": the lag at the requeue is taken with the
+/// running task's vruntime as last charged. A (delayed, lag −1 ms: A ran 2 ms,
+/// B none) is woken 3 ms after B started running, with B not charged since.
+/// Charged, B would be 3 ms ahead, V 0.5 ms past A's vruntime, A's lag
+/// +0.5 ms, and DELAY_ZERO would place A again; uncharged, V is still 1 ms
+/// behind A, and A keeps its vruntime and deadline.
+#[test]
+fn delayed_task_woken_while_another_runs_takes_its_lag_as_last_charged() {
+    let mut fair = a_ran_and_blocked();
+    assert_eq!(fair.pick_next_task(2 * MS), Some(TaskId(1)));
+    fair.set_next_task(TaskId(1), 2 * MS);
+    let a = fair.task_se(TaskId(0)) as usize;
+    let (vruntime, deadline) = (fair.entities[a].vruntime, fair.entities[a].deadline);
+    let lag = vtime_delta(fair.avg_vruntime(GroupId::ROOT), vruntime);
+    assert_eq!(lag, -(MS as i64), "A ran 2 ms, B none: A is 1 ms past V");
+    fair.enqueue_task(TaskId(0), 5 * MS, WAKEUP);
+    assert!(!fair.entities[a].delayed && fair.entities[a].on_rq);
+    assert_eq!(
+        (fair.entities[a].vruntime, fair.entities[a].deadline),
+        (vruntime, deadline),
+        "A was placed again: B was charged before the requeue"
+    );
+    assert_eq!(fair.nr_running(), 2);
+}
