@@ -534,13 +534,13 @@ impl<F: FairClass> RunQueueOf<F> {
     /// The run queue's aggregate signals.
     pub fn signals(&self) -> RunQueueSignals {
         let nr_running = self.stack.nr_running();
-        match self.stack.fair().root_average() {
+        match self.fair().and_then(|fair| fair.group_queue(GroupId::ROOT)) {
             Some(root) => RunQueueSignals {
                 nr_running,
-                util_avg: root.util_avg,
-                load_avg: root.load_avg,
-                runnable_avg: root.runnable_avg,
-                util_est: root.util_est.enqueued,
+                util_avg: root.pelt.avg.util_avg,
+                load_avg: root.pelt.avg.load_avg,
+                runnable_avg: root.pelt.avg.runnable_avg,
+                util_est: root.pelt.avg.util_est.enqueued,
             },
             None => RunQueueSignals {
                 nr_running,

@@ -292,21 +292,12 @@ impl<P: Pick, const BW: bool> FairRunQueue<P, BW> {
         (queue != GroupId::ROOT).then(|| self.group_entity(queue))
     }
 
-    /// The run queue a group entity owns (`group_cfs_rq(se)`). Group
-    /// entities are numbered first (group g's is g − 1, [`Self::group_entity`]),
-    /// so the number alone tells, with no entity read.
-    #[inline(always)]
+    /// The run queue a group entity owns (`group_cfs_rq(se)`).
     pub(super) fn owned_queue(&self, e: u32) -> Option<GroupId> {
-        let owned = (e < self.task_base).then(|| GroupId((e + 1) as u16));
-        debug_assert_eq!(
-            owned,
-            match self.entities[e as usize].kind {
-                EntityKind::Group(group) => Some(group),
-                EntityKind::Task(_) => None,
-            },
-            "entity {e} is numbered against its kind"
-        );
-        owned
+        match self.entities[e as usize].kind {
+            EntityKind::Group(group) => Some(group),
+            EntityKind::Task(_) => None,
+        }
     }
 
     /// The entity of `task`, if known here.
@@ -335,12 +326,6 @@ impl<P: Pick, const BW: bool> FairRunQueue<P, BW> {
             return None;
         }
         self.entities.get(self.group_entity(group) as usize)
-    }
-
-    /// The root run queue's PELT average (what the CPU publishes).
-    #[inline]
-    pub fn root_average(&self) -> &crate::pelt::SchedAvg {
-        &self.queues[GroupId::ROOT.index()].pelt.avg
     }
 
     /// The group's run queue on this CPU, for reports and tests.

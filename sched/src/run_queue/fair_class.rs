@@ -14,7 +14,6 @@ use crate::class::SchedClass;
 use crate::fair::entity::Entity;
 use crate::fair::group::{GroupQueue, validate_shares};
 use crate::fair::{FairMigration, FairRunQueue, GroupError, Pick};
-use crate::pelt::SchedAvg;
 use crate::round_robin::RoundRobin;
 use crate::run_queue::CpuCapacity;
 use crate::stats::probe::{CounterRead, ProbeCosts};
@@ -62,9 +61,6 @@ pub trait FairClass: SchedClass + core::fmt::Debug {
     const IS_FAIR: bool;
     /// What reports read (`None`: round robin).
     fn view(&self) -> Option<&dyn FairView>;
-    /// The root run queue's PELT average (`None`: round robin), for the
-    /// signals published at every switch: a static call, not [`FairView`]'s.
-    fn root_average(&self) -> Option<&SchedAvg>;
     /// Installs the counter of the PELT cost probe.
     fn set_cost_counter(&mut self, counter: Option<CounterRead>);
     /// The PELT probe's counts since the last call.
@@ -159,10 +155,6 @@ impl<P: Pick, const BW: bool> FairClass for FairRunQueue<P, BW> {
 
     fn view(&self) -> Option<&dyn FairView> {
         Some(self)
-    }
-    #[inline]
-    fn root_average(&self) -> Option<&SchedAvg> {
-        Some(FairRunQueue::root_average(self))
     }
     fn set_cost_counter(&mut self, counter: Option<CounterRead>) {
         self.probe.set_counter(counter);
@@ -261,9 +253,6 @@ impl<P: Pick, const BW: bool> FairClass for FairRunQueue<P, BW> {
 impl FairClass for RoundRobin {
     const IS_FAIR: bool = false;
     fn view(&self) -> Option<&dyn FairView> {
-        None
-    }
-    fn root_average(&self) -> Option<&SchedAvg> {
         None
     }
     fn set_cost_counter(&mut self, _counter: Option<CounterRead>) {}
