@@ -30,17 +30,12 @@ impl<P: Pick, const BW: bool> FairRunQueue<P, BW> {
     /// next task shares, so that
     /// a switch between two tasks of one group touches no group entity.
     /// With bandwidth control in use every level is put back at once (a
-    /// throttle pass follows the put), and so under the CFS pick: with the
-    /// walk to the shared level, the 10 s equal-share groups check on 4 CPUs
-    /// gave the 2-task group 25.56 and 25.61 % of the machine (25 % ± 0.5
-    /// allowed) at HZ 100 and 1000; why is not analysed (docs/performance.md).
+    /// throttle pass follows the put). Under both picks, as in Linux's
+    /// `pick_next_task_fair`.
     #[inline(always)]
     fn put_prev_level_for_switch(&mut self, task: TaskId, now: Nanoseconds) {
         let e = self.task_se(task);
-        if self.entities[e as usize].queue == GroupId::ROOT
-            || self.bandwidth_used()
-            || matches!(self.pick.policy(), PickPolicy::Cfs(_))
-        {
+        if self.entities[e as usize].queue == GroupId::ROOT || self.bandwidth_used() {
             SchedClass::put_prev_task(self, task, now);
             return;
         }

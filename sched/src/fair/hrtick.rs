@@ -103,9 +103,7 @@ impl<P: Pick, const BW: bool> FairRunQueue<P, BW> {
                 // keeps its slice's start (Linux sets it only at
                 // `set_next_entity`): one whose CFS slice is used up is the
                 // tick's to preempt (`check_preempt_tick`), not a timer's at
-                // this very instant, which would fire for ever. (CFS puts
-                // back every level at a switch for now, docs/performance.md,
-                // so only a CFS that walks to the shared level needs this.)
+                // this very instant, which would fire for ever.
                 if left > 0 || se == self.task_se(task) {
                     remaining = Some(remaining.map_or(left, |r| r.min(left)));
                 }
