@@ -363,8 +363,9 @@ pub mod ceiling {
     /// off depth 0's round trip and 4 off depth 3's: the 397 came from a
     /// costlier depth 0, not from cheap levels.
     pub const LEVEL_EEVDF: f64 = 1_155.0;
-    /// Instructions per task-group level, CFS (2,174 measured).
-    pub const LEVEL_CFS: f64 = 2_180.0;
+    /// Instructions per task-group level, CFS (1,088 measured, with the walk
+    /// to the shared level at a switch as under EEVDF).
+    pub const LEVEL_CFS: f64 = 1_090.0;
     /// uclamp's share of a pinned round trip in use, percent (2.49 measured: a
     /// share rises when the rest of the round trip gets faster, so this one
     /// has some room).
