@@ -27,11 +27,10 @@ impl<P: Pick, const BW: bool> FairRunQueue<P, BW> {
     /// entities stay running while the pick walks down, as Linux's
     /// `pick_next_task_fair` leaves them, and `set_next_task`
     /// ([`Self::settle_levels`]) puts back only the levels below the one the
-    /// next task shares, so that
-    /// a switch between two tasks of one group touches no group entity.
-    /// With bandwidth control in use every level is put back at once (a
-    /// throttle pass follows the put). Under both picks, as in Linux's
-    /// `pick_next_task_fair`.
+    /// next task shares, so that a switch between two tasks of one group
+    /// touches no group entity, under the CFS and the EEVDF pick alike. With
+    /// bandwidth control in use every level is put back at once (a throttle
+    /// pass follows the put).
     #[inline(always)]
     fn put_prev_level_for_switch(&mut self, task: TaskId, now: Nanoseconds) {
         let e = self.task_se(task);
