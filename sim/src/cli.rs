@@ -48,6 +48,8 @@ usage: fairway-sim SCENARIO.json [options]
   --results FILE             write the results JSON ('-' for stdout)
   --results-switches N       context switches listed in the results JSON (default 1000)
   --switches FILE            write every context switch as CSV
+  --trace FILE               write the run as a Perfetto trace (ftrace sched events,
+                             util/load counters; open it in ui.perfetto.dev)
   --check                    only parse and validate the scenario
   --encode FILE              only validate, then write the scenario (with the topology
                              options applied) as the kernel's binary blob
@@ -89,6 +91,8 @@ pub struct Options {
     pub results_switches: usize,
     /// `--switches`.
     pub switches: Option<String>,
+    /// `--trace`.
+    pub trace: Option<String>,
     /// `--check`.
     pub check: bool,
     /// `--encode`: the file for the binary scenario blob (`fairway_contract::scenario::wire`).
@@ -115,6 +119,7 @@ impl Default for Options {
             results: None,
             results_switches: 1000,
             switches: None,
+            trace: None,
             check: false,
             encode: None,
             quiet: false,
@@ -207,6 +212,7 @@ pub fn parse_args(args: &[String]) -> Result<Options, SimError> {
             "--results" => options.results = Some(value.clone()),
             "--results-switches" => options.results_switches = count(value)?,
             "--switches" => options.switches = Some(value.clone()),
+            "--trace" => options.trace = Some(value.clone()),
             "--encode" => options.encode = Some(value.clone()),
             _ => match arg
                 .strip_prefix("--")
@@ -381,7 +387,10 @@ pub fn run(options: &Options) -> Result<(), SimError> {
         cfs_bandwidth: options.sched.cfs_bandwidth,
         dvfs: board.and_then(|b| b.dvfs),
     };
-    let simulation = Simulation::new(&scenario, config)?;
+    let mut simulation = Simulation::new(&scenario, config)?;
+    if options.trace.is_some() {
+        simulation = simulation.with_trace();
+    }
     if options.board.is_some() && !options.quiet {
         // As the kernel says at boot (docs/eas.md).
         match simulation.eas_status() {
@@ -406,6 +415,11 @@ pub fn run(options: &Options) -> Result<(), SimError> {
     if let Some(path) = &options.switches {
         let mut out = create(path)?;
         results.write_switches(&mut *out)?;
+        out.flush()?;
+    }
+    if let (Some(path), Some(trace)) = (&options.trace, &results.trace) {
+        let mut out = create(path)?;
+        out.write_all(&trace.to_perfetto())?;
         out.flush()?;
     }
     if let Some(path) = &options.results {

@@ -140,6 +140,8 @@ pub struct Results {
     pub switches: Vec<Switch>,
     /// Per performance domain, with a board (`--board`): the energy meter.
     pub energy: Vec<crate::engine::DomainEnergy>,
+    /// The recorded events, with `--trace`.
+    pub trace: Option<fairway_trace::Trace>,
 }
 
 impl Results {

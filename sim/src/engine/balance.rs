@@ -294,6 +294,14 @@ impl Simulation<'_> {
                     error,
                 })?;
             self.tasks[task].result.migrations += 1;
+            self.trace_event(
+                destination,
+                fairway_trace::Event::Migrate {
+                    task,
+                    orig_cpu: source,
+                    dest_cpu: destination,
+                },
+            );
             // `migrate_task_rq_fair`: a task that moved is no longer cache hot.
             self.tasks[task].exec_start = 0;
             // It waited on the source until now; `attach` starts a new wait.

@@ -4,6 +4,7 @@
 
 use fairway_sched::cpu_core::{Decision, Leaving, TimerRequest};
 use fairway_sched::task::{CpuId, CpuMask, TaskId};
+use fairway_trace::{Event, PrevState};
 
 use super::{Kind, Remaining, STEP_LIMIT, Simulation, TaskState};
 use crate::SimError;
@@ -146,6 +147,13 @@ impl Simulation<'_> {
                 error,
             })?;
         self.mark_queued(task, cpu);
+        self.trace_event(
+            cpu,
+            Event::WakeupNew {
+                task,
+                target_cpu: cpu,
+            },
+        );
         self.carry_out(cpu, decision);
         self.governor_call(cpu, false, false);
         Ok(())
@@ -180,6 +188,13 @@ impl Simulation<'_> {
             None if affinity.contains(CpuId(previous as u16)) => previous,
             None => self.least_loaded(affinity),
         };
+        self.trace_event(
+            waker.unwrap_or(previous),
+            Event::Waking {
+                task,
+                target_cpu: target,
+            },
+        );
         let (cpu, migrated) = if target == previous {
             (previous, false)
         } else {
@@ -192,6 +207,13 @@ impl Simulation<'_> {
         let decision = self.cpus[cpu]
             .core
             .try_to_wake_up(TaskId(task as u16), self.now, migrated);
+        self.trace_event(
+            cpu,
+            Event::Wakeup {
+                task,
+                target_cpu: cpu,
+            },
+        );
         self.carry_out(cpu, decision);
         self.governor_call(cpu, false, false);
         self.note_overutilized(cpu);
@@ -220,6 +242,14 @@ impl Simulation<'_> {
                 error,
             })?;
         self.tasks[task].result.migrations += 1;
+        self.trace_event(
+            to,
+            Event::Migrate {
+                task,
+                orig_cpu: from,
+                dest_cpu: to,
+            },
+        );
         Ok(())
     }
 
@@ -256,6 +286,7 @@ impl Simulation<'_> {
         self.update_cpu(cpu);
         self.apply_frequency_scale(cpu);
         let decision = self.cpus[cpu].core.sched_tick(self.now);
+        self.trace_signals(cpu, self.cpus[cpu].current);
         self.carry_out(cpu, decision);
         self.governor_call(cpu, false, true);
         self.note_overutilized(cpu);
@@ -326,6 +357,27 @@ impl Simulation<'_> {
                 previous,
                 next,
             });
+            if previous.is_none() {
+                self.trace_event(cpu, Event::CpuIdle { state: None });
+            }
+            let prev_state = match (previous, leaving) {
+                (None, _) => PrevState::Runnable,
+                (Some(_), Leaving::Sleeping) => PrevState::Sleeping,
+                (Some(_), Leaving::Dead) => PrevState::Dead,
+                (Some(_), Leaving::Runnable) => PrevState::Preempted,
+            };
+            self.trace_event(
+                cpu,
+                Event::Switch {
+                    prev: previous,
+                    prev_state,
+                    next,
+                },
+            );
+            if next.is_none() {
+                self.trace_event(cpu, Event::CpuIdle { state: Some(0) });
+            }
+            self.trace_signals(cpu, next);
         }
         if let Some(n) = next
             && self.tasks[n].remaining.is_none()

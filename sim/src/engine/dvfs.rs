@@ -179,9 +179,11 @@ impl Simulation<'_> {
             return;
         }
         let scale = policy.frequency_scale();
+        let khz = policy.frequency();
         for &cpu in &cpus {
             self.cpus[cpu].capacity.frequency_scale = scale;
             self.arm_completion(cpu);
+            self.trace_event(cpu, fairway_trace::Event::CpuFrequency { khz });
         }
     }
 

@@ -58,6 +58,7 @@ mod bandwidth;
 mod cpu;
 mod dvfs;
 mod eas;
+mod tracing;
 mod workload;
 use crate::results::{CpuResult, Results, Switch, TaskResult};
 use crate::sampler::Sampler;
@@ -365,6 +366,8 @@ pub struct Simulation<'s> {
     eas: Option<eas::EasState>,
     /// Why EAS is off; `None` when it is on.
     eas_off: Option<fairway_sched::eas::EasUnavailable>,
+    /// The events recorded for `--trace` (`engine::tracing`).
+    trace: Option<fairway_trace::Trace>,
 }
 
 fn ns(us: i64) -> u64 {
@@ -551,6 +554,7 @@ impl<'s> Simulation<'s> {
             dvfs,
             eas,
             eas_off,
+            trace: None,
         })
     }
 
@@ -759,6 +763,7 @@ impl<'s> Simulation<'s> {
             groups,
             switches: self.switches,
             energy,
+            trace: self.trace,
         }
     }
 }

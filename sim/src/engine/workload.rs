@@ -278,6 +278,9 @@ impl Simulation<'_> {
 
     pub(super) fn exit(&mut self, task: usize) {
         self.tasks[task].result.finished_at_ns = Some(self.now);
+        if let Some(cpu) = self.tasks[task].cpu {
+            self.trace_event(cpu, fairway_trace::Event::Exit { task });
+        }
         self.leave(task, TaskState::Done);
         self.live -= 1;
     }

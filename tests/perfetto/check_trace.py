@@ -1,0 +1,135 @@
+#!/usr/bin/env python3
+"""Decodes a Fairway trace with Perfetto's own protobuf definitions and checks
+it against the run's results JSON (the simulator's `--results`).
+
+    check_trace.py TRACE RESULTS.json
+
+`perfetto_trace_pb2` comes from the `perfetto` package on PyPI (Perfetto's
+published Python bindings); `cargo xtask ensure-tools` installs it in
+target/tools/perfetto-venv. What is checked, each against a figure the run
+reports by another path (docs/tracing.md):
+
+- every packet decodes, and every ftrace event is one of those Fairway writes;
+- per CPU, the `sched_switch` events are the CPU's `context_switches`;
+- per task, the time between its switches in and out (to the run's end for
+  the task still running) is its `runtime_ns`, exactly;
+- the `sched_migrate_task` events are the tasks' `migrations`;
+- one `sched_wakeup_new` per task that ran, one `sched_process_exit` per task
+  that finished, as many `sched_wakeup` as `sched_waking`;
+- `prev_state` is one of Linux's report values (R 0, S 1, X 0x10, R+ 0x100);
+- the counter tracks named util_avg, util_est, load_avg (below a thread
+  track) and cpuN util / cpuN capacity all carry values; a task's util_avg
+  and util_est and a CPU's capacity lie in 0..=1024 (a run queue's util_avg
+  may exceed it for a while after tasks migrate in, as Linux's does, and
+  load_avg is weighted).
+
+Prints one line of counts; exits 1 with the first mismatch.
+"""
+import collections
+import json
+import sys
+
+from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb
+
+KNOWN = {
+    "sched_switch", "sched_waking", "sched_wakeup", "sched_wakeup_new",
+    "sched_migrate_task", "sched_process_exit", "cpu_frequency", "cpu_idle",
+}
+
+
+def fail(message):
+    print(f"check_trace: {message}")
+    sys.exit(1)
+
+
+def main():
+    if len(sys.argv) != 3:
+        fail("usage: check_trace.py TRACE RESULTS.json")
+    trace = pb.Trace()
+    with open(sys.argv[1], "rb") as f:
+        trace.ParseFromString(f.read())
+    with open(sys.argv[2]) as f:
+        results = json.load(f)
+
+    counts = collections.Counter()
+    switches = collections.defaultdict(list)  # cpu -> [(ts, prev_pid, next_pid)]
+    names = {}
+    tracks = {}
+    counter_values = collections.defaultdict(list)
+    for packet in trace.packet:
+        kind = packet.WhichOneof("data")
+        if kind == "process_tree":
+            for thread in packet.process_tree.threads:
+                names[thread.tid] = thread.name
+        elif kind == "ftrace_events":
+            cpu = packet.ftrace_events.cpu
+            for event in packet.ftrace_events.event:
+                name = event.WhichOneof("event")
+                if name not in KNOWN:
+                    fail(f"cpu{cpu}: an ftrace event of kind {name}")
+                counts[name] += 1
+                if name == "sched_switch":
+                    e = event.sched_switch
+                    if e.prev_state not in (0, 1, 0x10, 0x100):
+                        fail(f"cpu{cpu}: prev_state {e.prev_state} at {event.timestamp}")
+                    switches[cpu].append((event.timestamp, e.prev_pid, e.next_pid))
+        elif kind == "track_descriptor":
+            d = packet.track_descriptor
+            if d.HasField("counter"):
+                tracks[d.uuid] = (d.name, d.parent_uuid if d.HasField("parent_uuid") else None)
+        elif kind == "track_event":
+            counter_values[packet.track_event.track_uuid].append(packet.track_event.counter_value)
+
+    for cpu in results["cpus"]:
+        got = len(switches[cpu["cpu"]])
+        if got != cpu["context_switches"]:
+            fail(f"cpu{cpu['cpu']}: {got} sched_switch events, the run counted {cpu['context_switches']}")
+
+    end = results["end_ns"]
+    runtime = collections.Counter()
+    for cpu, events in switches.items():
+        events.sort(key=lambda e: e[0])  # stable: same-instant switches keep their order
+        for (ts, _, next_pid), following in zip(events, events[1:] + [(end, None, None)]):
+            if next_pid:
+                runtime[next_pid] += following[0] - ts
+    for index, task in enumerate(results["tasks"]):
+        pid = index + 1
+        if names.get(pid) != task["name"]:
+            fail(f"pid {pid} is named {names.get(pid)!r}, the run's task {index} is {task['name']!r}")
+        if runtime[pid] != task["runtime_ns"]:
+            fail(f"{task['name']}: ran {runtime[pid]} ns by its switches, the run says {task['runtime_ns']}")
+
+    migrations = sum(t["migrations"] for t in results["tasks"])
+    if counts["sched_migrate_task"] != migrations:
+        fail(f"{counts['sched_migrate_task']} sched_migrate_task events, the run counted {migrations} migrations")
+    started = sum(1 for t in results["tasks"] if t["wakeup_latency_ns"]["count"] > 0)
+    if counts["sched_wakeup_new"] != started:
+        fail(f"{counts['sched_wakeup_new']} sched_wakeup_new events for {started} started tasks")
+    finished = sum(1 for t in results["tasks"] if t["finished"])
+    if counts["sched_process_exit"] != finished:
+        fail(f"{counts['sched_process_exit']} sched_process_exit events for {finished} finished tasks")
+    if counts["sched_waking"] != counts["sched_wakeup"]:
+        fail(f"{counts['sched_waking']} sched_waking but {counts['sched_wakeup']} sched_wakeup")
+
+    for uuid, (name, parent) in tracks.items():
+        values = counter_values.get(uuid, [])
+        if not values:
+            fail(f"counter track {name!r} has no values")
+        if name in ("util_avg", "util_est", "load_avg"):
+            if parent is None:
+                fail(f"task counter {name!r} is not below a thread track")
+        elif not (name.startswith("cpu") and name.split(" ")[-1] in ("util", "capacity")):
+            fail(f"unexpected counter track {name!r}")
+        bounded = name in ("util_avg", "util_est") or name.endswith("capacity")
+        if not all(0 <= v and (v <= 1024 or not bounded) for v in values):
+            fail(f"counter {name!r} out of range: {min(values)}..{max(values)}")
+    if not tracks:
+        fail("no counter tracks")
+
+    summary = " ".join(f"{k}={counts[k]}" for k in sorted(counts))
+    print(f"check_trace: ok: {len(trace.packet)} packets, {summary}, "
+          f"{len(tracks)} counter tracks, {sum(len(v) for v in counter_values.values())} counter values")
+
+
+if __name__ == "__main__":
+    main()
