@@ -29,14 +29,14 @@ mod protos {
     include!(concat!(env!("OUT_DIR"), "/protos/mod.rs"));
 }
 
-use protos::perfetto_subset::{
-    CounterDescriptor, CpuFrequencyFtraceEvent, CpuIdleFtraceEvent, FtraceEvent,
-    FtraceEventBundle, ProcessTree, SchedMigrateTaskFtraceEvent, SchedProcessExitFtraceEvent,
-    SchedSwitchFtraceEvent, SchedWakeupFtraceEvent, SchedWakeupNewFtraceEvent,
-    SchedWakingFtraceEvent, SystemInfo, ThreadDescriptor, Trace as PerfettoTrace, TracePacket,
-    TrackDescriptor, TrackEvent, Utsname, process_tree, trace_packet, track_event,
-};
 use protobuf::{EnumOrUnknown, Message, MessageField};
+use protos::perfetto_subset::{
+    CounterDescriptor, CpuFrequencyFtraceEvent, CpuIdleFtraceEvent, FtraceEvent, FtraceEventBundle,
+    ProcessTree, SchedMigrateTaskFtraceEvent, SchedProcessExitFtraceEvent, SchedSwitchFtraceEvent,
+    SchedWakeupFtraceEvent, SchedWakeupNewFtraceEvent, SchedWakingFtraceEvent, SystemInfo,
+    ThreadDescriptor, Trace as PerfettoTrace, TracePacket, TrackDescriptor, TrackEvent, Utsname,
+    process_tree, trace_packet, track_event,
+};
 
 /// The `prev_state` Linux's `sched_switch` reports: `TASK_REPORT` bits since
 /// v4.14, with `TASK_REPORT_MAX` (0x100) for a task preempted while runnable.
@@ -226,7 +226,11 @@ const COMM_LEN: usize = 15;
 impl Trace {
     /// Records `event` on `cpu` at `time_ns`.
     pub fn record(&mut self, time_ns: u64, cpu: usize, event: Event) {
-        self.records.push(Record { time_ns, cpu, event });
+        self.records.push(Record {
+            time_ns,
+            cpu,
+            event,
+        });
     }
 
     /// Records a counter's value.
@@ -422,7 +426,9 @@ impl Trace {
                 thread.tid = Some(Self::pid(Some(task)));
                 thread.thread_name = Some(self.tasks[task].name.clone());
                 descriptor.thread = MessageField::some(thread);
-                trace.packet.push(self.descriptor_packet(descriptor, &mut first));
+                trace
+                    .packet
+                    .push(self.descriptor_packet(descriptor, &mut first));
             }
             let mut descriptor = TrackDescriptor::new();
             descriptor.uuid = Some(Self::counter_uuid(track));
@@ -431,7 +437,9 @@ impl Trace {
                 descriptor.parent_uuid = Some(Self::thread_uuid(task));
             }
             descriptor.counter = MessageField::some(CounterDescriptor::new());
-            trace.packet.push(self.descriptor_packet(descriptor, &mut first));
+            trace
+                .packet
+                .push(self.descriptor_packet(descriptor, &mut first));
         }
         for sample in &self.counters {
             let mut event = TrackEvent::new();
@@ -499,11 +507,7 @@ mod tests {
         assert_eq!(e.prev_pid(), 0);
         assert_eq!(e.next_comm(), "a-name-longer-t");
         assert_eq!(e.next_pid(), 1);
-        let counter = decoded
-            .packet
-            .iter()
-            .find(|p| p.has_track_event())
-            .unwrap();
+        let counter = decoded.packet.iter().find(|p| p.has_track_event()).unwrap();
         assert_eq!(counter.track_event().counter_value(), 17);
     }
 }

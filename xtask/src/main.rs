@@ -41,6 +41,7 @@ mod replay;
 mod report;
 mod test;
 mod tools;
+mod trace_cases;
 mod workload_cases;
 
 use std::path::PathBuf;

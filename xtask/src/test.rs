@@ -846,6 +846,8 @@ pub fn lint() -> Result<(), String> {
         "--package",
         "fairway-sim",
         "--package",
+        "fairway-trace",
+        "--package",
         "fairway-devicetree",
         "--package",
         "fairway-fuzzing",
@@ -912,7 +914,7 @@ pub fn lint() -> Result<(), String> {
 /// shows the fuzz targets' report lines (`fuzz: TARGET: N cases in T s ...`, printed
 /// by `fairway_fuzzing::run` and shown by libtest's `--show-output`).
 fn host_tests() -> Result<(u64, u64), String> {
-    eprintln!("xtask: host tests (sched, contract, rtapp, sim, devicetree, fuzzing, xtask)");
+    eprintln!("xtask: host tests (sched, contract, rtapp, sim, trace, devicetree, fuzzing, xtask)");
     let output = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
         .args([
             "test",
@@ -926,6 +928,8 @@ fn host_tests() -> Result<(u64, u64), String> {
             "fairway-rtapp",
             "--package",
             "fairway-sim",
+            "--package",
+            "fairway-trace",
             "--package",
             "fairway-devicetree",
             "--package",
@@ -1302,6 +1306,11 @@ pub fn run(args: &[String]) -> Result<ExitCode, String> {
         lint()?;
     }
     let (mut passed, mut failed) = if with_host { host_tests()? } else { (0, 0) };
+    if with_host {
+        let (trace_passed, trace_failed) = crate::trace_cases::run()?;
+        passed += trace_passed;
+        failed += trace_failed;
+    }
     let images = build_images()?;
     let all = if gaps {
         let mut gaps = crate::workload_cases::known_gaps();

@@ -100,3 +100,59 @@ pub fn ensure() -> Result<(), String> {
         None => Ok(()),
     }
 }
+
+/// The version of Perfetto's Python bindings the trace checks decode with.
+const PERFETTO_PYPI: &str = "perfetto==0.59.1";
+
+/// The module those bindings put Perfetto's trace definitions in.
+const PERFETTO_TRACE_MODULE: &str = "perfetto.protos.perfetto.trace.perfetto_trace_pb2";
+
+/// A Python with Perfetto's published bindings (`perfetto_trace_pb2`, PyPI
+/// package `perfetto`), in a virtual environment of its own under
+/// `target/tools/perfetto-venv`, made and filled with pip when missing (no
+/// root needed). Returns its interpreter.
+pub fn perfetto_python() -> Result<std::path::PathBuf, String> {
+    let venv = crate::board::workspace_root().join("target/tools/perfetto-venv");
+    let python = venv.join("bin/python");
+    let importable = |python: &std::path::Path| {
+        Command::new(python)
+            .args(["-c", &format!("import {PERFETTO_TRACE_MODULE}")])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+    };
+    if importable(&python) {
+        return Ok(python);
+    }
+    eprintln!(
+        "xtask: installing Perfetto's Python bindings ({PERFETTO_PYPI}) in {}",
+        venv.display()
+    );
+    let status = Command::new("python3")
+        .args(["-m", "venv"])
+        .arg(&venv)
+        .stdin(Stdio::null())
+        .status()
+        .map_err(|e| format!("python3 -m venv: {e} (the trace checks need Python 3)"))?;
+    if !status.success() {
+        return Err(format!("python3 -m venv {} failed", venv.display()));
+    }
+    let status = Command::new(venv.join("bin/pip"))
+        .args([
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+            PERFETTO_PYPI,
+        ])
+        .stdin(Stdio::null())
+        .status()
+        .map_err(|e| format!("pip: {e}"))?;
+    if !status.success() || !importable(&python) {
+        return Err(format!(
+            "could not install {PERFETTO_PYPI}; run:\n    {} install {PERFETTO_PYPI}",
+            venv.join("bin/pip").display()
+        ));
+    }
+    Ok(python)
+}
