@@ -1,7 +1,7 @@
 //! The `fairway-sim` command line: options, topology choice, and writing the outputs.
 
 use std::fs::File;
-use std::io::{self, BufWriter, Write};
+use std::io::{self, BufWriter, IsTerminal, Write};
 
 use fairway_contract::scenario::{Scenario, wire};
 use fairway_sched::boot_options::SchedConfig;
@@ -390,6 +390,9 @@ pub fn run(options: &Options) -> Result<(), SimError> {
     let mut simulation = Simulation::new(&scenario, config)?;
     if options.trace.is_some() {
         simulation = simulation.with_trace();
+    }
+    if !options.quiet && io::stderr().is_terminal() && std::env::var_os("CI").is_none() {
+        simulation = simulation.with_progress();
     }
     if options.board.is_some() && !options.quiet {
         // As the kernel says at boot (docs/eas.md).

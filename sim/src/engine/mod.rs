@@ -58,6 +58,7 @@ mod bandwidth;
 mod cpu;
 mod dvfs;
 mod eas;
+mod progress;
 mod tracing;
 mod workload;
 use crate::results::{CpuResult, Results, Switch, TaskResult};
@@ -368,7 +369,12 @@ pub struct Simulation<'s> {
     eas_off: Option<fairway_sched::eas::EasUnavailable>,
     /// The events recorded for `--trace` (`engine::tracing`).
     trace: Option<fairway_trace::Trace>,
+    /// The progress line, on a terminal (`engine::progress`).
+    progress: Option<progress::Progress>,
 }
+
+/// Events between two looks at the wall clock for the progress line.
+const PROGRESS_EVERY_EVENTS: u64 = 4096;
 
 fn ns(us: i64) -> u64 {
     // Validated: 0 <= us <= MAX_DURATION_US, so this neither wraps nor overflows.
@@ -555,6 +561,7 @@ impl<'s> Simulation<'s> {
             eas,
             eas_off,
             trace: None,
+            progress: None,
         })
     }
 
@@ -614,6 +621,7 @@ impl<'s> Simulation<'s> {
             self.push(0, Kind::Sample);
         }
         self.schedule_bandwidth_changes();
+        let mut handled: u64 = 0;
         while self.live > 0 {
             let Some(Reverse(pending)) = self.queue.pop() else {
                 break;
@@ -628,6 +636,12 @@ impl<'s> Simulation<'s> {
             }
             self.now = pending.time;
             self.events += 1;
+            handled += 1;
+            if handled % PROGRESS_EVERY_EVENTS == 0
+                && let Some(progress) = &mut self.progress
+            {
+                progress.show(self.now, end);
+            }
             if self.events > EVENT_LIMIT {
                 let cpu = match pending.kind {
                     Kind::Start { task } | Kind::Wake { task } => self.tasks[task].cpu,

@@ -19,6 +19,13 @@ fn prio(policy: Policy) -> i32 {
 }
 
 impl Simulation<'_> {
+    /// Shows a progress line on standard error during long runs (a
+    /// terminal's: the caller checks).
+    pub fn with_progress(mut self) -> Self {
+        self.progress = Some(super::progress::Progress::new());
+        self
+    }
+
     /// Records events from now on (`--trace`).
     pub fn with_trace(mut self) -> Self {
         let mut trace = Trace {
@@ -82,7 +89,11 @@ impl Simulation<'_> {
             / 1024;
         let task_signals = task.map(|t| (t, queue.task_signals(TaskId(t as u16))));
         let Some(trace) = &mut self.trace else { return };
-        trace.counter(now, CounterTrack::Cpu(cpu, CpuSignal::Util), cpu_util as i64);
+        trace.counter(
+            now,
+            CounterTrack::Cpu(cpu, CpuSignal::Util),
+            cpu_util as i64,
+        );
         trace.counter(
             now,
             CounterTrack::Cpu(cpu, CpuSignal::Capacity),
