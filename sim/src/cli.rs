@@ -50,6 +50,8 @@ usage: fairway-sim SCENARIO.json [options]
   --switches FILE            write every context switch as CSV
   --trace FILE               write the run as a Perfetto trace (ftrace sched events,
                              util/load counters; open it in ui.perfetto.dev)
+  --rtapp-logs DIR           write rt-app's per-task logs there, as rt-app names them
+                             (rt-app-TASK-N.log: a row per loop of a phase)
   --check                    only parse and validate the scenario
   --encode FILE              only validate, then write the scenario (with the topology
                              options applied) as the kernel's binary blob
@@ -93,6 +95,8 @@ pub struct Options {
     pub switches: Option<String>,
     /// `--trace`.
     pub trace: Option<String>,
+    /// `--rtapp-logs`.
+    pub rtapp_logs: Option<String>,
     /// `--check`.
     pub check: bool,
     /// `--encode`: the file for the binary scenario blob (`fairway_contract::scenario::wire`).
@@ -120,6 +124,7 @@ impl Default for Options {
             results_switches: 1000,
             switches: None,
             trace: None,
+            rtapp_logs: None,
             check: false,
             encode: None,
             quiet: false,
@@ -213,6 +218,7 @@ pub fn parse_args(args: &[String]) -> Result<Options, SimError> {
             "--results-switches" => options.results_switches = count(value)?,
             "--switches" => options.switches = Some(value.clone()),
             "--trace" => options.trace = Some(value.clone()),
+            "--rtapp-logs" => options.rtapp_logs = Some(value.clone()),
             "--encode" => options.encode = Some(value.clone()),
             _ => match arg
                 .strip_prefix("--")
@@ -391,6 +397,9 @@ pub fn run(options: &Options) -> Result<(), SimError> {
     if options.trace.is_some() {
         simulation = simulation.with_trace();
     }
+    if options.rtapp_logs.is_some() {
+        simulation = simulation.with_rtapp_logs();
+    }
     if !options.quiet && io::stderr().is_terminal() && std::env::var_os("CI").is_none() {
         simulation = simulation.with_progress();
     }
@@ -419,6 +428,16 @@ pub fn run(options: &Options) -> Result<(), SimError> {
         let mut out = create(path)?;
         results.write_switches(&mut *out)?;
         out.flush()?;
+    }
+    if let (Some(dir), Some(logs)) = (&options.rtapp_logs, &results.rtapp_logs) {
+        std::fs::create_dir_all(dir).map_err(|e| SimError::Config(format!("{dir}: {e}")))?;
+        for (index, task) in results.tasks.iter().enumerate() {
+            let path = format!("{dir}/rt-app-{}-{index}.log", task.name);
+            let mut out = create(&path)?;
+            let rows = logs.get(index).map_or(&[][..], Vec::as_slice);
+            crate::rtapp_log::write_log(&mut *out, rows)?;
+            out.flush()?;
+        }
     }
     if let (Some(path), Some(trace)) = (&options.trace, &results.trace) {
         let mut out = create(path)?;

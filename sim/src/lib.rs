@@ -29,6 +29,7 @@ pub mod engine;
 pub mod judge;
 pub mod replay;
 pub mod results;
+pub mod rtapp_log;
 pub mod sampler;
 
 pub use engine::{Config, Simulation};

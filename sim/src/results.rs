@@ -142,6 +142,8 @@ pub struct Results {
     pub energy: Vec<crate::engine::DomainEnergy>,
     /// The recorded events, with `--trace`.
     pub trace: Option<fairway_trace::Trace>,
+    /// rt-app's log rows, by task, with `--rtapp-logs`.
+    pub rtapp_logs: Option<Vec<Vec<crate::rtapp_log::RtappLogRow>>>,
 }
 
 impl Results {

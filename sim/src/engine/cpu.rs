@@ -68,6 +68,10 @@ impl Simulation<'_> {
             return Ok(());
         };
         self.tasks[t].remaining = None;
+        let now = self.now;
+        if let Some(log) = self.rtapp_log(t) {
+            log.run_end(now);
+        }
         self.advance(t)?;
         self.arm_completion(cpu);
         Ok(())
@@ -349,6 +353,9 @@ impl Simulation<'_> {
                 task.result.wait_ns += now - task.runnable_since;
                 if let Some(woke) = task.woke_at.take() {
                     task.latencies.push(now - woke);
+                }
+                if let Some(log) = self.rtapp_log(n) {
+                    log.running(now);
                 }
             }
             self.switches.push(Switch {

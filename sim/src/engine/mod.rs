@@ -371,6 +371,8 @@ pub struct Simulation<'s> {
     trace: Option<fairway_trace::Trace>,
     /// The progress line, on a terminal (`engine::progress`).
     progress: Option<progress::Progress>,
+    /// rt-app's per-task logs, by task, with `--rtapp-logs`.
+    rtapp_logs: Option<Vec<crate::rtapp_log::RtappLog>>,
 }
 
 /// Events between two looks at the wall clock for the progress line.
@@ -562,6 +564,7 @@ impl<'s> Simulation<'s> {
             eas_off,
             trace: None,
             progress: None,
+            rtapp_logs: None,
         })
     }
 
@@ -637,7 +640,7 @@ impl<'s> Simulation<'s> {
             self.now = pending.time;
             self.events += 1;
             handled += 1;
-            if handled % PROGRESS_EVERY_EVENTS == 0
+            if handled.is_multiple_of(PROGRESS_EVERY_EVENTS)
                 && let Some(progress) = &mut self.progress
             {
                 progress.show(self.now, end);
@@ -778,6 +781,9 @@ impl<'s> Simulation<'s> {
             switches: self.switches,
             energy,
             trace: self.trace,
+            rtapp_logs: self
+                .rtapp_logs
+                .map(|logs| logs.into_iter().map(|log| log.rows).collect()),
         }
     }
 }

@@ -31,7 +31,9 @@ impl Progress {
     pub(super) fn show(&mut self, now: u64, end: Option<u64>) {
         let wall = Instant::now();
         if wall.duration_since(self.start) < QUIET_FOR
-            || self.last.is_some_and(|last| wall.duration_since(last) < EVERY)
+            || self
+                .last
+                .is_some_and(|last| wall.duration_since(last) < EVERY)
         {
             return;
         }
@@ -50,7 +52,6 @@ impl Progress {
         let _ = write!(err, "\r{line}\x1b[K");
         let _ = err.flush();
     }
-
 }
 
 impl Drop for Progress {

@@ -26,6 +26,21 @@ impl Simulation<'_> {
         self
     }
 
+    /// Keeps rt-app's per-task logs (`--rtapp-logs`).
+    pub fn with_rtapp_logs(mut self) -> Self {
+        self.rtapp_logs = Some(Vec::new());
+        self
+    }
+
+    /// `task`'s rt-app log, when kept.
+    pub(super) fn rtapp_log(&mut self, task: usize) -> Option<&mut crate::rtapp_log::RtappLog> {
+        let logs = self.rtapp_logs.as_mut()?;
+        if logs.len() <= task {
+            logs.resize_with(task + 1, Default::default);
+        }
+        logs.get_mut(task)
+    }
+
     /// Records events from now on (`--trace`).
     pub fn with_trace(mut self) -> Self {
         let mut trace = Trace {

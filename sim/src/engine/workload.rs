@@ -30,6 +30,9 @@ impl Simulation<'_> {
             let now = self.now;
             let (event, phase, phase_start) = match self.tasks[task].cursor.next(spec) {
                 Step::Finished => {
+                    if let Some(log) = self.rtapp_log(task) {
+                        log.finish(now);
+                    }
                     self.exit(task);
                     return self.check_deadlock();
                 }
@@ -41,6 +44,9 @@ impl Simulation<'_> {
                 } => {
                     if iteration_start {
                         self.tasks[task].iteration_start = now;
+                        if let Some(log) = self.rtapp_log(task) {
+                            log.loop_start(phase, now);
+                        }
                     }
                     (event, phase, phase_start)
                 }
@@ -51,6 +57,9 @@ impl Simulation<'_> {
             if let Some(us) = event.work_us() {
                 // run, mem, iorun: capacity-invariant work.
                 if us > 0 {
+                    if let Some(log) = self.rtapp_log(task) {
+                        log.run_start(us as u64, now);
+                    }
                     let work = u128::from(ns(us)) * 1024 * 1024;
                     self.tasks[task].remaining = Some(Remaining::Work(work));
                     return Ok(());
@@ -65,6 +74,9 @@ impl Simulation<'_> {
             }
             match *event {
                 Event::Runtime { us } if us > 0 => {
+                    if let Some(log) = self.rtapp_log(task) {
+                        log.run_start(us as u64, now);
+                    }
                     self.tasks[task].remaining = Some(Remaining::Wall(ns(us)));
                     return Ok(());
                 }
@@ -89,6 +101,9 @@ impl Simulation<'_> {
                         .copied()
                         .unwrap_or(self.tasks[task].iteration_start);
                     let next = base + ns(period_us.unwrap_or(0));
+                    if let Some(log) = self.rtapp_log(task) {
+                        log.timer(period_us.unwrap_or(0) as u64, next, now);
+                    }
                     if next > now {
                         self.timers.insert(key, next);
                         self.block(task, next);
