@@ -17,11 +17,13 @@ reports by another path (docs/tracing.md):
 - one `sched_wakeup_new` per task that ran, one `sched_process_exit` per task
   that finished, as many `sched_wakeup` as `sched_waking`;
 - `prev_state` is one of Linux's report values (R 0, S 1, X 0x10, R+ 0x100);
-- the counter tracks named util_avg, util_est, load_avg (below a thread
-  track) and cpuN util / cpuN capacity all carry values; a task's util_avg
-  and util_est and a CPU's capacity lie in 0..=1024 (a run queue's util_avg
-  may exceed it for a while after tasks migrate in, as Linux's does, and
-  load_avg is weighted).
+- the counter tracks (util_avg, util_est, load_avg below a thread track;
+  cpuN util, capacity, uclamp_min, uclamp_max; pdN energy_nj; overutilized)
+  all carry values; a task's util_avg and util_est and a CPU's capacity and
+  clamps lie in 0..=1024 (a run queue's util_avg may exceed it for a while
+  after tasks migrate in, as Linux's does, and load_avg is weighted);
+  overutilized is 0 or 1; a domain's energy never decreases and stays at or
+  below the run's final figure for that domain.
 
 Prints one line of counts; exits 1 with the first mismatch.
 """
@@ -111,6 +113,7 @@ def main():
     if counts["sched_waking"] != counts["sched_wakeup"]:
         fail(f"{counts['sched_waking']} sched_waking but {counts['sched_wakeup']} sched_wakeup")
 
+    cpu_signals = ("util", "capacity", "uclamp_min", "uclamp_max")
     for uuid, (name, parent) in tracks.items():
         values = counter_values.get(uuid, [])
         if not values:
@@ -118,9 +121,19 @@ def main():
         if name in ("util_avg", "util_est", "load_avg"):
             if parent is None:
                 fail(f"task counter {name!r} is not below a thread track")
-        elif not (name.startswith("cpu") and name.split(" ")[-1] in ("util", "capacity")):
+        elif name == "overutilized":
+            if not set(values) <= {0, 1}:
+                fail(f"overutilized takes {sorted(set(values))}")
+        elif name.startswith("pd") and name.endswith(" energy_nj"):
+            domain = int(name[2:].split(" ")[0])
+            if values != sorted(values):
+                fail(f"{name} decreases")
+            final = results["energy"][domain]["energy_nj"]
+            if values[-1] > final:
+                fail(f"{name} reaches {values[-1]}, above the run's {final} nJ")
+        elif not (name.startswith("cpu") and name.split(" ")[-1] in cpu_signals):
             fail(f"unexpected counter track {name!r}")
-        bounded = name in ("util_avg", "util_est") or name.endswith("capacity")
+        bounded = name in ("util_avg", "util_est") or name.split(" ")[-1] in cpu_signals[1:]
         if not all(0 <= v and (v <= 1024 or not bounded) for v in values):
             fail(f"counter {name!r} out of range: {min(values)}..{max(values)}")
     if not tracks:

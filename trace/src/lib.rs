@@ -18,7 +18,8 @@
 //!   entry, `u32::MAX` on exit, as Linux's `PWR_EVENT_EXIT`), and
 //!   `sched_process_exit`;
 //! - counter tracks: per task `util_avg`, `util_est`, `load_avg`; per CPU
-//!   `util` and `capacity`.
+//!   `util`, `capacity`, `uclamp_min` and `uclamp_max`; per performance
+//!   domain the energy so far; the root domain's overutilized flag.
 //!
 //! Task `i` of the run is pid `i + 1`; pid 0 is the idle task (`swapper/N`),
 //! as in Linux.
@@ -158,6 +159,10 @@ pub enum CpuSignal {
     /// The capacity it has at its current frequency:
     /// `capacity_orig × frequency / max frequency`.
     Capacity,
+    /// The run queue's `uclamp_min` (the max over its tasks, §3.2).
+    UclampMin,
+    /// The run queue's `uclamp_max`.
+    UclampMax,
 }
 
 /// What a counter measures.
@@ -167,6 +172,11 @@ pub enum CounterTrack {
     Task(TaskIndex, TaskSignal),
     /// A CPU's signal.
     Cpu(usize, CpuSignal),
+    /// A performance domain's energy since the run's start, nJ (the
+    /// simulator's meter, at each of the domain's frequency changes).
+    DomainEnergy(usize),
+    /// The root domain's overutilized flag, 0 or 1 (EAS, §5.5).
+    Overutilized,
 }
 
 impl CounterTrack {
@@ -177,6 +187,10 @@ impl CounterTrack {
             CounterTrack::Task(_, TaskSignal::LoadAvg) => "load_avg".into(),
             CounterTrack::Cpu(cpu, CpuSignal::Util) => format!("cpu{cpu} util"),
             CounterTrack::Cpu(cpu, CpuSignal::Capacity) => format!("cpu{cpu} capacity"),
+            CounterTrack::Cpu(cpu, CpuSignal::UclampMin) => format!("cpu{cpu} uclamp_min"),
+            CounterTrack::Cpu(cpu, CpuSignal::UclampMax) => format!("cpu{cpu} uclamp_max"),
+            CounterTrack::DomainEnergy(domain) => format!("pd{domain} energy_nj"),
+            CounterTrack::Overutilized => "overutilized".into(),
         }
     }
 }
@@ -358,6 +372,8 @@ impl Trace {
         match track {
             CounterTrack::Task(task, signal) => 2 << 32 | (task as u64) << 4 | signal as u64,
             CounterTrack::Cpu(cpu, signal) => 3 << 32 | (cpu as u64) << 4 | signal as u64,
+            CounterTrack::DomainEnergy(domain) => 4 << 32 | domain as u64,
+            CounterTrack::Overutilized => 5 << 32,
         }
     }
 

@@ -1,7 +1,8 @@
 //! The trace checks (issue 16): simulator runs written as Perfetto traces
 //! (`fairway-sim --trace`), each decoded by Perfetto's own Python bindings
 //! and held against the run's results by `tests/perfetto/check_trace.py`
-//! (what it checks is written there and in docs/tracing.md).
+//! (what it checks is written there and in docs/tracing.md), and each run's
+//! results compared with the same run's untraced.
 
 use std::process::{Command, Stdio};
 
@@ -54,9 +55,29 @@ pub fn run() -> Result<(u64, u64), String> {
             "--results".into(),
             results.display().to_string(),
         ]);
+        // The same run untraced: recording must change nothing.
+        let untraced = out.join(format!("{}-untraced.json", case.name));
+        let mut plain: Vec<String> = vec![root.join(case.scenario).display().to_string()];
+        plain.extend(case.options.iter().map(|s| s.to_string()));
+        plain.extend([
+            "--quiet".into(),
+            "--results".into(),
+            untraced.display().to_string(),
+        ]);
         let outcome = fairway_sim::cli::parse_args(&args)
             .and_then(|options| fairway_sim::cli::run(&options))
+            .and_then(|()| fairway_sim::cli::parse_args(&plain))
+            .and_then(|options| fairway_sim::cli::run(&options))
             .map_err(|e| format!("fairway-sim: {e}"))
+            .and_then(|()| {
+                let read = |path: &std::path::Path| {
+                    std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))
+                };
+                if read(&results)? != read(&untraced)? {
+                    return Err("the traced run's results differ from the untraced run's".into());
+                }
+                Ok(())
+            })
             .and_then(|()| {
                 let output = Command::new(&python)
                     .arg(root.join("tests/perfetto/check_trace.py"))

@@ -180,6 +180,9 @@ impl Simulation<'_> {
         }
         let scale = policy.frequency_scale();
         let khz = policy.frequency();
+        // The meter was brought up to now by the change (`apply`).
+        let energy = policy.energy_nanojoules();
+        self.trace_energy(domain, energy);
         for &cpu in &cpus {
             self.cpus[cpu].capacity.frequency_scale = scale;
             self.arm_completion(cpu);

@@ -21,7 +21,7 @@ pub(super) struct EasState {
     /// The root domain's performance domains (`rd->pd`).
     domains: Vec<EnergyDomain>,
     /// `rd->overutilized`.
-    overutilized: bool,
+    pub(super) overutilized: bool,
     /// `eas_overutilized=` (§5.6).
     when_overutilized: bool,
 }

@@ -4,6 +4,7 @@
 //! traced run is the same run as an untraced one.
 
 use fairway_sched::task::{Policy, TaskId};
+use fairway_sched::uclamp::ClampId;
 use fairway_trace::{CounterTrack, CpuSignal, Event, TaskInfo, TaskSignal, Trace};
 
 use super::Simulation;
@@ -89,6 +90,14 @@ impl Simulation<'_> {
         }
     }
 
+    /// Records performance domain `domain`'s energy so far, `nanojoules`.
+    pub(super) fn trace_energy(&mut self, domain: usize, nanojoules: u64) {
+        let now = self.now;
+        if let Some(trace) = &mut self.trace {
+            trace.counter(now, CounterTrack::DomainEnergy(domain), nanojoules as i64);
+        }
+    }
+
     /// Records `cpu`'s signals and those of `task` (on `cpu`) as they were
     /// last updated, as Linux's PELT tracepoints report them at each update.
     pub(super) fn trace_signals(&mut self, cpu: usize, task: Option<usize>) {
@@ -103,7 +112,25 @@ impl Simulation<'_> {
             * u64::from(self.cpus[cpu].capacity.frequency_scale)
             / 1024;
         let task_signals = task.map(|t| (t, queue.task_signals(TaskId(t as u16))));
+        let uclamp = [
+            queue.uclamp_value(ClampId::Min),
+            queue.uclamp_value(ClampId::Max),
+        ];
+        let overutilized = self.eas.as_ref().map(|eas| eas.overutilized);
         let Some(trace) = &mut self.trace else { return };
+        trace.counter(
+            now,
+            CounterTrack::Cpu(cpu, CpuSignal::UclampMin),
+            i64::from(uclamp[0]),
+        );
+        trace.counter(
+            now,
+            CounterTrack::Cpu(cpu, CpuSignal::UclampMax),
+            i64::from(uclamp[1]),
+        );
+        if let Some(overutilized) = overutilized {
+            trace.counter(now, CounterTrack::Overutilized, i64::from(overutilized));
+        }
         trace.counter(
             now,
             CounterTrack::Cpu(cpu, CpuSignal::Util),
