@@ -484,6 +484,153 @@ impl Trace {
     }
 }
 
+impl Trace {
+    /// Reads back a trace [`Trace::to_perfetto`] wrote (for `cargo xtask
+    /// plot`): the tasks from the process tree, the events from the ftrace
+    /// bundles, the counters from their tracks. Fails on bytes that are not
+    /// a Perfetto trace, naming what was wrong.
+    pub fn from_perfetto(bytes: &[u8]) -> Result<Trace, String> {
+        let decoded = PerfettoTrace::parse_from_bytes(bytes)
+            .map_err(|e| format!("not a Perfetto trace: {e}"))?;
+        let mut trace = Trace::default();
+        let task_of = |pid: i32| (pid > 0).then(|| pid as usize - 1);
+        let mut tracks = std::collections::BTreeMap::new();
+        for packet in &decoded.packet {
+            if packet.has_process_tree() {
+                for thread in &packet.process_tree().threads {
+                    let Some(task) = task_of(thread.tid()) else {
+                        continue;
+                    };
+                    if trace.tasks.len() <= task {
+                        trace.tasks.resize(
+                            task + 1,
+                            TaskInfo {
+                                name: String::new(),
+                                prio: 120,
+                            },
+                        );
+                    }
+                    trace.tasks[task].name = thread.name().to_string();
+                }
+            } else if packet.has_ftrace_events() {
+                let bundle = packet.ftrace_events();
+                let cpu = bundle.cpu() as usize;
+                trace.nr_cpus = trace.nr_cpus.max(cpu + 1);
+                for event in &bundle.event {
+                    if let Some(event_read) = Self::event_from(event) {
+                        trace.records.push(Record {
+                            time_ns: event.timestamp(),
+                            cpu,
+                            event: event_read,
+                        });
+                    }
+                }
+            } else if packet.has_track_descriptor() {
+                let descriptor = packet.track_descriptor();
+                if let Some(track) = Self::track_of(descriptor.uuid()) {
+                    tracks.insert(descriptor.uuid(), track);
+                }
+            } else if packet.has_track_event() {
+                let event = packet.track_event();
+                if let Some(&track) = tracks.get(&event.track_uuid()) {
+                    trace.counter(packet.timestamp(), track, event.counter_value());
+                }
+            }
+        }
+        trace.records.sort_by_key(|r| r.time_ns);
+        Ok(trace)
+    }
+
+    fn event_from(event: &FtraceEvent) -> Option<Event> {
+        let task = |pid: i32| (pid > 0).then(|| pid as usize - 1);
+        if event.has_sched_switch() {
+            let e = event.sched_switch();
+            let prev_state = match e.prev_state() {
+                1 => PrevState::Sleeping,
+                0x10 => PrevState::Dead,
+                0x100 => PrevState::Preempted,
+                _ => PrevState::Runnable,
+            };
+            return Some(Event::Switch {
+                prev: task(e.prev_pid()),
+                prev_state,
+                next: task(e.next_pid()),
+            });
+        }
+        if event.has_cpu_frequency() {
+            return Some(Event::CpuFrequency {
+                khz: u64::from(event.cpu_frequency().state()),
+            });
+        }
+        if event.has_cpu_idle() {
+            let state = event.cpu_idle().state();
+            return Some(Event::CpuIdle {
+                state: (state != u32::MAX).then_some(state),
+            });
+        }
+        if event.has_sched_waking() {
+            let e = event.sched_waking();
+            return Some(Event::Waking {
+                task: task(e.pid())?,
+                target_cpu: e.target_cpu() as usize,
+            });
+        }
+        if event.has_sched_wakeup() {
+            let e = event.sched_wakeup();
+            return Some(Event::Wakeup {
+                task: task(e.pid())?,
+                target_cpu: e.target_cpu() as usize,
+            });
+        }
+        if event.has_sched_wakeup_new() {
+            let e = event.sched_wakeup_new();
+            return Some(Event::WakeupNew {
+                task: task(e.pid())?,
+                target_cpu: e.target_cpu() as usize,
+            });
+        }
+        if event.has_sched_process_exit() {
+            return Some(Event::Exit {
+                task: task(event.sched_process_exit().pid())?,
+            });
+        }
+        if event.has_sched_migrate_task() {
+            let e = event.sched_migrate_task();
+            return Some(Event::Migrate {
+                task: task(e.pid())?,
+                orig_cpu: e.orig_cpu() as usize,
+                dest_cpu: e.dest_cpu() as usize,
+            });
+        }
+        None
+    }
+
+    /// The counter a track uuid of [`Trace::counter_uuid`] stands for.
+    fn track_of(uuid: u64) -> Option<CounterTrack> {
+        let low = (uuid & 0xffff_ffff) as usize;
+        let task_signal = |s: usize| match s {
+            0 => Some(TaskSignal::UtilAvg),
+            1 => Some(TaskSignal::UtilEst),
+            2 => Some(TaskSignal::LoadAvg),
+            _ => None,
+        };
+        let cpu_signal = |s: usize| match s {
+            0 => Some(CpuSignal::Util),
+            1 => Some(CpuSignal::Capacity),
+            2 => Some(CpuSignal::UclampMin),
+            3 => Some(CpuSignal::UclampMax),
+            _ => None,
+        };
+        match uuid >> 32 {
+            2 => Some(CounterTrack::Task(low >> 4, task_signal(low & 15)?)),
+            3 => Some(CounterTrack::Cpu(low >> 4, cpu_signal(low & 15)?)),
+            4 => Some(CounterTrack::DomainEnergy(low)),
+            5 => Some(CounterTrack::Overutilized),
+            _ => None,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -525,5 +672,9 @@ mod tests {
         assert_eq!(e.next_pid(), 1);
         let counter = decoded.packet.iter().find(|p| p.has_track_event()).unwrap();
         assert_eq!(counter.track_event().counter_value(), 17);
+        let back = Trace::from_perfetto(&bytes).unwrap();
+        assert_eq!(back.records, trace.records);
+        assert_eq!(back.counters, trace.counters);
+        assert_eq!(back.tasks[0].name, "a-name-longer-than-fifteen");
     }
 }

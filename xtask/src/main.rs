@@ -7,6 +7,7 @@
 //! cargo xtask lint                      section citations resolve, rustfmt, clippy
 //! cargo xtask ensure-tools              install QEMU and dtc if missing
 //! cargo xtask trace-checks              traced simulator runs decoded by Perfetto's bindings
+//! cargo xtask plot TRACE OUT_DIR        PNG and SVG charts of a traced run (docs/tracing.md)
 //! cargo xtask experiment KERNEL [LOOPS] the uclamp and group-depth sched-pipe table
 //! cargo xtask bandwidth-experiment KERNEL [--quick | --energy]
 //!                                       the bandwidth timer interleaving table (bw_timer=);
@@ -37,6 +38,7 @@ mod cpufreq_experiment;
 mod eas_cases;
 mod eas_experiment;
 mod experiment;
+mod plot;
 mod qemu;
 mod replay;
 mod report;
@@ -55,7 +57,7 @@ use qemu::QemuConfig;
 fn usage() -> String {
     "usage: cargo xtask <runner KERNEL [--board NAME] [--cpus N] [--gic 2|3] [--el 1|2] [--icount] [--image] \
      [--timeout S] [--append ARGS] [--dtb FILE] [--scenario FILE.json] [--report FILE.json] [--verbose] [--qemu-log FILE] \
-     | report TRANSCRIPT [--json FILE] | agree TRANSCRIPT SCENARIO.json POLICY [--limit N] [--sim FILE.csv] | replay TRANSCRIPT | bandwidth-experiment KERNEL [--quick | --energy] | cpufreq-experiment KERNEL | eas-experiment KERNEL [--runs N] [--quick] | bench [--check | --check-targets] [--kernel FILE] | test [--only NAME] [--sabotage] [--no-lint] [--gaps | --groups-sweep] | lint | ensure-tools | trace-checks>"
+     | report TRANSCRIPT [--json FILE] | agree TRANSCRIPT SCENARIO.json POLICY [--limit N] [--sim FILE.csv] | replay TRANSCRIPT | bandwidth-experiment KERNEL [--quick | --energy] | cpufreq-experiment KERNEL | eas-experiment KERNEL [--runs N] [--quick] | bench [--check | --check-targets] [--kernel FILE] | test [--only NAME] [--sabotage] [--no-lint] [--gaps | --groups-sweep] | lint | ensure-tools | trace-checks | plot TRACE OUT_DIR>"
         .into()
 }
 
@@ -225,6 +227,7 @@ fn main() -> ExitCode {
         Some("eas-experiment") => eas_experiment::command(&args[1..]),
         Some("bench") => bench::command(&args[1..]),
         Some("ensure-tools") => tools::ensure().map(|()| ExitCode::SUCCESS),
+        Some("plot") => plot::command(&args[1..]),
         Some("trace-checks") => trace_cases::run().map(|(_, failed)| {
             if failed == 0 {
                 ExitCode::SUCCESS

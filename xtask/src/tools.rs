@@ -1,4 +1,4 @@
-//! Host prerequisites: QEMU and dtc. Installed with apt-get when we can (as root,
+//! Host prerequisites: QEMU and dtc (and a TrueType font for `plot`). Installed with apt-get when we can (as root,
 //! or through sudo without a password), saying so; otherwise the exact command to
 //! run is printed and the task stops.
 
@@ -47,8 +47,38 @@ fn passwordless_sudo() -> bool {
         .is_ok_and(|s| s.success())
 }
 
-/// Makes sure QEMU and dtc are installed.
+/// Makes sure QEMU and dtc are installed, and a TrueType font for `plot`.
 pub fn ensure() -> Result<(), String> {
+    ensure_programs()?;
+    if crate::plot::FONTS
+        .iter()
+        .any(|f| std::path::Path::new(f).exists())
+    {
+        return Ok(());
+    }
+    let command = "apt-get install -y --no-install-recommends fonts-dejavu-core";
+    let installed = (is_root() || passwordless_sudo())
+        && found("apt-get")
+        && Command::new(if is_root() { "sh" } else { "sudo" })
+            .args(if is_root() {
+                vec!["-c", command]
+            } else {
+                vec!["-n", "sh", "-c", command]
+            })
+            .env("DEBIAN_FRONTEND", "noninteractive")
+            .stdin(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+    if !installed {
+        eprintln!(
+            "xtask: note: no TrueType font for `cargo xtask plot`; install with: sudo {command}"
+        );
+    }
+    Ok(())
+}
+
+/// Makes sure QEMU and dtc are installed.
+fn ensure_programs() -> Result<(), String> {
     let missing: Vec<&Tool> = TOOLS.iter().filter(|t| !found(t.program)).collect();
     if missing.is_empty() {
         return Ok(());

@@ -107,6 +107,54 @@ pub fn run() -> Result<(u64, u64), String> {
             }
         }
     }
+    // The charts of the first (the juno-r2 EAS run, which has them all).
+    let charts = out.join("plots");
+    let trace = out.join(format!("{}.pftrace", CASES[0].name));
+    match plot_check(&trace, &charts) {
+        Ok(summary) => {
+            passed += 1;
+            eprintln!(
+                "trace {:<32} ok\n    {summary}",
+                "plot-juno-r2-eas-workload-a"
+            );
+        }
+        Err(report) => {
+            failed += 1;
+            eprintln!(
+                "trace {:<32} FAILED\n    {report}",
+                "plot-juno-r2-eas-workload-a"
+            );
+        }
+    }
     eprintln!("xtask: trace checks: {passed} passed, {failed} failed");
     Ok((passed, failed))
+}
+
+/// `cargo xtask plot` on `trace`: every chart written as PNG (its signature
+/// and a 1200 × 700 header) and SVG (an `<svg` root of that size).
+fn plot_check(trace: &std::path::Path, charts: &std::path::Path) -> Result<String, String> {
+    let _ = std::fs::remove_dir_all(charts);
+    crate::plot::command(&[trace.display().to_string(), charts.display().to_string()])?;
+    let mut sizes = Vec::new();
+    for name in ["util", "frequency", "energy", "occupancy"] {
+        let png = std::fs::read(charts.join(format!("{name}.png")))
+            .map_err(|e| format!("{name}.png: {e}"))?;
+        let signature = b"\x89PNG\r\n\x1a\n";
+        let width = png
+            .get(16..20)
+            .map(|b| u32::from_be_bytes([b[0], b[1], b[2], b[3]]));
+        let height = png
+            .get(20..24)
+            .map(|b| u32::from_be_bytes([b[0], b[1], b[2], b[3]]));
+        if !png.starts_with(signature) || width != Some(1200) || height != Some(700) {
+            return Err(format!("{name}.png is not a 1200 x 700 PNG"));
+        }
+        let svg = std::fs::read_to_string(charts.join(format!("{name}.svg")))
+            .map_err(|e| format!("{name}.svg: {e}"))?;
+        if !svg.contains("<svg") || !svg.contains("width=\"1200\"") {
+            return Err(format!("{name}.svg is not a 1200-wide SVG"));
+        }
+        sizes.push(format!("{name} {} KB", png.len() / 1024));
+    }
+    Ok(format!("PNG and SVG charts: {}", sizes.join(", ")))
 }
