@@ -112,6 +112,12 @@ impl<F: FairClass> RunQueueOf<F> {
         self.stack.fair().view()
     }
 
+    /// V of the fair queue of `group` (`avg_vruntime`, §1.5): explain mode's
+    /// eligibility; `None` under round robin.
+    pub fn avg_vruntime(&self, group: GroupId) -> Option<u64> {
+        self.stack.fair().avg_vruntime(group)
+    }
+
     /// Installs the counter that brackets the PELT and uclamp updates inside
     /// the core (`None` removes it); see [`crate::stats::probe`].
     pub fn set_cost_counter(&mut self, counter: Option<crate::stats::probe::CounterRead>) {

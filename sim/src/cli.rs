@@ -52,6 +52,8 @@ usage: fairway-sim SCENARIO.json [options]
                              util/load counters; open it in ui.perfetto.dev)
   --rtapp-logs DIR           write rt-app's per-task logs there, as rt-app names them
                              (rt-app-TASK-N.log: a row per loop of a phase)
+  --explain N                print why the first N decisions were made (picks among two
+                             or more tasks, wake-up placements, frequency changes)
   --check                    only parse and validate the scenario
   --encode FILE              only validate, then write the scenario (with the topology
                              options applied) as the kernel's binary blob
@@ -97,6 +99,8 @@ pub struct Options {
     pub trace: Option<String>,
     /// `--rtapp-logs`.
     pub rtapp_logs: Option<String>,
+    /// `--explain`: decisions to explain.
+    pub explain: usize,
     /// `--check`.
     pub check: bool,
     /// `--encode`: the file for the binary scenario blob (`fairway_contract::scenario::wire`).
@@ -125,6 +129,7 @@ impl Default for Options {
             switches: None,
             trace: None,
             rtapp_logs: None,
+            explain: 0,
             check: false,
             encode: None,
             quiet: false,
@@ -219,6 +224,7 @@ pub fn parse_args(args: &[String]) -> Result<Options, SimError> {
             "--switches" => options.switches = Some(value.clone()),
             "--trace" => options.trace = Some(value.clone()),
             "--rtapp-logs" => options.rtapp_logs = Some(value.clone()),
+            "--explain" => options.explain = count(value)?,
             "--encode" => options.encode = Some(value.clone()),
             _ => match arg
                 .strip_prefix("--")
@@ -399,6 +405,9 @@ pub fn run(options: &Options) -> Result<(), SimError> {
     }
     if options.rtapp_logs.is_some() {
         simulation = simulation.with_rtapp_logs();
+    }
+    if options.explain > 0 {
+        simulation = simulation.with_explain(options.explain);
     }
     if !options.quiet && io::stderr().is_terminal() && std::env::var_os("CI").is_none() {
         simulation = simulation.with_progress();

@@ -144,6 +144,8 @@ pub struct Results {
     pub trace: Option<fairway_trace::Trace>,
     /// rt-app's log rows, by task, with `--rtapp-logs`.
     pub rtapp_logs: Option<Vec<Vec<crate::rtapp_log::RtappLogRow>>>,
+    /// The picks `--explain` explained: the candidates and the task chosen.
+    pub explained_picks: Vec<crate::engine::explain::ExplainedPick>,
 }
 
 impl Results {

@@ -61,6 +61,13 @@ pub trait FairClass: SchedClass + core::fmt::Debug {
     const IS_FAIR: bool;
     /// What reports read (`None`: round robin).
     fn view(&self) -> Option<&dyn FairView>;
+    /// V of `group`'s queue (`avg_vruntime`, §1.5), for explain mode; `None`
+    /// for round robin. A static call: nothing is built for a caller that
+    /// does not use it (the kernel).
+    fn avg_vruntime(&self, group: GroupId) -> Option<u64> {
+        let _ = group;
+        None
+    }
     /// Installs the counter of the PELT cost probe.
     fn set_cost_counter(&mut self, counter: Option<CounterRead>);
     /// The PELT probe's counts since the last call.
@@ -155,6 +162,9 @@ impl<P: Pick, const BW: bool> FairClass for FairRunQueue<P, BW> {
 
     fn view(&self) -> Option<&dyn FairView> {
         Some(self)
+    }
+    fn avg_vruntime(&self, group: GroupId) -> Option<u64> {
+        Some(FairRunQueue::avg_vruntime(self, group))
     }
     fn set_cost_counter(&mut self, counter: Option<CounterRead>) {
         self.probe.set_counter(counter);

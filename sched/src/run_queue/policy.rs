@@ -111,6 +111,11 @@ impl RunQueue {
         dispatch!(self, rq => rq.fair())
     }
 
+    /// See [`RunQueueOf::avg_vruntime`].
+    pub fn avg_vruntime(&self, group: GroupId) -> Option<u64> {
+        dispatch!(self, rq => rq.avg_vruntime(group))
+    }
+
     /// See [`RunQueueOf::set_cost_counter`].
     pub fn set_cost_counter(&mut self, counter: Option<crate::stats::probe::CounterRead>) {
         dispatch!(self, rq => rq.set_cost_counter(counter))

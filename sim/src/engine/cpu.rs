@@ -192,6 +192,7 @@ impl Simulation<'_> {
             None if affinity.contains(CpuId(previous as u16)) => previous,
             None => self.least_loaded(affinity),
         };
+        self.explain_wake(task, previous, target);
         self.trace_event(
             waker.unwrap_or(previous),
             Event::Waking {
@@ -329,6 +330,9 @@ impl Simulation<'_> {
         };
         let switch = self.cpus[cpu].core.schedule(now, leaving);
         let next = switch.next.map(|t| t.index());
+        if let Some(candidates) = self.explain_candidates(cpu, previous) {
+            self.explain_pick(cpu, candidates, next);
+        }
         self.cpus[cpu].current = next;
         if let Some(p) = previous
             && previous != next

@@ -188,6 +188,7 @@ impl Simulation<'_> {
             self.arm_completion(cpu);
             self.trace_event(cpu, fairway_trace::Event::CpuFrequency { khz });
         }
+        self.explain_frequency(domain, &cpus, khz);
     }
 
     /// The meters brought up to the end of the run.

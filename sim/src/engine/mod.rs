@@ -58,6 +58,7 @@ mod bandwidth;
 mod cpu;
 mod dvfs;
 mod eas;
+pub mod explain;
 mod progress;
 mod tracing;
 mod workload;
@@ -373,6 +374,8 @@ pub struct Simulation<'s> {
     progress: Option<progress::Progress>,
     /// rt-app's per-task logs, by task, with `--rtapp-logs`.
     rtapp_logs: Option<Vec<crate::rtapp_log::RtappLog>>,
+    /// `--explain`'s state (`engine::explain`).
+    explain: Option<explain::Explain>,
 }
 
 /// Events between two looks at the wall clock for the progress line.
@@ -565,6 +568,7 @@ impl<'s> Simulation<'s> {
             trace: None,
             progress: None,
             rtapp_logs: None,
+            explain: None,
         })
     }
 
@@ -784,6 +788,7 @@ impl<'s> Simulation<'s> {
             rtapp_logs: self
                 .rtapp_logs
                 .map(|logs| logs.into_iter().map(|log| log.rows).collect()),
+            explained_picks: self.explain.map(|e| e.picks).unwrap_or_default(),
         }
     }
 }

@@ -1,0 +1,233 @@
+//! `--explain N`: why the first N decisions were made, for teaching
+//! (docs/tracing.md, "Explain mode"). Each is printed as `explain:` lines:
+//!
+//! - a pick among two or more fair tasks on a CPU: every candidate with its
+//!   vruntime, and under EEVDF its deadline, its lag against its queue's V
+//!   and whether it is eligible (docs/linux-sched-reference.md §1.5), or
+//!   under CFS its vruntime key (§1.4); then the task chosen;
+//! - a wake-up with placement on: each CPU's capacity, util and spare
+//!   capacity as placement saw them, and the CPU chosen;
+//! - a frequency change: the domain's CPUs' util and capacity, and the
+//!   frequency chosen (schedutil, §6.1).
+//!
+//! Explaining reads state and changes none.
+
+use fairway_sched::task::TaskId;
+
+use super::{Simulation, TaskState};
+
+/// One candidate of a pick, as explain mode prints it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Candidate {
+    /// The task's index.
+    pub task: usize,
+    /// Its vruntime.
+    pub vruntime: u64,
+    /// Its virtual deadline (EEVDF).
+    pub deadline: u64,
+    /// `V − vruntime` of its queue (positive: owed CPU time).
+    pub lag: i64,
+    /// `lag ≥ 0`.
+    pub eligible: bool,
+    /// The running task's protected deadline (RUN_TO_PARITY), for the task
+    /// that was running.
+    pub protected: Option<u64>,
+}
+
+/// Explain mode's state: decisions left to explain, and what was printed.
+#[derive(Debug, Default)]
+pub(super) struct Explain {
+    left: usize,
+    /// The picks explained, with the task chosen (for tests).
+    pub(super) picks: Vec<(Vec<Candidate>, Option<usize>)>,
+}
+
+impl Simulation<'_> {
+    /// Explains the first `decisions` decisions on standard output.
+    pub fn with_explain(mut self, decisions: usize) -> Self {
+        self.explain = Some(Explain {
+            left: decisions,
+            picks: Vec::new(),
+        });
+        self
+    }
+
+    fn explaining(&self) -> bool {
+        self.explain.as_ref().is_some_and(|e| e.left > 0)
+    }
+
+    /// The fair tasks that competed in the pick just made on `cpu`, where
+    /// `previous` was running: those still queued (the one picked
+    /// included), read right after the pick, when the task that went to
+    /// sleep has left and V is the pick's; `None` when not explaining or
+    /// fewer than two competed.
+    pub(super) fn explain_candidates(
+        &self,
+        cpu: usize,
+        previous: Option<usize>,
+    ) -> Option<Vec<Candidate>> {
+        if !self.explaining() {
+            return None;
+        }
+        let queue = self.cpus[cpu].core.run_queue();
+        let view = queue.fair()?;
+        let running = previous;
+        let mut candidates = Vec::new();
+        for (task, state) in self.tasks.iter().enumerate() {
+            // Tasks that are going to sleep or exiting leave at this pick.
+            if state.cpu != Some(cpu)
+                || !matches!(state.state, TaskState::Runnable | TaskState::Running)
+            {
+                continue;
+            }
+            let Some(entity) = view.task_entity(TaskId(task as u16)) else {
+                continue;
+            };
+            if !entity.on_rq || entity.delayed {
+                continue;
+            }
+            let v = queue.avg_vruntime(entity.queue)?;
+            let lag = v.wrapping_sub(entity.vruntime) as i64;
+            candidates.push(Candidate {
+                task,
+                vruntime: entity.vruntime,
+                deadline: entity.deadline,
+                lag,
+                eligible: lag >= 0,
+                protected: (running == Some(task)).then_some(entity.protected_deadline),
+            });
+        }
+        (candidates.len() >= 2).then_some(candidates)
+    }
+
+    /// Prints a pick on `cpu` among `candidates`, which chose `next`.
+    pub(super) fn explain_pick(
+        &mut self,
+        cpu: usize,
+        candidates: Vec<Candidate>,
+        next: Option<usize>,
+    ) {
+        let eevdf = self.config.policy_name == "eevdf";
+        let now = self.now;
+        let mut lines = vec![format!(
+            "explain: {now} ns cpu{cpu} pick ({}), {} candidates (V: their queue's average vruntime):",
+            if eevdf {
+                "EEVDF: the eligible task with the earliest virtual deadline"
+            } else {
+                "CFS: the smallest vruntime"
+            },
+            candidates.len()
+        )];
+        for c in &candidates {
+            let name = &self.tasks[c.task].name;
+            let group = self.tasks[c.task]
+                .result
+                .taskgroup
+                .as_ref()
+                .map(|g| g.0.as_str());
+            // Against V (vruntime − V = −lag), in ns of virtual time: raw
+            // vruntimes start near 2^64 − 2^20, as Linux's do.
+            let v = c.vruntime.wrapping_add(c.lag as u64);
+            let rel = |x: u64| x.wrapping_sub(v) as i64;
+            let mut line = if eevdf {
+                format!(
+                    "explain:   {name:<16} vruntime V{:+} deadline V{:+} lag {:+} {}",
+                    rel(c.vruntime),
+                    rel(c.deadline),
+                    c.lag,
+                    if c.eligible {
+                        "eligible"
+                    } else {
+                        "not eligible"
+                    }
+                )
+            } else {
+                format!("explain:   {name:<16} vruntime V{:+}", rel(c.vruntime))
+            };
+            if let Some(group) = group {
+                line.push_str(&format!(" (group {group})"));
+            }
+            if let Some(protected) = c.protected {
+                if eevdf {
+                    line.push_str(&format!(
+                        " running (RUN_TO_PARITY: kept to vruntime V{:+})",
+                        rel(protected)
+                    ));
+                } else {
+                    line.push_str(" running");
+                }
+            }
+            lines.push(line);
+        }
+        lines.push(format!(
+            "explain:   chose {}",
+            next.map_or("idle", |t| self.tasks[t].name.as_str())
+        ));
+        for line in lines {
+            println!("{line}");
+        }
+        if let Some(explain) = &mut self.explain {
+            explain.left -= 1;
+            explain.picks.push((candidates, next));
+        }
+    }
+
+    /// Prints a wake-up's placement: `task` woken, `target` chosen.
+    pub(super) fn explain_wake(&mut self, task: usize, previous: usize, target: usize) {
+        if !self.explaining() || self.balancer.is_none() {
+            return;
+        }
+        let now = self.now;
+        println!(
+            "explain: {now} ns wake-up of {} (last on cpu{previous}): the CPUs as placement saw them:",
+            self.tasks[task].name
+        );
+        for snapshot in self.balance_snapshots() {
+            let util = snapshot
+                .util_avg
+                .max(snapshot.util_est)
+                .min(snapshot.capacity);
+            println!(
+                "explain:   cpu{} capacity {:>4} util {:>4} spare {:>4} {} tasks{}",
+                snapshot.cpu.index(),
+                snapshot.capacity,
+                util,
+                snapshot.capacity - util,
+                snapshot.nr_running,
+                if snapshot.idle { ", idle" } else { "" }
+            );
+        }
+        println!("explain:   chose cpu{target}");
+        if let Some(explain) = &mut self.explain {
+            explain.left -= 1;
+        }
+    }
+
+    /// Prints a frequency change of `domain` (its CPUs `cpus`) to `khz`.
+    pub(super) fn explain_frequency(&mut self, domain: usize, cpus: &[usize], khz: u64) {
+        if !self.explaining() {
+            return;
+        }
+        let now = self.now;
+        println!(
+            "explain: {now} ns perf domain {domain} goes to {} MHz; its CPUs:",
+            khz / 1000
+        );
+        for &cpu in cpus {
+            let snapshot = self.balance_snapshot(cpu);
+            println!(
+                "explain:   cpu{cpu} capacity {:>4} util_avg {:>4} util_est {:>4}",
+                self.cpus[cpu].capacity.capacity_orig, snapshot.util_avg, snapshot.util_est
+            );
+        }
+        println!(
+            "explain:   schedutil asks 1.25 x max frequency x util / capacity of the busiest CPU, rounded up to an operating point"
+        );
+        if let Some(explain) = &mut self.explain {
+            explain.left -= 1;
+        }
+    }
+}
+
+/// The picks explained, for tests: each with its candidates and the task chosen.
+pub type ExplainedPick = (Vec<Candidate>, Option<usize>);
