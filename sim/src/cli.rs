@@ -444,7 +444,7 @@ pub fn run(options: &Options) -> Result<(), SimError> {
             let path = format!("{dir}/rt-app-{}-{index}.log", task.name);
             let mut out = create(&path)?;
             let rows = logs.get(index).map_or(&[][..], Vec::as_slice);
-            crate::rtapp_log::write_log(&mut *out, rows)?;
+            crate::rtapp_log::write_log(&mut *out, index, rows)?;
             out.flush()?;
         }
     }

@@ -1,17 +1,20 @@
 //! rt-app's own per-task logs (`--rtapp-logs DIR`): one row per loop of a
 //! phase, with the fields rt-app writes and LISA reads
-//! (docs/tracing.md, "rt-app's logs"): `perf`, `run`, `period`, `start`, `end`, `rel_st`,
-//! `slack`, `c_duration`, `c_period`, `wu_lat`, all in µs, whitespace
-//! separated, under a `#`-header naming them.
+//! (docs/tracing.md, "rt-app's logs"): `idx` (the thread's index), `perf`,
+//! `run`, `period`, `start`, `end`, `rel_st`, `slack`, `c_duration`,
+//! `c_period`, `wu_lat`, times in µs, whitespace separated, under a
+//! `#`-header naming them.
 
 use std::io::{self, Write};
 
 /// One loop of one phase.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct RtappLogRow {
-    /// The phase's index (rt-app's `idx`).
+    /// The phase's index (rt-app's `idx` column is the thread's index
+    /// instead; [`write_log`] writes that).
     pub phase: usize,
-    /// Work done: the loop's `run` and `runtime` events, in µs of the
+    /// Work done: the loop's `run` and `runtime` events (not `mem` or
+    /// `iorun`, as rt-app), in µs of the
     /// reference CPU at full speed (rt-app counts calibrated busy loops;
     /// Fairway's work is defined in µs, so this is its unit).
     pub perf: u64,
@@ -22,16 +25,20 @@ pub struct RtappLogRow {
     pub start_ns: u64,
     /// See [`RtappLogRow::start_ns`].
     pub end_ns: u64,
-    /// `start` less the task's first loop's start, ns.
+    /// `start` less the run's start (rt-app's `t_start − main_app_start`):
+    /// with the run starting at 0, `start` itself, ns.
     pub rel_st_ns: u64,
-    /// Timer events: time from the event to the timer's expiry, summed;
-    /// negative for an expiry already passed (an overrun), ns.
+    /// The loop's last timer event: time from the event to the timer's
+    /// expiry, negative for an expiry already passed (an overrun), ns.
+    /// (rt-app sums it over the loop's timers with `cumulative_slack`,
+    /// which Fairway does not model.)
     pub slack_ns: i64,
     /// The run events' configured durations, summed, µs.
     pub c_duration_us: u64,
     /// The timer events' periods, summed, µs.
     pub c_period_us: u64,
-    /// Timer events: from the expiry to the task running again, summed, ns.
+    /// The loop's last timer event: from the expiry to the task running
+    /// again; 0 after an overrun (as rt-app resets it), ns.
     pub wu_lat_ns: u64,
 }
 
@@ -40,8 +47,6 @@ pub struct RtappLogRow {
 pub(crate) struct RtappLog {
     /// The loop in progress.
     open: Option<RtappLogRow>,
-    /// The first loop's start.
-    first_start: Option<u64>,
     /// The run event in progress: when it started and its work, µs.
     run: Option<(u64, u64)>,
     /// The expiry the task sleeps until, after a timer event.
@@ -54,11 +59,10 @@ impl RtappLog {
     /// A loop of `phase` starts at `now`; the one before, if any, ends.
     pub(crate) fn loop_start(&mut self, phase: usize, now: u64) {
         self.finish(now);
-        let first = *self.first_start.get_or_insert(now);
         self.open = Some(RtappLogRow {
             phase,
             start_ns: now,
-            rel_st_ns: now - first,
+            rel_st_ns: now,
             ..RtappLogRow::default()
         });
     }
@@ -92,17 +96,16 @@ impl RtappLog {
     pub(crate) fn timer(&mut self, period_us: u64, expiry: u64, now: u64) {
         if let Some(row) = &mut self.open {
             row.c_period_us += period_us;
-            row.slack_ns += expiry as i64 - now as i64;
+            row.slack_ns = expiry as i64 - now as i64;
+            row.wu_lat_ns = 0;
         }
-        if expiry > now {
-            self.expiry = Some(expiry);
-        }
+        self.expiry = (expiry > now).then_some(expiry);
     }
 
     /// The task runs again at `now` (a switch in).
     pub(crate) fn running(&mut self, now: u64) {
         if let (Some(expiry), Some(row)) = (self.expiry.take(), &mut self.open) {
-            row.wu_lat_ns += now.saturating_sub(expiry);
+            row.wu_lat_ns = now.saturating_sub(expiry);
         }
     }
 }
@@ -110,15 +113,15 @@ impl RtappLog {
 /// rt-app's header line.
 pub const HEADER: &str = "#idx\t    perf\t     run\t  period\t           start\t             end\t          rel_st\t     slack\tc_duration\t  c_period\t    wu_lat";
 
-/// Writes `rows` as rt-app's log of one task.
-pub fn write_log(out: &mut dyn Write, rows: &[RtappLogRow]) -> io::Result<()> {
+/// Writes `rows` as rt-app's log of the task of index `thread`.
+pub fn write_log(out: &mut dyn Write, thread: usize, rows: &[RtappLogRow]) -> io::Result<()> {
     writeln!(out, "{HEADER}")?;
     let us = |ns: u64| ns / 1000;
     for row in rows {
         writeln!(
             out,
             "{}\t{:8}\t{:8}\t{:8}\t{:16}\t{:16}\t{:16}\t{:10}\t{:10}\t{:10}\t{:10}",
-            row.phase,
+            thread,
             row.perf,
             us(row.run_ns),
             us(row.end_ns - row.start_ns),

@@ -3,7 +3,8 @@
 //! printed numbers alone: the task chosen is among the candidates and
 //! eligible (lag ≥ 0), and has the earliest virtual deadline of the
 //! eligible ones, unless it was already running and RUN_TO_PARITY keeps it
-//! (its vruntime still before its protected deadline).
+//! (it is eligible and its slice protected: its protected deadline is its
+//! deadline).
 
 use fairway_rtapp::parse_and_validate;
 use fairway_sched::fair::EevdfTunables;
@@ -64,9 +65,8 @@ fn every_explained_eevdf_pick_follows_the_rule_it_states() {
             .map(|c| c.deadline as i64)
             .min()
             .expect("an eligible candidate");
-        let kept = c
-            .protected
-            .is_some_and(|protected| (c.vruntime.wrapping_sub(protected) as i64) < 0);
+        // RUN_TO_PARITY: the running task, eligible, its slice protected.
+        let kept = c.protected == Some(true) && c.eligible;
         if kept {
             kept_by_parity += 1;
             continue;

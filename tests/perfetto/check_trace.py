@@ -5,10 +5,12 @@ it against the run's results JSON (the simulator's `--results`).
     check_trace.py TRACE RESULTS.json
 
 `perfetto_trace_pb2` comes from the `perfetto` package on PyPI (Perfetto's
-published Python bindings); `cargo xtask ensure-tools` installs it in
-target/tools/perfetto-venv. What is checked, each against a figure the run
-reports by another path (docs/tracing.md):
+published Python bindings); `cargo xtask test` (and `cargo xtask
+trace-checks`) install it in target/tools/perfetto-venv. What is checked,
+each against a figure the run reports by another path (docs/tracing.md):
 
+- every message and field of trace/protos/perfetto_subset.proto, which the
+  writer is generated from, has the number Perfetto's definitions give it;
 - every packet decodes, and every ftrace event is one of those Fairway writes;
 - per CPU, the `sched_switch` events are the CPU's `context_switches`;
 - per task, the time between its switches in and out (to the run's end for
@@ -29,6 +31,8 @@ Prints one line of counts; exits 1 with the first mismatch.
 """
 import collections
 import json
+import os
+import re
 import sys
 
 from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb
@@ -44,9 +48,41 @@ def fail(message):
     sys.exit(1)
 
 
+SUBSET = os.path.join(os.path.dirname(__file__), "..", "..", "trace", "protos", "perfetto_subset.proto")
+
+
+def check_subset():
+    """Each `message M { ... T name = N; ... }` of the subset, nested ones
+    included, against Perfetto's descriptor of M: the same field number."""
+    text = re.sub(r"//[^\n]*", "", open(SUBSET).read())
+    stack = []
+    checked = 0
+    for token in re.finditer(r"(message|enum|oneof)\s+(\w+)\s*\{|\}|(\w+)\s*=\s*(\d+)\s*;", text):
+        kind, name, field, number = token.groups()
+        if kind:
+            stack.append((kind, name))
+        elif token.group(0) == "}":
+            stack.pop()
+        elif stack and stack[-1][0] in ("message", "oneof"):
+            path = [n for k, n in stack if k == "message"]
+            descriptor = getattr(pb, path[0]).DESCRIPTOR
+            for nested in path[1:]:
+                descriptor = descriptor.nested_types_by_name[nested]
+            real = descriptor.fields_by_name.get(field)
+            if real is None:
+                fail(f"{'.'.join(path)}.{field}: no such field in Perfetto's definitions")
+            if real.number != int(number):
+                fail(f"{'.'.join(path)}.{field} = {number}, Perfetto's is {real.number}")
+            checked += 1
+    if checked < 50:
+        fail(f"only {checked} fields of the subset read")
+    return checked
+
+
 def main():
     if len(sys.argv) != 3:
         fail("usage: check_trace.py TRACE RESULTS.json")
+    fields = check_subset()
     trace = pb.Trace()
     with open(sys.argv[1], "rb") as f:
         trace.ParseFromString(f.read())
@@ -140,7 +176,7 @@ def main():
         fail("no counter tracks")
 
     summary = " ".join(f"{k}={counts[k]}" for k in sorted(counts))
-    print(f"check_trace: ok: {len(trace.packet)} packets, {summary}, "
+    print(f"check_trace: ok: {fields} subset fields match Perfetto's, {len(trace.packet)} packets, {summary}, "
           f"{len(tracks)} counter tracks, {sum(len(v) for v in counter_values.values())} counter values")
 
 

@@ -228,7 +228,9 @@ fn main() -> ExitCode {
         Some("bench") => bench::command(&args[1..]),
         Some("ensure-tools") => tools::ensure().map(|()| ExitCode::SUCCESS),
         Some("plot") => plot::command(&args[1..]),
-        Some("trace-checks") => trace_cases::run().map(|(_, failed)| {
+        Some("trace-checks") => tools::ensure()
+            .and_then(|()| trace_cases::run())
+            .map(|(_, failed)| {
             if failed == 0 {
                 ExitCode::SUCCESS
             } else {

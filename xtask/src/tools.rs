@@ -56,7 +56,7 @@ pub fn ensure() -> Result<(), String> {
     {
         return Ok(());
     }
-    let command = "apt-get install -y --no-install-recommends fonts-dejavu-core";
+    let command = "apt-get update && apt-get install -y --no-install-recommends fonts-dejavu-core";
     let installed = (is_root() || passwordless_sudo())
         && found("apt-get")
         && Command::new(if is_root() { "sh" } else { "sudo" })

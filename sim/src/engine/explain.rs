@@ -29,9 +29,10 @@ pub struct Candidate {
     pub lag: i64,
     /// `lag ≥ 0`.
     pub eligible: bool,
-    /// The running task's protected deadline (RUN_TO_PARITY), for the task
-    /// that was running.
-    pub protected: Option<u64>,
+    /// For the task that was running: whether RUN_TO_PARITY protects its
+    /// slice (its protected deadline is its deadline, §1.5); `None` for the
+    /// others.
+    pub protected: Option<bool>,
 }
 
 /// Explain mode's state: decisions left to explain, and what was printed.
@@ -39,7 +40,7 @@ pub struct Candidate {
 pub(super) struct Explain {
     left: usize,
     /// The picks explained, with the task chosen (for tests).
-    pub(super) picks: Vec<(Vec<Candidate>, Option<usize>)>,
+    pub(super) picks: Vec<ExplainedPick>,
 }
 
 impl Simulation<'_> {
@@ -94,7 +95,8 @@ impl Simulation<'_> {
                 deadline: entity.deadline,
                 lag,
                 eligible: lag >= 0,
-                protected: (running == Some(task)).then_some(entity.protected_deadline),
+                protected: (running == Some(task))
+                    .then_some(entity.protected_deadline == entity.deadline),
             });
         }
         (candidates.len() >= 2).then_some(candidates)
@@ -147,15 +149,14 @@ impl Simulation<'_> {
             if let Some(group) = group {
                 line.push_str(&format!(" (group {group})"));
             }
-            if let Some(protected) = c.protected {
-                if eevdf {
-                    line.push_str(&format!(
-                        " running (RUN_TO_PARITY: kept to vruntime V{:+})",
-                        rel(protected)
-                    ));
-                } else {
-                    line.push_str(" running");
+            match (c.protected, eevdf) {
+                // pick_eevdf keeps the running task while it is eligible
+                // and its slice is protected (RUN_TO_PARITY).
+                (Some(true), true) if c.eligible => {
+                    line.push_str(" running, slice protected (RUN_TO_PARITY keeps it)");
                 }
+                (Some(_), _) => line.push_str(" running"),
+                (None, _) => {}
             }
             lines.push(line);
         }
@@ -229,5 +230,5 @@ impl Simulation<'_> {
     }
 }
 
-/// The picks explained, for tests: each with its candidates and the task chosen.
+/// A pick explained, for tests: its candidates and the task chosen.
 pub type ExplainedPick = (Vec<Candidate>, Option<usize>);

@@ -57,7 +57,8 @@ impl Simulation<'_> {
             if let Some(us) = event.work_us() {
                 // run, mem, iorun: capacity-invariant work.
                 if us > 0 {
-                    if let Some(log) = self.rtapp_log(task) {
+                    // rt-app's logs count `run` events, not `mem` or `iorun`.
+                    if let (Event::Run { .. }, Some(log)) = (event, self.rtapp_log(task)) {
                         log.run_start(us as u64, now);
                     }
                     let work = u128::from(ns(us)) * 1024 * 1024;
