@@ -83,6 +83,10 @@ pub enum Event {
     },
     /// `sched_waking`, on the waker's CPU.
     Waking {
+        /// The task that woke it (the event's `common_pid`, which Perfetto
+        /// draws the wake-up arrow from); `None` for a timer's wake-up from
+        /// an idle CPU.
+        waker: Option<TaskIndex>,
         /// The task woken.
         task: TaskIndex,
         /// Where it will run.
@@ -292,7 +296,12 @@ impl Trace {
                 e.next_prio = Some(self.prio(next));
                 out.set_sched_switch(e);
             }
-            Event::Waking { task, target_cpu } => {
+            Event::Waking {
+                waker,
+                task,
+                target_cpu,
+            } => {
+                out.pid = Some(Self::pid(waker) as u32);
                 let mut e = SchedWakingFtraceEvent::new();
                 e.comm = Some(self.comm(Some(task), cpu));
                 e.pid = Some(Self::pid(Some(task)));
@@ -571,6 +580,7 @@ impl Trace {
         if event.has_sched_waking() {
             let e = event.sched_waking();
             return Some(Event::Waking {
+                waker: task(event.pid() as i32),
                 task: task(e.pid())?,
                 target_cpu: e.target_cpu() as usize,
             });

@@ -193,9 +193,11 @@ impl Simulation<'_> {
             None => self.least_loaded(affinity),
         };
         self.explain_wake(task, previous, target);
+        let waker_cpu = waker.unwrap_or(previous);
         self.trace_event(
-            waker.unwrap_or(previous),
+            waker_cpu,
             Event::Waking {
+                waker: waker.and_then(|cpu| self.cpus[cpu].current),
                 task,
                 target_cpu: target,
             },
