@@ -17,6 +17,7 @@ use std::process::ExitCode;
 
 use fairway_trace::{CounterTrack, Event, TaskSignal, Trace};
 use plotters::coord::Shift;
+use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 
 /// The TrueType fonts tried for the charts' text, in order (Debian's
@@ -256,20 +257,10 @@ fn draw_lines<DB: DrawingBackend>(
         let color = Palette99::pick(index).to_rgba();
         let series = if line.dashed {
             // Every other segment: a dashed look that PNG and SVG share.
-            let points: Vec<(f64, f64)> = line.points.clone();
-            let mut dashes = Vec::new();
-            for (i, pair) in points.windows(2).enumerate() {
-                if i % 2 == 0 {
-                    dashes.push(pair.to_vec());
-                }
-            }
-            for dash in dashes {
-                chart
-                    .draw_series(LineSeries::new(dash, color.stroke_width(1)))
-                    .map_err(error)?;
-            }
+            let dashes = line.points.windows(2).step_by(2);
+            let style = color.stroke_width(1);
             chart
-                .draw_series(std::iter::empty::<PathElement<(f64, f64)>>())
+                .draw_series(dashes.map(|pair| PathElement::new(pair.to_vec(), style)))
                 .map_err(error)?
         } else {
             chart
@@ -280,6 +271,15 @@ fn draw_lines<DB: DrawingBackend>(
             PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
         });
     }
+    finish(chart, &root)
+}
+
+/// The legend, then the file written.
+fn finish<'a, DB: DrawingBackend + 'a>(
+    mut chart: ChartContext<'a, DB, Cartesian2d<RangedCoordf64, RangedCoordf64>>,
+    root: &DrawingArea<DB, Shift>,
+) -> Result<(), String> {
+    let error = |e: DrawingAreaErrorKind<DB::ErrorType>| format!("plot: {e:?}");
     chart
         .configure_series_labels()
         .background_style(WHITE.mix(0.8))
@@ -377,13 +377,5 @@ fn draw_occupancy<DB: DrawingBackend>(
                 });
         }
     }
-    chart
-        .configure_series_labels()
-        .background_style(WHITE.mix(0.8))
-        .border_style(BLACK)
-        .position(SeriesLabelPosition::UpperRight)
-        .draw()
-        .map_err(error)?;
-    root.present().map_err(error)?;
-    Ok(())
+    finish(chart, &root)
 }
