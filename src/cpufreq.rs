@@ -23,6 +23,7 @@ use crate::board::BoardInfo;
 use crate::config::MAX_CPUS;
 use crate::percpu;
 use crate::sync::IrqSpinLock;
+use crate::task::tracepoint::{self, Kind};
 use crate::task::{idle_task_id, runtime_ns_on};
 
 /// One domain: its CPUs (kernel numbers) and its policy.
@@ -151,7 +152,7 @@ pub fn update(cpu: usize, perf: u64, now: u64) {
         return;
     };
     if change.at <= now {
-        apply(domain, &mut policy, change);
+        apply(usize::from(index), domain, &mut policy, change);
     } else {
         drop(policy);
         let encoded = usize::from(index) | change.index << 8;
@@ -174,11 +175,11 @@ fn change_due(argument: usize) {
     if let Some(change) = policy.pending()
         && change.index == argument >> 8
     {
-        apply(domain, &mut policy, change);
+        apply(argument & 0xff, domain, &mut policy, change);
     }
 }
 
-fn apply(domain: &Domain, policy: &mut FrequencyDomain, change: FrequencyChange) {
+fn apply(index: usize, domain: &Domain, policy: &mut FrequencyDomain, change: FrequencyChange) {
     let busy = busy_of(domain, change.at);
     if policy.apply(change, &busy) {
         let scale = policy.frequency_scale();
@@ -187,6 +188,34 @@ fn apply(domain: &Domain, policy: &mut FrequencyDomain, change: FrequencyChange)
                 .frequency_scale
                 .store(scale, Ordering::Relaxed);
         }
+        if tracepoint::recording() {
+            // The meter was brought up to the change (`apply`).
+            let energy = policy.energy_nanojoules();
+            tracepoint::record(
+                change.at,
+                domain.cpus[0],
+                Kind::DomainEnergy,
+                index as u16,
+                0,
+                energy,
+            );
+            trace_frequency(domain, policy, change.at);
+        }
+    }
+}
+
+/// `cpu_frequency` for each of `domain`'s CPUs at `now`.
+fn trace_frequency(domain: &Domain, policy: &FrequencyDomain, now: u64) {
+    for &cpu in &domain.cpus {
+        tracepoint::record(now, cpu, Kind::CpuFrequency, 0, 0, policy.frequency());
+    }
+}
+
+/// Each CPU's frequency at `now` (the start of a traced run: Perfetto's
+/// frequency tracks need a first value).
+pub fn trace_frequencies(now: u64) {
+    for domain in DOMAINS.get().map_or(&[][..], Vec::as_slice) {
+        trace_frequency(domain, &domain.policy.lock(), now);
     }
 }
 

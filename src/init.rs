@@ -335,6 +335,16 @@ fn init_scheduler(board: &BoardInfo) -> BootOptions {
     // before anything reads them (`eas::init` does).
     crate::task::init_table();
     let mut options = read_boot_options(board);
+    if options.trace_records > 0 {
+        if !crate::task::tracepoint::ENABLED {
+            defmt::error!(
+                "bootargs: trace_records={=u64}: this kernel was built without tracepoints (build it with --features trace)",
+                options.trace_records
+            );
+            exit(ExitCode::Failure)
+        }
+        crate::task::tracepoint::allocate(nr_cpus, options.trace_records as usize);
+    }
     options.sched.uclamp = Some(uclamp_used(&options, nr_cpus));
     scheduler::configure(options.sched, nr_cpus);
     crate::cpufreq::init(board, options.sched.governor, options.sched.cpufreq_update);

@@ -28,6 +28,10 @@ pub const DEFAULT_HZ: u64 = 250;
 /// The largest `trace_switches`: the trace buffer is allocated at the start of a run.
 pub const MAX_TRACE_SWITCHES: u64 = 200_000;
 
+/// The largest `trace_records`: each CPU's trace buffer is allocated when
+/// recording starts (24 bytes a record, so 24 MiB a CPU at most).
+pub const MAX_TRACE_RECORDS: u64 = 1_000_000;
+
 /// The largest `record_core`: each CPU's record buffer is allocated at boot
 /// (80 bytes a record).
 pub const MAX_RECORD_CORE: u64 = 200_000;
@@ -395,6 +399,10 @@ pub struct BootOptions {
     pub sched: SchedConfig,
     /// `icount=0|1`: the host ran QEMU with `-icount` (reported, not acted on).
     pub icount: bool,
+    /// `trace_records=N`: keep up to N tracepoint records per CPU for the
+    /// host's `--trace` (docs/tracing.md; 0 = off). A kernel built without
+    /// the `trace` feature refuses N > 0.
+    pub trace_records: u64,
     /// `dtb=0xADDRESS dtb_size=BYTES`: a device tree loaded for the `device_tree`
     /// test image to parse.
     pub loaded_dtb: Option<LoadedBlob>,
@@ -486,7 +494,7 @@ impl fmt::Display for BootOptionError<'_> {
 }
 
 /// The option keys Fairway knows.
-const KEYS: [&str; 31] = [
+const KEYS: [&str; 32] = [
     "sched",
     "hz",
     "hrtick",
@@ -503,6 +511,7 @@ const KEYS: [&str; 31] = [
     "eas_overutilized",
     "tick_seed",
     "icount",
+    "trace_records",
     "dtb",
     "dtb_size",
     "workload",
@@ -741,6 +750,7 @@ impl BootOptions {
         Ok(BootOptions {
             sched,
             icount: words.flag("icount", false)?,
+            trace_records: words.number("trace_records", 0, 0, MAX_TRACE_RECORDS)?,
             loaded_dtb: words.blob("dtb", "dtb_size")?,
             workload,
         })

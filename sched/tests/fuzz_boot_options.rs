@@ -36,6 +36,7 @@ const KEYS: [&str; 37] = [
     "eas_overutilized",
     "tick_seed",
     "icount",
+    "trace_records",
     "dtb",
     "dtb_size",
     "workload",
@@ -205,6 +206,10 @@ fn options() -> impl Strategy<Value = BootOptions> {
             any::<bool>(),
             prop_oneof![Just(0u64), any::<u64>()],
         ),
+        prop_oneof![
+            Just(0u64),
+            1..=fairway_sched::boot_options::MAX_TRACE_RECORDS
+        ],
     )
         .prop_map(
             |(
@@ -217,6 +222,7 @@ fn options() -> impl Strategy<Value = BootOptions> {
                 (start, seed, cfs_bandwidth, uclamp),
                 governor,
                 (cpufreq_update, energy_aware, eas_overutilized, tick_seed),
+                trace_records,
             )| {
                 // sched-pipe's quota_us implies cfs_bandwidth=1.
                 let quota = matches!(workload, Workload::SchedPipe(p) if p.quota_us > 0);
@@ -243,6 +249,7 @@ fn options() -> impl Strategy<Value = BootOptions> {
                         tick_seed,
                     },
                     icount,
+                    trace_records,
                     loaded_dtb,
                     workload,
                 }

@@ -453,7 +453,7 @@ pub(super) fn finish_push(cpu: usize) {
         panic!("task {} pushed from CPU {} could not leave it", id.0, cpu);
     };
     source_rq.remove_member(id);
-    attach(destination_rq, destination, id, &state, now);
+    attach(destination_rq, cpu, destination, id, &state, now);
     publish(cpu, source_rq);
     publish(destination, destination_rq);
 }
@@ -496,7 +496,7 @@ fn carry_out(migration: &Migration) -> usize {
         };
         source_rq.record_costs(source);
         source_rq.remove_member(id);
-        attach(destination_rq, destination, id, &state, now);
+        attach(destination_rq, source, destination, id, &state, now);
         moved += 1;
     }
     if moved > 0 {
@@ -508,12 +508,28 @@ fn carry_out(migration: &Migration) -> usize {
     moved
 }
 
-/// Makes `id` (migrated out of another run queue as `state`) queued on
+/// Makes `id` (migrated out of `source`'s run queue as `state`) queued on
 /// `destination`, whose lock is held.
-fn attach(rq: &mut CpuRunQueue, destination: usize, id: TaskId, state: &TaskMigration, now: u64) {
+fn attach(
+    rq: &mut CpuRunQueue,
+    source: usize,
+    destination: usize,
+    id: TaskId,
+    state: &TaskMigration,
+    now: u64,
+) {
     let slot = task(id);
     slot.cpu.store(destination as u16, Ordering::Release);
     slot.migrations.fetch_add(1, Ordering::Relaxed);
+    let kind = super::tracepoint::Kind::Migrate;
+    super::tracepoint::record(
+        now,
+        destination,
+        kind,
+        id.0,
+        source as u16,
+        destination as u64,
+    );
     // `migrate_task_rq_fair`: a task that moved is no longer cache hot.
     slot.exec_start.store(0, Ordering::Relaxed);
     if rq.core.migrate_task_in(id, state, now).is_err() {
@@ -618,13 +634,23 @@ pub(super) fn newly_idle(cpu: usize) -> bool {
 /// locked) out of `prev` for the wake-up on `target`, leaving its state for the
 /// target CPU to attach.
 pub(super) fn detach_for_wakeup(id: TaskId, rq: &mut CpuRunQueue, target: usize) -> bool {
-    let Some(state) = rq.core.migrate_task_out(id, now_ns()) else {
+    let now = now_ns();
+    let Some(state) = rq.core.migrate_task_out(id, now) else {
         return false;
     };
     rq.remove_member(id);
     *task(id).pending_migration.lock() = Some(state);
+    // Read only when tracepoints are compiled in: the default image keeps
+    // this path's instructions.
+    let source = if super::tracepoint::ENABLED {
+        task(id).cpu() as u16
+    } else {
+        0
+    };
     task(id).cpu.store(target as u16, Ordering::Release);
     task(id).migrations.fetch_add(1, Ordering::Relaxed);
+    let kind = super::tracepoint::Kind::Migrate;
+    super::tracepoint::record(now, target, kind, id.0, source, target as u64);
     // `migrate_task_rq_fair`: a task that moved is no longer cache hot.
     task(id).exec_start.store(0, Ordering::Relaxed);
     true

@@ -30,6 +30,7 @@ pub mod pipe;
 pub mod replay;
 pub mod scheduler;
 pub mod trace;
+pub mod tracepoint;
 pub mod wait;
 
 use core::fmt;
@@ -530,6 +531,11 @@ pub extern "C" fn task_entry(id: u64, _unused: u64) -> ! {
 pub fn exit() -> ! {
     let me = current();
     crate::arch::cpu::irq_disable();
+    if tracepoint::recording() {
+        let cpu = crate::arch::cpu::this_cpu();
+        let now = crate::arch::timer::now_ns();
+        tracepoint::record(now, cpu, tracepoint::Kind::Exit, me.0, 0, 0);
+    }
     task(me)
         .state
         .store(TaskState::Dead as u8, Ordering::Release);

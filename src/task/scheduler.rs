@@ -22,7 +22,7 @@ use fairway_sched::schedutil::UpdateSites;
 use fairway_sched::task::ParamError;
 use spin::Once;
 
-use super::{TaskId, TaskParams, TaskState, idle_task_id, task};
+use super::{TaskId, TaskParams, TaskState, idle_task_id, task, tracepoint};
 use crate::arch::cpu::{IrqState, irq_disable, irq_enable, this_cpu, wait_for_interrupt};
 use crate::arch::timer::now_ns;
 use crate::config::{MAX_CPUS, TASK_SLOTS};
@@ -474,6 +474,9 @@ pub fn schedule() {
         }
     }
     next_task.switches_in.fetch_add(1, Ordering::Relaxed);
+    if tracepoint::recording() {
+        trace_switch(cpu, &rq, now, previous, next, leaving);
+    }
     super::trace::record(super::trace::Switch {
         time_ns: now,
         cpu: cpu as u16,
@@ -501,6 +504,42 @@ pub fn schedule() {
     // saved by `switch` or prepared by `spawn`.
     unsafe { previous_task.context.switch(&next_task.context) };
     finish_task_switch(irq_state);
+}
+
+/// The switch's tracepoints, as the simulator records them: leaving idle,
+/// `sched_switch`, entering idle, then the counters of the CPU and of the
+/// task switched in.
+#[inline(never)]
+fn trace_switch(
+    cpu: usize,
+    rq: &CpuRunQueue,
+    now: u64,
+    previous: TaskId,
+    next: TaskId,
+    leaving: Leaving,
+) {
+    use tracepoint::{Kind, PrevState, record, task_arg};
+    if previous == rq.idle {
+        record(now, cpu, Kind::CpuIdle, 0, 0, u64::from(u32::MAX));
+    }
+    let prev_state = match leaving {
+        Leaving::Runnable => PrevState::Preempted,
+        Leaving::Sleeping => PrevState::Sleeping,
+        Leaving::Dead => PrevState::Dead,
+    };
+    record(
+        now,
+        cpu,
+        Kind::Switch,
+        task_arg(previous, rq.idle),
+        task_arg(next, rq.idle),
+        prev_state as u64,
+    );
+    if next == rq.idle {
+        record(now, cpu, Kind::CpuIdle, 0, 0, 0);
+    }
+    let next = (next != rq.idle).then_some(next);
+    tracepoint::signals(now, cpu, rq.core.run_queue(), next);
 }
 
 /// Completes a switch on the CPU that made it: marks the task switched away from
@@ -623,6 +662,17 @@ pub(super) fn activate_new(
     let now = now_ns();
     let decision = rq.core.wake_up_new_task(id, params, now)?;
     rq.record_costs(cpu);
+    if tracepoint::recording() {
+        let prio = prio(params.policy);
+        tracepoint::record(
+            now,
+            cpu,
+            tracepoint::Kind::WakeupNew,
+            id.0,
+            prio,
+            cpu as u64,
+        );
+    }
     let slot = task(id);
     slot.state
         .store(TaskState::Running as u8, Ordering::Release);
@@ -645,6 +695,18 @@ pub(super) fn activate_new(
     }
     super::balance::publish(cpu, &rq);
     Ok(())
+}
+
+/// Linux's `prio` of a policy (`p->prio`), as `sched_wakeup_new` reports
+/// it: `120 + nice` for the fair policies (`SCHED_IDLE` reports 120),
+/// `99 - rt_priority` for RT.
+fn prio(policy: fairway_sched::task::Policy) -> u16 {
+    use fairway_sched::task::Policy;
+    match policy {
+        Policy::Normal { nice } | Policy::Batch { nice } => (120 + i16::from(nice)) as u16,
+        Policy::Idle => 120,
+        Policy::Fifo { priority } | Policy::RoundRobin { priority } => 99 - u16::from(priority),
+    }
 }
 
 /// Carries out the core's decision for `cpu` (its run queue `rq` locked)
@@ -686,6 +748,7 @@ fn activate(id: TaskId) {
     let migrated = super::balance::attach_pending(&mut rq, id, now);
     let decision = rq.core.try_to_wake_up(id, now, migrated);
     rq.record_costs(cpu);
+    tracepoint::record(now, cpu, tracepoint::Kind::Wakeup, id.0, 0, cpu as u64);
     slot.on_rq.store(true, Ordering::Relaxed);
     slot.wait_start.store(now, Ordering::Relaxed);
     slot.woken_at.store(now.max(1), Ordering::Relaxed);
@@ -719,6 +782,9 @@ pub fn wake_up(id: TaskId) -> bool {
     }
     slot.wakeups.fetch_add(1, Ordering::Relaxed);
     let cpu = place_wakeup(id);
+    if tracepoint::recording() {
+        trace_waking(id, cpu);
+    }
     if cpu == this_cpu() {
         activate(id);
     } else if slot.wake_list.swap(cpu as u16, Ordering::AcqRel) != cpu as u16 {
@@ -734,6 +800,22 @@ pub fn wake_up(id: TaskId) -> bool {
         send_ipi(cpu, Ipi::WakeUp);
     }
     true
+}
+
+/// `sched_waking` on the waker's CPU: the waker is the task running there,
+/// none for a wake-up from an interrupt (a timer's) or from the idle task.
+#[inline(never)]
+fn trace_waking(id: TaskId, target: usize) {
+    let irq_state = crate::arch::cpu::irq_save();
+    let cpu = this_cpu();
+    let waker = if percpu::in_interrupt() {
+        tracepoint::NO_TASK
+    } else {
+        tracepoint::task_arg(current(), idle_task_id(cpu))
+    };
+    let kind = tracepoint::Kind::Waking;
+    tracepoint::record(now_ns(), cpu, kind, id.0, waker, target as u64);
+    crate::arch::cpu::irq_restore(irq_state);
 }
 
 /// Chooses the CPU a waking task runs on (Linux's `select_task_rq` at
@@ -890,6 +972,7 @@ fn scheduler_tick(cpu: usize) {
         percpu::of(cpu).need_resched.store(true, Ordering::Relaxed);
     }
     rq.core.update_blocked_averages(now);
+    tracepoint::signals(now, cpu, rq.core.run_queue(), rq.core.current());
     super::groups::exchange_group_load(cpu, &mut rq.core, now);
     // The tick's PELT updates, in the PELT histogram.
     rq.record_costs(cpu);

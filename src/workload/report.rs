@@ -86,7 +86,11 @@ pub struct CpuCounters {
 impl CpuCounters {
     /// The counters now.
     pub fn now() -> Self {
-        let now = crate::now_ns();
+        Self::at(crate::now_ns())
+    }
+
+    /// The counters at `now` (a CPU's stretch under way counted to `now`).
+    pub fn at(now: u64) -> Self {
         CpuCounters {
             at_ns: now,
             cpus: (0..percpu::nr_online())
@@ -114,9 +118,12 @@ pub struct RunWindow {
 }
 
 impl RunWindow {
-    /// Ends the window now: the CPUs' and `tasks`' counters.
-    pub fn close(start: CpuCounters, tasks: &[(TaskId, u64)]) -> Self {
-        let end = CpuCounters::now();
+    /// Ends the window at `now`, the run's end: the CPUs' and `tasks'`
+    /// counters, each stretch under way counted to `now`, so that the
+    /// figures cover the run's time (`wall_ns`) and a trace's switches up to
+    /// `now` account for them.
+    pub fn close(start: CpuCounters, tasks: &[(TaskId, u64)], now: u64) -> Self {
+        let end = CpuCounters::at(now);
         RunWindow {
             tasks: tasks
                 .iter()

@@ -457,10 +457,13 @@ fn end_of_run(run: &Run) {
         .get()
         .cloned()
         .unwrap_or_else(CpuCounters::now);
-    let window = RunWindow::close(start, &tasks);
+    let window = RunWindow::close(start, &tasks, now);
     snapshot_group_stats();
     ENERGY.call_once(crate::cpufreq::report);
     ENDED.call_once(|| (now, tasks, window));
+    // Recording goes on until the counters above were read: other CPUs
+    // switch meanwhile, and the trace shows what the report could see.
+    crate::task::tracepoint::stop(now);
 }
 
 /// The performance domains' meters at the end of the run (empty without
@@ -645,8 +648,12 @@ fn initial_cpu(affinity: fairway_sched::task::CpuMask, load: &[usize]) -> usize 
 fn starter_main(_: usize) {
     let run = RUN.get().expect("scenario set before its starter");
     sleep_until(run.start);
+    crate::task::tracepoint::start(run.start);
     STARTED_COUNTERS.call_once(CpuCounters::now);
     crate::cpufreq::restart_meters();
+    if crate::task::tracepoint::recording() {
+        crate::cpufreq::trace_frequencies(now_ns());
+    }
     let cpus = percpu::nr_online();
     let mut load = alloc::vec![0usize; cpus];
     let mut outcome = Ok(());
@@ -886,6 +893,7 @@ pub fn run(scenario: Scenario, options: &RtAppOptions) -> Result<(), SpawnError>
         crate::task::trace::print(run.start);
     }
     crate::task::replay::print();
+    crate::task::tracepoint::print();
     report(run, elapsed);
     REPORTED.complete();
     let _ = current();

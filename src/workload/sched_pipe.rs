@@ -118,9 +118,11 @@ fn run_inner(options: &SchedPipeOptions) -> Result<(), ExitCode> {
     };
     crate::instrument::reset();
     crate::cpufreq::restart_meters();
+    crate::task::tracepoint::start(now_ns());
     let a = spawn_in_group("pipe-a", ping, 0)?;
     let b = spawn_in_group("pipe-b", pong, second_cpu)?;
     DONE.wait_for(2);
+    crate::task::tracepoint::stop(now_ns());
     let energy = crate::cpufreq::metrics(&crate::cpufreq::report());
     let elapsed = ELAPSED.load(Ordering::Relaxed).max(1);
     let ops_per_second = loops * 1_000_000_000 / elapsed;
@@ -147,6 +149,7 @@ fn run_inner(options: &SchedPipeOptions) -> Result<(), ExitCode> {
     if quota_us > 0 {
         let _ = core::fmt::write(&mut extra, format_args!("-quota{quota_us}us"));
     }
+    crate::task::tracepoint::print();
     let config = report::config_label(&extra);
     // With DVFS, the energy meter's figures over the run (docs/boards.md).
     let mut metrics: alloc::vec::Vec<(&str, u64)> =

@@ -27,6 +27,12 @@ each against a figure the run reports by another path (docs/tracing.md):
   overutilized is 0 or 1; a domain's energy never decreases and stays at or
   below the run's final figure for that domain.
 
+RESULTS.json is the simulator's `--results`, or the kernel runner's
+`--report` (its run's `cpu_stats`, `tasks`, `wall_ns` and `energy_nj.pdN`
+metrics stand for the same figures; the kernel's report does not say
+which tasks finished, so exits are not counted there, and each task's
+`sched_waking` events are its `wakeups`).
+
 Prints one line of counts; exits 1 with the first mismatch.
 """
 import collections
@@ -79,6 +85,32 @@ def check_subset():
     return checked
 
 
+def expected(results):
+    """The figures the trace is checked against, from either kind of results:
+    (per-CPU switches, end_ns, tasks, energy per domain). A task is a dict
+    with name, runtime_ns, migrations, started, and finished and wakeups
+    (None where the results do not say)."""
+    if "runs" not in results:
+        tasks = [{
+            "name": t["name"], "runtime_ns": t["runtime_ns"], "migrations": t["migrations"],
+            "started": t["wakeup_latency_ns"]["count"] > 0, "finished": t["finished"], "wakeups": None,
+        } for t in results["tasks"]]
+        switches = {c["cpu"]: c["context_switches"] for c in results["cpus"]}
+        energy = {i: d["energy_nj"] for i, d in enumerate(results.get("energy", []))}
+        return switches, results["end_ns"], tasks, energy
+    if len(results["runs"]) != 1:
+        fail(f"the report has {len(results['runs'])} runs; a traced run has one")
+    run = results["runs"][0]
+    tasks = [{
+        "name": t["name"], "runtime_ns": t["runtime_ns"], "migrations": t["migrations"],
+        "started": t["switches"] > 0, "finished": None, "wakeups": t["wakeups"],
+    } for t in run["tasks"]]
+    switches = {c["id"]: c["switches"] for c in run["cpu_stats"]}
+    energy = {int(m["name"][len("energy_nj.pd"):]): m["value"]
+              for m in run["metrics"] if m["name"].startswith("energy_nj.pd")}
+    return switches, run["wall_ns"], tasks, energy
+
+
 def main():
     if len(sys.argv) != 3:
         fail("usage: check_trace.py TRACE RESULTS.json")
@@ -94,6 +126,8 @@ def main():
     names = {}
     tracks = {}
     counter_values = collections.defaultdict(list)
+    wakings = collections.defaultdict(list)  # pid -> its sched_waking times
+    times = collections.defaultdict(list)  # event name -> times
     for packet in trace.packet:
         kind = packet.WhichOneof("data")
         if kind == "process_tree":
@@ -106,6 +140,9 @@ def main():
                 if name not in KNOWN:
                     fail(f"cpu{cpu}: an ftrace event of kind {name}")
                 counts[name] += 1
+                times[name].append(event.timestamp)
+                if name == "sched_waking":
+                    wakings[event.sched_waking.pid].append(event.timestamp)
                 if name == "sched_switch":
                     e = event.sched_switch
                     if e.prev_state not in (0, 1, 0x10, 0x100):
@@ -118,34 +155,58 @@ def main():
         elif kind == "track_event":
             counter_values[packet.track_event.track_uuid].append(packet.track_event.counter_value)
 
-    for cpu in results["cpus"]:
-        got = len(switches[cpu["cpu"]])
-        if got != cpu["context_switches"]:
-            fail(f"cpu{cpu['cpu']}: {got} sched_switch events, the run counted {cpu['context_switches']}")
+    cpu_switches, end, tasks, energy = expected(results)
+    # The simulator's figures are the trace's at the run's end. The kernel
+    # reads its report's counters just after the end while other CPUs go on
+    # switching, and records until it has read them: its figures are the
+    # trace's at the end or at one of the events after it.
+    limits = [end]
+    if "runs" in results:
+        limits += sorted({t for ts in times.values() for t in ts if t > end})
 
-    end = results["end_ns"]
-    runtime = collections.Counter()
-    for cpu, events in switches.items():
+    def upto(stamps, limit):
+        return sum(1 for t in stamps if t <= limit)
+
+    def check(what, got, stamps=None, figures=None):
+        figures = figures or [upto(stamps, limit) for limit in limits]
+        if got not in figures:
+            shown = figures[0] if len(set(figures)) == 1 else f"one of {sorted(set(figures))}"
+            fail(f"{what}: the run counted {got}, the trace shows {shown}")
+
+    for cpu, count in cpu_switches.items():
+        check(f"cpu{cpu} sched_switch events", count, [e[0] for e in switches[cpu]])
+
+    def runtimes(limit):
+        """Each pid's time between its switches in and out up to `limit`, a
+        task still running then counted to the end (nothing when it came
+        in after the end: the report counts a stretch under way to its end)."""
+        runtime = collections.Counter()
+        for events in switches.values():
+            kept = [e for e in events if e[0] <= limit]
+            for (ts, _, next_pid), following in zip(kept, kept[1:] + [(None, None, None)]):
+                if next_pid:
+                    runtime[next_pid] += following[0] - ts if following[0] is not None else max(0, end - ts)
+        return runtime
+
+    for events in switches.values():
         events.sort(key=lambda e: e[0])  # stable: same-instant switches keep their order
-        for (ts, _, next_pid), following in zip(events, events[1:] + [(end, None, None)]):
-            if next_pid:
-                runtime[next_pid] += following[0] - ts
-    for index, task in enumerate(results["tasks"]):
+    by_limit = [runtimes(limit) for limit in limits]
+    for index, task in enumerate(tasks):
         pid = index + 1
         if names.get(pid) != task["name"]:
             fail(f"pid {pid} is named {names.get(pid)!r}, the run's task {index} is {task['name']!r}")
-        if runtime[pid] != task["runtime_ns"]:
-            fail(f"{task['name']}: ran {runtime[pid]} ns by its switches, the run says {task['runtime_ns']}")
+        check(f"{task['name']}: runtime_ns by its switches", task["runtime_ns"],
+              figures=[runtime[pid] for runtime in by_limit])
+        if task["wakeups"] is not None:
+            check(f"{task['name']}: sched_waking events", task["wakeups"], wakings[pid])
 
-    migrations = sum(t["migrations"] for t in results["tasks"])
-    if counts["sched_migrate_task"] != migrations:
-        fail(f"{counts['sched_migrate_task']} sched_migrate_task events, the run counted {migrations} migrations")
-    started = sum(1 for t in results["tasks"] if t["wakeup_latency_ns"]["count"] > 0)
-    if counts["sched_wakeup_new"] != started:
-        fail(f"{counts['sched_wakeup_new']} sched_wakeup_new events for {started} started tasks")
-    finished = sum(1 for t in results["tasks"] if t["finished"])
-    if counts["sched_process_exit"] != finished:
-        fail(f"{counts['sched_process_exit']} sched_process_exit events for {finished} finished tasks")
+    check("sched_migrate_task events", sum(t["migrations"] for t in tasks), times["sched_migrate_task"])
+    check("sched_wakeup_new events (started tasks)", sum(1 for t in tasks if t["started"]),
+          times["sched_wakeup_new"])
+    if all(t["finished"] is not None for t in tasks):
+        finished = sum(1 for t in tasks if t["finished"])
+        if counts["sched_process_exit"] != finished:
+            fail(f"{counts['sched_process_exit']} sched_process_exit events for {finished} finished tasks")
     if counts["sched_waking"] != counts["sched_wakeup"]:
         fail(f"{counts['sched_waking']} sched_waking but {counts['sched_wakeup']} sched_wakeup")
 
@@ -164,7 +225,7 @@ def main():
             domain = int(name[2:].split(" ")[0])
             if values != sorted(values):
                 fail(f"{name} decreases")
-            final = results["energy"][domain]["energy_nj"]
+            final = energy[domain]
             if values[-1] > final:
                 fail(f"{name} reaches {values[-1]}, above the run's {final} nJ")
         elif not (name.startswith("cpu") and name.split(" ")[-1] in cpu_signals):

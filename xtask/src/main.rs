@@ -24,8 +24,10 @@
 //! `--scenario FILE.json` (run an rt-app scenario), `--el 1|2`, `--icount`,
 //! `--image` (boot a flat arm64 Image, device tree in x0), `--timeout SECONDS`,
 //! `--append "ARGS"`, `--dtb FILE`, `--report FILE.json` (write the end-of-run
-//! report; see `docs/report-format.md`), `--verbose` (notes on what a scenario sets
-//! that has no effect here).
+//! report; see `docs/report-format.md`), `--trace FILE` (a Perfetto trace of an
+//! rt-app run, from a kernel built with `--features trace`; see
+//! `docs/tracing.md`), `--verbose` (notes on what a scenario sets that has no
+//! effect here).
 
 mod agree;
 mod bandwidth_cases;
@@ -38,6 +40,7 @@ mod cpufreq_experiment;
 mod eas_cases;
 mod eas_experiment;
 mod experiment;
+mod kernel_trace;
 mod plot;
 mod qemu;
 mod replay;
@@ -56,7 +59,7 @@ use qemu::QemuConfig;
 
 fn usage() -> String {
     "usage: cargo xtask <runner KERNEL [--board NAME] [--cpus N] [--gic 2|3] [--el 1|2] [--icount] [--image] \
-     [--timeout S] [--append ARGS] [--dtb FILE] [--scenario FILE.json] [--report FILE.json] [--verbose] [--qemu-log FILE] \
+     [--timeout S] [--append ARGS] [--dtb FILE] [--scenario FILE.json] [--report FILE.json] [--trace FILE] [--verbose] [--qemu-log FILE] \
      | report TRANSCRIPT [--json FILE] | agree TRANSCRIPT SCENARIO.json POLICY [--limit N] [--sim FILE.csv] | replay TRANSCRIPT | bandwidth-experiment KERNEL [--quick | --energy] | cpufreq-experiment KERNEL | eas-experiment KERNEL [--runs N] [--quick] | bench [--check | --check-targets] [--kernel FILE] | test [--only NAME] [--sabotage] [--no-lint] [--gaps | --groups-sweep] | lint | ensure-tools | trace-checks | plot TRACE OUT_DIR>"
         .into()
 }
@@ -169,7 +172,24 @@ fn runner(args: &[String]) -> Result<ExitCode, String> {
         Some(_) => return Err("--report needs a file name".into()),
         None => None,
     };
-    let config = parse_runner_options(&options)?;
+    let trace_file = match options.iter().position(|a| a == "--trace") {
+        Some(i) if i + 1 < options.len() => {
+            let path = PathBuf::from(options.remove(i + 1));
+            options.remove(i);
+            Some(path)
+        }
+        Some(_) => return Err("--trace needs a file name".into()),
+        None => None,
+    };
+    let mut config = parse_runner_options(&options)?;
+    if trace_file.is_some() && !config.append.contains("trace_records=") {
+        if !config.append.is_empty() {
+            config.append.push(' ');
+        }
+        config
+            .append
+            .push_str(&format!("trace_records={DEFAULT_TRACE_RECORDS}"));
+    }
     eprintln!(
         "xtask: booting {} on {} ({}; {} CPUs, GICv{}, EL{}{})",
         kernel,
@@ -195,8 +215,13 @@ fn runner(args: &[String]) -> Result<ExitCode, String> {
         },
         outcome.wall.as_secs_f64()
     );
-    // A bad report fails a clean run, but never hides a failing exit status.
-    if let Err(message) = report::emit(&outcome.lines, report_json.as_deref()) {
+    // A bad report (or trace) fails a clean run, but never hides a failing
+    // exit status.
+    let mut written = report::emit(&outcome.lines, report_json.as_deref());
+    if let (Ok(()), Some(path)) = (&written, &trace_file) {
+        written = write_trace(&outcome.lines, path);
+    }
+    if let Err(message) = written {
         eprintln!("xtask: {message}");
         if outcome.status == Some(0) {
             return Ok(ExitCode::FAILURE);
@@ -207,6 +232,27 @@ fn runner(args: &[String]) -> Result<ExitCode, String> {
         Some(code) => ExitCode::from(code.clamp(1, 255) as u8),
         None => ExitCode::from(124),
     })
+}
+
+/// Records per CPU the runner asks for with `--trace` when `--append` does
+/// not set `trace_records=` (24 bytes each).
+const DEFAULT_TRACE_RECORDS: u64 = 200_000;
+
+/// `--trace FILE`: the kernel's tracepoint records as a Perfetto trace.
+fn write_trace(lines: &[String], path: &std::path::Path) -> Result<(), String> {
+    let trace = kernel_trace::from_lines(lines)?.ok_or(
+        "--trace: the kernel printed no tracepoint records (only rt-app runs record them)",
+    )?;
+    std::fs::write(path, trace.to_perfetto()).map_err(|e| format!("{}: {e}", path.display()))?;
+    eprintln!(
+        "xtask: trace: {} events and {} counter values of {} tasks on {} CPUs in {}",
+        trace.records.len(),
+        trace.counters.len(),
+        trace.tasks.len(),
+        trace.nr_cpus,
+        path.display()
+    );
+    Ok(())
 }
 
 fn main() -> ExitCode {

@@ -407,7 +407,9 @@ pub fn run(kernel: &Path, config: &QemuConfig) -> Result<Outcome, String> {
                             }
                             (None, None) => message,
                         };
-                        if echo {
+                        // Tracepoint records are data for `--trace`, not
+                        // for a reader.
+                        if echo && !line.contains("tracepoint: ") {
                             println!("{line}");
                         }
                         decoded.lock().expect("log lock").push(line);

@@ -9,11 +9,18 @@ use crate::bandwidth::PeriodTimerStart;
 use super::{BootOptions, SchedConfig, Workload};
 
 impl fmt::Display for BootOptions {
-    /// Writes the scheduler's settings, `icount=`, `dtb= dtb_size=` when set,
+    /// Writes the scheduler's settings, `icount=`, `trace_records=`, `dtb=
+    /// dtb_size=` when set,
     /// then `workload=` and its options.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let flag = |on: bool| if on { 1 } else { 0 };
-        write!(f, "{} icount={}", self.sched, flag(self.icount))?;
+        write!(
+            f,
+            "{} icount={} trace_records={}",
+            self.sched,
+            flag(self.icount),
+            self.trace_records
+        )?;
         if let Some(dtb) = self.loaded_dtb {
             write!(f, " dtb={:#x} dtb_size={}", dtb.address, dtb.size)?;
         }

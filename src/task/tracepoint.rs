@@ -1,0 +1,272 @@
+//! Tracepoints: the scheduler's events and signals, recorded where the kernel
+//! carries each out into per-CPU RAM buffers, and printed at the end of a run
+//! as `tracepoint:` lines that the host runner turns into a Perfetto trace
+//! (`--trace FILE`; docs/tracing.md, "The kernel's traces").
+//!
+//! The events are those the simulator's `--trace` records, at the same
+//! points of the same decisions, in the shapes of Linux's ftrace events:
+//! `sched_switch`, `sched_waking`, `sched_wakeup`, `sched_wakeup_new`,
+//! `sched_migrate_task`, `cpu_frequency`, `cpu_idle`, `sched_process_exit`,
+//! and the counters Linux's scheduler tracepoints expose (a task's util_avg,
+//! util_est and load_avg; a CPU's util, capacity and uclamp values; a
+//! performance domain's energy; the root domain's overutilized flag).
+//!
+//! Cost: the `trace` feature compiles every tracepoint out (each body stands
+//! behind [`ENABLED`], a constant), so the default image's instructions are
+//! the same as without this module. Built in and off (`trace_records=0`), a
+//! tracepoint is a load and a branch; on, a record is a 24-byte copy under
+//! this CPU's buffer lock, never an allocation: the buffers are allocated at
+//! boot and a full buffer counts what it drops.
+
+use alloc::vec::Vec;
+use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+use spin::Once;
+
+use super::TaskId;
+use crate::config::MAX_CPUS;
+use crate::sync::IrqSpinLock;
+
+/// Whether the tracepoints are compiled in (the `trace` feature).
+pub const ENABLED: bool = cfg!(feature = "trace");
+
+/// A task argument that is no task: the idle task, or no waker.
+pub const NO_TASK: u16 = u16::MAX;
+
+/// What a record is. The numbers are the line format the host reads
+/// (`xtask/src/kernel_trace.rs`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Kind {
+    /// `sched_switch`: `a` the previous task, `b` the next, `value` the
+    /// previous task's state ([`PrevState`]).
+    Switch = 0,
+    /// `sched_waking`: `a` the task, `b` the waker, `value` the target CPU.
+    Waking = 1,
+    /// `sched_wakeup`: `a` the task, `value` the CPU it is queued on.
+    Wakeup = 2,
+    /// `sched_wakeup_new`: `a` the task, `b` its `prio`, `value` the CPU.
+    WakeupNew = 3,
+    /// `sched_migrate_task`: `a` the task, `b` the CPU it left, `value` the
+    /// CPU it joins.
+    Migrate = 4,
+    /// `cpu_frequency`: `value` kHz.
+    CpuFrequency = 5,
+    /// `cpu_idle`: `value` the state (0), or `u32::MAX` on leaving idle.
+    CpuIdle = 6,
+    /// `sched_process_exit`: `a` the task.
+    Exit = 7,
+    /// Task `a`'s `util_avg`.
+    TaskUtilAvg = 8,
+    /// Task `a`'s `util_est`.
+    TaskUtilEst = 9,
+    /// Task `a`'s `load_avg`.
+    TaskLoadAvg = 10,
+    /// The CPU's root `util_avg`.
+    CpuUtil = 11,
+    /// The CPU's capacity at its current frequency.
+    CpuCapacity = 12,
+    /// The CPU's run-queue `uclamp_min`.
+    CpuUclampMin = 13,
+    /// The CPU's run-queue `uclamp_max`.
+    CpuUclampMax = 14,
+    /// Performance domain `a`'s energy since the run's start, nJ.
+    DomainEnergy = 15,
+    /// The root domain's overutilized flag, 0 or 1.
+    Overutilized = 16,
+}
+
+/// How the previous task left the CPU at a switch (`sched_switch`'s
+/// `prev_state`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum PrevState {
+    /// Runnable, preempted (`R+`): the kernel does not tell a yield apart.
+    Preempted = 0,
+    /// Went to sleep (`S`).
+    Sleeping = 1,
+    /// Exited (`X`).
+    Dead = 2,
+}
+
+/// One record: 24 bytes.
+#[derive(Clone, Copy, Debug)]
+struct Record {
+    time_ns: u64,
+    value: u64,
+    a: u16,
+    b: u16,
+    cpu: u8,
+    kind: Kind,
+}
+
+/// One CPU's buffer: filled only by its own CPU, read at the end.
+struct Buffer {
+    records: Vec<Record>,
+    dropped: u64,
+}
+
+static BUFFERS: [Once<IrqSpinLock<Buffer>>; MAX_CPUS] = [const { Once::new() }; MAX_CPUS];
+static RECORDING: AtomicBool = AtomicBool::new(false);
+/// The run's time zero and end, ns since boot.
+static ORIGIN_NS: AtomicU64 = AtomicU64::new(0);
+static END_NS: AtomicU64 = AtomicU64::new(0);
+
+/// Allocates each CPU's buffer of `records` (at boot, `trace_records=N`).
+pub fn allocate(nr_cpus: usize, records: usize) {
+    for buffer in BUFFERS.iter().take(nr_cpus) {
+        buffer.call_once(|| {
+            IrqSpinLock::new(Buffer {
+                records: Vec::with_capacity(records),
+                dropped: 0,
+            })
+        });
+    }
+}
+
+/// Whether tracepoints record now.
+#[inline(always)]
+pub fn recording() -> bool {
+    ENABLED && RECORDING.load(Ordering::Relaxed)
+}
+
+/// Starts recording, with `origin_ns` as the run's time zero (a no-op
+/// without buffers).
+pub fn start(origin_ns: u64) {
+    if ENABLED && BUFFERS[0].get().is_some() {
+        ORIGIN_NS.store(origin_ns, Ordering::Relaxed);
+        RECORDING.store(true, Ordering::Release);
+    }
+}
+
+/// Stops recording; the run ended at `end_ns` (the report's counters were
+/// read between then and now, so the records go on to now).
+pub fn stop(end_ns: u64) {
+    if recording() {
+        RECORDING.store(false, Ordering::Release);
+        END_NS.store(end_ns, Ordering::Relaxed);
+    }
+}
+
+/// Records `kind` for CPU `cpu` at `now` in this CPU's buffer.
+#[inline(always)]
+pub fn record(now: u64, cpu: usize, kind: Kind, a: u16, b: u16, value: u64) {
+    if recording() {
+        push(Record {
+            time_ns: now,
+            value,
+            a,
+            b,
+            cpu: cpu as u8,
+            kind,
+        });
+    }
+}
+
+#[inline(never)]
+fn push(record: Record) {
+    let Some(buffer) = BUFFERS[crate::arch::cpu::this_cpu()].get() else {
+        return;
+    };
+    let mut buffer = buffer.lock();
+    if buffer.records.len() < buffer.records.capacity() {
+        buffer.records.push(record);
+    } else {
+        buffer.dropped += 1;
+    }
+}
+
+/// A task as the records name it: [`NO_TASK`] for an idle task.
+#[inline(always)]
+pub fn task_arg(id: TaskId, idle: TaskId) -> u16 {
+    if id == idle { NO_TASK } else { id.0 }
+}
+
+/// The counters of `cpu`'s run queue `queue`, and of `task` on it, as they
+/// were last updated (at a switch and at the tick, as the simulator records
+/// them).
+#[inline(always)]
+pub fn signals(
+    now: u64,
+    cpu: usize,
+    queue: &fairway_sched::run_queue::RunQueue,
+    task: Option<TaskId>,
+) {
+    if recording() {
+        record_signals(now, cpu, queue, task);
+    }
+}
+
+#[inline(never)]
+fn record_signals(
+    now: u64,
+    cpu: usize,
+    queue: &fairway_sched::run_queue::RunQueue,
+    task: Option<TaskId>,
+) {
+    use fairway_sched::uclamp::ClampId;
+    let capacity = queue.cpu_capacity();
+    let capacity = u64::from(capacity.capacity_orig) * u64::from(capacity.frequency_scale) / 1024;
+    let counter = |kind, a, value| record(now, cpu, kind, a, 0, value);
+    counter(
+        Kind::CpuUclampMin,
+        0,
+        u64::from(queue.uclamp_value(ClampId::Min)),
+    );
+    counter(
+        Kind::CpuUclampMax,
+        0,
+        u64::from(queue.uclamp_value(ClampId::Max)),
+    );
+    if super::eas::active() {
+        counter(Kind::Overutilized, 0, u64::from(super::eas::overutilized()));
+    }
+    counter(Kind::CpuUtil, 0, queue.signals().util_avg);
+    counter(Kind::CpuCapacity, 0, capacity);
+    if let Some(task) = task {
+        let signals = queue.task_signals(task);
+        counter(Kind::TaskUtilAvg, task.0, signals.util_avg);
+        counter(Kind::TaskUtilEst, task.0, signals.util_est);
+        counter(Kind::TaskLoadAvg, task.0, signals.load_avg);
+    }
+}
+
+/// Prints the records, CPU by CPU in the order each CPU made them, with
+/// times since the run's start, then the tasks' names (`tracepoint-task:
+/// ID NAME`), each CPU's dropped records and the run's end
+/// (`tracepoint-end:`). The host merges the CPUs by time.
+pub fn print() {
+    if !ENABLED || BUFFERS[0].get().is_none() {
+        return;
+    }
+    RECORDING.store(false, Ordering::Release);
+    let origin = ORIGIN_NS.load(Ordering::Relaxed);
+    for (cpu, buffer) in BUFFERS.iter().enumerate() {
+        let Some(buffer) = buffer.get() else { continue };
+        let buffer = buffer.lock();
+        for record in &buffer.records {
+            defmt::println!(
+                "tracepoint: {=u8} {=u8} {=u64} {=u16} {=u16} {=u64}",
+                record.kind as u8,
+                record.cpu,
+                record.time_ns.saturating_sub(origin),
+                record.a,
+                record.b,
+                record.value
+            );
+        }
+        defmt::println!(
+            "tracepoint-cpu: {=usize} records={=usize} dropped={=u64}",
+            cpu,
+            buffer.records.len(),
+            buffer.dropped
+        );
+    }
+    super::for_each_task(|id, slot| {
+        defmt::println!("tracepoint-task: {=u16} {=str}", id.0, slot.name().as_str());
+    });
+    defmt::println!(
+        "tracepoint-end: {=u64}",
+        END_NS.load(Ordering::Relaxed).saturating_sub(origin)
+    );
+}
