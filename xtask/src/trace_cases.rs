@@ -2,9 +2,17 @@
 //! (`fairway-sim --trace`), each decoded by Perfetto's own Python bindings
 //! and held against the run's results by `tests/perfetto/check_trace.py`
 //! (what it checks is written there and in docs/tracing.md), and each run's
-//! results compared with the same run's untraced.
+//! results compared with the same run's untraced; then the kernel's traces
+//! (a kernel built with `--features trace`, its records turned into a trace
+//! as the runner's `--trace` does) held against its report the same way,
+//! and the instructions a tracepoint record costs.
 
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use crate::board::Board;
+use crate::qemu::{self, QemuConfig};
 
 use crate::board::workspace_root;
 
@@ -78,34 +86,19 @@ pub fn run() -> Result<(u64, u64), String> {
                 }
                 Ok(())
             })
-            .and_then(|()| {
-                let output = Command::new(&python)
-                    .arg(root.join("tests/perfetto/check_trace.py"))
-                    .arg(&trace)
-                    .arg(&results)
-                    .stdin(Stdio::null())
-                    .output()
-                    .map_err(|e| format!("{}: {e}", python.display()))?;
-                let text = String::from_utf8_lossy(&output.stdout).trim().to_string();
-                if output.status.success() {
-                    Ok(text)
-                } else {
-                    Err(format!(
-                        "{text}{}",
-                        String::from_utf8_lossy(&output.stderr).trim()
-                    ))
-                }
-            });
-        match outcome {
-            Ok(summary) => {
-                passed += 1;
-                eprintln!("trace {:<32} ok\n    {summary}", case.name);
+            .and_then(|()| check_trace(&python, &trace, &results));
+        tally(&mut passed, &mut failed, case.name, outcome);
+    }
+    match build_trace_kernel() {
+        Ok(kernel) => {
+            for case in &KERNEL_CASES {
+                let outcome = kernel_case(&kernel, case, &out, &python);
+                tally(&mut passed, &mut failed, case.name, outcome);
             }
-            Err(report) => {
-                failed += 1;
-                eprintln!("trace {:<32} FAILED\n    {report}", case.name);
-            }
+            let outcome = record_cost(&kernel);
+            tally(&mut passed, &mut failed, "kernel-record-cost", outcome);
         }
+        Err(error) => tally(&mut passed, &mut failed, "kernel-build", Err(error)),
     }
     // The charts of the first (the juno-r2 EAS run, which has them all).
     let charts = out.join("plots");
@@ -140,6 +133,196 @@ pub fn run() -> Result<(u64, u64), String> {
     }
     eprintln!("xtask: trace checks: {passed} passed, {failed} failed");
     Ok((passed, failed))
+}
+
+/// Counts and prints one check's outcome.
+fn tally(passed: &mut u64, failed: &mut u64, name: &str, outcome: Result<String, String>) {
+    match outcome {
+        Ok(summary) => {
+            *passed += 1;
+            eprintln!("trace {name:<32} ok\n    {summary}");
+        }
+        Err(report) => {
+            *failed += 1;
+            eprintln!("trace {name:<32} FAILED\n    {report}");
+        }
+    }
+}
+
+/// `tests/perfetto/check_trace.py TRACE RESULTS`: its summary line.
+fn check_trace(python: &Path, trace: &Path, results: &Path) -> Result<String, String> {
+    let root = workspace_root();
+    let output = Command::new(python)
+        .arg(root.join("tests/perfetto/check_trace.py"))
+        .arg(trace)
+        .arg(results)
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| format!("{}: {e}", python.display()))?;
+    let text = String::from_utf8_lossy(&output.stdout).trim().to_string();
+    if output.status.success() {
+        Ok(text)
+    } else {
+        Err(format!(
+            "{text}{}",
+            String::from_utf8_lossy(&output.stderr).trim()
+        ))
+    }
+}
+
+/// One traced kernel run: a name, the board, CPUs, the scenario and the
+/// command line.
+struct KernelCase {
+    name: &'static str,
+    board: &'static str,
+    cpus: u32,
+    scenario: &'static str,
+    append: &'static str,
+}
+
+/// The juno-r2 EAS run of the simulator's cases, and task groups balanced
+/// over 4 CPUs, on the kernel under icount.
+const KERNEL_CASES: [KernelCase; 2] = [
+    KernelCase {
+        name: "kernel-juno-r2-eas-workload-a",
+        board: "juno-r2",
+        cpus: 6,
+        scenario: "tests/scenarios/eas-workload-a.json",
+        append: "trace_records=100000",
+    },
+    KernelCase {
+        name: "kernel-rtapp-events-chain-4cpus",
+        board: "qemu-virt",
+        cpus: 4,
+        scenario: "tests/scenarios/rtapp-events-chain-4cpus.json",
+        append: "trace_records=100000",
+    },
+];
+
+/// The kernel with tracepoints and without the cycle-counter brackets
+/// (`--no-default-features --features trace`), in its own target directory.
+fn build_trace_kernel() -> Result<PathBuf, String> {
+    let root = workspace_root();
+    let target_dir = root.join("target").join("trace-kernel");
+    eprintln!("xtask: trace checks: building the kernel with tracepoints");
+    let output = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+        .current_dir(&root)
+        .args([
+            "build",
+            "--release",
+            "--no-default-features",
+            "--features",
+            "trace",
+        ])
+        .args(["--package", "fairway", "--bin", "fairway", "--target-dir"])
+        .arg(&target_dir)
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| format!("cargo: {e}"))?;
+    if !output.status.success() {
+        return Err(format!(
+            "the kernel with tracepoints did not build: {}",
+            String::from_utf8_lossy(&output.stderr).trim()
+        ));
+    }
+    Ok(target_dir.join("aarch64-unknown-none-softfloat/release/fairway"))
+}
+
+/// Boots `kernel` under icount; the decoded lines of a clean exit.
+fn boot(kernel: &Path, config: &QemuConfig) -> Result<Vec<String>, String> {
+    config.check_command_line()?;
+    let outcome = qemu::run(kernel, config)?;
+    if outcome.status != Some(0) {
+        return Err(format!(
+            "the kernel failed ({}): {}",
+            config.append,
+            outcome.lines.last().map_or("", String::as_str)
+        ));
+    }
+    Ok(outcome.lines)
+}
+
+/// A traced kernel run: its report and trace written as the runner's
+/// `--report` and `--trace` write them, the trace checked against the report.
+fn kernel_case(
+    kernel: &Path,
+    case: &KernelCase,
+    out: &Path,
+    python: &Path,
+) -> Result<String, String> {
+    let mut config = QemuConfig::for_board(Board::load(case.board)?);
+    config.cpus = case.cpus;
+    config.icount = true;
+    config.echo = false;
+    config.timeout = Duration::from_secs(600);
+    config.append = case.append.to_string();
+    config.scenario = Some(workspace_root().join(case.scenario));
+    config.use_board_device_tree()?;
+    config.load_scenario()?;
+    let lines = boot(kernel, &config)?;
+    let results = out.join(format!("{}.json", case.name));
+    let report = crate::report::parse_report(&lines).map_err(|e| format!("report: {e}"))?;
+    std::fs::write(&results, report.to_json())
+        .map_err(|e| format!("{}: {e}", results.display()))?;
+    let trace = crate::kernel_trace::from_lines(&lines)?
+        .ok_or("the kernel printed no tracepoint records")?;
+    let path = out.join(format!("{}.pftrace", case.name));
+    std::fs::write(&path, trace.to_perfetto()).map_err(|e| format!("{}: {e}", path.display()))?;
+    check_trace(python, &path, &results)
+}
+
+/// The largest cost of one tracepoint record, in instructions: a record is
+/// a 24-byte copy under this CPU's buffer lock; more means the path grew.
+const RECORD_COST_BUDGET: f64 = 100.0;
+
+/// Round trips of the record-cost measurement (18 records each).
+const COST_LOOPS: u64 = 2_000;
+
+/// What a record costs: pinned sched-pipe under icount with tracepoints
+/// compiled in, off (`trace_records=0`) and on; the instructions the run
+/// gained over the records it made (every record kind of a switch and a
+/// wake-up: `sched_switch`, `sched_waking`, `sched_wakeup`, and the
+/// counters of the CPU and the task switched in).
+fn record_cost(kernel: &Path) -> Result<String, String> {
+    let run = |records: u64| -> Result<(u64, u64), String> {
+        let mut config = QemuConfig::for_board(Board::load("qemu-virt")?);
+        config.cpus = 2;
+        config.icount = true;
+        config.echo = false;
+        config.timeout = Duration::from_secs(300);
+        config.append =
+            format!("workload=sched-pipe loops={COST_LOOPS} pinned=1 trace_records={records}");
+        let lines = boot(kernel, &config)?;
+        let report = crate::report::parse_report(&lines)?;
+        let wall_ns = report.runs.first().map(|r| r.wall_ns).ok_or("no report")?;
+        let made: u64 = lines
+            .iter()
+            .filter_map(|l| l.split("tracepoint-cpu: ").nth(1))
+            .filter_map(|rest| {
+                rest.split_whitespace()
+                    .find_map(|w| w.strip_prefix("records="))
+            })
+            .filter_map(|n| n.parse::<u64>().ok())
+            .sum();
+        Ok((wall_ns, made))
+    };
+    let (off, none) = run(0)?;
+    let (on, records) = run(COST_LOOPS * 20)?;
+    if none != 0 || records == 0 {
+        return Err(format!("{none} records made off, {records} on"));
+    }
+    let per_record = (on as f64 - off as f64) / records as f64;
+    let summary = format!(
+        "pinned sched-pipe: {:.1} instructions per round trip off, {:.1} on, {:.1} records \
+         per round trip: {per_record:.1} instructions per record (budget {RECORD_COST_BUDGET})",
+        off as f64 / COST_LOOPS as f64,
+        on as f64 / COST_LOOPS as f64,
+        records as f64 / COST_LOOPS as f64
+    );
+    if per_record > RECORD_COST_BUDGET {
+        return Err(summary);
+    }
+    Ok(summary)
 }
 
 /// `cargo xtask plot` on `trace`: every chart written as PNG (its signature
