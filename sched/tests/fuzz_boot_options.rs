@@ -19,7 +19,7 @@ use fairway_sched::boot_options::{
 };
 use fairway_sched::schedutil::{Governor, UpdateSites};
 
-const KEYS: [&str; 37] = [
+const KEYS: [&str; 38] = [
     "sched",
     "hz",
     "hrtick",

@@ -907,6 +907,22 @@ pub fn lint() -> Result<(), String> {
         ]
         .concat(),
     )?;
+    eprintln!("xtask: clippy (aarch64, tracepoints compiled in)");
+    cargo(
+        &[
+            &[
+                "clippy",
+                "--quiet",
+                "--package",
+                "fairway",
+                "--no-default-features",
+                "--features",
+                "trace",
+            ],
+            &deny[..],
+        ]
+        .concat(),
+    )?;
     Ok(())
 }
 
