@@ -794,6 +794,11 @@ impl<'s> Simulation<'s> {
             rtapp_logs: self
                 .rtapp_logs
                 .map(|logs| logs.into_iter().map(|log| log.rows).collect()),
+            explained_wakes: self
+                .explain
+                .as_mut()
+                .map(|e| std::mem::take(&mut e.wakes))
+                .unwrap_or_default(),
             explained_picks: self.explain.map(|e| e.picks).unwrap_or_default(),
         }
     }
