@@ -24,7 +24,12 @@ const LITTLE: (u64, [(u64, u64); 3]) = (140, [(450, 820), (800, 900), (950, 1000
 const BIG: (u64, [(u64, u64); 3]) = (450, [(600, 820), (1000, 900), (1200, 1000)]);
 
 /// `em_cpu_energy` from the device tree's numbers.
-fn em_cpu_energy(domain: (u64, [(u64, u64); 3]), cpu_cap: u64, max_util: u64, sum_util: u64) -> u64 {
+fn em_cpu_energy(
+    domain: (u64, [(u64, u64); 3]),
+    cpu_cap: u64,
+    max_util: u64,
+    sum_util: u64,
+) -> u64 {
     if sum_util == 0 {
         return 0;
     }
@@ -87,7 +92,11 @@ fn each_explained_energy_is_em_cpu_energy_of_the_device_tree() {
         let mut base = None;
         for e in &wake.estimates {
             let domain_cpus = &wake.domains[e.domain];
-            let model = if domain_cpus.contains(&1) { BIG } else { LITTLE };
+            let model = if domain_cpus.contains(&1) {
+                BIG
+            } else {
+                LITTLE
+            };
             assert_eq!(
                 e.energy,
                 em_cpu_energy(model, e.cpu_cap, e.max_util, e.sum_util),

@@ -704,7 +704,11 @@ impl Trace {
                     1 => GroupCpuSignal::RuntimeRemaining,
                     _ => return None,
                 };
-                Some(CounterTrack::GroupCpu(low >> 16, (low >> 4) & 0xfff, signal))
+                Some(CounterTrack::GroupCpu(
+                    low >> 16,
+                    (low >> 4) & 0xfff,
+                    signal,
+                ))
             }
             8 => Some(CounterTrack::GroupRuntime(low)),
             _ => None,

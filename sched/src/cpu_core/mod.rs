@@ -709,9 +709,8 @@ impl CpuCore {
                 uclamp,
                 uclamp_used,
             };
-            let (choice, cost) = self.energy_aware_placement(
-                topology, snapshots, &energy, &waking, waker_cpu, observe,
-            );
+            let (choice, cost) = self
+                .energy_aware_placement(topology, snapshots, &energy, &waking, waker_cpu, observe);
             feec_cost = cost;
             if let Some(cpu) = choice {
                 return WakePlacement {
