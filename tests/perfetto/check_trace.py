@@ -25,7 +25,18 @@ each against a figure the run reports by another path (docs/tracing.md):
   clamps lie in 0..=1024 (a run queue's util_avg may exceed it for a while
   after tasks migrate in, as Linux's does, and load_avg is weighted);
   overutilized is 0 or 1; a domain's energy never decreases and stays at or
-  below the run's final figure for that domain.
+  below the run's final figure for that domain;
+- per task group with CFS bandwidth control (the results' `groups`): a track
+  named by its path, with `cpuN throttled` and `cpuN runtime_remaining` for
+  every CPU and the pool's `runtime` below it; `throttled` is 0 or 1; per
+  CPU the time between each 1 and the next 0 (closed intervals only: one
+  still open at the run's end is not counted, as in `cpu.stat.local`),
+  summed, is the CPU's `local_throttled_usec`, and over every CPU the
+  group's `throttled_usec` (both in whole µs, rounded down from ns as the
+  results are); `runtime` lies in 0..=quota+burst, and `runtime_remaining`
+  is at most quota+burst (a CPU cannot hold more than the pool ever had;
+  it is negative after an overrun), for the settings the results report,
+  so for a run whose cpu.max does not change.
 
 RESULTS.json is the simulator's `--results`, or the kernel runner's
 `--report` (its run's `cpu_stats`, `tasks`, `wall_ns` and `energy_nj.pdN`
@@ -125,9 +136,11 @@ def main():
     switches = collections.defaultdict(list)  # cpu -> [(ts, prev_pid, next_pid)]
     names = {}
     tracks = {}
+    plain_tracks = {}  # uuid -> name, of tracks without a counter (task groups)
     counter_values = collections.defaultdict(list)
     wakings = collections.defaultdict(list)  # pid -> its sched_waking times
     times = collections.defaultdict(list)  # event name -> times
+    counter_times = collections.defaultdict(list)
     for packet in trace.packet:
         kind = packet.WhichOneof("data")
         if kind == "process_tree":
@@ -152,8 +165,11 @@ def main():
             d = packet.track_descriptor
             if d.HasField("counter"):
                 tracks[d.uuid] = (d.name, d.parent_uuid if d.HasField("parent_uuid") else None)
+            elif not d.HasField("thread"):
+                plain_tracks[d.uuid] = d.name
         elif kind == "track_event":
             counter_values[packet.track_event.track_uuid].append(packet.track_event.counter_value)
+            counter_times[packet.track_event.track_uuid].append(packet.timestamp)
 
     cpu_switches, end, tasks, energy = expected(results)
     # The simulator's figures are the trace's at the run's end. The kernel
@@ -210,11 +226,18 @@ def main():
     if counts["sched_waking"] != counts["sched_wakeup"]:
         fail(f"{counts['sched_waking']} sched_waking but {counts['sched_wakeup']} sched_wakeup")
 
+    throttled_tracks = check_groups(results, tracks, plain_tracks, counter_values, counter_times)
+
     cpu_signals = ("util", "capacity", "uclamp_min", "uclamp_max")
+    group_signals = ("throttled", "runtime_remaining", "runtime")
     for uuid, (name, parent) in tracks.items():
         values = counter_values.get(uuid, [])
         if not values:
             fail(f"counter track {name!r} has no values")
+        if name.split(" ")[-1] in group_signals:
+            if plain_tracks.get(parent) is None:
+                fail(f"group counter {name!r} is not below a task group's track")
+            continue
         if name in ("util_avg", "util_est", "load_avg"):
             if parent is None:
                 fail(f"task counter {name!r} is not below a thread track")
@@ -238,7 +261,58 @@ def main():
 
     summary = " ".join(f"{k}={counts[k]}" for k in sorted(counts))
     print(f"check_trace: ok: {fields} subset fields match Perfetto's, {len(trace.packet)} packets, {summary}, "
-          f"{len(tracks)} counter tracks, {sum(len(v) for v in counter_values.values())} counter values")
+          f"{len(tracks)} counter tracks, {sum(len(v) for v in counter_values.values())} counter values, "
+          f"{throttled_tracks} throttled tracks")
+
+
+def check_groups(results, tracks, plain_tracks, counter_values, counter_times):
+    """The bandwidth tracks against the results' `groups`; returns the number
+    of `cpuN throttled` tracks."""
+    group_uuid = {name: uuid for uuid, name in plain_tracks.items()}
+    groups = results.get("groups", [])
+    if sorted(group_uuid) != sorted(g["path"] for g in groups):
+        fail(f"task group tracks {sorted(group_uuid)}, the run limits {sorted(g['path'] for g in groups)}")
+    nr_cpus = len(results["cpus"])
+    throttled_tracks = 0
+    for group in groups:
+        path = group["path"]
+        below = {name: uuid for uuid, (name, parent) in tracks.items() if parent == group_uuid[path]}
+        limit = None
+        if group["quota_us"] is not None:
+            limit = (group["quota_us"] + group["burst_us"]) * 1000
+        total_ns = 0
+        for cpu in range(nr_cpus):
+            for signal in ("throttled", "runtime_remaining"):
+                if f"cpu{cpu} {signal}" not in below:
+                    fail(f"{path}: no cpu{cpu} {signal} track")
+            uuid = below[f"cpu{cpu} throttled"]
+            throttled_tracks += 1
+            values = counter_values[uuid]
+            if not set(values) <= {0, 1}:
+                fail(f"{path} cpu{cpu} throttled takes {sorted(set(values))}")
+            since = None
+            cpu_ns = 0
+            for ts, value in zip(counter_times[uuid], values):
+                if value == 1 and since is None:
+                    since = ts
+                elif value == 0 and since is not None:
+                    cpu_ns += ts - since
+                    since = None
+            if cpu_ns // 1000 != group["local_throttled_usec"][cpu]:
+                fail(f"{path} cpu{cpu}: throttled {cpu_ns} ns by its track, "
+                     f"the run's local_throttled_usec is {group['local_throttled_usec'][cpu]}")
+            total_ns += cpu_ns
+            remaining = counter_values[below[f"cpu{cpu} runtime_remaining"]]
+            if limit is not None and max(remaining) > limit:
+                fail(f"{path} cpu{cpu}: runtime_remaining reaches {max(remaining)}, above quota+burst {limit}")
+        if total_ns // 1000 != group["throttled_usec"]:
+            fail(f"{path}: throttled {total_ns} ns by its tracks, the run's throttled_usec is {group['throttled_usec']}")
+        if "runtime" not in below:
+            fail(f"{path}: no runtime track")
+        runtime = counter_values[below["runtime"]]
+        if min(runtime) < 0 or (limit is not None and max(runtime) > limit):
+            fail(f"{path}: runtime {min(runtime)}..{max(runtime)}, outside 0..={limit}")
+    return throttled_tracks
 
 
 if __name__ == "__main__":

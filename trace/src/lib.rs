@@ -19,7 +19,10 @@
 //!   `sched_process_exit`;
 //! - counter tracks: per task `util_avg`, `util_est`, `load_avg`; per CPU
 //!   `util`, `capacity`, `uclamp_min` and `uclamp_max`; per performance
-//!   domain the energy so far; the root domain's overutilized flag.
+//!   domain the energy so far; the root domain's overutilized flag; per
+//!   task group with CFS bandwidth control, each CPU's `throttled` flag and
+//!   `runtime_remaining`, and the group's global `runtime` pool, below a
+//!   track named by the group's path.
 //!
 //! Task `i` of the run is pid `i + 1`; pid 0 is the idle task (`swapper/N`),
 //! as in Linux.
@@ -169,6 +172,19 @@ pub enum CpuSignal {
     UclampMax,
 }
 
+/// A task group's bandwidth state on one CPU: the fields of Linux's per-CPU
+/// `cfs_rq` that CFS bandwidth control (docs/linux-sched-reference.md §4.2)
+/// changes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum GroupCpuSignal {
+    /// `cfs_rq->throttled`, 0 or 1: the group's run queue on that CPU is
+    /// throttled (its entity dequeued until the pool grants runtime).
+    Throttled,
+    /// `cfs_rq->runtime_remaining`, ns: the runtime the CPU holds from the
+    /// pool; negative after an overrun.
+    RuntimeRemaining,
+}
+
 /// What a counter measures.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum CounterTrack {
@@ -181,6 +197,11 @@ pub enum CounterTrack {
     DomainEnergy(usize),
     /// The root domain's overutilized flag, 0 or 1 (EAS, §5.5).
     Overutilized,
+    /// Task group [`Trace::groups`]`[group]`'s state on `cpu`.
+    GroupCpu(usize, usize, GroupCpuSignal),
+    /// Task group [`Trace::groups`]`[group]`'s global pool,
+    /// `cfs_bandwidth->runtime`, ns: what the CPUs can still take this period.
+    GroupRuntime(usize),
 }
 
 impl CounterTrack {
@@ -195,6 +216,13 @@ impl CounterTrack {
             CounterTrack::Cpu(cpu, CpuSignal::UclampMax) => format!("cpu{cpu} uclamp_max"),
             CounterTrack::DomainEnergy(domain) => format!("pd{domain} energy_nj"),
             CounterTrack::Overutilized => "overutilized".into(),
+            CounterTrack::GroupCpu(_, cpu, GroupCpuSignal::Throttled) => {
+                format!("cpu{cpu} throttled")
+            }
+            CounterTrack::GroupCpu(_, cpu, GroupCpuSignal::RuntimeRemaining) => {
+                format!("cpu{cpu} runtime_remaining")
+            }
+            CounterTrack::GroupRuntime(_) => "runtime".into(),
         }
     }
 }
@@ -226,6 +254,9 @@ pub struct Trace {
     pub nr_cpus: usize,
     /// The tasks, by index.
     pub tasks: Vec<TaskInfo>,
+    /// The paths of the task groups with CFS bandwidth control, by the index
+    /// [`CounterTrack::GroupCpu`] and [`CounterTrack::GroupRuntime`] use.
+    pub groups: Vec<String>,
     /// The events, in the order they happened.
     pub records: Vec<Record>,
     /// The counters' values, in time order.
@@ -377,8 +408,18 @@ impl Trace {
         1 << 32 | task as u64
     }
 
+    /// The uuid of a task group's track (its counters hang below it, and it
+    /// carries the group's path as its name).
+    fn group_uuid(group: usize) -> u64 {
+        6 << 32 | group as u64
+    }
+
     fn counter_uuid(track: CounterTrack) -> u64 {
         match track {
+            CounterTrack::GroupCpu(group, cpu, signal) => {
+                7 << 32 | (group as u64) << 16 | (cpu as u64) << 4 | signal as u64
+            }
+            CounterTrack::GroupRuntime(group) => 8 << 32 | group as u64,
             CounterTrack::Task(task, signal) => 2 << 32 | (task as u64) << 4 | signal as u64,
             CounterTrack::Cpu(cpu, signal) => 3 << 32 | (cpu as u64) << 4 | signal as u64,
             CounterTrack::DomainEnergy(domain) => 4 << 32 | domain as u64,
@@ -439,6 +480,14 @@ impl Trace {
         tracks.dedup();
         let mut first = true;
         let mut threads_described = vec![false; self.tasks.len()];
+        for (group, path) in self.groups.iter().enumerate() {
+            let mut descriptor = TrackDescriptor::new();
+            descriptor.uuid = Some(Self::group_uuid(group));
+            descriptor.set_name(path.clone());
+            trace
+                .packet
+                .push(self.descriptor_packet(descriptor, &mut first));
+        }
         for &track in &tracks {
             if let CounterTrack::Task(task, _) = track
                 && !threads_described[task]
@@ -458,8 +507,14 @@ impl Trace {
             let mut descriptor = TrackDescriptor::new();
             descriptor.uuid = Some(Self::counter_uuid(track));
             descriptor.set_name(track.name());
-            if let CounterTrack::Task(task, _) = track {
-                descriptor.parent_uuid = Some(Self::thread_uuid(task));
+            match track {
+                CounterTrack::Task(task, _) => {
+                    descriptor.parent_uuid = Some(Self::thread_uuid(task));
+                }
+                CounterTrack::GroupCpu(group, ..) | CounterTrack::GroupRuntime(group) => {
+                    descriptor.parent_uuid = Some(Self::group_uuid(group));
+                }
+                _ => {}
             }
             descriptor.counter = MessageField::some(CounterDescriptor::new());
             trace
@@ -496,7 +551,8 @@ impl Trace {
 impl Trace {
     /// Reads back a trace [`Trace::to_perfetto`] wrote (for `cargo xtask
     /// plot`): the tasks from the process tree, the events from the ftrace
-    /// bundles, the counters from their tracks. Fails on bytes that are not
+    /// bundles, the task groups from their tracks' names, the counters from
+    /// their tracks. Fails on bytes that are not
     /// a Perfetto trace, naming what was wrong.
     pub fn from_perfetto(bytes: &[u8]) -> Result<Trace, String> {
         let decoded = PerfettoTrace::parse_from_bytes(bytes)
@@ -536,7 +592,13 @@ impl Trace {
                 }
             } else if packet.has_track_descriptor() {
                 let descriptor = packet.track_descriptor();
-                if let Some(track) = Self::track_of(descriptor.uuid()) {
+                if descriptor.uuid() >> 32 == Self::group_uuid(0) >> 32 {
+                    let group = (descriptor.uuid() & 0xffff_ffff) as usize;
+                    if trace.groups.len() <= group {
+                        trace.groups.resize(group + 1, String::new());
+                    }
+                    trace.groups[group] = descriptor.name().to_string();
+                } else if let Some(track) = Self::track_of(descriptor.uuid()) {
                     tracks.insert(descriptor.uuid(), track);
                 }
             } else if packet.has_track_event() {
@@ -636,6 +698,19 @@ impl Trace {
             3 => Some(CounterTrack::Cpu(low >> 4, cpu_signal(low & 15)?)),
             4 => Some(CounterTrack::DomainEnergy(low)),
             5 => Some(CounterTrack::Overutilized),
+            7 => {
+                let signal = match low & 15 {
+                    0 => GroupCpuSignal::Throttled,
+                    1 => GroupCpuSignal::RuntimeRemaining,
+                    _ => return None,
+                };
+                Some(CounterTrack::GroupCpu(
+                    low >> 16,
+                    (low >> 4) & 0xfff,
+                    signal,
+                ))
+            }
+            8 => Some(CounterTrack::GroupRuntime(low)),
             _ => None,
         }
     }
@@ -686,5 +761,35 @@ mod tests {
         assert_eq!(back.records, trace.records);
         assert_eq!(back.counters, trace.counters);
         assert_eq!(back.tasks[0].name, "a-name-longer-than-fifteen");
+    }
+
+    #[test]
+    fn group_tracks_hang_below_the_group_named_by_its_path_and_decode_back() {
+        let mut trace = Trace {
+            nr_cpus: 2,
+            groups: vec!["/a".into(), "/b/c".into()],
+            ..Trace::default()
+        };
+        let throttled = CounterTrack::GroupCpu(1, 1, GroupCpuSignal::Throttled);
+        let remaining = CounterTrack::GroupCpu(1, 1, GroupCpuSignal::RuntimeRemaining);
+        trace.counter(3, throttled, 1);
+        trace.counter(3, remaining, -250_000);
+        trace.counter(4, CounterTrack::GroupRuntime(1), 5_000_000);
+        let bytes = trace.to_perfetto();
+        let decoded = PerfettoTrace::parse_from_bytes(&bytes).unwrap();
+        let descriptors: Vec<&TrackDescriptor> = decoded
+            .packet
+            .iter()
+            .filter(|p| p.has_track_descriptor())
+            .map(|p| p.track_descriptor())
+            .collect();
+        let group = descriptors.iter().find(|d| d.name() == "/b/c").unwrap();
+        let named = |name: &str| descriptors.iter().find(|d| d.name() == name).unwrap();
+        for name in ["cpu1 throttled", "cpu1 runtime_remaining", "runtime"] {
+            assert_eq!(named(name).parent_uuid(), group.uuid(), "{name}");
+        }
+        let back = Trace::from_perfetto(&bytes).unwrap();
+        assert_eq!(back.groups, trace.groups);
+        assert_eq!(back.counters, trace.counters);
     }
 }

@@ -6,7 +6,9 @@
 //! - `frequency`: each CPU's frequency over time, with its time at each
 //!   operating point (OPP residency) in the legend;
 //! - `energy`: each performance domain's energy since the start;
-//! - `occupancy`: which task ran on each CPU when (one colour per task).
+//! - `occupancy`: which task ran on each CPU when (one colour per task);
+//! - `throttling`: with CFS bandwidth control, when each group's run queue
+//!   was throttled on each CPU (bars), above each group's pool `runtime`.
 //!
 //! Charts a run has nothing for (no frequency changes without a board) are
 //! skipped and named.
@@ -15,7 +17,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use fairway_trace::{CounterTrack, Event, TaskSignal, Trace};
+use fairway_trace::{CounterTrack, Event, GroupCpuSignal, TaskSignal, Trace};
 use plotters::coord::Shift;
 use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
@@ -169,6 +171,7 @@ pub fn command(args: &[String]) -> Result<ExitCode, String> {
     )?);
 
     written.extend(occupancy_chart(&out, &trace, end)?);
+    written.extend(throttling_chart(&out, &trace, end)?);
     for path in &written {
         println!("{}", path.display());
     }
@@ -376,6 +379,168 @@ fn draw_occupancy<DB: DrawingBackend>(
                     Rectangle::new([(x, y - 5), (x + 15, y + 5)], color.filled())
                 });
         }
+    }
+    finish(chart, &root)
+}
+
+/// A row of the throttling chart: its label and its throttled intervals (ns).
+struct ThrottledRow {
+    label: String,
+    intervals: Vec<(u64, u64)>,
+}
+
+/// When each group's run queue was throttled on each CPU, from its
+/// `throttled` track (an interval still open at the end runs to the end),
+/// and each group's pool `runtime` in ms: `OUT/throttling.png` and `.svg`;
+/// skipped when the trace has no bandwidth tracks.
+fn throttling_chart(out: &Path, trace: &Trace, end: u64) -> Result<Vec<PathBuf>, String> {
+    let mut rows = Vec::new();
+    for (group, path) in trace.groups.iter().enumerate() {
+        for cpu in 0..trace.nr_cpus {
+            let track = CounterTrack::GroupCpu(group, cpu, GroupCpuSignal::Throttled);
+            let mut intervals = Vec::new();
+            let mut since = None;
+            for sample in trace.counters.iter().filter(|c| c.track == track) {
+                match (sample.value, since) {
+                    (1, None) => since = Some(sample.time_ns),
+                    (0, Some(from)) => {
+                        intervals.push((from, sample.time_ns));
+                        since = None;
+                    }
+                    _ => {}
+                }
+            }
+            intervals.extend(since.map(|from| (from, end)));
+            rows.push(ThrottledRow {
+                label: format!("{path} cpu{cpu}"),
+                intervals,
+            });
+        }
+    }
+    if rows.is_empty() {
+        eprintln!(
+            "xtask: plot: no bandwidth tracks in this trace; the throttling chart is skipped"
+        );
+        return Ok(Vec::new());
+    }
+    let runtime: Vec<Line> = trace
+        .groups
+        .iter()
+        .enumerate()
+        .map(|(group, path)| Line {
+            name: format!("{path} runtime"),
+            // Steps: the pool holds its value until the next change (a
+            // refill is instant), so no line between samples.
+            points: trace
+                .counters
+                .iter()
+                .filter(|c| c.track == CounterTrack::GroupRuntime(group))
+                .map(|c| (c.time_ns as f64 / 1e9, c.value as f64 / 1e6))
+                .chain(std::iter::once((end as f64 / 1e9, f64::NAN)))
+                .scan(None, |last: &mut Option<f64>, (t, v)| {
+                    let step = last.map(|held| (t, held));
+                    *last = Some(v);
+                    Some(step.into_iter().chain((!v.is_nan()).then_some((t, v))))
+                })
+                .flatten()
+                .collect(),
+            dashed: false,
+        })
+        .collect();
+    let png = out.join("throttling.png");
+    let svg = out.join("throttling.svg");
+    draw_throttling(
+        BitMapBackend::new(&png, SIZE).into_drawing_area(),
+        &rows,
+        &runtime,
+        end,
+    )?;
+    draw_throttling(
+        SVGBackend::new(&svg, SIZE).into_drawing_area(),
+        &rows,
+        &runtime,
+        end,
+    )?;
+    Ok(vec![png, svg])
+}
+
+fn draw_throttling<DB: DrawingBackend>(
+    root: DrawingArea<DB, Shift>,
+    rows: &[ThrottledRow],
+    runtime: &[Line],
+    end: u64,
+) -> Result<(), String> {
+    let error = |e: DrawingAreaErrorKind<DB::ErrorType>| format!("plot: {e:?}");
+    root.fill(&WHITE).map_err(error)?;
+    let end_s = (end as f64 / 1e9).max(1e-9);
+    let (upper, lower) = root.split_vertically(SIZE.1 * 55 / 100);
+    let mut bars = ChartBuilder::on(&upper)
+        .caption(
+            "Throttled intervals per group and CPU (cfs_rq throttled)",
+            ("sans-serif", 24),
+        )
+        .margin(16)
+        .x_label_area_size(30)
+        .y_label_area_size(110)
+        .build_cartesian_2d(0.0..end_s, 0.0..rows.len() as f64)
+        .map_err(error)?;
+    bars.configure_mesh()
+        .y_labels(rows.len() * 2 + 1)
+        .y_label_formatter(&|y: &f64| {
+            // Each row's label at its middle.
+            let row = y.floor() as usize;
+            if (y - y.floor() - 0.5).abs() < 1e-6 && row < rows.len() {
+                rows[row].label.clone()
+            } else {
+                String::new()
+            }
+        })
+        .disable_y_mesh()
+        .draw()
+        .map_err(error)?;
+    for (row, data) in rows.iter().enumerate() {
+        let color = Palette99::pick(row).to_rgba();
+        bars.draw_series(data.intervals.iter().map(|&(from, to)| {
+            Rectangle::new(
+                [
+                    (from as f64 / 1e9, row as f64 + 0.15),
+                    (to as f64 / 1e9, row as f64 + 0.85),
+                ],
+                color.filled(),
+            )
+        }))
+        .map_err(error)?;
+    }
+    let y_max = runtime
+        .iter()
+        .flat_map(|l| l.points.iter().map(|p| p.1))
+        .fold(1e-3f64, f64::max)
+        * 1.1;
+    let mut chart = ChartBuilder::on(&lower)
+        .caption(
+            "Runtime left in each group's pool (cfs_bandwidth runtime, ms)",
+            ("sans-serif", 20),
+        )
+        .margin(16)
+        .x_label_area_size(40)
+        .y_label_area_size(110)
+        .build_cartesian_2d(0.0..end_s, 0.0..y_max)
+        .map_err(error)?;
+    chart
+        .configure_mesh()
+        .x_desc("time (s)")
+        .y_desc("ms")
+        .draw()
+        .map_err(error)?;
+    for (index, line) in runtime.iter().enumerate() {
+        let color = Palette99::pick(index).to_rgba();
+        chart
+            .draw_series(LineSeries::new(line.points.clone(), color.stroke_width(2)))
+            .map_err(error)?
+            .label(line.name.clone())
+            .legend(move |(x, y)| {
+                PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
+            });
     }
     finish(chart, &root)
 }

@@ -24,9 +24,10 @@ struct TraceCase {
 }
 
 /// A big.LITTLE board with DVFS and EAS (frequencies, idle, migrations), 4
-/// CPUs of task groups under load balancing, and rt-app's events (sleeps,
-/// wake-ups by other tasks, exits).
-const CASES: [TraceCase; 3] = [
+/// CPUs of task groups under load balancing, rt-app's events (sleeps,
+/// wake-ups by other tasks, exits), and a group throttled by its `cpu.max`
+/// on 2 CPUs (the throttling tracks).
+const CASES: [TraceCase; 4] = [
     TraceCase {
         name: "juno-r2-eas-workload-a",
         scenario: "tests/scenarios/eas-workload-a.json",
@@ -41,6 +42,11 @@ const CASES: [TraceCase; 3] = [
         name: "rtapp-events-chain-4cpus",
         scenario: "tests/scenarios/rtapp-events-chain-4cpus.json",
         options: &["--cpus", "4"],
+    },
+    TraceCase {
+        name: "bandwidth-150-100-2cpus",
+        scenario: "tests/scenarios/bandwidth-150-100-2cpus.json",
+        options: &["--cpus", "2"],
     },
 ];
 

@@ -651,6 +651,33 @@ impl CpuCore {
         snapshots: &[CpuSnapshot],
         energy: Option<crate::eas::EnergyContext<'_>>,
     ) -> WakePlacement {
+        self.select_task_rq_observed(
+            task,
+            waker_cpu,
+            affinity,
+            waker_load,
+            topology,
+            snapshots,
+            energy,
+            |_| {},
+        )
+    }
+
+    /// [`CpuCore::select_task_rq`], telling `observe` each energy estimate
+    /// `find_energy_efficient_cpu` makes (the simulator's `--explain` prints
+    /// them): the same decision, by the same code.
+    #[allow(clippy::too_many_arguments)]
+    pub fn select_task_rq_observed(
+        &self,
+        task: TaskId,
+        waker_cpu: CpuId,
+        affinity: CpuMask,
+        waker_load: u64,
+        topology: &Topology,
+        snapshots: &[CpuSnapshot],
+        energy: Option<crate::eas::EnergyContext<'_>>,
+        observe: impl FnMut(crate::eas::EnergyEstimate),
+    ) -> WakePlacement {
         let prev_cpu = CpuId(self.state.cpu);
         let signals = self.run_queue.task_signals(task);
         // Linux ages the sleeping task's PELT to its run queue's last update
@@ -682,8 +709,8 @@ impl CpuCore {
                 uclamp,
                 uclamp_used,
             };
-            let (choice, cost) =
-                self.energy_aware_placement(topology, snapshots, &energy, &waking, waker_cpu);
+            let (choice, cost) = self
+                .energy_aware_placement(topology, snapshots, &energy, &waking, waker_cpu, observe);
             feec_cost = cost;
             if let Some(cpu) = choice {
                 return WakePlacement {
@@ -732,14 +759,16 @@ impl CpuCore {
         energy: &crate::eas::EnergyContext<'_>,
         waking: &crate::eas::WakingTask,
         waker_cpu: CpuId,
+        observe: impl FnMut(crate::eas::EnergyEstimate),
     ) -> (Option<CpuId>, Option<u64>) {
         let start = self.state.cost_counter.map(|counter| counter());
-        let choice = crate::eas::find_energy_efficient_cpu(
+        let choice = crate::eas::find_energy_efficient_cpu_observed(
             topology,
             energy.domains,
             snapshots,
             waking,
             waker_cpu,
+            observe,
         );
         let cost = self
             .state

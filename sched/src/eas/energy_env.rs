@@ -199,6 +199,25 @@ pub fn pd_max_util(
     max_util.min(cpu_cap)
 }
 
+/// One `compute_energy` of `find_energy_efficient_cpu`: what
+/// `em_cpu_energy` was given and what it returned (for `--explain`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct EnergyEstimate {
+    /// The performance domain's index in `rd->pd`.
+    pub domain: usize,
+    /// Where the task was placed (`None`: without it, the base energy).
+    pub dst: Option<CpuId>,
+    /// `eenv_pd_max_util`: the busiest CPU's performance request, schedutil's
+    /// headroom included, at most `cpu_cap`.
+    pub max_util: u64,
+    /// `sum_util`: the domain's busy time, the task's included when placed.
+    pub sum_util: u64,
+    /// `cpu_cap`.
+    pub cpu_cap: u64,
+    /// `em_cpu_energy(pd, max_util, sum_util, cpu_cap)`.
+    pub energy: u64,
+}
+
 /// `compute_energy(eenv, pd, cpus, p, dst_cpu)` (§5.4): the domain's energy
 /// estimate with the task on `dst` (`None`: without the task).
 pub fn compute_energy(
@@ -209,10 +228,30 @@ pub fn compute_energy(
     env: &EnergyEnv,
     dst: Option<CpuId>,
 ) -> u64 {
+    estimate_energy(topology, snapshots, domain, task, env, dst).energy
+}
+
+/// [`compute_energy`] with the numbers it gave `em_cpu_energy` (`domain`
+/// left 0 for the caller to set).
+pub fn estimate_energy(
+    topology: &Topology,
+    snapshots: &[CpuSnapshot],
+    domain: &EnergyDomain,
+    task: &WakingTask,
+    env: &EnergyEnv,
+    dst: Option<CpuId>,
+) -> EnergyEstimate {
     let max_util = pd_max_util(topology, snapshots, domain, task, dst, env.cpu_cap);
     let mut busy = env.pd_busy_time;
     if dst.is_some() {
         busy = (busy + env.task_busy_time).min(env.pd_cap);
     }
-    domain.model.cpu_energy(max_util, busy, env.cpu_cap)
+    EnergyEstimate {
+        domain: 0,
+        dst,
+        max_util,
+        sum_util: busy,
+        cpu_cap: env.cpu_cap,
+        energy: domain.model.cpu_energy(max_util, busy, env.cpu_cap),
+    }
 }

@@ -9,7 +9,9 @@
 //! less (no margin since Linux v6.0), or, when neither meets the task's
 //! uclamp_min, offers more capacity.
 
-use super::energy_env::{EnergyDomain, EnergyEnv, WakingTask, compute_energy, cpu_util};
+use super::energy_env::{
+    EnergyDomain, EnergyEnv, EnergyEstimate, WakingTask, cpu_util, estimate_energy,
+};
 use crate::balance::CpuSnapshot;
 use crate::task::CpuId;
 use crate::topology::Topology;
@@ -55,6 +57,20 @@ pub fn find_energy_efficient_cpu(
     task: &WakingTask,
     waker_cpu: CpuId,
 ) -> FeecChoice {
+    find_energy_efficient_cpu_observed(topology, domains, snapshots, task, waker_cpu, |_| {})
+}
+
+/// [`find_energy_efficient_cpu`], telling `observe` each energy estimate it
+/// makes, in order (`--explain` prints them; a no-op observer compiles to
+/// nothing, so the kernel's wake-ups pay nothing for it).
+pub fn find_energy_efficient_cpu_observed(
+    topology: &Topology,
+    domains: &[EnergyDomain],
+    snapshots: &[CpuSnapshot],
+    task: &WakingTask,
+    waker_cpu: CpuId,
+    mut observe: impl FnMut(EnergyEstimate),
+) -> FeecChoice {
     if domains.is_empty() {
         return FeecChoice::only(None);
     }
@@ -75,8 +91,16 @@ pub fn find_energy_efficient_cpu(
     let (mut best_fits, mut prev_fits) = (-1i32, -1i32);
     let (mut best_actual_cap, mut prev_actual_cap) = (0u64, 0u64);
     let mut nothing_fits = true;
-    for domain in domains {
+    for (index, domain) in domains.iter().enumerate() {
         let env = EnergyEnv::new(topology, snapshots, domain, task);
+        let mut compute_energy = |dst: Option<CpuId>| {
+            let estimate = estimate_energy(topology, snapshots, domain, task, &env, dst);
+            observe(EnergyEstimate {
+                domain: index,
+                ..estimate
+            });
+            estimate.energy
+        };
         let cpu_actual_cap = env.cpu_cap;
         // Linux starts it at −1 (a `long`), so that a CPU with no spare
         // capacity left, fitting only by its uclamp_max, can be the candidate.
@@ -122,9 +146,9 @@ pub fn find_energy_efficient_cpu(
             continue;
         }
         nothing_fits = false;
-        let base_energy = compute_energy(topology, snapshots, domain, task, &env, None);
+        let base_energy = compute_energy(None);
         if prev_spare_cap.is_some() {
-            let energy = compute_energy(topology, snapshots, domain, task, &env, Some(prev));
+            let energy = compute_energy(Some(prev));
             // Less energy with the task than without: the utilizations
             // changed under the estimate; keep the previous CPU.
             if energy < base_energy {
@@ -148,7 +172,7 @@ pub fn find_energy_efficient_cpu(
         if max_fits < 0 && cpu_actual_cap <= best_actual_cap {
             continue;
         }
-        let energy = compute_energy(topology, snapshots, domain, task, &env, Some(candidate));
+        let energy = compute_energy(Some(candidate));
         if energy < base_energy {
             return FeecChoice::only(Some(prev));
         }

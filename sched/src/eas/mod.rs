@@ -37,8 +37,8 @@ pub mod overutilized;
 mod tests;
 
 pub use enabled::{EasInputs, EasUnavailable, eas_possible};
-pub use energy_env::{EnergyDomain, WakingTask, compute_energy};
-pub use feec::{FeecChoice, find_energy_efficient_cpu};
+pub use energy_env::{EnergyDomain, EnergyEstimate, WakingTask, compute_energy};
+pub use feec::{FeecChoice, find_energy_efficient_cpu, find_energy_efficient_cpu_observed};
 pub use overutilized::{any_overutilized, cpu_overutilized};
 
 /// What a wake-up needs of EAS when it is on: the root domain's performance

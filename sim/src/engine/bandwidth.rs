@@ -16,6 +16,7 @@ use fairway_sched::bandwidth::pools::{BandwidthPools, BandwidthTimerKind};
 use fairway_sched::bandwidth::{Bandwidth, PeriodTimerStart};
 use fairway_sched::cpu_core::CpuCore;
 use fairway_sched::task::{GroupId, Nanoseconds};
+use fairway_trace::{CounterTrack, GroupCpuSignal};
 
 use super::{Kind, Simulation};
 use crate::SimError;
@@ -120,6 +121,41 @@ impl BandwidthState {
                 }
             })
             .collect()
+    }
+}
+
+impl BandwidthState {
+    /// The limited groups' paths, by the index the trace's group counters
+    /// use.
+    pub(crate) fn paths(&self) -> Vec<String> {
+        self.limited.iter().map(|(path, _)| path.clone()).collect()
+    }
+
+    /// Each limited group's bandwidth state now, as the trace's counters:
+    /// per CPU its run queue's `throttled` and `runtime_remaining`, and the
+    /// pool's `runtime`. Reads only.
+    pub(crate) fn counters(&self, cores: &[&CpuCore]) -> Vec<(CounterTrack, i64)> {
+        let mut counters = Vec::new();
+        for (index, (_, id)) in self.limited.iter().enumerate() {
+            for (cpu, core) in cores.iter().enumerate() {
+                let Some(queue) = core.run_queue().fair().and_then(|f| f.group_queue(*id)) else {
+                    continue;
+                };
+                let runtime = &queue.runtime;
+                counters.push((
+                    CounterTrack::GroupCpu(index, cpu, GroupCpuSignal::Throttled),
+                    i64::from(runtime.throttled),
+                ));
+                counters.push((
+                    CounterTrack::GroupCpu(index, cpu, GroupCpuSignal::RuntimeRemaining),
+                    runtime.runtime_remaining,
+                ));
+            }
+            if let Some(runtime) = self.pools.with(*id, |pool| pool.runtime()) {
+                counters.push((CounterTrack::GroupRuntime(index), runtime as i64));
+            }
+        }
+        counters
     }
 }
 

@@ -170,6 +170,9 @@ impl Simulation<'_> {
     pub(super) fn wake(&mut self, task: usize, waker: Option<usize>) -> Result<(), SimError> {
         let previous = self.tasks[task].cpu.unwrap_or(0);
         let affinity = self.tasks[task].params.affinity;
+        // find_energy_efficient_cpu's estimates, kept for `--explain`.
+        let mut estimates = Vec::new();
+        let explaining = self.explaining();
         let target = match &self.balancer {
             Some(balancer) => {
                 let waker = waker.unwrap_or(previous);
@@ -177,7 +180,7 @@ impl Simulation<'_> {
                 let waker_load = self.cpus[waker].core.run_queue().signals().load_avg;
                 self.cpus[previous]
                     .core
-                    .select_task_rq(
+                    .select_task_rq_observed(
                         TaskId(task as u16),
                         CpuId(waker as u16),
                         affinity,
@@ -185,6 +188,11 @@ impl Simulation<'_> {
                         balancer.topology(),
                         &snapshots,
                         self.energy_context(),
+                        |estimate| {
+                            if explaining {
+                                estimates.push(estimate);
+                            }
+                        },
                     )
                     .cpu
                     .index()
@@ -192,7 +200,7 @@ impl Simulation<'_> {
             None if affinity.contains(CpuId(previous as u16)) => previous,
             None => self.least_loaded(affinity),
         };
-        self.explain_wake(task, previous, target);
+        self.explain_wake(task, previous, target, estimates);
         let waker_cpu = waker.unwrap_or(previous);
         self.trace_event(
             waker_cpu,

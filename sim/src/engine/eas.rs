@@ -67,6 +67,18 @@ impl EasState {
     pub(super) fn domains(&self) -> usize {
         self.domains.len()
     }
+
+    /// Each priced domain's CPUs among the first `nr_cpus` (`rd->pd`'s order).
+    pub(super) fn domain_cpus(&self, nr_cpus: usize) -> Vec<Vec<usize>> {
+        self.domains
+            .iter()
+            .map(|d| {
+                (0..nr_cpus)
+                    .filter(|&cpu| d.cpus.contains(fairway_sched::task::CpuId(cpu as u16)))
+                    .collect()
+            })
+            .collect()
+    }
 }
 
 impl Simulation<'_> {

@@ -7,11 +7,16 @@
 //!   under CFS its vruntime key (§1.4); then the task chosen;
 //! - a wake-up with placement on: each CPU's capacity, util and spare
 //!   capacity as placement saw them, and the CPU chosen;
+//!   under EAS, each energy estimate `find_energy_efficient_cpu` made (the
+//!   numbers it gave `em_cpu_energy` and what it returned, §5.2, §5.4);
 //! - a frequency change: the domain's CPUs' util and capacity, and the
-//!   frequency chosen (schedutil, §6.1).
+//!   frequency chosen (schedutil, §6.1);
+//! - a throttle: the group's run queue on the CPU, its `runtime_remaining`,
+//!   the pool's `runtime` and the group's quota and period (§4.2).
 //!
 //! Explaining reads state and changes none.
 
+use fairway_sched::eas::EnergyEstimate;
 use fairway_sched::task::TaskId;
 
 use super::{Simulation, TaskState};
@@ -41,6 +46,26 @@ pub(super) struct Explain {
     left: usize,
     /// The picks explained, with the task chosen (for tests).
     pub(super) picks: Vec<ExplainedPick>,
+    /// The wake-ups explained with energy estimates (for tests).
+    pub(super) wakes: Vec<ExplainedWake>,
+}
+
+/// A wake-up explained under EAS, for tests: what it printed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ExplainedWake {
+    /// The task woken.
+    pub task: usize,
+    /// The CPU it last ran on (`prev_cpu`).
+    pub previous: usize,
+    /// The CPU chosen.
+    pub chosen: usize,
+    /// `task_util_est(p)`, `max(util_avg, util_est)` synced as
+    /// `find_energy_efficient_cpu` reads them (§5.4 step 4).
+    pub task_util_est: u64,
+    /// Each domain's CPUs, by the estimates' domain index.
+    pub domains: Vec<Vec<usize>>,
+    /// The estimates, in the order they were made.
+    pub estimates: Vec<EnergyEstimate>,
 }
 
 impl Simulation<'_> {
@@ -48,12 +73,12 @@ impl Simulation<'_> {
     pub fn with_explain(mut self, decisions: usize) -> Self {
         self.explain = Some(Explain {
             left: decisions,
-            picks: Vec::new(),
+            ..Explain::default()
         });
         self
     }
 
-    fn explaining(&self) -> bool {
+    pub(super) fn explaining(&self) -> bool {
         self.explain.as_ref().is_some_and(|e| e.left > 0)
     }
 
@@ -173,8 +198,15 @@ impl Simulation<'_> {
         }
     }
 
-    /// Prints a wake-up's placement: `task` woken, `target` chosen.
-    pub(super) fn explain_wake(&mut self, task: usize, previous: usize, target: usize) {
+    /// Prints a wake-up's placement: `task` woken, `target` chosen, with
+    /// `find_energy_efficient_cpu`'s `estimates` when EAS ran.
+    pub(super) fn explain_wake(
+        &mut self,
+        task: usize,
+        previous: usize,
+        target: usize,
+        estimates: Vec<EnergyEstimate>,
+    ) {
         if !self.explaining() || self.balancer.is_none() {
             return;
         }
@@ -198,9 +230,64 @@ impl Simulation<'_> {
                 if snapshot.idle { ", idle" } else { "" }
             );
         }
+        if !estimates.is_empty() {
+            self.explain_energy(task, previous, target, estimates);
+        }
         println!("explain:   chose cpu{target}");
         if let Some(explain) = &mut self.explain {
             explain.left -= 1;
+        }
+    }
+
+    /// The energy lines of a wake-up under EAS: per performance domain the
+    /// estimate without the task (the base), then with it on each CPU
+    /// priced, as `find_energy_efficient_cpu` made them.
+    fn explain_energy(
+        &mut self,
+        task: usize,
+        previous: usize,
+        chosen: usize,
+        estimates: Vec<EnergyEstimate>,
+    ) {
+        let signals = self.cpus[previous]
+            .core
+            .run_queue()
+            .task_signals_synced(TaskId(task as u16));
+        let task_util_est = signals.util_avg.max(signals.util_est);
+        println!(
+            "explain:   find_energy_efficient_cpu (task_util_est {task_util_est}): energy = cost of the lowest efficient OPP with performance >= max_util, x sum_util (em_cpu_energy)"
+        );
+        let domains = self
+            .eas
+            .as_ref()
+            .map_or_else(Vec::new, |eas| eas.domain_cpus(self.cpus.len()));
+        let mut base = 0;
+        for e in &estimates {
+            let at = match e.dst {
+                None => {
+                    base = e.energy;
+                    "without the task".to_string()
+                }
+                Some(cpu) if cpu.index() == previous => format!("on cpu{} (prev)", cpu.index()),
+                Some(cpu) => format!("on cpu{}", cpu.index()),
+            };
+            let delta = e
+                .dst
+                .map_or(String::new(), |_| format!(" (+{})", e.energy - base));
+            println!(
+                "explain:   pd{} {at:<16} max_util {:>4} sum_util {:>4} energy {}{delta}",
+                e.domain, e.max_util, e.sum_util, e.energy
+            );
+        }
+        if let Some(explain) = &mut self.explain {
+            explain.wakes.push(ExplainedWake {
+                task,
+                previous,
+                chosen,
+                task_util_est,
+                domains,
+                estimates,
+            });
         }
     }
 

@@ -370,6 +370,9 @@ pub struct Simulation<'s> {
     eas_off: Option<fairway_sched::eas::EasUnavailable>,
     /// The events recorded for `--trace` (`engine::tracing`).
     trace: Option<fairway_trace::Trace>,
+    /// The bandwidth counters' values last recorded, so that a value is
+    /// recorded when it changes (`engine::tracing`).
+    traced_bandwidth: std::collections::BTreeMap<fairway_trace::CounterTrack, i64>,
     /// The progress line, on a terminal (`engine::progress`).
     progress: Option<progress::Progress>,
     /// rt-app's per-task logs, by task, with `--rtapp-logs`.
@@ -566,6 +569,7 @@ impl<'s> Simulation<'s> {
             eas,
             eas_off,
             trace: None,
+            traced_bandwidth: std::collections::BTreeMap::new(),
             progress: None,
             rtapp_logs: None,
             explain: None,
@@ -710,6 +714,7 @@ impl<'s> Simulation<'s> {
                 self.reschedule_all()?;
             }
             self.arm_bandwidth_timers();
+            self.trace_bandwidth();
         }
         Ok(self.finish())
     }
@@ -757,6 +762,7 @@ impl<'s> Simulation<'s> {
         for cpu in 0..self.cpus.len() {
             self.update_cpu(cpu);
         }
+        self.trace_bandwidth();
         let energy = self.energy_results();
         let now = self.now;
         let groups = self.bandwidth.as_ref().map_or_else(Vec::new, |state| {
@@ -788,6 +794,11 @@ impl<'s> Simulation<'s> {
             rtapp_logs: self
                 .rtapp_logs
                 .map(|logs| logs.into_iter().map(|log| log.rows).collect()),
+            explained_wakes: self
+                .explain
+                .as_mut()
+                .map(|e| std::mem::take(&mut e.wakes))
+                .unwrap_or_default(),
             explained_picks: self.explain.map(|e| e.picks).unwrap_or_default(),
         }
     }

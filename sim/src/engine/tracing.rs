@@ -64,6 +64,8 @@ impl Simulation<'_> {
             }
         }
         self.trace = Some(trace);
+        // The groups' pools and run queues as the run starts.
+        self.trace_bandwidth();
         self
     }
 
@@ -87,6 +89,31 @@ impl Simulation<'_> {
                 name: task.name.clone(),
                 prio: prio(task.params.policy),
             });
+        }
+    }
+
+    /// Records the limited groups' bandwidth counters that changed since
+    /// they were last recorded (after each event of the run, so a throttle,
+    /// an unthrottle, a refill or a grant is recorded at the instant it
+    /// happened; values that came and went within one instant leave no
+    /// trace, as they lasted no time).
+    pub(super) fn trace_bandwidth(&mut self) {
+        if self.trace.is_none() {
+            return;
+        }
+        let Some(state) = &self.bandwidth else { return };
+        let cores: Vec<&fairway_sched::cpu_core::CpuCore> =
+            self.cpus.iter().map(|c| &c.core).collect();
+        let counters = state.counters(&cores);
+        let now = self.now;
+        let Some(trace) = &mut self.trace else { return };
+        if trace.groups.is_empty() {
+            trace.groups = state.paths();
+        }
+        for (track, value) in counters {
+            if self.traced_bandwidth.insert(track, value) != Some(value) {
+                trace.counter(now, track, value);
+            }
         }
     }
 
