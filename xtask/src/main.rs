@@ -42,6 +42,7 @@ mod eas_experiment;
 mod experiment;
 mod kernel_trace;
 mod plot;
+mod progress;
 mod qemu;
 mod replay;
 mod report;
@@ -200,7 +201,24 @@ fn runner(args: &[String]) -> Result<ExitCode, String> {
         config.el,
         if config.icount { ", icount" } else { "" }
     );
-    let outcome = qemu::run(&PathBuf::from(kernel), &config)?;
+    // The progress line, on a terminal: QEMU's monitor on a socket of this
+    // run's own, read by the line's thread (progress.rs).
+    let progress = progress::wanted()
+        .then(|| std::fs::read(kernel).ok())
+        .flatten()
+        .and_then(|elf| progress::tick_time_address(&elf))
+        .map(|address| {
+            let socket =
+                std::env::temp_dir().join(format!("fairway-qmp-{}.sock", std::process::id()));
+            config.extra_arguments.extend([
+                "-qmp".into(),
+                format!("unix:{},server=on,wait=off", socket.display()),
+            ]);
+            progress::ProgressLine::start(socket, address, config.scenario_duration_ns)
+        });
+    let outcome = qemu::run(&PathBuf::from(kernel), &config);
+    drop(progress);
+    let outcome = outcome?;
     let kernel_spoke = outcome.lines.iter().any(|l| !l.starts_with("qemu: "));
     eprintln!(
         "xtask: {} with {} after {:.2} s",

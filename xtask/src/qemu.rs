@@ -56,6 +56,9 @@ pub struct QemuConfig {
     pub verbose: bool,
     /// Print decoded log lines as they arrive.
     pub echo: bool,
+    /// The loaded scenario's duration, when it has one (for the progress
+    /// line).
+    pub scenario_duration_ns: Option<u64>,
 }
 
 impl QemuConfig {
@@ -78,6 +81,7 @@ impl QemuConfig {
             verbose: false,
             timeout: Duration::from_secs(60),
             echo: true,
+            scenario_duration_ns: None,
         }
     }
 
@@ -151,6 +155,10 @@ impl QemuConfig {
                 eprintln!("xtask: {}: note: {note}", path.display());
             }
         }
+        self.scenario_duration_ns = u64::try_from(scenario.global.duration_s)
+            .ok()
+            .filter(|&s| s > 0)
+            .map(|s| s * 1_000_000_000);
         let blob =
             fairway_contract::scenario::wire::encode(&scenario).map_err(|e| e.to_string())?;
         if blob.len() > SCENARIO_ROOM {
@@ -410,6 +418,7 @@ pub fn run(kernel: &Path, config: &QemuConfig) -> Result<Outcome, String> {
                         // Tracepoint records are data for `--trace`, not
                         // for a reader.
                         if echo && !line.contains("tracepoint: ") {
+                            crate::progress::before_output();
                             println!("{line}");
                         }
                         decoded.lock().expect("log lock").push(line);

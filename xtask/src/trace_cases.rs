@@ -103,6 +103,8 @@ pub fn run() -> Result<(u64, u64), String> {
             }
             let outcome = record_cost(&kernel);
             tally(&mut passed, &mut failed, "kernel-record-cost", outcome);
+            let outcome = progress_reads(&kernel);
+            tally(&mut passed, &mut failed, "kernel-progress-line", outcome);
         }
         Err(error) => tally(&mut passed, &mut failed, "kernel-build", Err(error)),
     }
@@ -329,6 +331,59 @@ fn record_cost(kernel: &Path) -> Result<String, String> {
         return Err(summary);
     }
     Ok(summary)
+}
+
+/// Round trips of the progress-line check: about 3 s of wall time.
+const PROGRESS_LOOPS: u64 = 200_000;
+
+/// The runner's progress line reads the kernel's time through QEMU's
+/// monitor (xtask/src/progress.rs) without changing the run: sched-pipe
+/// under icount with the reader attached (reading from the start, printing
+/// nothing) reports what the same run reports without it, byte for byte,
+/// and the reader saw the kernel's time advance.
+fn progress_reads(kernel: &Path) -> Result<String, String> {
+    let elf = std::fs::read(kernel).map_err(|e| format!("{}: {e}", kernel.display()))?;
+    let address = crate::progress::tick_time_address(&elf)
+        .ok_or("the kernel image has no PROGRESS_NS pointer")?;
+    let config = || -> Result<QemuConfig, String> {
+        let mut config = QemuConfig::for_board(Board::load("qemu-virt")?);
+        config.cpus = 2;
+        config.icount = true;
+        config.echo = false;
+        config.timeout = Duration::from_secs(300);
+        config.append = format!("workload=sched-pipe loops={PROGRESS_LOOPS} pinned=1");
+        Ok(config)
+    };
+    let report = |lines: &[String]| -> Result<String, String> {
+        Ok(crate::report::parse_report(lines)?.to_json())
+    };
+    let plain = report(&boot(kernel, &config()?)?)?;
+    let socket = std::env::temp_dir().join(format!("fairway-qmp-test-{}.sock", std::process::id()));
+    let mut watched = config()?;
+    watched.extra_arguments.extend([
+        "-qmp".into(),
+        format!("unix:{},server=on,wait=off", socket.display()),
+    ]);
+    let line =
+        crate::progress::ProgressLine::start_with(socket, address, None, Duration::ZERO, false);
+    let lines = boot(kernel, &watched);
+    let readings = std::sync::Arc::clone(&line.readings);
+    drop(line);
+    let reads = readings.count.load(std::sync::atomic::Ordering::Relaxed);
+    let last = readings.last_ns.load(std::sync::atomic::Ordering::Relaxed);
+    if report(&lines?)? != plain {
+        return Err("the run read by the progress line reports differently".into());
+    }
+    if reads < 2 || last == 0 {
+        return Err(format!(
+            "{reads} reads of the kernel's time, the last {last} ns"
+        ));
+    }
+    Ok(format!(
+        "{reads} reads of the kernel's time through QMP (last {:.3} s); the report is \
+         byte-identical to the unread run's",
+        last as f64 / 1e9
+    ))
 }
 
 /// `cargo xtask plot` on `trace`: every chart written as PNG (its signature
