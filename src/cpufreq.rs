@@ -188,6 +188,13 @@ fn apply(index: usize, domain: &Domain, policy: &mut FrequencyDomain, change: Fr
                 .frequency_scale
                 .store(scale, Ordering::Relaxed);
         }
+        if crate::task::explain::explaining() {
+            let cpus = domain.cpus.iter().map(|&cpu| {
+                let capacity = u64::from(percpu::of(cpu).capacity.load(Ordering::Relaxed));
+                (capacity, crate::task::balance::snapshot(cpu))
+            });
+            crate::task::explain::frequency(change.at, index, policy.frequency(), cpus);
+        }
         if tracepoint::recording() {
             // The meter was brought up to the change (`apply`).
             let energy = policy.energy_nanojoules();

@@ -345,6 +345,16 @@ fn init_scheduler(board: &BoardInfo) -> BootOptions {
         }
         crate::task::tracepoint::allocate(nr_cpus, options.trace_records as usize);
     }
+    if options.explain > 0 {
+        if options.trace_records == 0 {
+            defmt::error!(
+                "bootargs: explain={=u64}: explain mode keeps its records in the trace buffers; set trace_records=N too",
+                options.explain
+            );
+            exit(ExitCode::Failure)
+        }
+        crate::task::explain::set_budget(options.explain);
+    }
     options.sched.uclamp = Some(uclamp_used(&options, nr_cpus));
     scheduler::configure(options.sched, nr_cpus);
     crate::cpufreq::init(board, options.sched.governor, options.sched.cpufreq_update);

@@ -403,6 +403,10 @@ pub struct BootOptions {
     /// host's `--trace` (docs/tracing.md; 0 = off). A kernel built without
     /// the `trace` feature refuses N > 0.
     pub trace_records: u64,
+    /// `explain=N`: record the numbers behind the first N scheduling
+    /// decisions for the host's `--explain` (explain mode; 0 = off). Needs
+    /// `trace_records=` (the records share its buffers).
+    pub explain: u64,
     /// `dtb=0xADDRESS dtb_size=BYTES`: a device tree loaded for the `device_tree`
     /// test image to parse.
     pub loaded_dtb: Option<LoadedBlob>,
@@ -494,7 +498,7 @@ impl fmt::Display for BootOptionError<'_> {
 }
 
 /// The option keys Fairway knows.
-const KEYS: [&str; 32] = [
+const KEYS: [&str; 33] = [
     "sched",
     "hz",
     "hrtick",
@@ -512,6 +516,7 @@ const KEYS: [&str; 32] = [
     "tick_seed",
     "icount",
     "trace_records",
+    "explain",
     "dtb",
     "dtb_size",
     "workload",
@@ -751,6 +756,7 @@ impl BootOptions {
             sched,
             icount: words.flag("icount", false)?,
             trace_records: words.number("trace_records", 0, 0, MAX_TRACE_RECORDS)?,
+            explain: words.number("explain", 0, 0, MAX_TRACE_RECORDS)?,
             loaded_dtb: words.blob("dtb", "dtb_size")?,
             workload,
         })

@@ -19,7 +19,7 @@ use fairway_sched::boot_options::{
 };
 use fairway_sched::schedutil::{Governor, UpdateSites};
 
-const KEYS: [&str; 38] = [
+const KEYS: [&str; 39] = [
     "sched",
     "hz",
     "hrtick",
@@ -37,6 +37,7 @@ const KEYS: [&str; 38] = [
     "tick_seed",
     "icount",
     "trace_records",
+    "explain",
     "dtb",
     "dtb_size",
     "workload",
@@ -206,10 +207,16 @@ fn options() -> impl Strategy<Value = BootOptions> {
             any::<bool>(),
             prop_oneof![Just(0u64), any::<u64>()],
         ),
-        prop_oneof![
-            Just(0u64),
-            1..=fairway_sched::boot_options::MAX_TRACE_RECORDS
-        ],
+        (
+            prop_oneof![
+                Just(0u64),
+                1..=fairway_sched::boot_options::MAX_TRACE_RECORDS
+            ],
+            prop_oneof![
+                Just(0u64),
+                1..=fairway_sched::boot_options::MAX_TRACE_RECORDS
+            ],
+        ),
     )
         .prop_map(
             |(
@@ -222,7 +229,7 @@ fn options() -> impl Strategy<Value = BootOptions> {
                 (start, seed, cfs_bandwidth, uclamp),
                 governor,
                 (cpufreq_update, energy_aware, eas_overutilized, tick_seed),
-                trace_records,
+                (trace_records, explain),
             )| {
                 // sched-pipe's quota_us implies cfs_bandwidth=1.
                 let quota = matches!(workload, Workload::SchedPipe(p) if p.quota_us > 0);
@@ -250,6 +257,7 @@ fn options() -> impl Strategy<Value = BootOptions> {
                     },
                     icount,
                     trace_records,
+                    explain,
                     loaded_dtb,
                     workload,
                 }

@@ -163,6 +163,11 @@ fn misfit_of(topology: &Topology, cpu: usize, rq: &CpuRunQueue) -> u64 {
 }
 
 /// `cpu`'s snapshot as published.
+/// CPU `cpu`'s snapshot as last published (explain mode reads it).
+pub fn snapshot(cpu: usize) -> CpuSnapshot {
+    snapshot_of(cpu)
+}
+
 fn snapshot_of(cpu: usize) -> CpuSnapshot {
     let snapshot = &SNAPSHOTS[cpu];
     let online = percpu::of(cpu).online.load(Ordering::Relaxed);

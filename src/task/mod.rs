@@ -24,6 +24,7 @@
 pub mod balance;
 pub mod bandwidth;
 pub mod eas;
+pub mod explain;
 pub mod groups;
 pub mod pi;
 pub mod pipe;

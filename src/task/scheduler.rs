@@ -446,6 +446,9 @@ pub fn schedule() {
         previous_task.wait_start.store(now, Ordering::Relaxed);
     }
     let next = switch.next.unwrap_or(rq.idle);
+    if super::explain::explaining() {
+        super::explain::pick(cpu, &rq, now, previous, next);
+    }
     let next_task = task(next);
     next_task.exec_start.store(now, Ordering::Relaxed);
     carry_out_hrtick(switch.hrtick, cpu);
@@ -839,6 +842,10 @@ fn place_wakeup(id: TaskId) -> usize {
         return slot.cpu();
     }
     let target = super::balance::select_wake_cpu(id, prev, &rq);
+    if super::explain::explaining() {
+        let snapshots = (0..percpu::nr_cpus()).map(super::balance::snapshot);
+        super::explain::wake(id, prev, target, snapshots);
+    }
     if target != prev && super::balance::detach_for_wakeup(id, &mut rq, target) {
         super::balance::publish(prev, &rq);
         target

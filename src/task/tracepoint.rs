@@ -74,6 +74,28 @@ pub enum Kind {
     DomainEnergy = 15,
     /// The root domain's overutilized flag, 0 or 1.
     Overutilized = 16,
+    /// Explain mode (`explain.rs`): a pick; `a` the task chosen, `b` the
+    /// candidates that follow, `value` 1 under EEVDF, 0 under CFS.
+    ExplainPick = 17,
+    /// A pick's candidate `a`: `value` its vruntime, `b` bit 0 eligible,
+    /// bit 1 the task that was running, bit 2 its slice protected.
+    ExplainCandidate = 18,
+    /// Candidate `a`'s virtual deadline.
+    ExplainDeadline = 19,
+    /// Candidate `a`'s lag against its queue's V (an `i64`).
+    ExplainLag = 20,
+    /// A wake-up's placement: task `a`, last on CPU `b`, placed on CPU
+    /// `value`; the CPUs' records follow.
+    ExplainWake = 21,
+    /// CPU `a` as placement saw it: `b` its runnable tasks (bit 15: idle),
+    /// `value` its capacity << 32 | its util.
+    ExplainPlacement = 22,
+    /// A frequency change of domain `a` to `value` kHz; its `b` CPUs'
+    /// records follow.
+    ExplainFrequency = 23,
+    /// CPU `a` of the domain: `value` its capacity_orig << 48 | util_avg << 24
+    /// | util_est.
+    ExplainDomainCpu = 24,
 }
 
 /// How the previous task left the CPU at a switch (`sched_switch`'s

@@ -27,6 +27,8 @@
 //! Task `i` of the run is pid `i + 1`; pid 0 is the idle task (`swapper/N`),
 //! as in Linux.
 
+pub mod explain;
+
 /// The types generated from `protos/perfetto_subset.proto` (build.rs).
 #[allow(missing_docs, clippy::all, clippy::pedantic, unused_qualifications)]
 mod protos {

@@ -11,6 +11,7 @@
 
 use std::collections::BTreeMap;
 
+use fairway_trace::explain::{self, Candidate, DomainCpuView, PlacementView};
 use fairway_trace::{
     CounterTrack, CpuSignal, Event, PrevState, Record, TaskIndex, TaskInfo, TaskSignal, Trace,
 };
@@ -65,10 +66,236 @@ fn reported_ids(lines: &[String]) -> Vec<u16> {
         .collect()
 }
 
+/// The records of a run, merged by time, with the trace's task list.
+struct Parsed {
+    records: Vec<Line>,
+    nr_cpus: usize,
+    tasks: Vec<TaskInfo>,
+    indices: BTreeMap<u16, TaskIndex>,
+}
+
+impl Parsed {
+    /// Kernel task `id` as a trace index (`None`: the idle task).
+    fn task(&self, id: u16) -> Option<TaskIndex> {
+        (id != NO_TASK).then(|| self.indices[&id])
+    }
+}
+
 /// The trace in a decoded run's lines; `None` when the kernel printed no
 /// tracepoint records (it ran without `trace_records=`). A CPU whose buffer
 /// filled up is an error: the trace would miss events.
 pub fn from_lines(lines: &[String]) -> Result<Option<Trace>, String> {
+    let Some(parsed) = parse(lines)? else {
+        return Ok(None);
+    };
+    let mut trace = Trace {
+        nr_cpus: parsed.nr_cpus,
+        tasks: parsed.tasks.clone(),
+        ..Trace::default()
+    };
+    let task = |id: u16| parsed.task(id);
+    for record in parsed
+        .records
+        .iter()
+        .filter(|r| r.kind < FIRST_EXPLAIN_KIND)
+    {
+        convert(record, &task, &mut trace)?;
+    }
+    Ok(Some(trace))
+}
+
+/// The first of explain mode's record kinds (src/task/explain.rs).
+const FIRST_EXPLAIN_KIND: u8 = 17;
+
+/// One decision explain mode recorded.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Decision {
+    /// A pick among fair tasks.
+    Pick {
+        /// When, ns since the run's start.
+        time_ns: u64,
+        /// Where.
+        cpu: usize,
+        /// EEVDF's rule (else CFS's).
+        eevdf: bool,
+        /// The candidates.
+        candidates: Vec<Candidate>,
+        /// The task chosen (`None`: idle).
+        chosen: Option<TaskIndex>,
+    },
+    /// A wake-up's placement.
+    Wake {
+        /// When.
+        time_ns: u64,
+        /// The task woken.
+        task: TaskIndex,
+        /// Where it last ran.
+        previous: usize,
+        /// Where it goes.
+        target: usize,
+        /// The CPUs as placement saw them.
+        cpus: Vec<PlacementView>,
+    },
+    /// A frequency change.
+    Frequency {
+        /// When.
+        time_ns: u64,
+        /// The performance domain.
+        domain: usize,
+        /// Its new frequency.
+        khz: u64,
+        /// Its CPUs.
+        cpus: Vec<DomainCpuView>,
+    },
+}
+
+/// Explain mode's decisions in a run's lines, with the tasks' names.
+pub struct Explained {
+    /// The decisions, in time order.
+    pub decisions: Vec<Decision>,
+    /// The tasks' names, by trace index.
+    pub names: Vec<String>,
+}
+
+impl Explained {
+    /// The decisions as the simulator prints them (`fairway_trace::explain`).
+    pub fn lines(&self) -> Vec<String> {
+        let name = |task: usize| self.names[task].clone();
+        let mut lines = Vec::new();
+        for decision in &self.decisions {
+            match decision {
+                Decision::Pick {
+                    time_ns,
+                    cpu,
+                    eevdf,
+                    candidates,
+                    chosen,
+                } => lines.extend(explain::pick_lines(
+                    *time_ns,
+                    *cpu,
+                    *eevdf,
+                    candidates,
+                    name,
+                    |_| None,
+                    *chosen,
+                )),
+                Decision::Wake {
+                    time_ns,
+                    task,
+                    previous,
+                    target,
+                    cpus,
+                } => {
+                    lines.extend(explain::wake_lines(*time_ns, &name(*task), *previous, cpus));
+                    lines.push(explain::chose_cpu_line(*target));
+                }
+                Decision::Frequency {
+                    time_ns,
+                    domain,
+                    khz,
+                    cpus,
+                } => lines.extend(explain::frequency_lines(*time_ns, *domain, *khz, cpus)),
+            }
+        }
+        lines
+    }
+}
+
+/// The decisions explain mode recorded (`explain=N`), `None` without
+/// tracepoint records.
+pub fn explained(lines: &[String]) -> Result<Option<Explained>, String> {
+    let Some(parsed) = parse(lines)? else {
+        return Ok(None);
+    };
+    let required = |id: u16| {
+        parsed
+            .task(id)
+            .ok_or_else(|| "an explain record without its task".to_string())
+    };
+    let mut decisions = Vec::new();
+    let mut records = parsed
+        .records
+        .iter()
+        .filter(|r| r.kind >= FIRST_EXPLAIN_KIND)
+        .peekable();
+    let malformed = |r: &Line| format!("a malformed explain record: {r:?}");
+    while let Some(head) = records.next() {
+        let (time_ns, cpu) = (head.time_ns, head.cpu);
+        let mut next = |kind: u8| {
+            records
+                .next_if(|r| r.kind == kind && r.time_ns == time_ns && r.cpu == cpu)
+                .copied()
+                .ok_or_else(|| malformed(head))
+        };
+        decisions.push(match head.kind {
+            17 => {
+                let mut candidates = Vec::new();
+                for _ in 0..head.b {
+                    let vruntime = next(18)?;
+                    let (deadline, lag) = (next(19)?, next(20)?);
+                    let flags = vruntime.b;
+                    candidates.push(Candidate {
+                        task: required(vruntime.a)?,
+                        vruntime: vruntime.value,
+                        deadline: deadline.value,
+                        lag: lag.value as i64,
+                        eligible: flags & 1 != 0,
+                        protected: (flags & 2 != 0).then_some(flags & 4 != 0),
+                    });
+                }
+                Decision::Pick {
+                    time_ns,
+                    cpu,
+                    eevdf: head.value == 1,
+                    candidates,
+                    chosen: parsed.task(head.a),
+                }
+            }
+            21 => {
+                let mut cpus = Vec::new();
+                while let Ok(view) = next(22) {
+                    cpus.push(PlacementView {
+                        cpu: usize::from(view.a),
+                        capacity: view.value >> 32,
+                        util: view.value & 0xffff_ffff,
+                        nr_running: u64::from(view.b & 0x7fff),
+                        idle: view.b & 0x8000 != 0,
+                    });
+                }
+                Decision::Wake {
+                    time_ns,
+                    task: required(head.a)?,
+                    previous: usize::from(head.b),
+                    target: head.value as usize,
+                    cpus,
+                }
+            }
+            23 => {
+                let mut cpus = Vec::new();
+                for _ in 0..head.b {
+                    let view = next(24)?;
+                    cpus.push(DomainCpuView {
+                        cpu: usize::from(view.a),
+                        capacity_orig: view.value >> 48,
+                        util_avg: view.value >> 24 & 0xff_ffff,
+                        util_est: view.value & 0xff_ffff,
+                    });
+                }
+                Decision::Frequency {
+                    time_ns,
+                    domain: usize::from(head.a),
+                    khz: head.value,
+                    cpus,
+                }
+            }
+            _ => return Err(malformed(head)),
+        });
+    }
+    let names = parsed.tasks.iter().map(|t| t.name.clone()).collect();
+    Ok(Some(Explained { decisions, names }))
+}
+
+fn parse(lines: &[String]) -> Result<Option<Parsed>, String> {
     let mut records = Vec::new();
     let mut names = BTreeMap::new();
     let mut nr_cpus = 0;
@@ -111,13 +338,10 @@ pub fn from_lines(lines: &[String]) -> Result<Option<Trace>, String> {
             order.push(id);
         }
     }
-    let mut trace = Trace {
-        nr_cpus,
-        ..Trace::default()
-    };
+    let mut tasks = Vec::new();
     for (index, &id) in order.iter().enumerate() {
         indices.insert(id, index);
-        trace.tasks.push(TaskInfo {
+        tasks.push(TaskInfo {
             name: names
                 .get(&id)
                 .cloned()
@@ -125,18 +349,19 @@ pub fn from_lines(lines: &[String]) -> Result<Option<Trace>, String> {
             prio: 120,
         });
     }
-    let task = |id: u16| (id != NO_TASK).then(|| indices[&id]);
-    for record in &records {
-        convert(record, &task, &mut trace)?;
-    }
-    Ok(Some(trace))
+    Ok(Some(Parsed {
+        records,
+        nr_cpus,
+        tasks,
+        indices,
+    }))
 }
 
 /// The kernel task ids a record names.
 fn task_ids(record: &Line) -> Vec<u16> {
     let ids = match record.kind {
         0 | 1 => vec![record.a, record.b],
-        2..=4 | 7..=10 => vec![record.a],
+        2..=4 | 7..=10 | 17..=21 => vec![record.a],
         _ => vec![],
     };
     ids.into_iter().filter(|&id| id != NO_TASK).collect()

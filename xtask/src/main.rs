@@ -26,7 +26,8 @@
 //! `--append "ARGS"`, `--dtb FILE`, `--report FILE.json` (write the end-of-run
 //! report; see `docs/report-format.md`), `--trace FILE` (a Perfetto trace of an
 //! rt-app run, from a kernel built with `--features trace`; see
-//! `docs/tracing.md`), `--verbose` (notes on what a scenario sets that has no
+//! `docs/tracing.md`), `--explain N` (why the first N decisions were made, as
+//! the simulator prints it; the same kernel), `--verbose` (notes on what a scenario sets that has no
 //! effect here).
 
 mod agree;
@@ -60,7 +61,7 @@ use qemu::QemuConfig;
 
 fn usage() -> String {
     "usage: cargo xtask <runner KERNEL [--board NAME] [--cpus N] [--gic 2|3] [--el 1|2] [--icount] [--image] \
-     [--timeout S] [--append ARGS] [--dtb FILE] [--scenario FILE.json] [--report FILE.json] [--trace FILE] [--verbose] [--qemu-log FILE] \
+     [--timeout S] [--append ARGS] [--dtb FILE] [--scenario FILE.json] [--report FILE.json] [--trace FILE] [--explain N] [--verbose] [--qemu-log FILE] \
      | report TRANSCRIPT [--json FILE] | agree TRANSCRIPT SCENARIO.json POLICY [--limit N] [--sim FILE.csv] | replay TRANSCRIPT | bandwidth-experiment KERNEL [--quick | --energy] | cpufreq-experiment KERNEL | eas-experiment KERNEL [--runs N] [--quick] | bench [--check | --check-targets] [--kernel FILE] | test [--only NAME] [--sabotage] [--no-lint] [--gaps | --groups-sweep] | lint | ensure-tools | trace-checks | plot TRACE OUT_DIR>"
         .into()
 }
@@ -182,8 +183,29 @@ fn runner(args: &[String]) -> Result<ExitCode, String> {
         Some(_) => return Err("--trace needs a file name".into()),
         None => None,
     };
+    let explain = match options.iter().position(|a| a == "--explain") {
+        Some(i) if i + 1 < options.len() => {
+            let count = options.remove(i + 1);
+            options.remove(i);
+            Some(
+                count
+                    .parse::<u64>()
+                    .ok()
+                    .filter(|&n| n > 0)
+                    .ok_or_else(|| {
+                        format!("--explain {count}: the number of decisions to explain, at least 1")
+                    })?,
+            )
+        }
+        Some(_) => return Err("--explain needs the number of decisions to explain".into()),
+        None => None,
+    };
     let mut config = parse_runner_options(&options)?;
-    if trace_file.is_some() && !config.append.contains("trace_records=") {
+    if let Some(count) = explain {
+        config.append.push_str(&format!(" explain={count}"));
+        config.append = config.append.trim_start().to_string();
+    }
+    if (trace_file.is_some() || explain.is_some()) && !config.append.contains("trace_records=") {
         if !config.append.is_empty() {
             config.append.push(' ');
         }
@@ -238,6 +260,15 @@ fn runner(args: &[String]) -> Result<ExitCode, String> {
     let mut written = report::emit(&outcome.lines, report_json.as_deref());
     if let (Ok(()), Some(path)) = (&written, &trace_file) {
         written = write_trace(&outcome.lines, path);
+    }
+    if let (Ok(()), Some(_)) = (&written, explain) {
+        written = kernel_trace::explained(&outcome.lines).and_then(|explained| {
+            let explained = explained.ok_or("--explain: the kernel printed no records")?;
+            for line in explained.lines() {
+                println!("{line}");
+            }
+            Ok(())
+        });
     }
     if let Err(message) = written {
         eprintln!("xtask: {message}");

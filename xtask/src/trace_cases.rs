@@ -105,6 +105,8 @@ pub fn run() -> Result<(u64, u64), String> {
             tally(&mut passed, &mut failed, "kernel-record-cost", outcome);
             let outcome = progress_reads(&kernel);
             tally(&mut passed, &mut failed, "kernel-progress-line", outcome);
+            let outcome = kernel_explain(&kernel);
+            tally(&mut passed, &mut failed, "kernel-explain-eevdf", outcome);
         }
         Err(error) => tally(&mut passed, &mut failed, "kernel-build", Err(error)),
     }
@@ -331,6 +333,85 @@ fn record_cost(kernel: &Path) -> Result<String, String> {
         return Err(summary);
     }
     Ok(summary)
+}
+
+/// Explain mode on the kernel (`explain=N`, the runner's `--explain`):
+/// every pick it explains on `tests/scenarios/explain-eevdf-2cpus.json`
+/// (four pinned hogs of different nice values, two periodic tasks free to
+/// move) follows the rule its header states, checked here from the
+/// candidates' numbers alone: the running task while it is eligible and
+/// RUN_TO_PARITY protects its slice, else the eligible candidate with the
+/// earliest virtual deadline (§1.5). The simulator's test of the same rule
+/// is `sim/tests/explain.rs`.
+fn kernel_explain(kernel: &Path) -> Result<String, String> {
+    use crate::kernel_trace::Decision;
+    let mut config = QemuConfig::for_board(Board::load("qemu-virt")?);
+    config.cpus = 2;
+    config.icount = true;
+    config.echo = false;
+    config.timeout = Duration::from_secs(600);
+    config.append = "trace_records=200000 explain=3000".to_string();
+    config.scenario = Some(workspace_root().join("tests/scenarios/explain-eevdf-2cpus.json"));
+    config.load_scenario()?;
+    let lines = boot(kernel, &config)?;
+    let explained =
+        crate::kernel_trace::explained(&lines)?.ok_or("the kernel printed no explain records")?;
+    let (mut picks, mut kept, mut wakes) = (0, 0, 0);
+    for decision in &explained.decisions {
+        match decision {
+            Decision::Pick {
+                time_ns,
+                eevdf,
+                candidates,
+                chosen,
+                ..
+            } => {
+                picks += 1;
+                let at = format!("the pick at {time_ns} ns");
+                if !eevdf {
+                    return Err(format!("{at} is not EEVDF's"));
+                }
+                let chosen = chosen.ok_or_else(|| format!("{at} chose idle"))?;
+                let c = candidates
+                    .iter()
+                    .find(|c| c.task == chosen)
+                    .ok_or_else(|| format!("{at}: the chosen task is not a candidate"))?;
+                // Deadlines against V (one queue: no task groups here).
+                let v = c.vruntime.wrapping_add(c.lag as u64);
+                let key = |deadline: u64| deadline.wrapping_sub(v) as i64;
+                let earliest = candidates
+                    .iter()
+                    .filter(|c| c.eligible)
+                    .map(|c| key(c.deadline))
+                    .min()
+                    .ok_or_else(|| format!("{at}: no eligible candidate"))?;
+                if c.protected == Some(true) && c.eligible {
+                    kept += 1;
+                } else if !c.eligible || key(c.deadline) != earliest {
+                    return Err(format!(
+                        "{at} breaks its rule: {candidates:?} chose {chosen}"
+                    ));
+                }
+            }
+            Decision::Wake { cpus, .. } => {
+                wakes += 1;
+                if cpus.len() != 2 {
+                    return Err(format!("a wake-up shows {} CPUs of 2", cpus.len()));
+                }
+            }
+            Decision::Frequency { .. } => return Err("a frequency change on qemu-virt".into()),
+        }
+    }
+    if picks < 500 || kept == 0 || kept == picks || wakes == 0 {
+        return Err(format!(
+            "{picks} picks ({kept} kept by RUN_TO_PARITY), {wakes} wake-ups"
+        ));
+    }
+    Ok(format!(
+        "{picks} explained EEVDF picks follow the rule ({kept} kept by RUN_TO_PARITY), \
+         {wakes} wake-ups, {} lines as the simulator prints them",
+        explained.lines().len()
+    ))
 }
 
 /// Round trips of the progress-line check: about 3 s of wall time.

@@ -9,17 +9,18 @@ use crate::bandwidth::PeriodTimerStart;
 use super::{BootOptions, SchedConfig, Workload};
 
 impl fmt::Display for BootOptions {
-    /// Writes the scheduler's settings, `icount=`, `trace_records=`, `dtb=
+    /// Writes the scheduler's settings, `icount=`, `trace_records=`, `explain=`, `dtb=
     /// dtb_size=` when set,
     /// then `workload=` and its options.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let flag = |on: bool| if on { 1 } else { 0 };
         write!(
             f,
-            "{} icount={} trace_records={}",
+            "{} icount={} trace_records={} explain={}",
             self.sched,
             flag(self.icount),
-            self.trace_records
+            self.trace_records,
+            self.explain
         )?;
         if let Some(dtb) = self.loaded_dtb {
             write!(f, " dtb={:#x} dtb_size={}", dtb.address, dtb.size)?;

@@ -186,7 +186,7 @@ fn options_are_written_back_as_a_full_line() {
     assert_eq!(
         defaults.to_string(),
         "sched=eevdf hz=250 hrtick=0 skew_tick=0 slice_us=4000 uclamp=auto balance=1 \
-         bw_timer=random bw_seed=0 cfs_bandwidth=0 governor=schedutil cpufreq_update=pelt sched_energy_aware=1 eas_overutilized=0 tick_seed=0 icount=0 trace_records=0 workload=demo"
+         bw_timer=random bw_seed=0 cfs_bandwidth=0 governor=schedutil cpufreq_update=pelt sched_energy_aware=1 eas_overutilized=0 tick_seed=0 icount=0 trace_records=0 explain=0 workload=demo"
     );
     let line = "workload=rtapp scenario=0x40100000 scenario_size=512 dtb=0x40180000 dtb_size=9 \
                 slice_us=2000 trace_switches=20";
@@ -194,7 +194,7 @@ fn options_are_written_back_as_a_full_line() {
     assert_eq!(
         options.to_string(),
         "sched=eevdf hz=250 hrtick=0 skew_tick=0 slice_us=2000 uclamp=auto balance=1 \
-         bw_timer=random bw_seed=0 cfs_bandwidth=0 governor=schedutil cpufreq_update=pelt sched_energy_aware=1 eas_overutilized=0 tick_seed=0 icount=0 trace_records=0 dtb=0x40180000 dtb_size=9 workload=rtapp scenario=0x40100000 scenario_size=512 \
+         bw_timer=random bw_seed=0 cfs_bandwidth=0 governor=schedutil cpufreq_update=pelt sched_energy_aware=1 eas_overutilized=0 tick_seed=0 icount=0 trace_records=0 explain=0 dtb=0x40180000 dtb_size=9 workload=rtapp scenario=0x40100000 scenario_size=512 \
          trace_switches=20 record_core=0 util_sample_us=0 util_warmup_ms=1000"
     );
     assert_eq!(BootOptions::parse(&options.to_string()), Ok(options));

@@ -21,24 +21,8 @@ use fairway_sched::task::TaskId;
 
 use super::{Simulation, TaskState};
 
-/// One candidate of a pick, as explain mode prints it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Candidate {
-    /// The task's index.
-    pub task: usize,
-    /// Its vruntime.
-    pub vruntime: u64,
-    /// Its virtual deadline (EEVDF).
-    pub deadline: u64,
-    /// `V − vruntime` of its queue (positive: owed CPU time).
-    pub lag: i64,
-    /// `lag ≥ 0`.
-    pub eligible: bool,
-    /// For the task that was running: whether RUN_TO_PARITY protects its
-    /// slice (its protected deadline is its deadline, §1.5); `None` for the
-    /// others.
-    pub protected: Option<bool>,
-}
+pub use fairway_trace::explain::Candidate;
+use fairway_trace::explain::{DomainCpuView, PlacementView};
 
 /// Explain mode's state: decisions left to explain, and what was printed.
 #[derive(Debug, Default)]
@@ -135,60 +119,21 @@ impl Simulation<'_> {
         next: Option<usize>,
     ) {
         let eevdf = self.config.policy_name == "eevdf";
-        let now = self.now;
-        let mut lines = vec![format!(
-            "explain: {now} ns cpu{cpu} pick ({}), {} candidates (V: their queue's average vruntime):",
-            if eevdf {
-                "EEVDF: the eligible task with the earliest virtual deadline"
-            } else {
-                "CFS: the smallest vruntime"
+        let lines = fairway_trace::explain::pick_lines(
+            self.now,
+            cpu,
+            eevdf,
+            &candidates,
+            |task| self.tasks[task].name.clone(),
+            |task| {
+                self.tasks[task]
+                    .result
+                    .taskgroup
+                    .as_ref()
+                    .map(|g| g.0.clone())
             },
-            candidates.len()
-        )];
-        for c in &candidates {
-            let name = &self.tasks[c.task].name;
-            let group = self.tasks[c.task]
-                .result
-                .taskgroup
-                .as_ref()
-                .map(|g| g.0.as_str());
-            // Against V (vruntime − V = −lag), in ns of virtual time: raw
-            // vruntimes start near 2^64 − 2^20, as Linux's do.
-            let v = c.vruntime.wrapping_add(c.lag as u64);
-            let rel = |x: u64| x.wrapping_sub(v) as i64;
-            let mut line = if eevdf {
-                format!(
-                    "explain:   {name:<16} vruntime V{:+} deadline V{:+} lag {:+} {}",
-                    rel(c.vruntime),
-                    rel(c.deadline),
-                    c.lag,
-                    if c.eligible {
-                        "eligible"
-                    } else {
-                        "not eligible"
-                    }
-                )
-            } else {
-                format!("explain:   {name:<16} vruntime V{:+}", rel(c.vruntime))
-            };
-            if let Some(group) = group {
-                line.push_str(&format!(" (group {group})"));
-            }
-            match (c.protected, eevdf) {
-                // pick_eevdf keeps the running task while it is eligible
-                // and its slice is protected (RUN_TO_PARITY).
-                (Some(true), true) if c.eligible => {
-                    line.push_str(" running, slice protected (RUN_TO_PARITY keeps it)");
-                }
-                (Some(_), _) => line.push_str(" running"),
-                (None, _) => {}
-            }
-            lines.push(line);
-        }
-        lines.push(format!(
-            "explain:   chose {}",
-            next.map_or("idle", |t| self.tasks[t].name.as_str())
-        ));
+            next,
+        );
         for line in lines {
             println!("{line}");
         }
@@ -210,30 +155,29 @@ impl Simulation<'_> {
         if !self.explaining() || self.balancer.is_none() {
             return;
         }
-        let now = self.now;
-        println!(
-            "explain: {now} ns wake-up of {} (last on cpu{previous}): the CPUs as placement saw them:",
-            self.tasks[task].name
-        );
-        for snapshot in self.balance_snapshots() {
-            let util = snapshot
-                .util_avg
-                .max(snapshot.util_est)
-                .min(snapshot.capacity);
-            println!(
-                "explain:   cpu{} capacity {:>4} util {:>4} spare {:>4} {} tasks{}",
-                snapshot.cpu.index(),
-                snapshot.capacity,
-                util,
-                snapshot.capacity - util,
-                snapshot.nr_running,
-                if snapshot.idle { ", idle" } else { "" }
-            );
+        let views: Vec<PlacementView> = self
+            .balance_snapshots()
+            .iter()
+            .map(|snapshot| PlacementView {
+                cpu: snapshot.cpu.index(),
+                capacity: snapshot.capacity,
+                util: snapshot
+                    .util_avg
+                    .max(snapshot.util_est)
+                    .min(snapshot.capacity),
+                nr_running: u64::from(snapshot.nr_running),
+                idle: snapshot.idle,
+            })
+            .collect();
+        let head =
+            fairway_trace::explain::wake_lines(self.now, &self.tasks[task].name, previous, &views);
+        for line in head {
+            println!("{line}");
         }
         if !estimates.is_empty() {
             self.explain_energy(task, previous, target, estimates);
         }
-        println!("explain:   chose cpu{target}");
+        println!("{}", fairway_trace::explain::chose_cpu_line(target));
         if let Some(explain) = &mut self.explain {
             explain.left -= 1;
         }
@@ -296,21 +240,21 @@ impl Simulation<'_> {
         if !self.explaining() {
             return;
         }
-        let now = self.now;
-        println!(
-            "explain: {now} ns perf domain {domain} goes to {} MHz; its CPUs:",
-            khz / 1000
-        );
-        for &cpu in cpus {
-            let snapshot = self.balance_snapshot(cpu);
-            println!(
-                "explain:   cpu{cpu} capacity {:>4} util_avg {:>4} util_est {:>4}",
-                self.cpus[cpu].capacity.capacity_orig, snapshot.util_avg, snapshot.util_est
-            );
+        let views: Vec<DomainCpuView> = cpus
+            .iter()
+            .map(|&cpu| {
+                let snapshot = self.balance_snapshot(cpu);
+                DomainCpuView {
+                    cpu,
+                    capacity_orig: u64::from(self.cpus[cpu].capacity.capacity_orig),
+                    util_avg: snapshot.util_avg,
+                    util_est: snapshot.util_est,
+                }
+            })
+            .collect();
+        for line in fairway_trace::explain::frequency_lines(self.now, domain, khz, &views) {
+            println!("{line}");
         }
-        println!(
-            "explain:   schedutil asks 1.25 x max frequency x util / capacity of the busiest CPU, rounded up to an operating point"
-        );
         if let Some(explain) = &mut self.explain {
             explain.left -= 1;
         }

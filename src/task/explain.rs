@@ -1,0 +1,167 @@
+//! Explain mode's records (`explain=N`, the runner's `--explain N`): the
+//! numbers behind the first N decisions, kept with the tracepoint records
+//! (the same per-CPU buffers, the `trace` feature) and printed by the host
+//! with the simulator's lines (`fairway_trace::explain`; docs/tracing.md,
+//! "Explain mode"). A decision is a header record and one or more records
+//! per candidate, all at the decision's instant on its CPU:
+//!
+//! - a pick among two or more fair tasks: each candidate's vruntime,
+//!   deadline and lag against its queue's V (§1.5 of
+//!   docs/linux-sched-reference.md), whether it is eligible, and for the
+//!   task that was running whether RUN_TO_PARITY protects its slice;
+//! - a wake-up's placement: each CPU's snapshot as placement read it;
+//! - a frequency change: its domain's CPUs' utilization.
+//!
+//! Reading state and changing none, explaining leaves the decisions as they
+//! are; it costs the tracepoints' load and branch when off.
+
+use core::sync::atomic::{AtomicU64, Ordering};
+
+use fairway_sched::balance::CpuSnapshot;
+
+use super::TaskId;
+use super::scheduler::CpuRunQueue;
+use super::tracepoint::{self, Kind, record, task_arg};
+
+/// Decisions left to explain.
+static LEFT: AtomicU64 = AtomicU64::new(0);
+
+/// Explains the next `decisions` decisions (boot, `explain=N`).
+pub fn set_budget(decisions: u64) {
+    LEFT.store(decisions, Ordering::Relaxed);
+}
+
+/// Whether decisions are being explained now.
+#[inline(always)]
+pub fn explaining() -> bool {
+    tracepoint::recording() && LEFT.load(Ordering::Relaxed) > 0
+}
+
+/// Takes one decision from the budget; false when it is spent.
+fn take() -> bool {
+    LEFT.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |left| {
+        left.checked_sub(1)
+    })
+    .is_ok()
+}
+
+/// The pick just made on `cpu` (its run queue `rq` locked), where
+/// `previous` was running and `next` was chosen: the fair tasks still
+/// queued, read right after the pick, when a task going to sleep has left
+/// and V is the pick's (as the simulator reads them).
+#[inline(never)]
+pub fn pick(cpu: usize, rq: &CpuRunQueue, now: u64, previous: TaskId, next: TaskId) {
+    let queue = rq.core.run_queue();
+    let Some(view) = queue.fair() else { return };
+    let candidates = || {
+        rq.members().iter().filter_map(move |&id| {
+            let entity = view.task_entity(id)?;
+            if !entity.on_rq || entity.delayed {
+                return None;
+            }
+            let v = queue.avg_vruntime(entity.queue)?;
+            Some((id, entity, v))
+        })
+    };
+    let count = candidates().count();
+    if count < 2 || !take() {
+        return;
+    }
+    let eevdf =
+        super::scheduler::config().policy == fairway_sched::boot_options::PolicyChoice::Eevdf;
+    let chosen = task_arg(next, rq.idle);
+    record(
+        now,
+        cpu,
+        Kind::ExplainPick,
+        chosen,
+        count as u16,
+        u64::from(eevdf),
+    );
+    for (id, entity, v) in candidates() {
+        let lag = v.wrapping_sub(entity.vruntime) as i64;
+        let running = id == previous;
+        let protected = entity.protected_deadline == entity.deadline;
+        let flags = u16::from(lag >= 0) | u16::from(running) << 1 | u16::from(protected) << 2;
+        record(
+            now,
+            cpu,
+            Kind::ExplainCandidate,
+            id.0,
+            flags,
+            entity.vruntime,
+        );
+        record(now, cpu, Kind::ExplainDeadline, id.0, 0, entity.deadline);
+        record(now, cpu, Kind::ExplainLag, id.0, 0, lag as u64);
+    }
+}
+
+/// A wake-up of `id` (last on `previous`) placed on `target`, with the
+/// CPUs' snapshots placement read (`snapshots`).
+#[inline(never)]
+pub fn wake(
+    id: TaskId,
+    previous: usize,
+    target: usize,
+    snapshots: impl Iterator<Item = CpuSnapshot>,
+) {
+    if !take() {
+        return;
+    }
+    let cpu = crate::arch::cpu::this_cpu();
+    let now = crate::arch::timer::now_ns();
+    record(
+        now,
+        cpu,
+        Kind::ExplainWake,
+        id.0,
+        previous as u16,
+        target as u64,
+    );
+    for snapshot in snapshots {
+        let util = snapshot
+            .util_avg
+            .max(snapshot.util_est)
+            .min(snapshot.capacity);
+        let flags = (snapshot.nr_running.min(0x7fff) as u16) | u16::from(snapshot.idle) << 15;
+        let value = snapshot.capacity << 32 | util.min(u64::from(u32::MAX));
+        record(
+            now,
+            cpu,
+            Kind::ExplainPlacement,
+            snapshot.cpu.0,
+            flags,
+            value,
+        );
+    }
+}
+
+/// A frequency change of performance domain `domain` to `khz` at `now`,
+/// with its CPUs' capacity and snapshots.
+#[inline(never)]
+pub fn frequency(
+    now: u64,
+    domain: usize,
+    khz: u64,
+    cpus: impl Iterator<Item = (u64, CpuSnapshot)> + Clone,
+) {
+    if !take() {
+        return;
+    }
+    let cpu = crate::arch::cpu::this_cpu();
+    let count = cpus.clone().count();
+    record(
+        now,
+        cpu,
+        Kind::ExplainFrequency,
+        domain as u16,
+        count as u16,
+        khz,
+    );
+    for (capacity_orig, snapshot) in cpus {
+        let value = capacity_orig << 48
+            | snapshot.util_avg.min(0xff_ffff) << 24
+            | snapshot.util_est.min(0xff_ffff);
+        record(now, cpu, Kind::ExplainDomainCpu, snapshot.cpu.0, 0, value);
+    }
+}

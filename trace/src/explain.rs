@@ -1,0 +1,161 @@
+//! Explain mode's lines (`--explain N`, docs/tracing.md, "Explain mode"):
+//! the simulator and the kernel runner print a decision with these
+//! functions, so that both show the same output for the same numbers.
+//! Each decision is a block of `explain:` lines: a pick among fair tasks
+//! (§1.4, §1.5 of docs/linux-sched-reference.md), a wake-up's placement
+//! (the CPUs as placement saw them), a frequency change (schedutil, §6.1).
+
+/// One candidate of a pick.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Candidate {
+    /// The task's index.
+    pub task: usize,
+    /// Its vruntime.
+    pub vruntime: u64,
+    /// Its virtual deadline (EEVDF).
+    pub deadline: u64,
+    /// `V − vruntime` of its queue (positive: owed CPU time).
+    pub lag: i64,
+    /// `lag ≥ 0`.
+    pub eligible: bool,
+    /// For the task that was running: whether RUN_TO_PARITY protects its
+    /// slice (its protected deadline is its deadline, §1.5); `None` for the
+    /// others.
+    pub protected: Option<bool>,
+}
+
+/// A pick on `cpu` at `now` among `candidates` (EEVDF's rule or CFS's),
+/// which chose `next` (`None`: idle). `name` names a task, `group` gives
+/// its task group when it has one.
+pub fn pick_lines(
+    now: u64,
+    cpu: usize,
+    eevdf: bool,
+    candidates: &[Candidate],
+    name: impl Fn(usize) -> String,
+    group: impl Fn(usize) -> Option<String>,
+    next: Option<usize>,
+) -> Vec<String> {
+    let mut lines = vec![format!(
+        "explain: {now} ns cpu{cpu} pick ({}), {} candidates (V: their queue's average vruntime):",
+        if eevdf {
+            "EEVDF: the eligible task with the earliest virtual deadline"
+        } else {
+            "CFS: the smallest vruntime"
+        },
+        candidates.len()
+    )];
+    for c in candidates {
+        let name = name(c.task);
+        // Against V (vruntime − V = −lag), in ns of virtual time: raw
+        // vruntimes start near 2^64 − 2^20, as Linux's do.
+        let v = c.vruntime.wrapping_add(c.lag as u64);
+        let rel = |x: u64| x.wrapping_sub(v) as i64;
+        let mut line = if eevdf {
+            format!(
+                "explain:   {name:<16} vruntime V{:+} deadline V{:+} lag {:+} {}",
+                rel(c.vruntime),
+                rel(c.deadline),
+                c.lag,
+                if c.eligible {
+                    "eligible"
+                } else {
+                    "not eligible"
+                }
+            )
+        } else {
+            format!("explain:   {name:<16} vruntime V{:+}", rel(c.vruntime))
+        };
+        if let Some(group) = group(c.task) {
+            line.push_str(&format!(" (group {group})"));
+        }
+        match (c.protected, eevdf) {
+            // pick_eevdf keeps the running task while it is eligible and
+            // its slice is protected (RUN_TO_PARITY).
+            (Some(true), true) if c.eligible => {
+                line.push_str(" running, slice protected (RUN_TO_PARITY keeps it)");
+            }
+            (Some(_), _) => line.push_str(" running"),
+            (None, _) => {}
+        }
+        lines.push(line);
+    }
+    lines.push(format!(
+        "explain:   chose {}",
+        next.map_or_else(|| "idle".to_string(), name)
+    ));
+    lines
+}
+
+/// A CPU as wake-up placement saw it (its published snapshot).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PlacementView {
+    /// The CPU.
+    pub cpu: usize,
+    /// Its capacity.
+    pub capacity: u64,
+    /// `max(util_avg, util_est)`, at most its capacity.
+    pub util: u64,
+    /// Tasks runnable there.
+    pub nr_running: u64,
+    /// Whether it was idle.
+    pub idle: bool,
+}
+
+/// The head of a wake-up's block: `task` (last on `previous`) woken at
+/// `now`, and each CPU as placement saw it. The block ends with
+/// [`chose_cpu_line`], after the energy lines under EAS.
+pub fn wake_lines(now: u64, task: &str, previous: usize, cpus: &[PlacementView]) -> Vec<String> {
+    let mut lines = vec![format!(
+        "explain: {now} ns wake-up of {task} (last on cpu{previous}): the CPUs as placement saw them:"
+    )];
+    for view in cpus {
+        lines.push(format!(
+            "explain:   cpu{} capacity {:>4} util {:>4} spare {:>4} {} tasks{}",
+            view.cpu,
+            view.capacity,
+            view.util,
+            view.capacity.saturating_sub(view.util),
+            view.nr_running,
+            if view.idle { ", idle" } else { "" }
+        ));
+    }
+    lines
+}
+
+/// The last line of a wake-up's block.
+pub fn chose_cpu_line(target: usize) -> String {
+    format!("explain:   chose cpu{target}")
+}
+
+/// A CPU of a performance domain at a frequency change.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DomainCpuView {
+    /// The CPU.
+    pub cpu: usize,
+    /// Its capacity at the highest frequency.
+    pub capacity_orig: u64,
+    /// Its `util_avg`.
+    pub util_avg: u64,
+    /// Its `util_est`.
+    pub util_est: u64,
+}
+
+/// A frequency change of performance domain `domain` to `khz` at `now`.
+pub fn frequency_lines(now: u64, domain: usize, khz: u64, cpus: &[DomainCpuView]) -> Vec<String> {
+    let mut lines = vec![format!(
+        "explain: {now} ns perf domain {domain} goes to {} MHz; its CPUs:",
+        khz / 1000
+    )];
+    for view in cpus {
+        lines.push(format!(
+            "explain:   cpu{} capacity {:>4} util_avg {:>4} util_est {:>4}",
+            view.cpu, view.capacity_orig, view.util_avg, view.util_est
+        ));
+    }
+    lines.push(
+        "explain:   schedutil asks 1.25 x max frequency x util / capacity of the busiest CPU, rounded up to an operating point"
+            .to_string(),
+    );
+    lines
+}
