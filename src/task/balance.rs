@@ -249,15 +249,30 @@ pub(super) fn select_wake_cpu(id: TaskId, prev: usize, rq: &CpuRunQueue) -> usiz
     let waker = crate::arch::cpu::this_cpu();
     let mut snapshots = Vec::new();
     fill_snapshots(&mut snapshots);
-    let placement = rq.core.select_task_rq(
-        id,
-        CpuId(waker as u16),
-        CpuMask(affinity),
-        SNAPSHOTS[waker].load_avg.load(Ordering::Relaxed),
-        topology,
-        &snapshots,
-        super::eas::context(),
-    );
+    let placement = if super::explain::explaining() && super::eas::active() {
+        // Explain mode records each energy estimate as feec makes it.
+        super::explain::task_util_est(id, rq);
+        rq.core.select_task_rq_observed(
+            id,
+            CpuId(waker as u16),
+            CpuMask(affinity),
+            SNAPSHOTS[waker].load_avg.load(Ordering::Relaxed),
+            topology,
+            &snapshots,
+            super::eas::context(),
+            super::explain::energy_estimate,
+        )
+    } else {
+        rq.core.select_task_rq(
+            id,
+            CpuId(waker as u16),
+            CpuMask(affinity),
+            SNAPSHOTS[waker].load_avg.load(Ordering::Relaxed),
+            topology,
+            &snapshots,
+            super::eas::context(),
+        )
+    };
     super::eas::count_feec(placement.feec);
     if let Some(cost) = placement.feec_cost {
         // On the waking CPU's statistics: IRQs are masked under `prev`'s lock.

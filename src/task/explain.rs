@@ -136,6 +136,45 @@ pub fn wake(
     }
 }
 
+/// Before EAS prices a wake-up of `id` (its run queue `rq` locked): the
+/// task's `task_util_est`, as `find_energy_efficient_cpu` reads it (§5.4
+/// step 4). The estimates and the wake-up's own records follow.
+#[inline(never)]
+pub fn task_util_est(id: TaskId, rq: &CpuRunQueue) {
+    let signals = rq.core.run_queue().task_signals_synced(id);
+    let cpu = crate::arch::cpu::this_cpu();
+    let now = crate::arch::timer::now_ns();
+    let util = signals.util_avg.max(signals.util_est);
+    record(now, cpu, Kind::ExplainTaskUtil, id.0, 0, util);
+}
+
+/// One energy estimate `find_energy_efficient_cpu` made (the observer of
+/// `CpuCore::select_task_rq_observed`): the numbers it gave `em_cpu_energy`
+/// and what it returned.
+pub fn energy_estimate(estimate: fairway_sched::eas::EnergyEstimate) {
+    let cpu = crate::arch::cpu::this_cpu();
+    let now = crate::arch::timer::now_ns();
+    let dst = estimate.dst.map_or(tracepoint::NO_TASK, |cpu| cpu.0);
+    let utils = estimate.max_util.min(u64::from(u32::MAX)) << 32
+        | estimate.sum_util.min(u64::from(u32::MAX));
+    record(
+        now,
+        cpu,
+        Kind::ExplainEnergy,
+        estimate.domain as u16,
+        dst,
+        estimate.energy,
+    );
+    record(
+        now,
+        cpu,
+        Kind::ExplainEnergyUtil,
+        estimate.domain as u16,
+        dst,
+        utils,
+    );
+}
+
 /// A frequency change of performance domain `domain` to `khz` at `now`,
 /// with its CPUs' capacity and snapshots.
 #[inline(never)]

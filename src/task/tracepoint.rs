@@ -96,6 +96,13 @@ pub enum Kind {
     /// CPU `a` of the domain: `value` its capacity_orig << 48 | util_avg << 24
     /// | util_est.
     ExplainDomainCpu = 24,
+    /// Before a wake-up's energy estimates: task `a`'s `task_util_est`.
+    ExplainTaskUtil = 25,
+    /// An energy estimate of domain `a` with the task on CPU `b`
+    /// ([`NO_TASK`]: without it): `value` the energy.
+    ExplainEnergy = 26,
+    /// The same estimate's `max_util << 32 | sum_util`.
+    ExplainEnergyUtil = 27,
 }
 
 /// How the previous task left the CPU at a switch (`sched_switch`'s

@@ -123,6 +123,49 @@ pub fn wake_lines(now: u64, task: &str, previous: usize, cpus: &[PlacementView])
     lines
 }
 
+/// One energy estimate `find_energy_efficient_cpu` made (§5.4).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct EnergyView {
+    /// The performance domain.
+    pub domain: usize,
+    /// Where the task was placed (`None`: without it, the base).
+    pub dst: Option<usize>,
+    /// `max_util` given to `em_cpu_energy`.
+    pub max_util: u64,
+    /// `sum_util` given to it.
+    pub sum_util: u64,
+    /// The energy it returned.
+    pub energy: u64,
+}
+
+/// A wake-up's energy lines under EAS: the task's `task_util_est`, then
+/// per domain the base and each CPU priced, in the order they were made
+/// (`previous`: the task's last CPU).
+pub fn energy_lines(task_util_est: u64, previous: usize, estimates: &[EnergyView]) -> Vec<String> {
+    let mut lines = vec![format!(
+        "explain:   find_energy_efficient_cpu (task_util_est {task_util_est}): energy = cost of the lowest efficient OPP with performance >= max_util, x sum_util (em_cpu_energy)"
+    )];
+    let mut base = 0;
+    for e in estimates {
+        let at = match e.dst {
+            None => {
+                base = e.energy;
+                "without the task".to_string()
+            }
+            Some(cpu) if cpu == previous => format!("on cpu{cpu} (prev)"),
+            Some(cpu) => format!("on cpu{cpu}"),
+        };
+        let delta = e.dst.map_or(String::new(), |_| {
+            format!(" (+{})", e.energy.wrapping_sub(base) as i64)
+        });
+        lines.push(format!(
+            "explain:   pd{} {at:<16} max_util {:>4} sum_util {:>4} energy {}{delta}",
+            e.domain, e.max_util, e.sum_util, e.energy
+        ));
+    }
+    lines
+}
+
 /// The last line of a wake-up's block.
 pub fn chose_cpu_line(target: usize) -> String {
     format!("explain:   chose cpu{target}")

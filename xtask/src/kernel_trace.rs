@@ -11,7 +11,7 @@
 
 use std::collections::BTreeMap;
 
-use fairway_trace::explain::{self, Candidate, DomainCpuView, PlacementView};
+use fairway_trace::explain::{self, Candidate, DomainCpuView, EnergyView, PlacementView};
 use fairway_trace::{
     CounterTrack, CpuSignal, Event, PrevState, Record, TaskIndex, TaskInfo, TaskSignal, Trace,
 };
@@ -135,6 +135,9 @@ pub enum Decision {
         target: usize,
         /// The CPUs as placement saw them.
         cpus: Vec<PlacementView>,
+        /// Under EAS: the task's `task_util_est` and the energy estimates
+        /// `find_energy_efficient_cpu` made, in order.
+        energy: Option<(u64, Vec<EnergyView>)>,
     },
     /// A frequency change.
     Frequency {
@@ -185,8 +188,14 @@ impl Explained {
                     previous,
                     target,
                     cpus,
+                    energy,
                 } => {
                     lines.extend(explain::wake_lines(*time_ns, &name(*task), *previous, cpus));
+                    if let Some((task_util_est, estimates)) =
+                        energy.as_ref().filter(|(_, e)| !e.is_empty())
+                    {
+                        lines.extend(explain::energy_lines(*task_util_est, *previous, estimates));
+                    }
                     lines.push(explain::chose_cpu_line(*target));
                 }
                 Decision::Frequency {
@@ -219,8 +228,32 @@ pub fn explained(lines: &[String]) -> Result<Option<Explained>, String> {
         .filter(|r| r.kind >= FIRST_EXPLAIN_KIND)
         .peekable();
     let malformed = |r: &Line| format!("a malformed explain record: {r:?}");
+    // A wake-up's energy records come before its own (feec runs inside the
+    // placement): kept for the wake-up that follows on the same CPU.
+    let mut energy: BTreeMap<usize, (u16, u64, Vec<EnergyView>)> = BTreeMap::new();
     while let Some(head) = records.next() {
         let (time_ns, cpu) = (head.time_ns, head.cpu);
+        if head.kind == 25 {
+            energy.insert(cpu, (head.a, head.value, Vec::new()));
+            continue;
+        }
+        if head.kind == 26 {
+            let utils = records
+                .next_if(|r| r.kind == 27 && r.cpu == cpu && r.a == head.a && r.b == head.b)
+                .copied()
+                .ok_or_else(|| malformed(head))?;
+            let Some((_, _, estimates)) = energy.get_mut(&cpu) else {
+                return Err(malformed(head));
+            };
+            estimates.push(EnergyView {
+                domain: usize::from(head.a),
+                dst: (head.b != NO_TASK).then_some(usize::from(head.b)),
+                max_util: utils.value >> 32,
+                sum_util: utils.value & 0xffff_ffff,
+                energy: head.value,
+            });
+            continue;
+        }
         let mut next = |kind: u8| {
             records
                 .next_if(|r| r.kind == kind && r.time_ns == time_ns && r.cpu == cpu)
@@ -262,12 +295,18 @@ pub fn explained(lines: &[String]) -> Result<Option<Explained>, String> {
                         idle: view.b & 0x8000 != 0,
                     });
                 }
+                // The estimates recorded on this CPU for this task.
+                let energy = energy
+                    .remove(&cpu)
+                    .filter(|(task, _, _)| *task == head.a)
+                    .map(|(_, util, estimates)| (util, estimates));
                 Decision::Wake {
                     time_ns,
                     task: required(head.a)?,
                     previous: usize::from(head.b),
                     target: head.value as usize,
                     cpus,
+                    energy,
                 }
             }
             23 => {
@@ -361,7 +400,7 @@ fn parse(lines: &[String]) -> Result<Option<Parsed>, String> {
 fn task_ids(record: &Line) -> Vec<u16> {
     let ids = match record.kind {
         0 | 1 => vec![record.a, record.b],
-        2..=4 | 7..=10 | 17..=21 => vec![record.a],
+        2..=4 | 7..=10 | 17..=21 | 25 => vec![record.a],
         _ => vec![],
     };
     ids.into_iter().filter(|&id| id != NO_TASK).collect()

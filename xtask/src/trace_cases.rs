@@ -198,7 +198,7 @@ const KERNEL_CASES: [KernelCase; 2] = [
         board: "juno-r2",
         cpus: 6,
         scenario: "tests/scenarios/eas-workload-a.json",
-        append: "trace_records=100000",
+        append: "trace_records=100000 explain=2000",
     },
     KernelCase {
         name: "kernel-rtapp-events-chain-4cpus",
@@ -278,7 +278,107 @@ fn kernel_case(
         .ok_or("the kernel printed no tracepoint records")?;
     let path = out.join(format!("{}.pftrace", case.name));
     std::fs::write(&path, trace.to_perfetto()).map_err(|e| format!("{}: {e}", path.display()))?;
-    check_trace(python, &path, &results)
+    let summary = check_trace(python, &path, &results)?;
+    if case.board != "juno-r2" {
+        return Ok(summary);
+    }
+    let explained =
+        crate::kernel_trace::explained(&lines)?.ok_or("the kernel printed no explain records")?;
+    Ok(format!(
+        "{summary}\n    {}",
+        check_energy_estimates(&explained)?
+    ))
+}
+
+/// juno-r2's energy model as its device tree gives it
+/// (`boards/juno-r2/cpus.dtsi`): per performance domain its CPUs, the
+/// `dynamic-power-coefficient` and the OPPs (MHz, mV).
+const JUNO_R2_DOMAINS: [(&[usize], u64, [(u64, u64); 3]); 2] = [
+    (&[0, 3, 4, 5], 140, [(450, 820), (800, 900), (950, 1000)]),
+    (&[1, 2], 450, [(600, 820), (1000, 900), (1200, 1000)]),
+];
+
+/// `em_cpu_energy` worked from the device tree's numbers by
+/// docs/linux-sched-reference.md §5.1 and §5.2, not through the kernel's
+/// energy model: a state's power is `C × mV² × MHz / 10^6` µW, its
+/// performance `cpu_cap × f / fmax`, its cost `power × 10 / performance`; a
+/// state costing at least as much as a faster one is inefficient; the
+/// energy is the cost of the lowest efficient state covering `max_util`
+/// (capped at `cpu_cap`), else the highest's, times `sum_util`.
+fn em_cpu_energy(domain: usize, cpu_cap: u64, max_util: u64, sum_util: u64) -> u64 {
+    if sum_util == 0 {
+        return 0;
+    }
+    let (_, coefficient, opps) = JUNO_R2_DOMAINS[domain];
+    let fmax = opps[2].0;
+    let states: Vec<(u64, u64)> = opps
+        .iter()
+        .map(|&(mhz, mv)| {
+            let power = coefficient * mv * mv * mhz / 1_000_000;
+            let performance = cpu_cap * mhz / fmax;
+            (performance, power * 10 / performance)
+        })
+        .collect();
+    let efficient = |i: usize| states[i + 1..].iter().all(|s| s.1 > states[i].1);
+    let max_util = max_util.min(cpu_cap);
+    let cost = (0..states.len())
+        .find(|&i| states[i].0 >= max_util && efficient(i))
+        .map_or(states[states.len() - 1].1, |i| states[i].1);
+    cost * sum_util
+}
+
+/// Each energy estimate the kernel's explain mode printed for a juno-r2
+/// wake-up is `em_cpu_energy` of its `max_util` and `sum_util`, and with
+/// the task placed `sum_util` is the base's plus `task_util_est`, at most
+/// the domain's capacity (`compute_energy`, §5.4). `sim/tests/explain_eas.rs`
+/// checks the simulator's the same way.
+fn check_energy_estimates(explained: &crate::kernel_trace::Explained) -> Result<String, String> {
+    use crate::kernel_trace::Decision;
+    let mut checked = 0;
+    for decision in &explained.decisions {
+        let Decision::Wake {
+            time_ns,
+            cpus,
+            energy: Some((task_util_est, estimates)),
+            ..
+        } = decision
+        else {
+            continue;
+        };
+        let mut base = None;
+        for e in estimates {
+            let (domain_cpus, _, _) = JUNO_R2_DOMAINS[e.domain];
+            let cpu_cap = cpus
+                .iter()
+                .find(|view| view.cpu == domain_cpus[0])
+                .map(|view| view.capacity)
+                .ok_or("a wake-up without its CPUs")?;
+            let expected = em_cpu_energy(e.domain, cpu_cap, e.max_util, e.sum_util);
+            if e.energy != expected {
+                return Err(format!(
+                    "at {time_ns} ns: {e:?}, em_cpu_energy gives {expected}"
+                ));
+            }
+            match e.dst {
+                None => base = Some(e.sum_util),
+                Some(cpu) => {
+                    let base = base.ok_or("a placed estimate before its domain's base")?;
+                    let pd_cap = cpu_cap * domain_cpus.len() as u64;
+                    let sum = (base + task_util_est).min(pd_cap);
+                    if !domain_cpus.contains(&cpu) || e.sum_util != sum {
+                        return Err(format!("at {time_ns} ns: {e:?}, sum_util should be {sum}"));
+                    }
+                }
+            }
+            checked += 1;
+        }
+    }
+    if checked < 60 {
+        return Err(format!("only {checked} energy estimates explained"));
+    }
+    Ok(format!(
+        "{checked} explained energy estimates are em_cpu_energy of juno-r2's device tree"
+    ))
 }
 
 /// The largest cost of one tracepoint record, in instructions: a record is

@@ -198,31 +198,23 @@ impl Simulation<'_> {
             .run_queue()
             .task_signals_synced(TaskId(task as u16));
         let task_util_est = signals.util_avg.max(signals.util_est);
-        println!(
-            "explain:   find_energy_efficient_cpu (task_util_est {task_util_est}): energy = cost of the lowest efficient OPP with performance >= max_util, x sum_util (em_cpu_energy)"
-        );
+        let views: Vec<fairway_trace::explain::EnergyView> = estimates
+            .iter()
+            .map(|e| fairway_trace::explain::EnergyView {
+                domain: e.domain,
+                dst: e.dst.map(|cpu| cpu.index()),
+                max_util: e.max_util,
+                sum_util: e.sum_util,
+                energy: e.energy,
+            })
+            .collect();
+        for line in fairway_trace::explain::energy_lines(task_util_est, previous, &views) {
+            println!("{line}");
+        }
         let domains = self
             .eas
             .as_ref()
             .map_or_else(Vec::new, |eas| eas.domain_cpus(self.cpus.len()));
-        let mut base = 0;
-        for e in &estimates {
-            let at = match e.dst {
-                None => {
-                    base = e.energy;
-                    "without the task".to_string()
-                }
-                Some(cpu) if cpu.index() == previous => format!("on cpu{} (prev)", cpu.index()),
-                Some(cpu) => format!("on cpu{}", cpu.index()),
-            };
-            let delta = e
-                .dst
-                .map_or(String::new(), |_| format!(" (+{})", e.energy - base));
-            println!(
-                "explain:   pd{} {at:<16} max_util {:>4} sum_util {:>4} energy {}{delta}",
-                e.domain, e.max_util, e.sum_util, e.energy
-            );
-        }
         if let Some(explain) = &mut self.explain {
             explain.wakes.push(ExplainedWake {
                 task,
