@@ -46,6 +46,7 @@ use crate::sync::IrqSpinLock;
 use crate::task::wait::Completion;
 use crate::task::{self, SpawnError, TaskId, current, current_runtime_ns, sleep_until, yield_now};
 use crate::workload::report::{CpuCounters, RunWindow};
+use crate::workload::rtapp_log;
 
 /// One task instance's results.
 #[derive(Debug, Default)]
@@ -71,6 +72,9 @@ struct Instance {
     /// instance touches them, so no other CPU ever waits for this lock (a
     /// shared map serialised every periodic task of the machine).
     unique_timers: IrqSpinLock<Vec<(String, u64)>>,
+    /// rt-app's log of its loops (`rtapp_log_rows=N`), allocated when the
+    /// instance is created; unset when logs are off.
+    rtapp_log: Once<rtapp_log::Log>,
 }
 
 impl Instance {
@@ -86,6 +90,7 @@ impl Instance {
             result: InstanceResult::default(),
             util_range: IrqSpinLock::new(None),
             unique_timers: IrqSpinLock::new(Vec::new()),
+            rtapp_log: Once::new(),
         }
     }
 
@@ -105,6 +110,8 @@ struct Run {
     /// instance's own, `Instance::unique_timers`).
     timers: IrqSpinLock<BTreeMap<String, u64>>,
     start: u64,
+    /// Rows of each instance's rt-app log (`rtapp_log_rows=N`; 0 = off).
+    log_rows: u64,
 }
 
 static RUN: Once<Run> = Once::new();
@@ -219,6 +226,9 @@ fn instance_main(index: usize) {
     }
     let mut cursor = Cursor::default();
     let mut iteration_start = now_ns();
+    // Read once: with logs off, each event below only tests this local.
+    let log = instance.rtapp_log.get();
+    let since_start = |time: u64| time.saturating_sub(run.start);
     loop {
         if STOPPED.load(Ordering::Acquire) {
             // The run's duration is over: stop here, unfinished, until the report.
@@ -240,18 +250,36 @@ fn instance_main(index: usize) {
         let now = now_ns();
         if iteration_begins {
             iteration_start = now;
+            if let Some(log) = log {
+                log.lock().loop_start(phase, since_start(now));
+            }
         }
         instance.result.events.fetch_add(1, Ordering::Relaxed);
         if let Some(us) = event.work_us() {
-            // run, mem, iorun: capacity-invariant work.
-            run_work(us);
+            // run, mem, iorun: capacity-invariant work. rt-app's logs count
+            // `run` events, not `mem` or `iorun`.
+            match log {
+                Some(log) if us > 0 && matches!(event, Event::Run { .. }) => {
+                    log.lock().run_start(us as u64, since_start(now));
+                    run_work(us);
+                    log.lock().run_end(since_start(now_ns()));
+                }
+                _ => run_work(us),
+            }
             continue;
         }
         if resource_event(run, index, event) {
             continue;
         }
         match event {
-            Event::Runtime { us } => run_wall(*us),
+            Event::Runtime { us } => match log {
+                Some(log) if *us > 0 => {
+                    log.lock().run_start(*us as u64, since_start(now));
+                    run_wall(*us);
+                    log.lock().run_end(since_start(now_ns()));
+                }
+                _ => run_wall(*us),
+            },
             Event::Sleep { us } if *us > 0 => sleep_until(now + ns(*us)),
             Event::Timer {
                 reference,
@@ -272,8 +300,16 @@ fn instance_main(index: usize) {
                     };
                     advance_grid(grid, period, now, *mode)
                 };
+                if let Some(log) = log {
+                    let period_us = period_us.unwrap_or(0).max(0) as u64;
+                    log.lock()
+                        .timer(period_us, since_start(next), since_start(now));
+                }
                 if !expired {
                     sleep_until(next);
+                    if let Some(log) = log {
+                        log.lock().running(since_start(now_ns()));
+                    }
                 } else if next < now {
                     instance
                         .result
@@ -287,10 +323,14 @@ fn instance_main(index: usize) {
             _ => {}
         }
     }
+    let finished_at = now_ns();
+    if let Some(log) = log {
+        log.lock().finish(since_start(finished_at));
+    }
     instance
         .result
         .finished_at
-        .store(now_ns(), Ordering::Relaxed);
+        .store(finished_at, Ordering::Relaxed);
     let finished = FINISHED_COUNT.fetch_add(1, Ordering::AcqRel) + 1;
     if run.scenario.global.duration_s <= 0 {
         // The last running task ends while others wait on resources: a deadlock.
@@ -540,6 +580,7 @@ fn fork(run: &Run, name: &str) {
     instance
         .name
         .call_once(|| alloc::format!("{name}-{number}"));
+    rtapp_log::allocate(&instance.rtapp_log, run.log_rows);
     let params = first_params(run, index);
     let cpu = initial_cpu(params.affinity, &queued_per_cpu());
     if let Err(error) = spawn_instance(run, index, cpu, params, None) {
@@ -807,6 +848,9 @@ pub fn run(scenario: Scenario, options: &RtAppOptions) -> Result<(), SpawnError>
         }
     }
     let started = instances.len();
+    for instance in &instances {
+        rtapp_log::allocate(&instance.rtapp_log, options.rtapp_log_rows);
+    }
     crate::task::reserve_for_spawns(started);
     INSTANCES_CREATED.store(started, Ordering::Release);
     STARTED_INSTANCES.store(started, Ordering::Release);
@@ -830,6 +874,7 @@ pub fn run(scenario: Scenario, options: &RtAppOptions) -> Result<(), SpawnError>
         start: (now_ns() + START_DELAY_NS)
             .max(RUN_START_NS)
             .next_multiple_of(crate::task::scheduler::tick_period_ns()),
+        log_rows: options.rtapp_log_rows,
     });
     if trace_limit > 0 {
         crate::task::trace::start(trace_limit);
@@ -894,6 +939,11 @@ pub fn run(scenario: Scenario, options: &RtAppOptions) -> Result<(), SpawnError>
     }
     crate::task::replay::print();
     crate::task::tracepoint::print();
+    for instance in &run.instances {
+        if let (Some(&id), Some(log)) = (instance.task.get(), instance.rtapp_log.get()) {
+            rtapp_log::print(id, log, elapsed);
+        }
+    }
     report(run, elapsed);
     REPORTED.complete();
     let _ = current();

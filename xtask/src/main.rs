@@ -26,8 +26,9 @@
 //! `--append "ARGS"`, `--dtb FILE`, `--report FILE.json` (write the end-of-run
 //! report; see `docs/report-format.md`), `--trace FILE` (a Perfetto trace of an
 //! rt-app run, from a kernel built with `--features trace`; see
-//! `docs/tracing.md`), `--verbose` (notes on what a scenario sets that has no
-//! effect here).
+//! `docs/tracing.md`), `--rtapp-logs DIR` (rt-app's per-task logs of an rt-app
+//! run, `DIR/rt-app-TASK-N.log`, as the simulator writes them), `--verbose`
+//! (notes on what a scenario sets that has no effect here).
 
 mod agree;
 mod bandwidth_cases;
@@ -45,6 +46,8 @@ mod plot;
 mod qemu;
 mod replay;
 mod report;
+mod rtapp_log_cases;
+mod rtapp_logs;
 mod test;
 mod tools;
 mod trace_cases;
@@ -59,7 +62,7 @@ use qemu::QemuConfig;
 
 fn usage() -> String {
     "usage: cargo xtask <runner KERNEL [--board NAME] [--cpus N] [--gic 2|3] [--el 1|2] [--icount] [--image] \
-     [--timeout S] [--append ARGS] [--dtb FILE] [--scenario FILE.json] [--report FILE.json] [--trace FILE] [--verbose] [--qemu-log FILE] \
+     [--timeout S] [--append ARGS] [--dtb FILE] [--scenario FILE.json] [--report FILE.json] [--trace FILE] [--rtapp-logs DIR] [--verbose] [--qemu-log FILE] \
      | report TRANSCRIPT [--json FILE] | agree TRANSCRIPT SCENARIO.json POLICY [--limit N] [--sim FILE.csv] | replay TRANSCRIPT | bandwidth-experiment KERNEL [--quick | --energy] | cpufreq-experiment KERNEL | eas-experiment KERNEL [--runs N] [--quick] | bench [--check | --check-targets] [--kernel FILE] | test [--only NAME] [--sabotage] [--no-lint] [--gaps | --groups-sweep] | lint | ensure-tools | trace-checks | plot TRACE OUT_DIR>"
         .into()
 }
@@ -181,6 +184,15 @@ fn runner(args: &[String]) -> Result<ExitCode, String> {
         Some(_) => return Err("--trace needs a file name".into()),
         None => None,
     };
+    let rtapp_logs = match options.iter().position(|a| a == "--rtapp-logs") {
+        Some(i) if i + 1 < options.len() => {
+            let path = PathBuf::from(options.remove(i + 1));
+            options.remove(i);
+            Some(path)
+        }
+        Some(_) => return Err("--rtapp-logs needs a directory".into()),
+        None => None,
+    };
     let mut config = parse_runner_options(&options)?;
     if trace_file.is_some() && !config.append.contains("trace_records=") {
         if !config.append.is_empty() {
@@ -189,6 +201,20 @@ fn runner(args: &[String]) -> Result<ExitCode, String> {
         config
             .append
             .push_str(&format!("trace_records={DEFAULT_TRACE_RECORDS}"));
+    }
+    if rtapp_logs.is_some() {
+        if config.scenario.is_none() {
+            return Err("--rtapp-logs needs --scenario FILE.json: only rt-app runs keep rt-app's logs".into());
+        }
+        if !config.append.contains("rtapp_log_rows=") {
+            if !config.append.is_empty() {
+                config.append.push(' ');
+            }
+            config.append.push_str(&format!(
+                "rtapp_log_rows={}",
+                rtapp_logs::DEFAULT_ROWS
+            ));
+        }
     }
     eprintln!(
         "xtask: booting {} on {} ({}; {} CPUs, GICv{}, EL{}{})",
@@ -220,6 +246,9 @@ fn runner(args: &[String]) -> Result<ExitCode, String> {
     let mut written = report::emit(&outcome.lines, report_json.as_deref());
     if let (Ok(()), Some(path)) = (&written, &trace_file) {
         written = write_trace(&outcome.lines, path);
+    }
+    if let (Ok(()), Some(dir)) = (&written, &rtapp_logs) {
+        written = rtapp_logs::write(&outcome.lines, dir);
     }
     if let Err(message) = written {
         eprintln!("xtask: {message}");

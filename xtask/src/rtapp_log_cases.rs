@@ -1,0 +1,4 @@
+//! placeholder
+pub fn run() -> Result<(u64, u64), String> {
+    Ok((0, 0))
+}
