@@ -7,6 +7,7 @@
 //! cargo xtask lint                      section citations resolve, rustfmt, clippy
 //! cargo xtask ensure-tools              install QEMU and dtc if missing
 //! cargo xtask trace-checks              traced simulator runs decoded by Perfetto's bindings
+//! cargo xtask rtapp-log-checks          rt-app's logs of a kernel run against the scenario and the simulator
 //! cargo xtask plot TRACE OUT_DIR        PNG and SVG charts of a traced run (docs/tracing.md)
 //! cargo xtask experiment KERNEL [LOOPS] the uclamp and group-depth sched-pipe table
 //! cargo xtask bandwidth-experiment KERNEL [--quick | --energy]
@@ -63,7 +64,7 @@ use qemu::QemuConfig;
 fn usage() -> String {
     "usage: cargo xtask <runner KERNEL [--board NAME] [--cpus N] [--gic 2|3] [--el 1|2] [--icount] [--image] \
      [--timeout S] [--append ARGS] [--dtb FILE] [--scenario FILE.json] [--report FILE.json] [--trace FILE] [--rtapp-logs DIR] [--verbose] [--qemu-log FILE] \
-     | report TRANSCRIPT [--json FILE] | agree TRANSCRIPT SCENARIO.json POLICY [--limit N] [--sim FILE.csv] | replay TRANSCRIPT | bandwidth-experiment KERNEL [--quick | --energy] | cpufreq-experiment KERNEL | eas-experiment KERNEL [--runs N] [--quick] | bench [--check | --check-targets] [--kernel FILE] | test [--only NAME] [--sabotage] [--no-lint] [--gaps | --groups-sweep] | lint | ensure-tools | trace-checks | plot TRACE OUT_DIR>"
+     | report TRANSCRIPT [--json FILE] | agree TRANSCRIPT SCENARIO.json POLICY [--limit N] [--sim FILE.csv] | replay TRANSCRIPT | bandwidth-experiment KERNEL [--quick | --energy] | cpufreq-experiment KERNEL | eas-experiment KERNEL [--runs N] [--quick] | bench [--check | --check-targets] [--kernel FILE] | test [--only NAME] [--sabotage] [--no-lint] [--gaps | --groups-sweep] | lint | ensure-tools | trace-checks | rtapp-log-checks | plot TRACE OUT_DIR>"
         .into()
 }
 
@@ -312,6 +313,15 @@ fn main() -> ExitCode {
                 ExitCode::FAILURE
             }
         }),
+        Some("rtapp-log-checks") => tools::ensure()
+            .and_then(|()| rtapp_log_cases::run())
+            .map(|(_, failed)| {
+                if failed == 0 {
+                    ExitCode::SUCCESS
+                } else {
+                    ExitCode::FAILURE
+                }
+            }),
         Some("report") => report::command(&args[1..]),
         Some("agree") => agree::command(&args[1..]),
         Some("replay") => replay::command(&args[1..]),
