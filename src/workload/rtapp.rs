@@ -250,36 +250,21 @@ fn instance_main(index: usize) {
         let now = now_ns();
         if iteration_begins {
             iteration_start = now;
-            if let Some(log) = log {
-                log.lock().loop_start(phase, since_start(now));
-            }
+        }
+        if let Some(log) = log {
+            log_event(log, event, phase, iteration_begins, since_start(now));
         }
         instance.result.events.fetch_add(1, Ordering::Relaxed);
         if let Some(us) = event.work_us() {
-            // run, mem, iorun: capacity-invariant work. rt-app's logs count
-            // `run` events, not `mem` or `iorun`.
-            match log {
-                Some(log) if us > 0 && matches!(event, Event::Run { .. }) => {
-                    log.lock().run_start(us as u64, since_start(now));
-                    run_work(us);
-                    log.lock().run_end(since_start(now_ns()));
-                }
-                _ => run_work(us),
-            }
+            // run, mem, iorun: capacity-invariant work.
+            run_work(us);
             continue;
         }
         if resource_event(run, index, event) {
             continue;
         }
         match event {
-            Event::Runtime { us } => match log {
-                Some(log) if *us > 0 => {
-                    log.lock().run_start(*us as u64, since_start(now));
-                    run_wall(*us);
-                    log.lock().run_end(since_start(now_ns()));
-                }
-                _ => run_wall(*us),
-            },
+            Event::Runtime { us } => run_wall(*us),
             Event::Sleep { us } if *us > 0 => sleep_until(now + ns(*us)),
             Event::Timer {
                 reference,
@@ -301,15 +286,10 @@ fn instance_main(index: usize) {
                     advance_grid(grid, period, now, *mode)
                 };
                 if let Some(log) = log {
-                    let period_us = period_us.unwrap_or(0).max(0) as u64;
-                    log.lock()
-                        .timer(period_us, since_start(next), since_start(now));
+                    log_timer(log, period_us.unwrap_or(0), since_start(next), since_start(now));
                 }
                 if !expired {
                     sleep_until(next);
-                    if let Some(log) = log {
-                        log.lock().running(since_start(now_ns()));
-                    }
                 } else if next < now {
                     instance
                         .result
@@ -325,7 +305,11 @@ fn instance_main(index: usize) {
     }
     let finished_at = now_ns();
     if let Some(log) = log {
-        log.lock().finish(since_start(finished_at));
+        let mut log = log.lock();
+        let end = since_start(finished_at);
+        log.run_end(end);
+        log.running(end);
+        log.finish(end);
     }
     instance
         .result
@@ -345,6 +329,33 @@ fn instance_main(index: usize) {
     }
     // Stay (asleep) until the report has read this task's figures.
     REPORTED.wait_for(1);
+}
+
+/// rt-app's log as an event starts at `now` (ns since the run's start):
+/// the event before it has ended there (a run's end; a timer's wake-up, so
+/// `wu_lat` runs to here, the executor's step after the sleep included), a
+/// loop may begin, and a `run` or `runtime` event starts (`mem` and `iorun`
+/// are not in rt-app's logs). Out of line, so that with logs off the
+/// executor's loop keeps its code and only tests the log.
+#[inline(never)]
+fn log_event(log: &rtapp_log::Log, event: &Event, phase: usize, loop_begins: bool, now: u64) {
+    let mut log = log.lock();
+    log.run_end(now);
+    log.running(now);
+    if loop_begins {
+        log.loop_start(phase, now);
+    }
+    match *event {
+        Event::Run { us } | Event::Runtime { us } if us > 0 => log.run_start(us as u64, now),
+        _ => {}
+    }
+}
+
+/// rt-app's log of a timer event at `now` expiring at `expiry` (ns since the
+/// run's start).
+#[inline(never)]
+fn log_timer(log: &rtapp_log::Log, period_us: i64, expiry: u64, now: u64) {
+    log.lock().timer(period_us.max(0) as u64, expiry, now);
 }
 
 /// A phase after the first starts: its affinity, clamps and group take effect,
