@@ -286,7 +286,12 @@ fn instance_main(index: usize) {
                     advance_grid(grid, period, now, *mode)
                 };
                 if let Some(log) = log {
-                    log_timer(log, period_us.unwrap_or(0), since_start(next), since_start(now));
+                    log_timer(
+                        log,
+                        period_us.unwrap_or(0),
+                        since_start(next),
+                        since_start(now),
+                    );
                 }
                 if !expired {
                     sleep_until(next);

@@ -205,16 +205,18 @@ fn runner(args: &[String]) -> Result<ExitCode, String> {
     }
     if rtapp_logs.is_some() {
         if config.scenario.is_none() {
-            return Err("--rtapp-logs needs --scenario FILE.json: only rt-app runs keep rt-app's logs".into());
+            return Err(
+                "--rtapp-logs needs --scenario FILE.json: only rt-app runs keep rt-app's logs"
+                    .into(),
+            );
         }
         if !config.append.contains("rtapp_log_rows=") {
             if !config.append.is_empty() {
                 config.append.push(' ');
             }
-            config.append.push_str(&format!(
-                "rtapp_log_rows={}",
-                rtapp_logs::DEFAULT_ROWS
-            ));
+            config
+                .append
+                .push_str(&format!("rtapp_log_rows={}", rtapp_logs::DEFAULT_ROWS));
         }
     }
     eprintln!(

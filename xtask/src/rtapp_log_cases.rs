@@ -69,7 +69,14 @@ fn build_kernel() -> Result<PathBuf, String> {
     let root = workspace_root();
     let output = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
         .current_dir(&root)
-        .args(["build", "--release", "--package", "fairway", "--bin", "fairway"])
+        .args([
+            "build",
+            "--release",
+            "--package",
+            "fairway",
+            "--bin",
+            "fairway",
+        ])
         .stdin(Stdio::null())
         .output()
         .map_err(|e| format!("cargo: {e}"))?;
@@ -145,7 +152,9 @@ fn within(k: usize, field: &str, value: i64, low: i64, high: i64) -> Result<(), 
     if (low..=high).contains(&value) {
         Ok(())
     } else {
-        Err(format!("row {k}: {field} {value} µs outside {low}..={high}"))
+        Err(format!(
+            "row {k}: {field} {value} µs outside {low}..={high}"
+        ))
     }
 }
 
@@ -173,20 +182,41 @@ fn periodic_alone(kernel: &Path) -> Result<String, String> {
         ];
         for (field, value) in fixed {
             if row[field] != value {
-                return Err(format!("row {k}: field {field} is {}, not {value}", row[field]));
+                return Err(format!(
+                    "row {k}: field {field} is {}, not {value}",
+                    row[field]
+                ));
             }
         }
         if row[REL_ST] != row[START] {
             return Err(format!("row {k}: rel_st {} is not start", row[REL_ST]));
         }
         // Times are truncated to µs one by one: a difference is off by 1.
-        within(k, "period (end - start)", row[PERIOD] - (row[END] - row[START]), -1, 1)?;
+        within(
+            k,
+            "period (end - start)",
+            row[PERIOD] - (row[END] - row[START]),
+            -1,
+            1,
+        )?;
         // The timer's grid is one period apart from the first start (the
         // relative timer restarts only on an overrun, and there is none):
         // each loop starts its wake-up latency after its expiry.
         let expiry = start0 + PERIOD_US * k as i64;
-        within(k, "start past its expiry", row[START] - expiry, 0, OVERHEAD_US)?;
-        within(k, "end past the next expiry", row[END] - expiry - PERIOD_US, -1, OVERHEAD_US)?;
+        within(
+            k,
+            "start past its expiry",
+            row[START] - expiry,
+            0,
+            OVERHEAD_US,
+        )?;
+        within(
+            k,
+            "end past the next expiry",
+            row[END] - expiry - PERIOD_US,
+            -1,
+            OVERHEAD_US,
+        )?;
         within(k, "run", row[RUN], RUN_US, RUN_US + OVERHEAD_US)?;
         within(k, "wu_lat", row[WU_LAT], 0, OVERHEAD_US)?;
         // slack: the expiry less the timer event's time, the loop's start
@@ -219,8 +249,20 @@ fn periodic_alone(kernel: &Path) -> Result<String, String> {
         ));
     }
     for (k, (kernel_row, sim_row)) in rows.iter().zip(&sim).enumerate() {
-        within(k, "start less the simulator's", kernel_row[START] - sim_row[START], 0, 2 * OVERHEAD_US)?;
-        within(k, "slack less the simulator's", sim_row[SLACK] - kernel_row[SLACK], 0, 2 * OVERHEAD_US)?;
+        within(
+            k,
+            "start less the simulator's",
+            kernel_row[START] - sim_row[START],
+            0,
+            2 * OVERHEAD_US,
+        )?;
+        within(
+            k,
+            "slack less the simulator's",
+            sim_row[SLACK] - kernel_row[SLACK],
+            0,
+            2 * OVERHEAD_US,
+        )?;
     }
     Ok(format!(
         "{} rows as the simulator's; first start {start0} µs; wu_lat at most {worst_wu_lat} µs; \
@@ -241,7 +283,9 @@ fn log_full(kernel: &Path) -> Result<String, String> {
             if error.contains("rtapp_log_rows=") && error.contains(&dropped) {
                 Ok(error)
             } else {
-                Err(format!("the error does not say rtapp_log_rows= and {dropped}: {error}"))
+                Err(format!(
+                    "the error does not say rtapp_log_rows= and {dropped}: {error}"
+                ))
             }
         }
     }

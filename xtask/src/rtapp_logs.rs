@@ -211,7 +211,10 @@ rtapp-log: 7 0 20000 20000000 0 20000000 0 -3000000 20000 16000 0
              rtapp-log-task: 7 rows=0 dropped=0\n{REPORT}"
         );
         let error = from_lines(&lines(&lost)).unwrap_err();
-        assert!(error.contains("announced 2 rt-app log rows, 1 arrived"), "{error}");
+        assert!(
+            error.contains("announced 2 rt-app log rows, 1 arrived"),
+            "{error}"
+        );
         let short = "rtapp-log: 5 0 1 1 0 1 0 0 1 0".to_string();
         assert!(from_lines(&[short]).unwrap_err().contains("malformed"));
     }
@@ -235,7 +238,10 @@ rtapp-log-task: 7 rows=0 dropped=0
         let row: Vec<&str> = a.lines().nth(1).unwrap().split_whitespace().collect();
         assert_eq!(
             row,
-            ["1", "4000", "4000", "16000", "16000", "32000", "16000", "12000", "4000", "16000", "0"]
+            [
+                "1", "4000", "4000", "16000", "16000", "32000", "16000", "12000", "4000", "16000",
+                "0"
+            ]
         );
     }
 }
