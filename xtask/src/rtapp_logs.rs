@@ -51,6 +51,9 @@ fn parse_row(rest: &str, line: &str) -> Result<(u16, RtappLogRow), String> {
     ))
 }
 
+/// A reported task's name and its log's rows.
+pub type TaskLog = (String, Vec<RtappLogRow>);
+
 /// One task's log as the kernel announced it: rows printed, rows dropped.
 struct Announced {
     rows: u64,
@@ -61,7 +64,7 @@ struct Announced {
 /// report's order, with its name; `None` when the kernel printed none (it
 /// ran without `rtapp_log_rows=`). A task whose log filled up (`dropped`),
 /// or whose rows did not all arrive, is an error naming `rtapp_log_rows=`.
-pub fn from_lines(lines: &[String]) -> Result<Option<Vec<(String, Vec<RtappLogRow>)>>, String> {
+pub fn from_lines(lines: &[String]) -> Result<Option<Vec<TaskLog>>, String> {
     let mut announced: BTreeMap<u16, Announced> = BTreeMap::new();
     let mut rows: BTreeMap<u16, Vec<RtappLogRow>> = BTreeMap::new();
     for line in lines {
