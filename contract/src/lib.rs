@@ -28,10 +28,13 @@
 //!   state machine both sides run, and the binary wire format the kernel receives.
 //! - [`report`]: the kernel side of the report's line protocol
 //!   (`docs/report-format.md`).
+//! - [`rtapp_log`]: rt-app's per-task logs, the rows both the simulator and the
+//!   kernel's rt-app executor record (docs/tracing.md, "rt-app's logs").
 #![no_std]
 #![forbid(unsafe_code)]
 
 extern crate alloc;
 
 pub mod report;
+pub mod rtapp_log;
 pub mod scenario;

@@ -32,6 +32,10 @@ pub const MAX_TRACE_SWITCHES: u64 = 200_000;
 /// recording starts (24 bytes a record, so 24 MiB a CPU at most).
 pub const MAX_TRACE_RECORDS: u64 = 1_000_000;
 
+/// The largest `rtapp_log_rows`: each rt-app task's log is allocated when
+/// the run starts (80 bytes a row, so 80 MB a task at most).
+pub const MAX_RTAPP_LOG_ROWS: u64 = 1_000_000;
+
 /// The largest `record_core`: each CPU's record buffer is allocated at boot
 /// (80 bytes a record).
 pub const MAX_RECORD_CORE: u64 = 200_000;
@@ -363,6 +367,10 @@ pub struct RtAppOptions {
     pub util_sample_us: u64,
     /// `util_warmup_ms=M`: start sampling M ms into the run.
     pub util_warmup_ms: u64,
+    /// `rtapp_log_rows=N`: keep rt-app's per-task log, up to N rows (loops
+    /// of a phase) per task, and print it at the end (the runner's
+    /// `--rtapp-logs DIR`; 0 = off).
+    pub rtapp_log_rows: u64,
 }
 
 /// `workload=sched-pipe` options.
@@ -498,7 +506,7 @@ impl fmt::Display for BootOptionError<'_> {
 }
 
 /// The option keys Fairway knows.
-const KEYS: [&str; 33] = [
+const KEYS: [&str; 34] = [
     "sched",
     "hz",
     "hrtick",
@@ -526,6 +534,7 @@ const KEYS: [&str; 33] = [
     "record_core",
     "util_sample_us",
     "util_warmup_ms",
+    "rtapp_log_rows",
     "loops",
     "pinned",
     "depth",
@@ -654,13 +663,14 @@ fn error(word: &str, problem: Problem) -> BootOptionError<'_> {
     BootOptionError { word, problem }
 }
 
-const RTAPP_KEYS: [&str; 6] = [
+const RTAPP_KEYS: [&str; 7] = [
     "scenario",
     "scenario_size",
     "trace_switches",
     "record_core",
     "util_sample_us",
     "util_warmup_ms",
+    "rtapp_log_rows",
 ];
 const SCHED_PIPE_KEYS: [&str; 3] = ["pinned", "depth", "quota_us"];
 const HACKBENCH_KEYS: [&str; 2] = ["groups", "fds"];
@@ -700,6 +710,7 @@ impl BootOptions {
                     record_core: words.number("record_core", 0, 0, MAX_RECORD_CORE)?,
                     util_sample_us: words.number("util_sample_us", 0, 0, 10_000_000)?,
                     util_warmup_ms: words.number("util_warmup_ms", 1000, 0, 3_600_000)?,
+                    rtapp_log_rows: words.number("rtapp_log_rows", 0, 0, MAX_RTAPP_LOG_ROWS)?,
                 })
             }
             "sched-pipe" => {

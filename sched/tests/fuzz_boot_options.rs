@@ -19,7 +19,7 @@ use fairway_sched::boot_options::{
 };
 use fairway_sched::schedutil::{Governor, UpdateSites};
 
-const KEYS: [&str; 39] = [
+const KEYS: [&str; 40] = [
     "sched",
     "hz",
     "hrtick",
@@ -47,6 +47,7 @@ const KEYS: [&str; 39] = [
     "record_core",
     "util_sample_us",
     "util_warmup_ms",
+    "rtapp_log_rows",
     "loops",
     "pinned",
     "depth",
@@ -152,16 +153,25 @@ fn options() -> impl Strategy<Value = BootOptions> {
             0..=200_000u64,
             0..=200_000u64,
             0..=10_000_000u64,
-            0..=3_600_000u64
+            0..=3_600_000u64,
+            0..=1_000_000u64
         )
             .prop_map(
-                |(scenario, trace_switches, record_core, util_sample_us, util_warmup_ms)| {
+                |(
+                    scenario,
+                    trace_switches,
+                    record_core,
+                    util_sample_us,
+                    util_warmup_ms,
+                    rtapp_log_rows,
+                )| {
                     Workload::RtApp(RtAppOptions {
                         scenario,
                         trace_switches,
                         record_core,
                         util_sample_us,
                         util_warmup_ms,
+                        rtapp_log_rows,
                     })
                 }
             ),

@@ -439,14 +439,12 @@ pub fn run(options: &Options) -> Result<(), SimError> {
         out.flush()?;
     }
     if let (Some(dir), Some(logs)) = (&options.rtapp_logs, &results.rtapp_logs) {
-        std::fs::create_dir_all(dir).map_err(|e| SimError::Config(format!("{dir}: {e}")))?;
-        for (index, task) in results.tasks.iter().enumerate() {
-            let path = format!("{dir}/rt-app-{}-{index}.log", task.name);
-            let mut out = create(&path)?;
+        let tasks = results.tasks.iter().enumerate().map(|(index, task)| {
             let rows = logs.get(index).map_or(&[][..], Vec::as_slice);
-            crate::rtapp_log::write_log(&mut *out, index, rows)?;
-            out.flush()?;
-        }
+            (task.name.as_str(), rows)
+        });
+        crate::rtapp_log::write_logs(std::path::Path::new(dir), tasks)
+            .map_err(|e| SimError::Config(format!("--rtapp-logs: {e}")))?;
     }
     if let (Some(path), Some(trace)) = (&options.trace, &results.trace) {
         let mut out = create(path)?;

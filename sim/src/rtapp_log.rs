@@ -3,112 +3,14 @@
 //! (docs/tracing.md, "rt-app's logs"): `idx` (the thread's index), `perf`,
 //! `run`, `period`, `start`, `end`, `rel_st`, `slack`, `c_duration`,
 //! `c_period`, `wu_lat`, times in µs, whitespace separated, under a
-//! `#`-header naming them.
+//! `#`-header naming them. The rows come from the state machine the kernel
+//! shares (`fairway_contract::rtapp_log`); the files are written here, for
+//! the simulator and for the kernel runner's `--rtapp-logs` (xtask).
 
 use std::io::{self, Write};
+use std::path::Path;
 
-/// One loop of one phase.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct RtappLogRow {
-    /// The phase's index (rt-app's `idx` column is the thread's index
-    /// instead; [`write_log`] writes that).
-    pub phase: usize,
-    /// Work done: the loop's `run` and `runtime` events (not `mem` or
-    /// `iorun`, as rt-app), in µs of the
-    /// reference CPU at full speed (rt-app counts calibrated busy loops;
-    /// Fairway's work is defined in µs, so this is its unit).
-    pub perf: u64,
-    /// Time from each run event's start to its end, summed (preemption
-    /// included), ns.
-    pub run_ns: u64,
-    /// When the loop started and ended, ns since the run's start.
-    pub start_ns: u64,
-    /// See [`RtappLogRow::start_ns`].
-    pub end_ns: u64,
-    /// `start` less the run's start (rt-app's `t_start − main_app_start`):
-    /// with the run starting at 0, `start` itself, ns.
-    pub rel_st_ns: u64,
-    /// The loop's last timer event: time from the event to the timer's
-    /// expiry, negative for an expiry already passed (an overrun), ns.
-    /// (rt-app sums it over the loop's timers with `cumulative_slack`,
-    /// which Fairway does not model.)
-    pub slack_ns: i64,
-    /// The run events' configured durations, summed, µs.
-    pub c_duration_us: u64,
-    /// The timer events' periods, summed, µs.
-    pub c_period_us: u64,
-    /// The loop's last timer event: from the expiry to the task running
-    /// again; 0 after an overrun (as rt-app resets it), ns.
-    pub wu_lat_ns: u64,
-}
-
-/// The loop a task is in, and its events in flight.
-#[derive(Clone, Debug, Default)]
-pub(crate) struct RtappLog {
-    /// The loop in progress.
-    open: Option<RtappLogRow>,
-    /// The run event in progress: when it started and its work, µs.
-    run: Option<(u64, u64)>,
-    /// The expiry the task sleeps until, after a timer event.
-    expiry: Option<u64>,
-    /// The loops completed.
-    pub(crate) rows: Vec<RtappLogRow>,
-}
-
-impl RtappLog {
-    /// A loop of `phase` starts at `now`; the one before, if any, ends.
-    pub(crate) fn loop_start(&mut self, phase: usize, now: u64) {
-        self.finish(now);
-        self.open = Some(RtappLogRow {
-            phase,
-            start_ns: now,
-            rel_st_ns: now,
-            ..RtappLogRow::default()
-        });
-    }
-
-    /// The task's program ended (or the loop in progress closes) at `now`.
-    pub(crate) fn finish(&mut self, now: u64) {
-        if let Some(mut row) = self.open.take() {
-            row.end_ns = now;
-            self.rows.push(row);
-        }
-    }
-
-    /// A run event of `us` µs starts.
-    pub(crate) fn run_start(&mut self, us: u64, now: u64) {
-        if let Some(row) = &mut self.open {
-            row.c_duration_us += us;
-        }
-        self.run = Some((now, us));
-    }
-
-    /// The run event in progress ends.
-    pub(crate) fn run_end(&mut self, now: u64) {
-        if let (Some((started, us)), Some(row)) = (self.run.take(), &mut self.open) {
-            row.run_ns += now - started;
-            row.perf += us;
-        }
-    }
-
-    /// A timer event at `now` with `period_us`, expiring at `expiry` (maybe
-    /// already passed).
-    pub(crate) fn timer(&mut self, period_us: u64, expiry: u64, now: u64) {
-        if let Some(row) = &mut self.open {
-            row.c_period_us += period_us;
-            row.slack_ns = expiry as i64 - now as i64;
-            row.wu_lat_ns = 0;
-        }
-        self.expiry = (expiry > now).then_some(expiry);
-    }
-
-    /// The task runs again at `now` (a switch in).
-    pub(crate) fn running(&mut self, now: u64) {
-        if let (Some(expiry), Some(row)) = (self.expiry.take(), &mut self.open) {
-            row.wu_lat_ns = now.saturating_sub(expiry);
-        }
-    }
-}
+pub use fairway_contract::rtapp_log::{RtappLog, RtappLogRow};
 
 /// rt-app's header line.
 pub const HEADER: &str = "#idx\t    perf\t     run\t  period\t           start\t             end\t          rel_st\t     slack\tc_duration\t  c_period\t    wu_lat";
@@ -133,6 +35,27 @@ pub fn write_log(out: &mut dyn Write, thread: usize, rows: &[RtappLogRow]) -> io
             row.c_period_us,
             us(row.wu_lat_ns),
         )?;
+    }
+    Ok(())
+}
+
+/// Writes one log per task into `dir` (created if missing):
+/// `DIR/rt-app-NAME-N.log`, N the task's index in the results, as rt-app
+/// names its logs after the thread. A task without rows gets the header
+/// alone.
+pub fn write_logs<'a>(
+    dir: &Path,
+    tasks: impl IntoIterator<Item = (&'a str, &'a [RtappLogRow])>,
+) -> io::Result<()> {
+    std::fs::create_dir_all(dir)
+        .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", dir.display())))?;
+    for (index, (name, rows)) in tasks.into_iter().enumerate() {
+        let path = dir.join(format!("rt-app-{name}-{index}.log"));
+        let file = std::fs::File::create(&path)
+            .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
+        let mut out = io::BufWriter::new(file);
+        write_log(&mut out, index, rows)?;
+        out.flush()?;
     }
     Ok(())
 }

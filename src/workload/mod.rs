@@ -7,6 +7,7 @@ pub mod hackbench;
 pub mod limits;
 pub mod report;
 pub mod rtapp;
+pub mod rtapp_log;
 pub mod sched_pipe;
 
 /// The rate at which CPU `cpu` does work now, × 2^20: its capacity times its

@@ -46,6 +46,7 @@ use crate::sync::IrqSpinLock;
 use crate::task::wait::Completion;
 use crate::task::{self, SpawnError, TaskId, current, current_runtime_ns, sleep_until, yield_now};
 use crate::workload::report::{CpuCounters, RunWindow};
+use crate::workload::rtapp_log;
 
 /// One task instance's results.
 #[derive(Debug, Default)]
@@ -71,6 +72,9 @@ struct Instance {
     /// instance touches them, so no other CPU ever waits for this lock (a
     /// shared map serialised every periodic task of the machine).
     unique_timers: IrqSpinLock<Vec<(String, u64)>>,
+    /// rt-app's log of its loops (`rtapp_log_rows=N`), allocated when the
+    /// instance is created; unset when logs are off.
+    rtapp_log: Once<rtapp_log::Log>,
 }
 
 impl Instance {
@@ -86,6 +90,7 @@ impl Instance {
             result: InstanceResult::default(),
             util_range: IrqSpinLock::new(None),
             unique_timers: IrqSpinLock::new(Vec::new()),
+            rtapp_log: Once::new(),
         }
     }
 
@@ -105,6 +110,8 @@ struct Run {
     /// instance's own, `Instance::unique_timers`).
     timers: IrqSpinLock<BTreeMap<String, u64>>,
     start: u64,
+    /// Rows of each instance's rt-app log (`rtapp_log_rows=N`; 0 = off).
+    log_rows: u64,
 }
 
 static RUN: Once<Run> = Once::new();
@@ -219,6 +226,9 @@ fn instance_main(index: usize) {
     }
     let mut cursor = Cursor::default();
     let mut iteration_start = now_ns();
+    // Read once: with logs off, each event below only tests this local.
+    let log = instance.rtapp_log.get();
+    let since_start = |time: u64| time.saturating_sub(run.start);
     loop {
         if STOPPED.load(Ordering::Acquire) {
             // The run's duration is over: stop here, unfinished, until the report.
@@ -240,6 +250,9 @@ fn instance_main(index: usize) {
         let now = now_ns();
         if iteration_begins {
             iteration_start = now;
+        }
+        if let Some(log) = log {
+            log_event(log, event, phase, iteration_begins, since_start(now));
         }
         instance.result.events.fetch_add(1, Ordering::Relaxed);
         if let Some(us) = event.work_us() {
@@ -272,6 +285,14 @@ fn instance_main(index: usize) {
                     };
                     advance_grid(grid, period, now, *mode)
                 };
+                if let Some(log) = log {
+                    log_timer(
+                        log,
+                        period_us.unwrap_or(0),
+                        since_start(next),
+                        since_start(now),
+                    );
+                }
                 if !expired {
                     sleep_until(next);
                 } else if next < now {
@@ -287,10 +308,18 @@ fn instance_main(index: usize) {
             _ => {}
         }
     }
+    let finished_at = now_ns();
+    if let Some(log) = log {
+        let mut log = log.lock();
+        let end = since_start(finished_at);
+        log.run_end(end);
+        log.running(end);
+        log.finish(end);
+    }
     instance
         .result
         .finished_at
-        .store(now_ns(), Ordering::Relaxed);
+        .store(finished_at, Ordering::Relaxed);
     let finished = FINISHED_COUNT.fetch_add(1, Ordering::AcqRel) + 1;
     if run.scenario.global.duration_s <= 0 {
         // The last running task ends while others wait on resources: a deadlock.
@@ -305,6 +334,33 @@ fn instance_main(index: usize) {
     }
     // Stay (asleep) until the report has read this task's figures.
     REPORTED.wait_for(1);
+}
+
+/// rt-app's log as an event starts at `now` (ns since the run's start):
+/// the event before it has ended there (a run's end; a timer's wake-up, so
+/// `wu_lat` runs to here, the executor's step after the sleep included), a
+/// loop may begin, and a `run` or `runtime` event starts (`mem` and `iorun`
+/// are not in rt-app's logs). Out of line, so that with logs off the
+/// executor's loop keeps its code and only tests the log.
+#[inline(never)]
+fn log_event(log: &rtapp_log::Log, event: &Event, phase: usize, loop_begins: bool, now: u64) {
+    let mut log = log.lock();
+    log.run_end(now);
+    log.running(now);
+    if loop_begins {
+        log.loop_start(phase, now);
+    }
+    match *event {
+        Event::Run { us } | Event::Runtime { us } if us > 0 => log.run_start(us as u64, now),
+        _ => {}
+    }
+}
+
+/// rt-app's log of a timer event at `now` expiring at `expiry` (ns since the
+/// run's start).
+#[inline(never)]
+fn log_timer(log: &rtapp_log::Log, period_us: i64, expiry: u64, now: u64) {
+    log.lock().timer(period_us.max(0) as u64, expiry, now);
 }
 
 /// A phase after the first starts: its affinity, clamps and group take effect,
@@ -540,6 +596,7 @@ fn fork(run: &Run, name: &str) {
     instance
         .name
         .call_once(|| alloc::format!("{name}-{number}"));
+    rtapp_log::allocate(&instance.rtapp_log, run.log_rows);
     let params = first_params(run, index);
     let cpu = initial_cpu(params.affinity, &queued_per_cpu());
     if let Err(error) = spawn_instance(run, index, cpu, params, None) {
@@ -807,6 +864,9 @@ pub fn run(scenario: Scenario, options: &RtAppOptions) -> Result<(), SpawnError>
         }
     }
     let started = instances.len();
+    for instance in &instances {
+        rtapp_log::allocate(&instance.rtapp_log, options.rtapp_log_rows);
+    }
     crate::task::reserve_for_spawns(started);
     INSTANCES_CREATED.store(started, Ordering::Release);
     STARTED_INSTANCES.store(started, Ordering::Release);
@@ -830,6 +890,7 @@ pub fn run(scenario: Scenario, options: &RtAppOptions) -> Result<(), SpawnError>
         start: (now_ns() + START_DELAY_NS)
             .max(RUN_START_NS)
             .next_multiple_of(crate::task::scheduler::tick_period_ns()),
+        log_rows: options.rtapp_log_rows,
     });
     if trace_limit > 0 {
         crate::task::trace::start(trace_limit);
@@ -894,6 +955,11 @@ pub fn run(scenario: Scenario, options: &RtAppOptions) -> Result<(), SpawnError>
     }
     crate::task::replay::print();
     crate::task::tracepoint::print();
+    for instance in &run.instances {
+        if let (Some(&id), Some(log)) = (instance.task.get(), instance.rtapp_log.get()) {
+            rtapp_log::print(id, log, elapsed);
+        }
+    }
     report(run, elapsed);
     REPORTED.complete();
     let _ = current();

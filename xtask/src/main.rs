@@ -7,6 +7,7 @@
 //! cargo xtask lint                      section citations resolve, rustfmt, clippy
 //! cargo xtask ensure-tools              install QEMU and dtc if missing
 //! cargo xtask trace-checks              traced simulator runs decoded by Perfetto's bindings
+//! cargo xtask rtapp-log-checks          rt-app's logs of a kernel run against the scenario and the simulator
 //! cargo xtask plot TRACE OUT_DIR        PNG and SVG charts of a traced run (docs/tracing.md)
 //! cargo xtask experiment KERNEL [LOOPS] the uclamp and group-depth sched-pipe table
 //! cargo xtask bandwidth-experiment KERNEL [--quick | --energy]
@@ -27,8 +28,10 @@
 //! report; see `docs/report-format.md`), `--trace FILE` (a Perfetto trace of an
 //! rt-app run, from a kernel built with `--features trace`; see
 //! `docs/tracing.md`), `--explain N` (why the first N decisions were made, as
-//! the simulator prints it; the same kernel), `--verbose` (notes on what a scenario sets that has no
-//! effect here).
+//! the simulator prints it; the same kernel), `--rtapp-logs DIR` (rt-app's
+//! per-task logs of an rt-app run, `DIR/rt-app-TASK-N.log`, as the simulator
+//! writes them), `--verbose` (notes on what a scenario sets that has no effect
+//! here).
 
 mod agree;
 mod bandwidth_cases;
@@ -47,6 +50,8 @@ mod progress;
 mod qemu;
 mod replay;
 mod report;
+mod rtapp_log_cases;
+mod rtapp_logs;
 mod test;
 mod tools;
 mod trace_cases;
@@ -61,8 +66,8 @@ use qemu::QemuConfig;
 
 fn usage() -> String {
     "usage: cargo xtask <runner KERNEL [--board NAME] [--cpus N] [--gic 2|3] [--el 1|2] [--icount] [--image] \
-     [--timeout S] [--append ARGS] [--dtb FILE] [--scenario FILE.json] [--report FILE.json] [--trace FILE] [--explain N] [--verbose] [--qemu-log FILE] \
-     | report TRANSCRIPT [--json FILE] | agree TRANSCRIPT SCENARIO.json POLICY [--limit N] [--sim FILE.csv] | replay TRANSCRIPT | bandwidth-experiment KERNEL [--quick | --energy] | cpufreq-experiment KERNEL | eas-experiment KERNEL [--runs N] [--quick] | bench [--check | --check-targets] [--kernel FILE] | test [--only NAME] [--sabotage] [--no-lint] [--gaps | --groups-sweep] | lint | ensure-tools | trace-checks | plot TRACE OUT_DIR>"
+     [--timeout S] [--append ARGS] [--dtb FILE] [--scenario FILE.json] [--report FILE.json] [--trace FILE] [--explain N] [--rtapp-logs DIR] [--verbose] [--qemu-log FILE] \
+     | report TRANSCRIPT [--json FILE] | agree TRANSCRIPT SCENARIO.json POLICY [--limit N] [--sim FILE.csv] | replay TRANSCRIPT | bandwidth-experiment KERNEL [--quick | --energy] | cpufreq-experiment KERNEL | eas-experiment KERNEL [--runs N] [--quick] | bench [--check | --check-targets] [--kernel FILE] | test [--only NAME] [--sabotage] [--no-lint] [--gaps | --groups-sweep] | lint | ensure-tools | trace-checks | rtapp-log-checks | plot TRACE OUT_DIR>"
         .into()
 }
 
@@ -200,6 +205,15 @@ fn runner(args: &[String]) -> Result<ExitCode, String> {
         Some(_) => return Err("--explain needs the number of decisions to explain".into()),
         None => None,
     };
+    let rtapp_logs = match options.iter().position(|a| a == "--rtapp-logs") {
+        Some(i) if i + 1 < options.len() => {
+            let path = PathBuf::from(options.remove(i + 1));
+            options.remove(i);
+            Some(path)
+        }
+        Some(_) => return Err("--rtapp-logs needs a directory".into()),
+        None => None,
+    };
     let mut config = parse_runner_options(&options)?;
     if let Some(count) = explain {
         config.append.push_str(&format!(" explain={count}"));
@@ -212,6 +226,22 @@ fn runner(args: &[String]) -> Result<ExitCode, String> {
         config
             .append
             .push_str(&format!("trace_records={DEFAULT_TRACE_RECORDS}"));
+    }
+    if rtapp_logs.is_some() {
+        if config.scenario.is_none() {
+            return Err(
+                "--rtapp-logs needs --scenario FILE.json: only rt-app runs keep rt-app's logs"
+                    .into(),
+            );
+        }
+        if !config.append.contains("rtapp_log_rows=") {
+            if !config.append.is_empty() {
+                config.append.push(' ');
+            }
+            config
+                .append
+                .push_str(&format!("rtapp_log_rows={}", rtapp_logs::DEFAULT_ROWS));
+        }
     }
     eprintln!(
         "xtask: booting {} on {} ({}; {} CPUs, GICv{}, EL{}{})",
@@ -269,6 +299,9 @@ fn runner(args: &[String]) -> Result<ExitCode, String> {
             }
             Ok(())
         });
+    }
+    if let (Ok(()), Some(dir)) = (&written, &rtapp_logs) {
+        written = rtapp_logs::write(&outcome.lines, dir);
     }
     if let Err(message) = written {
         eprintln!("xtask: {message}");
@@ -332,6 +365,15 @@ fn main() -> ExitCode {
                 ExitCode::FAILURE
             }
         }),
+        Some("rtapp-log-checks") => tools::ensure()
+            .and_then(|()| rtapp_log_cases::run())
+            .map(|(_, failed)| {
+                if failed == 0 {
+                    ExitCode::SUCCESS
+                } else {
+                    ExitCode::FAILURE
+                }
+            }),
         Some("report") => report::command(&args[1..]),
         Some("agree") => agree::command(&args[1..]),
         Some("replay") => replay::command(&args[1..]),

@@ -1326,6 +1326,9 @@ pub fn run(args: &[String]) -> Result<ExitCode, String> {
         let (trace_passed, trace_failed) = crate::trace_cases::run()?;
         passed += trace_passed;
         failed += trace_failed;
+        let (log_passed, log_failed) = crate::rtapp_log_cases::run()?;
+        passed += log_passed;
+        failed += log_failed;
     }
     let images = build_images()?;
     let all = if gaps {

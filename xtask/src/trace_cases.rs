@@ -290,10 +290,14 @@ fn kernel_case(
     ))
 }
 
+/// A performance domain's CPUs, `dynamic-power-coefficient` and OPPs (MHz,
+/// mV).
+type EnergyModel = (&'static [usize], u64, [(u64, u64); 3]);
+
 /// juno-r2's energy model as its device tree gives it
 /// (`boards/juno-r2/cpus.dtsi`): per performance domain its CPUs, the
 /// `dynamic-power-coefficient` and the OPPs (MHz, mV).
-const JUNO_R2_DOMAINS: [(&[usize], u64, [(u64, u64); 3]); 2] = [
+const JUNO_R2_DOMAINS: [EnergyModel; 2] = [
     (&[0, 3, 4, 5], 140, [(450, 820), (800, 900), (950, 1000)]),
     (&[1, 2], 450, [(600, 820), (1000, 900), (1200, 1000)]),
 ];

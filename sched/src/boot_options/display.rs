@@ -31,13 +31,14 @@ impl fmt::Display for BootOptions {
             Workload::RtApp(rtapp) => write!(
                 f,
                 " scenario={:#x} scenario_size={} trace_switches={} record_core={} \
-                 util_sample_us={} util_warmup_ms={}",
+                 util_sample_us={} util_warmup_ms={} rtapp_log_rows={}",
                 rtapp.scenario.address,
                 rtapp.scenario.size,
                 rtapp.trace_switches,
                 rtapp.record_core,
                 rtapp.util_sample_us,
-                rtapp.util_warmup_ms
+                rtapp.util_warmup_ms,
+                rtapp.rtapp_log_rows
             ),
             Workload::SchedPipe(pipe) => write!(
                 f,

@@ -54,7 +54,8 @@ fn every_option_is_read() {
         })
     );
     let rtapp = BootOptions::parse(
-        "workload=rtapp scenario=0x40100000 scenario_size=512 trace_switches=20 util_sample_us=100",
+        "workload=rtapp scenario=0x40100000 scenario_size=512 trace_switches=20 util_sample_us=100 \
+         rtapp_log_rows=500",
     )
     .unwrap();
     assert_eq!(
@@ -68,6 +69,7 @@ fn every_option_is_read() {
             record_core: 0,
             util_sample_us: 100,
             util_warmup_ms: 1000,
+            rtapp_log_rows: 500,
         })
     );
     let hackbench = BootOptions::parse("workload=hackbench groups=8 fds=10 loops=100").unwrap();
@@ -108,6 +110,10 @@ fn bad_values_are_refused_naming_the_option_and_the_value() {
     assert_eq!(
         refused("trace_switches=abc workload=rtapp scenario=0x1 scenario_size=1"),
         "bootargs: trace_switches=abc: not a number"
+    );
+    assert_eq!(
+        refused("rtapp_log_rows=1000001 workload=rtapp scenario=0x1 scenario_size=1"),
+        "bootargs: rtapp_log_rows=1000001: outside 0..=1000000"
     );
     assert_eq!(
         refused("workload=sched-pipe pinned=7"),
@@ -154,6 +160,10 @@ fn options_of_another_workload_are_refused() {
         "bootargs: scenario=0x40100000: an option of workload=rtapp, not of workload=demo"
     );
     assert_eq!(
+        refused("workload=sched-pipe rtapp_log_rows=100"),
+        "bootargs: rtapp_log_rows=100: an option of workload=rtapp, not of workload=sched-pipe"
+    );
+    assert_eq!(
         refused("workload=rtapp"),
         "bootargs: workload=rtapp needs scenario=0xADDRESS scenario_size=BYTES as well"
     );
@@ -195,7 +205,7 @@ fn options_are_written_back_as_a_full_line() {
         options.to_string(),
         "sched=eevdf hz=250 hrtick=0 skew_tick=0 slice_us=2000 uclamp=auto balance=1 \
          bw_timer=random bw_seed=0 cfs_bandwidth=0 governor=schedutil cpufreq_update=pelt sched_energy_aware=1 eas_overutilized=0 tick_seed=0 icount=0 trace_records=0 explain=0 dtb=0x40180000 dtb_size=9 workload=rtapp scenario=0x40100000 scenario_size=512 \
-         trace_switches=20 record_core=0 util_sample_us=0 util_warmup_ms=1000"
+         trace_switches=20 record_core=0 util_sample_us=0 util_warmup_ms=1000 rtapp_log_rows=0"
     );
     assert_eq!(BootOptions::parse(&options.to_string()), Ok(options));
 }

@@ -793,7 +793,7 @@ impl<'s> Simulation<'s> {
             trace: self.trace,
             rtapp_logs: self
                 .rtapp_logs
-                .map(|logs| logs.into_iter().map(|log| log.rows).collect()),
+                .map(|logs| logs.into_iter().map(|log| log.into_rows()).collect()),
             explained_wakes: self
                 .explain
                 .as_mut()
