@@ -343,7 +343,14 @@ fn init_scheduler(board: &BoardInfo) -> BootOptions {
             );
             exit(ExitCode::Failure)
         }
-        crate::task::tracepoint::allocate(nr_cpus, options.trace_records as usize);
+        if crate::task::tracepoint::allocate(nr_cpus, options.trace_records as usize).is_err() {
+            defmt::error!(
+                "bootargs: trace_records={=u64}: no room on the heap for {=usize} CPUs' buffers of 24-byte records",
+                options.trace_records,
+                nr_cpus
+            );
+            exit(ExitCode::Failure)
+        }
     }
     if options.explain > 0 {
         if options.trace_records == 0 {

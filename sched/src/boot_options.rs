@@ -28,8 +28,8 @@ pub const DEFAULT_HZ: u64 = 250;
 /// The largest `trace_switches`: the trace buffer is allocated at the start of a run.
 pub const MAX_TRACE_SWITCHES: u64 = 200_000;
 
-/// The largest `trace_records`: each CPU's trace buffer is allocated when
-/// recording starts (24 bytes a record, so 24 MiB a CPU at most).
+/// The largest `trace_records`: each CPU's trace buffer is allocated at
+/// boot (24 bytes a record, so 24 MB a CPU at most).
 pub const MAX_TRACE_RECORDS: u64 = 1_000_000;
 
 /// The largest `rtapp_log_rows`: each rt-app task's log is allocated when

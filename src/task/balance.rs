@@ -273,6 +273,10 @@ pub(super) fn select_wake_cpu(id: TaskId, prev: usize, rq: &CpuRunQueue) -> usiz
             super::eas::context(),
         )
     };
+    if super::explain::explaining() {
+        // The snapshots placement read, as it read them.
+        super::explain::wake(id, prev, placement.cpu.index(), snapshots.iter().copied());
+    }
     super::eas::count_feec(placement.feec);
     if let Some(cost) = placement.feec_cost {
         // On the waking CPU's statistics: IRQs are masked under `prev`'s lock.

@@ -155,8 +155,9 @@ pub fn energy_estimate(estimate: fairway_sched::eas::EnergyEstimate) {
     let cpu = crate::arch::cpu::this_cpu();
     let now = crate::arch::timer::now_ns();
     let dst = estimate.dst.map_or(tracepoint::NO_TASK, |cpu| cpu.0);
-    let utils = estimate.max_util.min(u64::from(u32::MAX)) << 32
-        | estimate.sum_util.min(u64::from(u32::MAX));
+    let field = |value: u64| value.min(0xff_ffff);
+    let utils =
+        field(estimate.cpu_cap) << 48 | field(estimate.max_util) << 24 | field(estimate.sum_util);
     record(
         now,
         cpu,

@@ -784,9 +784,12 @@ pub fn wake_up(id: TaskId) -> bool {
         return false;
     }
     slot.wakeups.fetch_add(1, Ordering::Relaxed);
+    // `sched_waking` comes before the placement's `sched_migrate_task`, as
+    // in Linux: its time is taken now, its target once placed.
+    let waking_at = if tracepoint::recording() { now_ns() } else { 0 };
     let cpu = place_wakeup(id);
     if tracepoint::recording() {
-        trace_waking(id, cpu);
+        trace_waking(id, cpu, waking_at);
     }
     if cpu == this_cpu() {
         activate(id);
@@ -808,7 +811,7 @@ pub fn wake_up(id: TaskId) -> bool {
 /// `sched_waking` on the waker's CPU: the waker is the task running there,
 /// none for a wake-up from an interrupt (a timer's) or from the idle task.
 #[inline(never)]
-fn trace_waking(id: TaskId, target: usize) {
+fn trace_waking(id: TaskId, target: usize, at: u64) {
     let irq_state = crate::arch::cpu::irq_save();
     let cpu = this_cpu();
     let waker = if percpu::in_interrupt() {
@@ -817,7 +820,7 @@ fn trace_waking(id: TaskId, target: usize) {
         tracepoint::task_arg(current(), idle_task_id(cpu))
     };
     let kind = tracepoint::Kind::Waking;
-    tracepoint::record(now_ns(), cpu, kind, id.0, waker, target as u64);
+    tracepoint::record(at, cpu, kind, id.0, waker, target as u64);
     crate::arch::cpu::irq_restore(irq_state);
 }
 
@@ -842,10 +845,6 @@ fn place_wakeup(id: TaskId) -> usize {
         return slot.cpu();
     }
     let target = super::balance::select_wake_cpu(id, prev, &rq);
-    if super::explain::explaining() {
-        let snapshots = (0..percpu::nr_cpus()).map(super::balance::snapshot);
-        super::explain::wake(id, prev, target, snapshots);
-    }
     if target != prev && super::balance::detach_for_wakeup(id, &mut rq, target) {
         super::balance::publish(prev, &rq);
         target
@@ -979,7 +978,9 @@ fn scheduler_tick(cpu: usize) {
         percpu::of(cpu).need_resched.store(true, Ordering::Relaxed);
     }
     rq.core.update_blocked_averages(now);
-    tracepoint::signals(now, cpu, rq.core.run_queue(), rq.core.current());
+    if tracepoint::recording() {
+        tracepoint::signals(now, cpu, rq.core.run_queue(), rq.core.current());
+    }
     super::groups::exchange_group_load(cpu, &mut rq.core, now);
     // The tick's PELT updates, in the PELT histogram.
     rq.record_costs(cpu);

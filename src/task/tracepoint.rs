@@ -11,9 +11,9 @@
 //! util_est and load_avg; a CPU's util, capacity and uclamp values; a
 //! performance domain's energy; the root domain's overutilized flag).
 //!
-//! Cost: the `trace` feature compiles every tracepoint out (each body stands
-//! behind [`ENABLED`], a constant), so the default image's instructions are
-//! the same as without this module. Built in and off (`trace_records=0`), a
+//! Cost: without the `trace` feature every tracepoint compiles out (each
+//! body stands behind [`ENABLED`], a constant `false`), so the default
+//! image's instructions are the same as without this module. Built in and off (`trace_records=0`), a
 //! tracepoint is a load and a branch; on, a record is a 24-byte copy under
 //! this CPU's buffer lock, never an allocation: the buffers are allocated at
 //! boot and a full buffer counts what it drops.
@@ -101,7 +101,7 @@ pub enum Kind {
     /// An energy estimate of domain `a` with the task on CPU `b`
     /// ([`NO_TASK`]: without it): `value` the energy.
     ExplainEnergy = 26,
-    /// The same estimate's `max_util << 32 | sum_util`.
+    /// The same estimate's `cpu_cap << 48 | max_util << 24 | sum_util`.
     ExplainEnergyUtil = 27,
 }
 
@@ -141,16 +141,20 @@ static RECORDING: AtomicBool = AtomicBool::new(false);
 static ORIGIN_NS: AtomicU64 = AtomicU64::new(0);
 static END_NS: AtomicU64 = AtomicU64::new(0);
 
-/// Allocates each CPU's buffer of `records` (at boot, `trace_records=N`).
-pub fn allocate(nr_cpus: usize, records: usize) {
+/// Allocates each CPU's buffer of `records` (at boot, `trace_records=N`);
+/// `Err` when the heap has no room for them.
+pub fn allocate(nr_cpus: usize, records: usize) -> Result<(), alloc::collections::TryReserveError> {
     for buffer in BUFFERS.iter().take(nr_cpus) {
+        let mut room = Vec::new();
+        room.try_reserve_exact(records)?;
         buffer.call_once(|| {
             IrqSpinLock::new(Buffer {
-                records: Vec::with_capacity(records),
+                records: room,
                 dropped: 0,
             })
         });
     }
+    Ok(())
 }
 
 /// Whether tracepoints record now.
@@ -261,9 +265,11 @@ fn record_signals(
 }
 
 /// Prints the records, CPU by CPU in the order each CPU made them, with
-/// times since the run's start, then the tasks' names (`tracepoint-task:
-/// ID NAME`), each CPU's dropped records and the run's end
-/// (`tracepoint-end:`). The host merges the CPUs by time.
+/// times since the run's start, each CPU's followed by its count of records
+/// and of dropped ones (`tracepoint-cpu:`); then the names of the tasks that
+/// exist at the end (`tracepoint-task: ID NAME`: a slot freed during the run
+/// is named by whoever holds it then) and the run's end (`tracepoint-end:`).
+/// The host merges the CPUs by time.
 pub fn print() {
     if !ENABLED || BUFFERS[0].get().is_none() {
         return;
@@ -272,8 +278,13 @@ pub fn print() {
     let origin = ORIGIN_NS.load(Ordering::Relaxed);
     for (cpu, buffer) in BUFFERS.iter().enumerate() {
         let Some(buffer) = buffer.get() else { continue };
-        let buffer = buffer.lock();
-        for record in &buffer.records {
+        // Taken out of the lock: printing a million lines with this CPU's
+        // interrupts masked would hold its timers for seconds.
+        let (records, dropped) = {
+            let mut buffer = buffer.lock();
+            (core::mem::take(&mut buffer.records), buffer.dropped)
+        };
+        for record in &records {
             defmt::println!(
                 "tracepoint: {=u8} {=u8} {=u64} {=u16} {=u16} {=u64}",
                 record.kind as u8,
@@ -287,8 +298,8 @@ pub fn print() {
         defmt::println!(
             "tracepoint-cpu: {=usize} records={=usize} dropped={=u64}",
             cpu,
-            buffer.records.len(),
-            buffer.dropped
+            records.len(),
+            dropped
         );
     }
     super::for_each_task(|id, slot| {

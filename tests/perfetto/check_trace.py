@@ -17,7 +17,9 @@ each against a figure the run reports by another path (docs/tracing.md):
   the task still running) is its `runtime_ns`, exactly;
 - the `sched_migrate_task` events are the tasks' `migrations`;
 - one `sched_wakeup_new` per task that ran, one `sched_process_exit` per task
-  that finished, as many `sched_wakeup` as `sched_waking`;
+  that finished, a `sched_waking` before each `sched_wakeup` and a
+  `sched_wakeup` after each `sched_waking` (the kernel's last one of a task
+  may be alone: recording stopped while it was in flight);
 - `prev_state` is one of Linux's report values (R 0, S 1, X 0x10, R+ 0x100);
 - the counter tracks (util_avg, util_est, load_avg below a thread track;
   cpuN util, capacity, uclamp_min, uclamp_max; pdN energy_nj; overutilized)
@@ -140,6 +142,7 @@ def main():
     counter_values = collections.defaultdict(list)
     wakings = collections.defaultdict(list)  # pid -> its sched_waking times
     times = collections.defaultdict(list)  # event name -> times
+    pid_times = collections.defaultdict(list)  # event name -> [(time, pid)]
     counter_times = collections.defaultdict(list)
     for packet in trace.packet:
         kind = packet.WhichOneof("data")
@@ -154,6 +157,8 @@ def main():
                     fail(f"cpu{cpu}: an ftrace event of kind {name}")
                 counts[name] += 1
                 times[name].append(event.timestamp)
+                if name in ("sched_migrate_task", "sched_wakeup_new", "sched_waking", "sched_wakeup"):
+                    pid_times[name].append((event.timestamp, getattr(event, name).pid))
                 if name == "sched_waking":
                     wakings[event.sched_waking.pid].append(event.timestamp)
                 if name == "sched_switch":
@@ -175,7 +180,8 @@ def main():
     # The simulator's figures are the trace's at the run's end. The kernel
     # reads its report's counters just after the end while other CPUs go on
     # switching, and records until it has read them: its figures are the
-    # trace's at the end or at one of the events after it.
+    # trace's at the end or at one of the events after it (each figure at
+    # the instant it was read, so each is held against every cut-off).
     limits = [end]
     if "runs" in results:
         limits += sorted({t for ts in times.values() for t in ts if t > end})
@@ -216,15 +222,29 @@ def main():
         if task["wakeups"] is not None:
             check(f"{task['name']}: sched_waking events", task["wakeups"], wakings[pid])
 
-    check("sched_migrate_task events", sum(t["migrations"] for t in tasks), times["sched_migrate_task"])
+    # The run's tasks are pids 1..=len(tasks); the kernel's own tasks
+    # (main, rtapp-start) follow and are not in its report.
+    reported = lambda pid: 1 <= pid <= len(tasks)
+    check("sched_migrate_task events", sum(t["migrations"] for t in tasks),
+          [ts for ts, pid in pid_times["sched_migrate_task"] if reported(pid)])
     check("sched_wakeup_new events (started tasks)", sum(1 for t in tasks if t["started"]),
-          times["sched_wakeup_new"])
+          [ts for ts, pid in pid_times["sched_wakeup_new"] if reported(pid)])
     if all(t["finished"] is not None for t in tasks):
         finished = sum(1 for t in tasks if t["finished"])
         if counts["sched_process_exit"] != finished:
             fail(f"{counts['sched_process_exit']} sched_process_exit events for {finished} finished tasks")
-    if counts["sched_waking"] != counts["sched_wakeup"]:
-        fail(f"{counts['sched_waking']} sched_waking but {counts['sched_wakeup']} sched_wakeup")
+    # Each sched_wakeup has its sched_waking. In the simulator every waking
+    # has its wakeup; the kernel stops recording while a wake-up sent to
+    # another CPU may be in flight, so a task's last waking may be alone.
+    for pid in set(p for _, p in pid_times["sched_waking"]) | set(p for _, p in pid_times["sched_wakeup"]):
+        woken = sorted(ts for ts, p in pid_times["sched_wakeup"] if p == pid)
+        waking = sorted(ts for ts, p in pid_times["sched_waking"] if p == pid)
+        alone = len(waking) - len(woken)
+        last_alone = alone == 1 and "runs" in results and (not woken or waking[-1] >= woken[-1])
+        if alone != 0 and not last_alone:
+            fail(f"pid {pid}: {len(waking)} sched_waking but {len(woken)} sched_wakeup")
+        if any(w < k for w, k in zip(woken, waking)):
+            fail(f"pid {pid}: a sched_wakeup before its sched_waking")
 
     throttled_tracks = check_groups(results, tracks, plain_tracks, counter_values, counter_times)
 

@@ -134,6 +134,8 @@ pub struct EnergyView {
     pub max_util: u64,
     /// `sum_util` given to it.
     pub sum_util: u64,
+    /// `cpu_cap` given to it (the domain's CPUs' capacity).
+    pub cpu_cap: u64,
     /// The energy it returned.
     pub energy: u64,
 }

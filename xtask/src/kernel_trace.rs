@@ -248,8 +248,9 @@ pub fn explained(lines: &[String]) -> Result<Option<Explained>, String> {
             estimates.push(EnergyView {
                 domain: usize::from(head.a),
                 dst: (head.b != NO_TASK).then_some(usize::from(head.b)),
-                max_util: utils.value >> 32,
-                sum_util: utils.value & 0xffff_ffff,
+                max_util: utils.value >> 24 & 0xff_ffff,
+                sum_util: utils.value & 0xff_ffff,
+                cpu_cap: utils.value >> 48,
                 energy: head.value,
             });
             continue;

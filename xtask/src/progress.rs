@@ -30,14 +30,22 @@ const EVERY: Duration = Duration::from_millis(250);
 /// Whether the line is on the terminal now (log lines erase it first).
 static SHOWN: AtomicBool = AtomicBool::new(false);
 
-/// Erases the line, if shown, before other output.
-pub fn before_output() {
+/// Erases the line, if shown, before other output: hold the returned lock
+/// of the terminal's standard error while writing the output, so that the
+/// line's thread cannot put the line back in between.
+pub fn before_output() -> std::io::StderrLock<'static> {
+    let mut err = std::io::stderr().lock();
     if SHOWN.swap(false, Ordering::AcqRel) {
-        let mut err = std::io::stderr().lock();
         let _ = write!(err, "\r\x1b[K");
         let _ = err.flush();
     }
+    err
 }
+
+/// When an rt-app run starts at the earliest, ns since boot (the kernel's
+/// `RUN_START_NS`, src/workload/rtapp.rs): the line measures the run's share
+/// of its duration from there, as the tick time it reads counts from boot.
+const RUN_START_NS: u64 = 20_000_000;
 
 /// Whether this run shows the line: standard error is a terminal and `CI`
 /// is not set.
@@ -125,7 +133,7 @@ impl Drop for ProgressLine {
         if let Some(thread) = self.thread.take() {
             let _ = thread.join();
         }
-        before_output();
+        drop(before_output());
     }
 }
 
@@ -212,13 +220,13 @@ impl Line<'_> {
     fn print(&self, now: u64) {
         let seconds = |ns: u64| ns as f64 / 1e9;
         let line = match self.duration_ns {
-            Some(end) if end > 0 => format!(
-                "xtask: {:.2} s of {:.2} s in the kernel's time ({:.0} %)",
+            Some(duration) if duration > 0 => format!(
+                "xtask: {:.2} s of the kernel's time, the run ends near {:.2} s ({:.0} %)",
                 seconds(now),
-                seconds(end),
-                (100.0 * now as f64 / end as f64).min(100.0)
+                seconds(RUN_START_NS + duration),
+                (100.0 * now.saturating_sub(RUN_START_NS) as f64 / duration as f64).min(100.0)
             ),
-            _ => format!("xtask: {:.2} s in the kernel's time", seconds(now)),
+            _ => format!("xtask: {:.2} s of the kernel's time", seconds(now)),
         };
         let mut err = std::io::stderr().lock();
         let _ = write!(err, "\r{line}\x1b[K");

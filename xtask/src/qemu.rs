@@ -418,7 +418,7 @@ pub fn run(kernel: &Path, config: &QemuConfig) -> Result<Outcome, String> {
                         // Tracepoint records are data for `--trace`, not
                         // for a reader.
                         if echo && !line.contains("tracepoint: ") {
-                            crate::progress::before_output();
+                            let _terminal = crate::progress::before_output();
                             println!("{line}");
                         }
                         decoded.lock().expect("log lock").push(line);
@@ -427,6 +427,7 @@ pub fn run(kernel: &Path, config: &QemuConfig) -> Result<Outcome, String> {
                     Err(DecodeError::Malformed) => {
                         let line = "(malformed defmt frame skipped)".to_string();
                         if echo {
+                            let _terminal = crate::progress::before_output();
                             println!("{line}");
                         }
                         decoded.lock().expect("log lock").push(line);
@@ -463,6 +464,7 @@ pub fn run(kernel: &Path, config: &QemuConfig) -> Result<Outcome, String> {
     for line in stderr.lines().filter(|l| !l.trim().is_empty()) {
         let line = format!("qemu: {line}");
         if config.echo {
+            let _terminal = crate::progress::before_output();
             eprintln!("{line}");
         }
         lines.push(line);
@@ -474,6 +476,7 @@ pub fn run(kernel: &Path, config: &QemuConfig) -> Result<Outcome, String> {
             config.timeout
         );
         if config.echo {
+            let _terminal = crate::progress::before_output();
             eprintln!("{line}");
         }
         lines.push(line);

@@ -205,6 +205,7 @@ impl Simulation<'_> {
                 dst: e.dst.map(|cpu| cpu.index()),
                 max_util: e.max_util,
                 sum_util: e.sum_util,
+                cpu_cap: e.cpu_cap,
                 energy: e.energy,
             })
             .collect();
