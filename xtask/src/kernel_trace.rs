@@ -11,6 +11,7 @@
 
 use std::collections::BTreeMap;
 
+use fairway_contract::tracepoint::{Kind, PrevState as KernelPrevState};
 use fairway_trace::explain::{self, Candidate, DomainCpuView, EnergyView, PlacementView};
 use fairway_trace::{
     CounterTrack, CpuSignal, Event, PrevState, Record, TaskIndex, TaskInfo, TaskSignal, Trace,
@@ -22,7 +23,7 @@ const NO_TASK: u16 = u16::MAX;
 /// A record as the kernel prints it.
 #[derive(Clone, Copy, Debug)]
 struct Line {
-    kind: u8,
+    kind: Kind,
     cpu: usize,
     time_ns: u64,
     a: u16,
@@ -43,7 +44,8 @@ fn number<T: std::str::FromStr>(word: Option<&str>, line: &str) -> Result<T, Str
 fn parse_record(rest: &str, line: &str) -> Result<Line, String> {
     let mut words = rest.split_whitespace();
     Ok(Line {
-        kind: number(words.next(), line)?,
+        kind: Kind::from_number(number(words.next(), line)?)
+            .ok_or_else(|| format!("a tracepoint record of unknown kind: {line:?}"))?,
         cpu: number(words.next(), line)?,
         time_ns: number(words.next(), line)?,
         a: number(words.next(), line)?,
@@ -94,18 +96,11 @@ pub fn from_lines(lines: &[String]) -> Result<Option<Trace>, String> {
         ..Trace::default()
     };
     let task = |id: u16| parsed.task(id);
-    for record in parsed
-        .records
-        .iter()
-        .filter(|r| r.kind < FIRST_EXPLAIN_KIND)
-    {
+    for record in parsed.records.iter().filter(|r| !r.kind.is_explain()) {
         convert(record, &task, &mut trace)?;
     }
     Ok(Some(trace))
 }
-
-/// The first of explain mode's record kinds (src/task/explain.rs).
-const FIRST_EXPLAIN_KIND: u8 = 17;
 
 /// One decision explain mode recorded.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -225,7 +220,7 @@ pub fn explained(lines: &[String]) -> Result<Option<Explained>, String> {
     let mut records = parsed
         .records
         .iter()
-        .filter(|r| r.kind >= FIRST_EXPLAIN_KIND)
+        .filter(|r| r.kind.is_explain())
         .peekable();
     let malformed = |r: &Line| format!("a malformed explain record: {r:?}");
     // A wake-up's energy records come before its own (feec runs inside the
@@ -233,13 +228,18 @@ pub fn explained(lines: &[String]) -> Result<Option<Explained>, String> {
     let mut energy: BTreeMap<usize, (u16, u64, Vec<EnergyView>)> = BTreeMap::new();
     while let Some(head) = records.next() {
         let (time_ns, cpu) = (head.time_ns, head.cpu);
-        if head.kind == 25 {
+        if head.kind == Kind::ExplainTaskUtil {
             energy.insert(cpu, (head.a, head.value, Vec::new()));
             continue;
         }
-        if head.kind == 26 {
+        if head.kind == Kind::ExplainEnergy {
             let utils = records
-                .next_if(|r| r.kind == 27 && r.cpu == cpu && r.a == head.a && r.b == head.b)
+                .next_if(|r| {
+                    r.kind == Kind::ExplainEnergyUtil
+                        && r.cpu == cpu
+                        && r.a == head.a
+                        && r.b == head.b
+                })
                 .copied()
                 .ok_or_else(|| malformed(head))?;
             let Some((_, _, estimates)) = energy.get_mut(&cpu) else {
@@ -255,18 +255,18 @@ pub fn explained(lines: &[String]) -> Result<Option<Explained>, String> {
             });
             continue;
         }
-        let mut next = |kind: u8| {
+        let mut next = |kind: Kind| {
             records
                 .next_if(|r| r.kind == kind && r.time_ns == time_ns && r.cpu == cpu)
                 .copied()
                 .ok_or_else(|| malformed(head))
         };
         decisions.push(match head.kind {
-            17 => {
+            Kind::ExplainPick => {
                 let mut candidates = Vec::new();
                 for _ in 0..head.b {
-                    let vruntime = next(18)?;
-                    let (deadline, lag) = (next(19)?, next(20)?);
+                    let vruntime = next(Kind::ExplainCandidate)?;
+                    let (deadline, lag) = (next(Kind::ExplainDeadline)?, next(Kind::ExplainLag)?);
                     let flags = vruntime.b;
                     candidates.push(Candidate {
                         task: required(vruntime.a)?,
@@ -285,9 +285,9 @@ pub fn explained(lines: &[String]) -> Result<Option<Explained>, String> {
                     chosen: parsed.task(head.a),
                 }
             }
-            21 => {
+            Kind::ExplainWake => {
                 let mut cpus = Vec::new();
-                while let Ok(view) = next(22) {
+                while let Ok(view) = next(Kind::ExplainPlacement) {
                     cpus.push(PlacementView {
                         cpu: usize::from(view.a),
                         capacity: view.value >> 32,
@@ -310,10 +310,10 @@ pub fn explained(lines: &[String]) -> Result<Option<Explained>, String> {
                     energy,
                 }
             }
-            23 => {
+            Kind::ExplainFrequency => {
                 let mut cpus = Vec::new();
                 for _ in 0..head.b {
-                    let view = next(24)?;
+                    let view = next(Kind::ExplainDomainCpu)?;
                     cpus.push(DomainCpuView {
                         cpu: usize::from(view.a),
                         capacity_orig: view.value >> 48,
@@ -400,8 +400,20 @@ fn parse(lines: &[String]) -> Result<Option<Parsed>, String> {
 /// The kernel task ids a record names.
 fn task_ids(record: &Line) -> Vec<u16> {
     let ids = match record.kind {
-        0 | 1 => vec![record.a, record.b],
-        2..=4 | 7..=10 | 17..=21 | 25 => vec![record.a],
+        Kind::Switch | Kind::Waking => vec![record.a, record.b],
+        Kind::Wakeup
+        | Kind::WakeupNew
+        | Kind::Migrate
+        | Kind::Exit
+        | Kind::TaskUtilAvg
+        | Kind::TaskUtilEst
+        | Kind::TaskLoadAvg
+        | Kind::ExplainPick
+        | Kind::ExplainCandidate
+        | Kind::ExplainDeadline
+        | Kind::ExplainLag
+        | Kind::ExplainWake
+        | Kind::ExplainTaskUtil => vec![record.a],
         _ => vec![],
     };
     ids.into_iter().filter(|&id| id != NO_TASK).collect()
@@ -416,30 +428,30 @@ fn convert(
     let required =
         |id: u16| task(id).ok_or_else(|| format!("a record without its task: {record:?}"));
     let event = match record.kind {
-        0 => {
+        Kind::Switch => {
             let prev = task(record.a);
             Event::Switch {
                 prev,
                 prev_state: match (prev, record.value) {
                     (None, _) => PrevState::Runnable,
-                    (Some(_), 0) => PrevState::Preempted,
-                    (Some(_), 1) => PrevState::Sleeping,
-                    (Some(_), 2) => PrevState::Dead,
+                    (Some(_), v) if v == KernelPrevState::Preempted as u64 => PrevState::Preempted,
+                    (Some(_), v) if v == KernelPrevState::Sleeping as u64 => PrevState::Sleeping,
+                    (Some(_), v) if v == KernelPrevState::Dead as u64 => PrevState::Dead,
                     (Some(_), other) => return Err(format!("sched_switch state {other}")),
                 },
                 next: task(record.b),
             }
         }
-        1 => Event::Waking {
+        Kind::Waking => Event::Waking {
             waker: task(record.b),
             task: required(record.a)?,
             target_cpu: record.value as usize,
         },
-        2 => Event::Wakeup {
+        Kind::Wakeup => Event::Wakeup {
             task: required(record.a)?,
             target_cpu: record.value as usize,
         },
-        3 => {
+        Kind::WakeupNew => {
             let index = required(record.a)?;
             trace.tasks[index].prio = i32::from(record.b);
             Event::WakeupNew {
@@ -447,30 +459,30 @@ fn convert(
                 target_cpu: record.value as usize,
             }
         }
-        4 => Event::Migrate {
+        Kind::Migrate => Event::Migrate {
             task: required(record.a)?,
             orig_cpu: usize::from(record.b),
             dest_cpu: record.value as usize,
         },
-        5 => Event::CpuFrequency { khz: record.value },
-        6 => Event::CpuIdle {
+        Kind::CpuFrequency => Event::CpuFrequency { khz: record.value },
+        Kind::CpuIdle => Event::CpuIdle {
             state: (record.value != u64::from(u32::MAX)).then_some(record.value as u32),
         },
-        7 => Event::Exit {
+        Kind::Exit => Event::Exit {
             task: required(record.a)?,
         },
         kind => {
             let track = match kind {
-                8 => CounterTrack::Task(required(record.a)?, TaskSignal::UtilAvg),
-                9 => CounterTrack::Task(required(record.a)?, TaskSignal::UtilEst),
-                10 => CounterTrack::Task(required(record.a)?, TaskSignal::LoadAvg),
-                11 => CounterTrack::Cpu(cpu, CpuSignal::Util),
-                12 => CounterTrack::Cpu(cpu, CpuSignal::Capacity),
-                13 => CounterTrack::Cpu(cpu, CpuSignal::UclampMin),
-                14 => CounterTrack::Cpu(cpu, CpuSignal::UclampMax),
-                15 => CounterTrack::DomainEnergy(usize::from(record.a)),
-                16 => CounterTrack::Overutilized,
-                other => return Err(format!("a tracepoint record of unknown kind {other}")),
+                Kind::TaskUtilAvg => CounterTrack::Task(required(record.a)?, TaskSignal::UtilAvg),
+                Kind::TaskUtilEst => CounterTrack::Task(required(record.a)?, TaskSignal::UtilEst),
+                Kind::TaskLoadAvg => CounterTrack::Task(required(record.a)?, TaskSignal::LoadAvg),
+                Kind::CpuUtil => CounterTrack::Cpu(cpu, CpuSignal::Util),
+                Kind::CpuCapacity => CounterTrack::Cpu(cpu, CpuSignal::Capacity),
+                Kind::CpuUclampMin => CounterTrack::Cpu(cpu, CpuSignal::UclampMin),
+                Kind::CpuUclampMax => CounterTrack::Cpu(cpu, CpuSignal::UclampMax),
+                Kind::DomainEnergy => CounterTrack::DomainEnergy(usize::from(record.a)),
+                Kind::Overutilized => CounterTrack::Overutilized,
+                other => return Err(format!("an explain record among the trace's: {other:?}")),
             };
             trace.counter(time, track, record.value as i64);
             return Ok(());
@@ -533,6 +545,122 @@ mod tests {
             CounterTrack::Task(0, TaskSignal::UtilAvg)
         );
         assert_eq!(trace.counters[0].value, 321);
+    }
+
+    #[test]
+    fn explain_records_decode_into_the_decisions_they_pack() {
+        let k = |kind: Kind| kind as u8;
+        // CPU 0 at 100 ns: a pick of task 7 among 7 (running, eligible,
+        // protected) and 5 (lag -3, not eligible); CPU 1 at 50 ns: task 5's wake-up from
+        // CPU 1 to 0 after one energy estimate; CPU 1 at 70 ns: domain 0 to
+        // 950 MHz with CPU 0's numbers.
+        let text = format!(
+            "tracepoint: {} 0 100 7 2 1\n\
+             tracepoint: {} 0 100 7 7 1000\n\
+             tracepoint: {} 0 100 7 0 1500\n\
+             tracepoint: {} 0 100 7 0 0\n\
+             tracepoint: {} 0 100 5 0 1003\n\
+             tracepoint: {} 0 100 5 0 1200\n\
+             tracepoint: {} 0 100 5 0 {}\n\
+             tracepoint-cpu: 0 records=7 dropped=0\n\
+             tracepoint: {} 1 40 5 0 191\n\
+             tracepoint: {} 1 45 0 65535 2025423\n\
+             tracepoint: {} 1 45 0 65535 {}\n\
+             tracepoint: {} 1 50 5 1 0\n\
+             tracepoint: {} 1 50 0 {} {}\n\
+             tracepoint: {} 1 70 0 1 950000\n\
+             tracepoint: {} 1 70 0 0 {}\n\
+             tracepoint-cpu: 1 records=7 dropped=0\n\
+             tracepoint-task: 5 b\n\
+             tracepoint-task: 7 a\n\
+             tracepoint-end: 200\n\
+             report: task id=7 name=a cpu=0",
+            k(Kind::ExplainPick),
+            k(Kind::ExplainCandidate),
+            k(Kind::ExplainDeadline),
+            k(Kind::ExplainLag),
+            k(Kind::ExplainCandidate),
+            k(Kind::ExplainDeadline),
+            k(Kind::ExplainLag),
+            (-3i64) as u64,
+            k(Kind::ExplainTaskUtil),
+            k(Kind::ExplainEnergy),
+            k(Kind::ExplainEnergyUtil),
+            383u64 << 48 | 306 << 24 | 719,
+            k(Kind::ExplainWake),
+            k(Kind::ExplainPlacement),
+            0x8000 | 2,
+            383u64 << 32 | 300,
+            k(Kind::ExplainFrequency),
+            k(Kind::ExplainDomainCpu),
+            383u64 << 48 | 120 << 24 | 130,
+        );
+        let explained = explained(&lines(&text)).unwrap().unwrap();
+        assert_eq!(explained.names, ["a", "b"]);
+        let [wake, frequency, pick] = &explained.decisions[..] else {
+            panic!("{:?}", explained.decisions);
+        };
+        assert_eq!(
+            *wake,
+            Decision::Wake {
+                time_ns: 50,
+                task: 1,
+                previous: 1,
+                target: 0,
+                cpus: vec![PlacementView {
+                    cpu: 0,
+                    capacity: 383,
+                    util: 300,
+                    nr_running: 2,
+                    idle: true
+                }],
+                energy: Some((
+                    191,
+                    vec![EnergyView {
+                        domain: 0,
+                        dst: None,
+                        max_util: 306,
+                        sum_util: 719,
+                        cpu_cap: 383,
+                        energy: 2025423
+                    }]
+                )),
+            }
+        );
+        assert_eq!(
+            *frequency,
+            Decision::Frequency {
+                time_ns: 70,
+                domain: 0,
+                khz: 950000,
+                cpus: vec![DomainCpuView {
+                    cpu: 0,
+                    capacity_orig: 383,
+                    util_avg: 120,
+                    util_est: 130
+                }],
+            }
+        );
+        let Decision::Pick {
+            cpu: 0,
+            eevdf: true,
+            candidates,
+            chosen: Some(0),
+            ..
+        } = pick
+        else {
+            panic!("{pick:?}");
+        };
+        assert_eq!(candidates[0].protected, Some(true));
+        assert!(candidates[0].eligible);
+        assert_eq!((candidates[1].task, candidates[1].lag), (1, -3));
+        assert_eq!(
+            (candidates[1].protected, candidates[1].eligible),
+            (None, false)
+        );
+        let printed = explained.lines();
+        assert!(printed.iter().any(|l| l.contains("pd0 without the task")));
+        assert!(printed.iter().any(|l| l.contains("chose a")));
     }
 
     #[test]

@@ -1,0 +1,149 @@
+//! The kernel's tracepoint records as the host reads them: each record's
+//! kind and how its fields are used (docs/tracing.md, "The kernel's
+//! traces"). The kernel writes them (`src/task/tracepoint.rs`,
+//! `src/task/explain.rs`) and the runner decodes them
+//! (`xtask/src/kernel_trace.rs`) by these numbers, so the two cannot drift
+//! apart. A record is `kind cpu time_ns a b value`; a task argument of
+//! `u16::MAX` is no task (an idle task, or no waker).
+
+/// What a record is: its number in the `tracepoint:` lines.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Kind {
+    /// `sched_switch`: `a` the previous task, `b` the next, `value` the
+    /// previous task's state ([`PrevState`]).
+    Switch = 0,
+    /// `sched_waking`: `a` the task, `b` the waker, `value` the target CPU.
+    Waking = 1,
+    /// `sched_wakeup`: `a` the task, `value` the CPU it is queued on.
+    Wakeup = 2,
+    /// `sched_wakeup_new`: `a` the task, `b` its `prio`, `value` the CPU.
+    WakeupNew = 3,
+    /// `sched_migrate_task`: `a` the task, `b` the CPU it left, `value` the
+    /// CPU it joins.
+    Migrate = 4,
+    /// `cpu_frequency`: `value` kHz.
+    CpuFrequency = 5,
+    /// `cpu_idle`: `value` the state (0), or `u32::MAX` on leaving idle.
+    CpuIdle = 6,
+    /// `sched_process_exit`: `a` the task.
+    Exit = 7,
+    /// Task `a`'s `util_avg`.
+    TaskUtilAvg = 8,
+    /// Task `a`'s `util_est`.
+    TaskUtilEst = 9,
+    /// Task `a`'s `load_avg`.
+    TaskLoadAvg = 10,
+    /// The CPU's root `util_avg`.
+    CpuUtil = 11,
+    /// The CPU's capacity at its current frequency.
+    CpuCapacity = 12,
+    /// The CPU's run-queue `uclamp_min`.
+    CpuUclampMin = 13,
+    /// The CPU's run-queue `uclamp_max`.
+    CpuUclampMax = 14,
+    /// Performance domain `a`'s energy since the run's start, nJ.
+    DomainEnergy = 15,
+    /// The root domain's overutilized flag, 0 or 1.
+    Overutilized = 16,
+    /// Explain mode (`explain.rs`): a pick; `a` the task chosen, `b` the
+    /// candidates that follow, `value` 1 under EEVDF, 0 under CFS.
+    ExplainPick = 17,
+    /// A pick's candidate `a`: `value` its vruntime, `b` bit 0 eligible,
+    /// bit 1 the task that was running, bit 2 its slice protected.
+    ExplainCandidate = 18,
+    /// Candidate `a`'s virtual deadline.
+    ExplainDeadline = 19,
+    /// Candidate `a`'s lag against its queue's V (an `i64`).
+    ExplainLag = 20,
+    /// A wake-up's placement: task `a`, last on CPU `b`, placed on CPU
+    /// `value`; the CPUs' records follow.
+    ExplainWake = 21,
+    /// CPU `a` as placement saw it: `b` its runnable tasks (bit 15: idle),
+    /// `value` its capacity << 32 | its util.
+    ExplainPlacement = 22,
+    /// A frequency change of domain `a` to `value` kHz; its `b` CPUs'
+    /// records follow.
+    ExplainFrequency = 23,
+    /// CPU `a` of the domain: `value` its capacity_orig << 48 | util_avg << 24
+    /// | util_est.
+    ExplainDomainCpu = 24,
+    /// Before a wake-up's energy estimates: task `a`'s `task_util_est`.
+    ExplainTaskUtil = 25,
+    /// An energy estimate of domain `a` with the task on CPU `b`
+    /// (`u16::MAX`: without it): `value` the energy.
+    ExplainEnergy = 26,
+    /// The same estimate's `cpu_cap << 48 | max_util << 24 | sum_util`.
+    ExplainEnergyUtil = 27,
+}
+
+/// How the previous task left the CPU at a switch (`sched_switch`'s
+/// `prev_state`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum PrevState {
+    /// Runnable, preempted (`R+`): the kernel does not tell a yield apart.
+    Preempted = 0,
+    /// Went to sleep (`S`).
+    Sleeping = 1,
+    /// Exited (`X`).
+    Dead = 2,
+}
+
+impl Kind {
+    /// Every kind, in number order.
+    pub const ALL: [Kind; 28] = [
+        Kind::Switch,
+        Kind::Waking,
+        Kind::Wakeup,
+        Kind::WakeupNew,
+        Kind::Migrate,
+        Kind::CpuFrequency,
+        Kind::CpuIdle,
+        Kind::Exit,
+        Kind::TaskUtilAvg,
+        Kind::TaskUtilEst,
+        Kind::TaskLoadAvg,
+        Kind::CpuUtil,
+        Kind::CpuCapacity,
+        Kind::CpuUclampMin,
+        Kind::CpuUclampMax,
+        Kind::DomainEnergy,
+        Kind::Overutilized,
+        Kind::ExplainPick,
+        Kind::ExplainCandidate,
+        Kind::ExplainDeadline,
+        Kind::ExplainLag,
+        Kind::ExplainWake,
+        Kind::ExplainPlacement,
+        Kind::ExplainFrequency,
+        Kind::ExplainDomainCpu,
+        Kind::ExplainTaskUtil,
+        Kind::ExplainEnergy,
+        Kind::ExplainEnergyUtil,
+    ];
+
+    /// The kind numbered `number`.
+    pub fn from_number(number: u8) -> Option<Kind> {
+        Kind::ALL.get(usize::from(number)).copied()
+    }
+
+    /// Whether it belongs to explain mode (not to the trace itself).
+    pub fn is_explain(self) -> bool {
+        self as u8 >= Kind::ExplainPick as u8
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Kind;
+
+    #[test]
+    fn every_kind_is_found_by_its_number() {
+        for (number, kind) in Kind::ALL.iter().enumerate() {
+            assert_eq!(*kind as u8 as usize, number);
+            assert_eq!(Kind::from_number(number as u8), Some(*kind));
+        }
+        assert_eq!(Kind::from_number(Kind::ALL.len() as u8), None);
+    }
+}
