@@ -149,6 +149,8 @@ pub struct Results {
     /// The wake-ups `--explain` explained under EAS, with the energy
     /// estimates `find_energy_efficient_cpu` made.
     pub explained_wakes: Vec<crate::engine::explain::ExplainedWake>,
+    /// The throttles and unthrottles `--explain` explained, with when.
+    pub explained_throttles: Vec<(u64, fairway_trace::explain::ThrottleView)>,
 }
 
 impl Results {

@@ -3,7 +3,8 @@
 //! functions, so that both show the same output for the same numbers.
 //! Each decision is a block of `explain:` lines: a pick among fair tasks
 //! (§1.4, §1.5 of docs/linux-sched-reference.md), a wake-up's placement
-//! (the CPUs as placement saw them), a frequency change (schedutil, §6.1).
+//! (the CPUs as placement saw them), a frequency change (schedutil, §6.1),
+//! a group's run queue throttled or unthrottled (CFS bandwidth, §4.2).
 
 /// One candidate of a pick.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -203,4 +204,67 @@ pub fn frequency_lines(now: u64, domain: usize, khz: u64, cpus: &[DomainCpuView]
             .to_string(),
     );
     lines
+}
+
+/// A task group's run queue on a CPU, throttled or unthrottled, with the
+/// numbers behind it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ThrottleView {
+    /// The group's path.
+    pub group: String,
+    /// The CPU.
+    pub cpu: usize,
+    /// Throttled now (else unthrottled).
+    pub throttled: bool,
+    /// The run queue's `runtime_remaining`, ns (negative: overrun).
+    pub runtime_remaining: i64,
+    /// The pool's `runtime` left this period, ns.
+    pub pool_runtime: Option<u64>,
+    /// `cpu.max`'s quota, ns (`None`: max).
+    pub quota: Option<u64>,
+    /// `cpu.max`'s period, ns.
+    pub period: u64,
+    /// `cpu.max.burst`, ns.
+    pub burst: u64,
+}
+
+/// A throttle or an unthrottle at `now`: the run queue's runtime against
+/// the pool's, and the group's limit (§4.2: a run queue that has spent its
+/// runtime and finds none left in the pool is throttled until the period
+/// timer refills the pool and hands it runtime).
+pub fn throttle_lines(now: u64, view: &ThrottleView) -> Vec<String> {
+    let us = |ns: u64| ns / 1000;
+    let limit = match view.quota {
+        Some(quota) => format!(
+            "quota {} us per {} us period, burst {} us",
+            us(quota),
+            us(view.period),
+            us(view.burst)
+        ),
+        None => format!("no quota ({} us period)", us(view.period)),
+    };
+    let pool = view
+        .pool_runtime
+        .map_or_else(|| "unknown".to_string(), |ns| format!("{ns} ns"));
+    vec![
+        format!(
+            "explain: {now} ns group {} {} on cpu{}:",
+            view.group,
+            if view.throttled {
+                "throttled"
+            } else {
+                "unthrottled"
+            },
+            view.cpu
+        ),
+        format!(
+            "explain:   runtime_remaining {} ns on the run queue, the pool's runtime {pool}; {limit}",
+            view.runtime_remaining
+        ),
+        if view.throttled {
+            "explain:   its runtime is spent and the pool had none to give: it waits for the period timer's refill".to_string()
+        } else {
+            "explain:   the pool handed it runtime (a refill, or slack returned by another CPU): it runs again".to_string()
+        },
+    ]
 }

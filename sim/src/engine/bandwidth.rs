@@ -159,7 +159,63 @@ impl BandwidthState {
     }
 }
 
+impl BandwidthState {
+    /// Each limited group's run queues' throttled state now, with the
+    /// numbers behind it, for explain mode. Reads only.
+    pub(crate) fn throttle_views(
+        &self,
+        cores: &[&CpuCore],
+    ) -> Vec<fairway_trace::explain::ThrottleView> {
+        let mut views = Vec::new();
+        for (path, id) in &self.limited {
+            let settings = self.pools.settings(*id);
+            let pool_runtime = self.pools.with(*id, |pool| pool.runtime());
+            for (cpu, core) in cores.iter().enumerate() {
+                let Some(queue) = core.run_queue().fair().and_then(|f| f.group_queue(*id)) else {
+                    continue;
+                };
+                views.push(fairway_trace::explain::ThrottleView {
+                    group: path.clone(),
+                    cpu,
+                    throttled: queue.runtime.throttled,
+                    runtime_remaining: queue.runtime.runtime_remaining,
+                    pool_runtime,
+                    quota: settings.and_then(|s| s.quota),
+                    period: settings.map_or(0, |s| s.period),
+                    burst: settings.map_or(0, |s| s.burst),
+                });
+            }
+        }
+        views
+    }
+}
+
 impl Simulation<'_> {
+    /// Explains each run queue of a limited group that was throttled or
+    /// unthrottled by the event just carried out (after each event, as the
+    /// trace's group counters are recorded).
+    pub(super) fn explain_bandwidth(&mut self) {
+        if !self.explaining() {
+            return;
+        }
+        let Some(state) = &self.bandwidth else { return };
+        let cores: Vec<&CpuCore> = self.cpus.iter().map(|c| &c.core).collect();
+        let views = state.throttle_views(&cores);
+        for view in views {
+            let key = (view.group.clone(), view.cpu);
+            let was = self
+                .explained_throttled
+                .insert(key, view.throttled)
+                .unwrap_or(false);
+            if was != view.throttled && self.explaining() {
+                for line in fairway_trace::explain::throttle_lines(self.now, &view) {
+                    println!("{line}");
+                }
+                self.explained_throttle(view);
+            }
+        }
+    }
+
     /// Puts each limit change of the run on the event queue.
     pub(super) fn schedule_bandwidth_changes(&mut self) {
         let times: Vec<Nanoseconds> = self.bandwidth.as_ref().map_or_else(Vec::new, |state| {

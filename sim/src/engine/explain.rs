@@ -32,6 +32,8 @@ pub(super) struct Explain {
     pub(super) picks: Vec<ExplainedPick>,
     /// The wake-ups explained with energy estimates (for tests).
     pub(super) wakes: Vec<ExplainedWake>,
+    /// The throttles and unthrottles explained (for tests).
+    pub(super) throttles: Vec<(u64, fairway_trace::explain::ThrottleView)>,
 }
 
 /// A wake-up explained under EAS, for tests: what it printed.
@@ -64,6 +66,15 @@ impl Simulation<'_> {
 
     pub(super) fn explaining(&self) -> bool {
         self.explain.as_ref().is_some_and(|e| e.left > 0)
+    }
+
+    /// A throttle or unthrottle explained, at `now`.
+    pub(super) fn explained_throttle(&mut self, view: fairway_trace::explain::ThrottleView) {
+        let now = self.now;
+        if let Some(explain) = &mut self.explain {
+            explain.left = explain.left.saturating_sub(1);
+            explain.throttles.push((now, view));
+        }
     }
 
     /// The fair tasks that competed in the pick just made on `cpu`, where

@@ -373,6 +373,9 @@ pub struct Simulation<'s> {
     /// The bandwidth counters' values last recorded, so that a value is
     /// recorded when it changes (`engine::tracing`).
     traced_bandwidth: std::collections::BTreeMap<fairway_trace::CounterTrack, i64>,
+    /// Explain mode: each limited group's run queues' throttled state as
+    /// last explained, by (path, CPU).
+    explained_throttled: std::collections::BTreeMap<(String, usize), bool>,
     /// The progress line, on a terminal (`engine::progress`).
     progress: Option<progress::Progress>,
     /// rt-app's per-task logs, by task, with `--rtapp-logs`.
@@ -570,6 +573,7 @@ impl<'s> Simulation<'s> {
             eas_off,
             trace: None,
             traced_bandwidth: std::collections::BTreeMap::new(),
+            explained_throttled: std::collections::BTreeMap::new(),
             progress: None,
             rtapp_logs: None,
             explain: None,
@@ -715,6 +719,7 @@ impl<'s> Simulation<'s> {
             }
             self.arm_bandwidth_timers();
             self.trace_bandwidth();
+            self.explain_bandwidth();
         }
         Ok(self.finish())
     }
@@ -798,6 +803,11 @@ impl<'s> Simulation<'s> {
                 .explain
                 .as_mut()
                 .map(|e| std::mem::take(&mut e.wakes))
+                .unwrap_or_default(),
+            explained_throttles: self
+                .explain
+                .as_mut()
+                .map(|e| std::mem::take(&mut e.throttles))
                 .unwrap_or_default(),
             explained_picks: self.explain.map(|e| e.picks).unwrap_or_default(),
         }
