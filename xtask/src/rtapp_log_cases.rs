@@ -13,10 +13,8 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::Duration;
 
-use crate::board::{Board, workspace_root};
-use crate::qemu::{self, QemuConfig};
+use crate::board::workspace_root;
 
 const SCENARIO: &str = "tests/scenarios/periodic-work4ms-16ms-cpu1.json";
 /// The scenario's `run`, `timer` period and duration, µs.
@@ -92,24 +90,11 @@ fn build_kernel() -> Result<PathBuf, String> {
 /// Boots `kernel` on the scenario under icount, 2 CPUs, with `append`; the
 /// decoded lines of a clean exit.
 fn boot(kernel: &Path, append: &str) -> Result<Vec<String>, String> {
-    let mut config = QemuConfig::for_board(Board::load("qemu-virt")?);
-    config.cpus = 2;
-    config.icount = true;
-    config.echo = false;
-    config.timeout = Duration::from_secs(300);
-    config.append = append.to_string();
+    let mut config = crate::trace_cases::icount_config("qemu-virt", 2, append)?;
     config.scenario = Some(workspace_root().join(SCENARIO));
     config.use_board_device_tree()?;
     config.load_scenario()?;
-    config.check_command_line()?;
-    let outcome = qemu::run(kernel, &config)?;
-    if outcome.status != Some(0) {
-        return Err(format!(
-            "the kernel failed ({append}): {}",
-            outcome.lines.last().map_or("", String::as_str)
-        ));
-    }
-    Ok(outcome.lines)
+    crate::trace_cases::boot(kernel, &config)
 }
 
 /// A written log's rows: the 11 whitespace-separated numbers after the

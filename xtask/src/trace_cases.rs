@@ -238,8 +238,20 @@ fn build_trace_kernel() -> Result<PathBuf, String> {
     Ok(target_dir.join("aarch64-unknown-none-softfloat/release/fairway"))
 }
 
+/// A quiet icount boot of `board` with `cpus` CPUs and the command line
+/// `append` (10 minutes at most).
+pub(crate) fn icount_config(board: &str, cpus: u32, append: &str) -> Result<QemuConfig, String> {
+    let mut config = QemuConfig::for_board(Board::load(board)?);
+    config.cpus = cpus;
+    config.icount = true;
+    config.echo = false;
+    config.timeout = Duration::from_secs(600);
+    config.append = append.to_string();
+    Ok(config)
+}
+
 /// Boots `kernel` under icount; the decoded lines of a clean exit.
-fn boot(kernel: &Path, config: &QemuConfig) -> Result<Vec<String>, String> {
+pub(crate) fn boot(kernel: &Path, config: &QemuConfig) -> Result<Vec<String>, String> {
     config.check_command_line()?;
     let outcome = qemu::run(kernel, config)?;
     if outcome.status != Some(0) {
@@ -260,12 +272,7 @@ fn kernel_case(
     out: &Path,
     python: &Path,
 ) -> Result<String, String> {
-    let mut config = QemuConfig::for_board(Board::load(case.board)?);
-    config.cpus = case.cpus;
-    config.icount = true;
-    config.echo = false;
-    config.timeout = Duration::from_secs(600);
-    config.append = case.append.to_string();
+    let mut config = icount_config(case.board, case.cpus, case.append)?;
     config.scenario = Some(workspace_root().join(case.scenario));
     config.use_board_device_tree()?;
     config.load_scenario()?;
@@ -394,13 +401,11 @@ const COST_LOOPS: u64 = 2_000;
 /// counters of the CPU and the task switched in).
 fn record_cost(kernel: &Path) -> Result<String, String> {
     let run = |records: u64| -> Result<(u64, u64), String> {
-        let mut config = QemuConfig::for_board(Board::load("qemu-virt")?);
-        config.cpus = 2;
-        config.icount = true;
-        config.echo = false;
-        config.timeout = Duration::from_secs(300);
-        config.append =
-            format!("workload=sched-pipe loops={COST_LOOPS} pinned=1 trace_records={records}");
+        let config = icount_config(
+            "qemu-virt",
+            2,
+            &format!("workload=sched-pipe loops={COST_LOOPS} pinned=1 trace_records={records}"),
+        )?;
         let lines = boot(kernel, &config)?;
         let report = crate::report::parse_report(&lines)?;
         let wall_ns = report.runs.first().map(|r| r.wall_ns).ok_or("no report")?;
@@ -444,12 +449,7 @@ fn record_cost(kernel: &Path) -> Result<String, String> {
 /// is `sim/tests/explain.rs`.
 fn kernel_explain(kernel: &Path) -> Result<String, String> {
     use crate::kernel_trace::Decision;
-    let mut config = QemuConfig::for_board(Board::load("qemu-virt")?);
-    config.cpus = 2;
-    config.icount = true;
-    config.echo = false;
-    config.timeout = Duration::from_secs(600);
-    config.append = "trace_records=200000 explain=3000".to_string();
+    let mut config = icount_config("qemu-virt", 2, "trace_records=200000 explain=3000")?;
     config.scenario = Some(workspace_root().join("tests/scenarios/explain-eevdf-2cpus.json"));
     config.load_scenario()?;
     let lines = boot(kernel, &config)?;
@@ -528,13 +528,11 @@ fn progress_reads(kernel: &Path) -> Result<String, String> {
     let address = crate::progress::tick_time_address(&elf)
         .ok_or("the kernel image has no PROGRESS_NS pointer")?;
     let config = || -> Result<QemuConfig, String> {
-        let mut config = QemuConfig::for_board(Board::load("qemu-virt")?);
-        config.cpus = 2;
-        config.icount = true;
-        config.echo = false;
-        config.timeout = Duration::from_secs(300);
-        config.append = format!("workload=sched-pipe loops={PROGRESS_LOOPS} pinned=1");
-        Ok(config)
+        icount_config(
+            "qemu-virt",
+            2,
+            &format!("workload=sched-pipe loops={PROGRESS_LOOPS} pinned=1"),
+        )
     };
     let report = |lines: &[String]| -> Result<String, String> {
         Ok(crate::report::parse_report(lines)?.to_json())
