@@ -22,8 +22,21 @@ pub fn allow_semihosting(allowed: bool) {
 }
 
 /// Stops the machine with `code`.
+///
+/// The last frame on the console says the verdict (`exit: success` or
+/// `exit: failure`): on a board there is no semihosting to carry the status, so a
+/// host reading the serial line (`cargo xtask hil`) takes it from this line. The
+/// UART is drained before power goes off.
 pub fn exit(code: ExitCode) -> ! {
     crate::arch::cpu::irq_disable();
+    defmt::info!(
+        "exit: {=str}",
+        match code {
+            ExitCode::Success => "success",
+            ExitCode::Failure => "failure",
+        }
+    );
+    crate::drivers::pl011::drain();
     if SEMIHOSTING.load(Ordering::Relaxed) {
         use qemu_exit::QEMUExit;
         let handle = qemu_exit::AArch64::new();

@@ -12,6 +12,8 @@ register_bitfields! {
     u32,
     /// UARTFR, the flag register.
     FR [
+        /// UART busy: a byte is still being shifted out.
+        BUSY OFFSET(3) NUMBITS(1) [],
         /// Transmit FIFO full.
         TXFF OFFSET(5) NUMBITS(1) []
     ],
@@ -65,5 +67,19 @@ pub fn write_bytes(bytes: &[u8]) {
             crate::arch::cpu::relax();
         }
         uart.dr.set(u32::from(byte));
+    }
+}
+
+/// Waits until every byte written has left the UART, so that powering off
+/// right after does not cut the last frame short on a board.
+pub fn drain() {
+    let base = BASE.load(Ordering::Acquire);
+    if base == 0 {
+        return;
+    }
+    // SAFETY: `base` was stored by `init`, whose caller vouched for it.
+    let uart = unsafe { DeviceRegisters::<Registers>::new(base) };
+    while uart.fr.is_set(FR::BUSY) {
+        crate::arch::cpu::relax();
     }
 }
