@@ -75,6 +75,26 @@ pub enum Kind {
     ExplainEnergy = 26,
     /// The same estimate's `cpu_cap << 48 | max_util << 24 | sum_util`.
     ExplainEnergyUtil = 27,
+    /// Task group `a`'s run queue on the CPU: `cfs_rq->throttled`, 0 or 1
+    /// (`a` is the kernel's group index; `tracepoint-group:` names it).
+    GroupThrottled = 28,
+    /// Task group `a`'s run queue on the CPU: `runtime_remaining` (an `i64`).
+    GroupRuntimeRemaining = 29,
+    /// Task group `a`'s pool: `cfs_b->runtime`.
+    GroupRuntime = 30,
+    /// Explain mode: group `a`'s run queue on the CPU was throttled
+    /// (`value` 1) or unthrottled (0); the five records below follow.
+    ExplainThrottle = 31,
+    /// The same run queue's `runtime_remaining` (an `i64`).
+    ExplainThrottleRemaining = 32,
+    /// The pool's runtime then (`u64::MAX`: not known).
+    ExplainThrottlePool = 33,
+    /// The group's quota (`u64::MAX`: no quota, `max`).
+    ExplainThrottleQuota = 34,
+    /// The group's period.
+    ExplainThrottlePeriod = 35,
+    /// The group's burst.
+    ExplainThrottleBurst = 36,
 }
 
 /// How the previous task left the CPU at a switch (`sched_switch`'s
@@ -92,7 +112,7 @@ pub enum PrevState {
 
 impl Kind {
     /// Every kind, in number order.
-    pub const ALL: [Kind; 28] = [
+    pub const ALL: [Kind; 37] = [
         Kind::Switch,
         Kind::Waking,
         Kind::Wakeup,
@@ -121,6 +141,15 @@ impl Kind {
         Kind::ExplainTaskUtil,
         Kind::ExplainEnergy,
         Kind::ExplainEnergyUtil,
+        Kind::GroupThrottled,
+        Kind::GroupRuntimeRemaining,
+        Kind::GroupRuntime,
+        Kind::ExplainThrottle,
+        Kind::ExplainThrottleRemaining,
+        Kind::ExplainThrottlePool,
+        Kind::ExplainThrottleQuota,
+        Kind::ExplainThrottlePeriod,
+        Kind::ExplainThrottleBurst,
     ];
 
     /// The kind numbered `number`.
@@ -130,7 +159,8 @@ impl Kind {
 
     /// Whether it belongs to explain mode (not to the trace itself).
     pub fn is_explain(self) -> bool {
-        self as u8 >= Kind::ExplainPick as u8
+        (Kind::ExplainPick as u8..=Kind::ExplainEnergyUtil as u8).contains(&(self as u8))
+            || self as u8 >= Kind::ExplainThrottle as u8
     }
 }
 
@@ -145,5 +175,25 @@ mod tests {
             assert_eq!(Kind::from_number(number as u8), Some(*kind));
         }
         assert_eq!(Kind::from_number(Kind::ALL.len() as u8), None);
+    }
+
+    #[test]
+    fn group_counters_belong_to_the_trace_and_throttle_records_to_explain() {
+        for kind in [
+            Kind::GroupThrottled,
+            Kind::GroupRuntimeRemaining,
+            Kind::GroupRuntime,
+            Kind::Overutilized,
+        ] {
+            assert!(!kind.is_explain(), "{kind:?}");
+        }
+        for kind in [
+            Kind::ExplainPick,
+            Kind::ExplainEnergyUtil,
+            Kind::ExplainThrottle,
+            Kind::ExplainThrottleBurst,
+        ] {
+            assert!(kind.is_explain(), "{kind:?}");
+        }
     }
 }

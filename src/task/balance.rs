@@ -562,6 +562,7 @@ fn attach(
     rq.add_member(id);
     let decision = rq.core.attach_task(id, now);
     rq.record_costs(destination);
+    super::tracepoint::group_bandwidth(now, destination, rq.core.run_queue());
     carry_out_decision(rq, destination, decision);
 }
 

@@ -122,16 +122,19 @@ pub fn set_group_bandwidth(
     });
     for cpu in 0..cpus {
         let mut rq = run_queue(cpu).lock();
+        let now = now_ns();
         let decision = rq
             .core
-            .set_group_bandwidth(group, settings.quota.is_some(), now_ns())
+            .set_group_bandwidth(group, settings.quota.is_some(), now)
             .map_err(SetBandwidthError::Group)?;
+        super::tracepoint::group_bandwidth(now, cpu, rq.core.run_queue());
         carry_out_decision(&mut rq, cpu, decision);
     }
     Ok(start)
 }
 
 /// The groups' pools, once a group has a quota.
+#[inline]
 pub fn pools() -> Option<&'static BandwidthPools> {
     POOLS.get().map(|pools| &**pools)
 }
@@ -160,6 +163,10 @@ fn period_timer(group: usize) {
     let Some(outcome) = pools.with(id, |pool| pool.period_timer(now_ns)) else {
         return;
     };
+    if super::tracepoint::recording() {
+        let runtime = pools.with(id, |pool| pool.runtime());
+        super::tracepoint::pool_runtime(now_ns(), id, runtime);
+    }
     if let Some(at) = outcome.rearm {
         hrtimer::start(
             hrtimer::bandwidth_timer(group, false),
@@ -184,6 +191,10 @@ fn slack_timer(group: usize) {
     let grants = pools
         .with(id, |pool| pool.slack_timer(now))
         .unwrap_or_default();
+    if super::tracepoint::recording() {
+        let runtime = pools.with(id, |pool| pool.runtime());
+        super::tracepoint::pool_runtime(now, id, runtime);
+    }
     for grant in &grants {
         deliver(id, grant.cpu.into(), grant.amount, grant.unthrottle);
     }
@@ -216,9 +227,11 @@ fn deliver(group: GroupId, cpu: usize, amount: u64, unthrottle: bool) {
 
 fn apply(cpu: usize, grant: PendingGrant) {
     let mut rq = run_queue(cpu).lock();
-    let decision =
-        rq.core
-            .distribute_runtime(grant.group, grant.amount, grant.unthrottle, now_ns());
+    let now = now_ns();
+    let decision = rq
+        .core
+        .distribute_runtime(grant.group, grant.amount, grant.unthrottle, now);
+    super::tracepoint::group_bandwidth(now, cpu, rq.core.run_queue());
     carry_out_decision(&mut rq, cpu, decision);
 }
 

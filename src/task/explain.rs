@@ -10,7 +10,9 @@
 //!   docs/linux-sched-reference.md), whether it is eligible, and for the
 //!   task that was running whether RUN_TO_PARITY protects its slice;
 //! - a wake-up's placement: each CPU's snapshot as placement read it;
-//! - a frequency change: its domain's CPUs' utilization.
+//! - a frequency change: its domain's CPUs' utilization;
+//! - a throttle or unthrottle of a task group's run queue (§4.2): its
+//!   `runtime_remaining`, the pool's runtime and the group's `cpu.max`.
 //!
 //! Reading state and changing none, explaining leaves the decisions as they
 //! are; it costs the tracepoints' load and branch when off.
@@ -204,4 +206,32 @@ pub fn frequency(
             | snapshot.util_est.min(0xff_ffff);
         record(now, cpu, Kind::ExplainDomainCpu, snapshot.cpu.0, 0, value);
     }
+}
+
+/// Group `group`'s run queue on `cpu` was just throttled (or unthrottled),
+/// seen after a call into the core: the numbers behind it, as the
+/// simulator's explain prints them (`fairway_trace::explain::throttle_lines`).
+#[inline(never)]
+pub fn throttle(
+    now: u64,
+    cpu: usize,
+    group: u16,
+    throttled: bool,
+    runtime_remaining: i64,
+    pool_runtime: Option<u64>,
+    settings: fairway_sched::bandwidth::Bandwidth,
+) {
+    if !take() {
+        return;
+    }
+    let put = |kind, value| record(now, cpu, kind, group, 0, value);
+    put(Kind::ExplainThrottle, u64::from(throttled));
+    put(Kind::ExplainThrottleRemaining, runtime_remaining as u64);
+    put(Kind::ExplainThrottlePool, pool_runtime.unwrap_or(u64::MAX));
+    put(
+        Kind::ExplainThrottleQuota,
+        settings.quota.unwrap_or(u64::MAX),
+    );
+    put(Kind::ExplainThrottlePeriod, settings.period);
+    put(Kind::ExplainThrottleBurst, settings.burst);
 }

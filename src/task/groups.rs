@@ -43,6 +43,11 @@ pub fn create_group(parent: GroupId, shares: u64) -> Result<GroupId, GroupError>
     Ok(id)
 }
 
+/// Groups in use, the root included: group indices run below it.
+pub fn nr_groups() -> usize {
+    NR_GROUPS.load(Ordering::Relaxed)
+}
+
 /// Creates a chain of `depth` nested groups below the root (each with the
 /// default shares) and returns its top and its deepest group (the root for
 /// depth 0).

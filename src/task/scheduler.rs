@@ -449,6 +449,7 @@ pub fn schedule() {
     if super::explain::explaining() {
         super::explain::pick(cpu, &rq, now, previous, next);
     }
+    tracepoint::group_bandwidth(now, cpu, rq.core.run_queue());
     let next_task = task(next);
     next_task.exec_start.store(now, Ordering::Relaxed);
     carry_out_hrtick(switch.hrtick, cpu);
@@ -665,6 +666,7 @@ pub(super) fn activate_new(
     let now = now_ns();
     let decision = rq.core.wake_up_new_task(id, params, now)?;
     rq.record_costs(cpu);
+    tracepoint::group_bandwidth(now, cpu, rq.core.run_queue());
     if tracepoint::recording() {
         let prio = prio(params.policy);
         tracepoint::record(
@@ -751,6 +753,7 @@ fn activate(id: TaskId) {
     let migrated = super::balance::attach_pending(&mut rq, id, now);
     let decision = rq.core.try_to_wake_up(id, now, migrated);
     rq.record_costs(cpu);
+    tracepoint::group_bandwidth(now, cpu, rq.core.run_queue());
     tracepoint::record(now, cpu, tracepoint::Kind::Wakeup, id.0, 0, cpu as u64);
     slot.on_rq.store(true, Ordering::Relaxed);
     slot.wait_start.store(now, Ordering::Relaxed);
@@ -980,6 +983,7 @@ fn scheduler_tick(cpu: usize) {
     rq.core.update_blocked_averages(now);
     if tracepoint::recording() {
         tracepoint::signals(now, cpu, rq.core.run_queue(), rq.core.current());
+        tracepoint::group_bandwidth(now, cpu, rq.core.run_queue());
     }
     super::groups::exchange_group_load(cpu, &mut rq.core, now);
     // The tick's PELT updates, in the PELT histogram.

@@ -9,7 +9,10 @@
 //! `sched_migrate_task`, `cpu_frequency`, `cpu_idle`, `sched_process_exit`,
 //! and the counters Linux's scheduler tracepoints expose (a task's util_avg,
 //! util_est and load_avg; a CPU's util, capacity and uclamp values; a
-//! performance domain's energy; the root domain's overutilized flag).
+//! performance domain's energy; the root domain's overutilized flag; and,
+//! for each task group with CFS bandwidth control, each CPU's `throttled`
+//! and `runtime_remaining` and the pool's `runtime`, recorded when they
+//! change).
 //!
 //! Cost: without the `trace` feature every tracepoint compiles out (each
 //! body stands behind [`ENABLED`], a constant `false`), so the default
@@ -19,12 +22,13 @@
 //! boot and a full buffer counts what it drops.
 
 use alloc::vec::Vec;
-use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicI64, AtomicU8, AtomicU64, Ordering};
 
 use spin::Once;
 
 use super::TaskId;
-use crate::config::MAX_CPUS;
+use super::groups::GroupId;
+use crate::config::{MAX_CPUS, MAX_GROUPS};
 use crate::sync::IrqSpinLock;
 
 /// Whether the tracepoints are compiled in (the `trace` feature).
@@ -81,11 +85,25 @@ pub fn recording() -> bool {
 }
 
 /// Starts recording, with `origin_ns` as the run's time zero (a no-op
-/// without buffers).
+/// without buffers), and records every limited group's state on every CPU
+/// (its counters start at the run's start, as the simulator's do).
 pub fn start(origin_ns: u64) {
     if ENABLED && BUFFERS[0].get().is_some() {
         ORIGIN_NS.store(origin_ns, Ordering::Relaxed);
+        for row in &GROUP_LAST {
+            for last in row {
+                last.throttled.store(UNKNOWN, Ordering::Relaxed);
+            }
+        }
+        for pool in &POOL_LAST {
+            pool.store(u64::MAX, Ordering::Relaxed);
+        }
         RECORDING.store(true, Ordering::Release);
+        for cpu in 0..crate::percpu::nr_online() {
+            super::scheduler::with_run_queue(cpu, |rq| {
+                group_bandwidth(crate::arch::timer::now_ns(), cpu, rq.core.run_queue());
+            });
+        }
     }
 }
 
@@ -181,13 +199,130 @@ fn record_signals(
     }
 }
 
+/// A limited group's state on one CPU as last recorded.
+struct GroupLast {
+    /// [`UNKNOWN`] before the first record, else 1 + `throttled`.
+    throttled: AtomicU8,
+    runtime_remaining: AtomicI64,
+}
+
+const UNKNOWN: u8 = 0;
+
+/// Each CPU's row is written only under that CPU's run-queue lock.
+static GROUP_LAST: [[GroupLast; MAX_GROUPS]; MAX_CPUS] = [const {
+    [const {
+        GroupLast {
+            throttled: AtomicU8::new(UNKNOWN),
+            runtime_remaining: AtomicI64::new(0),
+        }
+    }; MAX_GROUPS]
+}; MAX_CPUS];
+/// Each pool's `runtime` as last recorded (`u64::MAX`: not yet).
+static POOL_LAST: [AtomicU64; MAX_GROUPS] = [const { AtomicU64::new(u64::MAX) }; MAX_GROUPS];
+
+/// Each task group with CFS bandwidth control, on `cpu` (whose run queue
+/// `queue` is locked by the caller, after a call into its core): its run
+/// queue's `throttled` and `runtime_remaining` and the pool's `runtime`,
+/// recorded when they changed since the last call (as the simulator
+/// records them after each event); a throttle or unthrottle is explained
+/// in explain mode. Reads only; O(groups). Until a group has a quota
+/// there are no pools, and a call is a load and a branch more.
+#[inline(always)]
+pub fn group_bandwidth(now: u64, cpu: usize, queue: &fairway_sched::run_queue::RunQueue) {
+    if recording()
+        && let Some(pools) = super::bandwidth::pools()
+    {
+        record_group_bandwidth(now, cpu, queue, pools);
+    }
+}
+
+#[inline(never)]
+fn record_group_bandwidth(
+    now: u64,
+    cpu: usize,
+    queue: &fairway_sched::run_queue::RunQueue,
+    pools: &fairway_sched::bandwidth::pools::BandwidthPools,
+) {
+    let Some(fair) = queue.fair() else { return };
+    for index in 1..super::groups::nr_groups().min(MAX_GROUPS) {
+        let group = GroupId(index as u16);
+        let Some(settings) = pools.settings(group) else {
+            continue;
+        };
+        let Some(group_queue) = fair.group_queue(group) else {
+            continue;
+        };
+        let (throttled, remaining) = (
+            group_queue.runtime.throttled,
+            group_queue.runtime.runtime_remaining,
+        );
+        let last = &GROUP_LAST[cpu][index];
+        let before = last
+            .throttled
+            .swap(1 + u8::from(throttled), Ordering::Relaxed);
+        let pool = pools.with(group, |pool| pool.runtime());
+        if before != 1 + u8::from(throttled) {
+            record(
+                now,
+                cpu,
+                Kind::GroupThrottled,
+                index as u16,
+                0,
+                u64::from(throttled),
+            );
+            if before != UNKNOWN && super::explain::explaining() {
+                super::explain::throttle(
+                    now,
+                    cpu,
+                    index as u16,
+                    throttled,
+                    remaining,
+                    pool,
+                    settings,
+                );
+            }
+        }
+        if last.runtime_remaining.swap(remaining, Ordering::Relaxed) != remaining
+            || before == UNKNOWN
+        {
+            record(
+                now,
+                cpu,
+                Kind::GroupRuntimeRemaining,
+                index as u16,
+                0,
+                remaining as u64,
+            );
+        }
+        if let Some(pool) = pool
+            && POOL_LAST[index].swap(pool, Ordering::Relaxed) != pool
+        {
+            record(now, cpu, Kind::GroupRuntime, index as u16, 0, pool);
+        }
+    }
+}
+
+/// Group `group`'s pool after its period or slack timer changed it (no
+/// run-queue lock: the pool's own value, recorded when it changed).
+#[inline(always)]
+pub fn pool_runtime(now: u64, group: GroupId, runtime: Option<u64>) {
+    if recording()
+        && let Some(runtime) = runtime
+        && POOL_LAST[group.index()].swap(runtime, Ordering::Relaxed) != runtime
+    {
+        let cpu = crate::arch::cpu::this_cpu();
+        record(now, cpu, Kind::GroupRuntime, group.0, 0, runtime);
+    }
+}
+
 /// Prints the records, CPU by CPU in the order each CPU made them, with
 /// times since the run's start, each CPU's followed by its count of records
 /// and of dropped ones (`tracepoint-cpu:`); then the names of the tasks that
 /// exist at the end (`tracepoint-task: ID NAME`: a slot freed during the run
 /// is named by whoever holds it then) and the run's end (`tracepoint-end:`).
-/// The host merges the CPUs by time.
-pub fn print() {
+/// The host merges the CPUs by time. `groups` names the task groups the
+/// group records number (`tracepoint-group: INDEX PATH`).
+pub fn print(groups: &[(GroupId, &str)]) {
     if !ENABLED || BUFFERS[0].get().is_none() {
         return;
     }
@@ -218,6 +353,9 @@ pub fn print() {
             records.len(),
             dropped
         );
+    }
+    for (group, path) in groups {
+        defmt::println!("tracepoint-group: {=u16} {=str}", group.0, path);
     }
     super::for_each_task(|id, slot| {
         defmt::println!("tracepoint-task: {=u16} {=str}", id.0, slot.name().as_str());

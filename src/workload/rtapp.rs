@@ -954,7 +954,14 @@ pub fn run(scenario: Scenario, options: &RtAppOptions) -> Result<(), SpawnError>
         crate::task::trace::print(run.start);
     }
     crate::task::replay::print();
-    crate::task::tracepoint::print();
+    // The groups the report's `cpu.stat` covers: those with a quota.
+    let limited: Vec<(GroupId, &str)> = GROUP_STATS
+        .get()
+        .into_iter()
+        .flatten()
+        .filter_map(|(path, _)| Some((*GROUPS.get()?.get(path)?, path.as_str())))
+        .collect();
+    crate::task::tracepoint::print(&limited);
     for instance in &run.instances {
         if let (Some(&id), Some(log)) = (instance.task.get(), instance.rtapp_log.get()) {
             rtapp_log::print(id, log, elapsed);

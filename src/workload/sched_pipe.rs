@@ -149,7 +149,7 @@ fn run_inner(options: &SchedPipeOptions) -> Result<(), ExitCode> {
     if quota_us > 0 {
         let _ = core::fmt::write(&mut extra, format_args!("-quota{quota_us}us"));
     }
-    crate::task::tracepoint::print();
+    crate::task::tracepoint::print(&[]);
     let config = report::config_label(&extra);
     // With DVFS, the energy meter's figures over the run (docs/boards.md).
     let mut metrics: alloc::vec::Vec<(&str, u64)> =

@@ -12,9 +12,12 @@
 use std::collections::BTreeMap;
 
 use fairway_contract::tracepoint::{Kind, PrevState as KernelPrevState};
-use fairway_trace::explain::{self, Candidate, DomainCpuView, EnergyView, PlacementView};
+use fairway_trace::explain::{
+    self, Candidate, DomainCpuView, EnergyView, PlacementView, ThrottleView,
+};
 use fairway_trace::{
-    CounterTrack, CpuSignal, Event, PrevState, Record, TaskIndex, TaskInfo, TaskSignal, Trace,
+    CounterTrack, CpuSignal, Event, GroupCpuSignal, PrevState, Record, TaskIndex, TaskInfo,
+    TaskSignal, Trace,
 };
 
 /// The kernel's "no task" (an idle task, or no waker).
@@ -74,12 +77,25 @@ struct Parsed {
     nr_cpus: usize,
     tasks: Vec<TaskInfo>,
     indices: BTreeMap<u16, TaskIndex>,
+    /// The limited task groups' paths (`tracepoint-group:`), in the order
+    /// the kernel printed them: a group's trace index is its place here.
+    groups: Vec<(u16, String)>,
 }
 
 impl Parsed {
     /// Kernel task `id` as a trace index (`None`: the idle task).
     fn task(&self, id: u16) -> Option<TaskIndex> {
         (id != NO_TASK).then(|| self.indices[&id])
+    }
+
+    /// Kernel group index `group` as the trace's group index.
+    fn group(&self, group: u16) -> Result<usize, String> {
+        self.groups
+            .iter()
+            .position(|(index, _)| *index == group)
+            .ok_or_else(|| {
+                format!("a record of task group {group}, which no tracepoint-group line names")
+            })
     }
 }
 
@@ -93,11 +109,13 @@ pub fn from_lines(lines: &[String]) -> Result<Option<Trace>, String> {
     let mut trace = Trace {
         nr_cpus: parsed.nr_cpus,
         tasks: parsed.tasks.clone(),
+        groups: parsed.groups.iter().map(|(_, path)| path.clone()).collect(),
         ..Trace::default()
     };
     let task = |id: u16| parsed.task(id);
+    let group = |index: u16| parsed.group(index);
     for record in parsed.records.iter().filter(|r| !r.kind.is_explain()) {
-        convert(record, &task, &mut trace)?;
+        convert(record, &task, &group, &mut trace)?;
     }
     Ok(Some(trace))
 }
@@ -144,6 +162,13 @@ pub enum Decision {
         khz: u64,
         /// Its CPUs.
         cpus: Vec<DomainCpuView>,
+    },
+    /// A throttle or unthrottle of a task group's run queue.
+    Throttle {
+        /// When.
+        time_ns: u64,
+        /// The numbers behind it.
+        view: ThrottleView,
     },
 }
 
@@ -199,6 +224,9 @@ impl Explained {
                     khz,
                     cpus,
                 } => lines.extend(explain::frequency_lines(*time_ns, *domain, *khz, cpus)),
+                Decision::Throttle { time_ns, view } => {
+                    lines.extend(explain::throttle_lines(*time_ns, view));
+                }
             }
         }
         lines
@@ -328,6 +356,29 @@ pub fn explained(lines: &[String]) -> Result<Option<Explained>, String> {
                     cpus,
                 }
             }
+            Kind::ExplainThrottle => {
+                let remaining = next(Kind::ExplainThrottleRemaining)?;
+                let pool = next(Kind::ExplainThrottlePool)?;
+                let quota = next(Kind::ExplainThrottleQuota)?;
+                let (period, burst) = (
+                    next(Kind::ExplainThrottlePeriod)?,
+                    next(Kind::ExplainThrottleBurst)?,
+                );
+                let group = parsed.group(head.a)?;
+                Decision::Throttle {
+                    time_ns,
+                    view: ThrottleView {
+                        group: parsed.groups[group].1.clone(),
+                        cpu,
+                        throttled: head.value == 1,
+                        runtime_remaining: remaining.value as i64,
+                        pool_runtime: (pool.value != u64::MAX).then_some(pool.value),
+                        quota: (quota.value != u64::MAX).then_some(quota.value),
+                        period: period.value,
+                        burst: burst.value,
+                    },
+                }
+            }
             _ => return Err(malformed(head)),
         });
     }
@@ -340,6 +391,7 @@ fn parse(lines: &[String]) -> Result<Option<Parsed>, String> {
     let mut names = BTreeMap::new();
     let mut nr_cpus = 0;
     let mut end = None;
+    let mut groups = Vec::new();
     for line in lines {
         if let Some(rest) = after(line, "tracepoint: ") {
             records.push(parse_record(rest, line)?);
@@ -348,6 +400,11 @@ fn parse(lines: &[String]) -> Result<Option<Parsed>, String> {
                 .split_once(' ')
                 .ok_or_else(|| format!("a malformed tracepoint line: {line:?}"))?;
             names.insert(number::<u16>(Some(id), line)?, name.to_string());
+        } else if let Some(rest) = after(line, "tracepoint-group: ") {
+            let (index, path) = rest
+                .split_once(' ')
+                .ok_or_else(|| format!("a malformed tracepoint line: {line:?}"))?;
+            groups.push((number::<u16>(Some(index), line)?, path.to_string()));
         } else if let Some(rest) = after(line, "tracepoint-cpu: ") {
             let mut words = rest.split_whitespace();
             let cpu: usize = number(words.next(), line)?;
@@ -394,6 +451,7 @@ fn parse(lines: &[String]) -> Result<Option<Parsed>, String> {
         nr_cpus,
         tasks,
         indices,
+        groups,
     }))
 }
 
@@ -422,6 +480,7 @@ fn task_ids(record: &Line) -> Vec<u16> {
 fn convert(
     record: &Line,
     task: &impl Fn(u16) -> Option<TaskIndex>,
+    group: &impl Fn(u16) -> Result<usize, String>,
     trace: &mut Trace,
 ) -> Result<(), String> {
     let (time, cpu) = (record.time_ns, record.cpu);
@@ -482,6 +541,13 @@ fn convert(
                 Kind::CpuUclampMax => CounterTrack::Cpu(cpu, CpuSignal::UclampMax),
                 Kind::DomainEnergy => CounterTrack::DomainEnergy(usize::from(record.a)),
                 Kind::Overutilized => CounterTrack::Overutilized,
+                Kind::GroupThrottled => {
+                    CounterTrack::GroupCpu(group(record.a)?, cpu, GroupCpuSignal::Throttled)
+                }
+                Kind::GroupRuntimeRemaining => {
+                    CounterTrack::GroupCpu(group(record.a)?, cpu, GroupCpuSignal::RuntimeRemaining)
+                }
+                Kind::GroupRuntime => CounterTrack::GroupRuntime(group(record.a)?),
                 other => return Err(format!("an explain record among the trace's: {other:?}")),
             };
             trace.counter(time, track, record.value as i64);

@@ -190,9 +190,10 @@ struct KernelCase {
     append: &'static str,
 }
 
-/// The juno-r2 EAS run of the simulator's cases, and task groups balanced
-/// over 4 CPUs, on the kernel under icount.
-const KERNEL_CASES: [KernelCase; 2] = [
+/// The juno-r2 EAS run of the simulator's cases, task groups balanced
+/// over 4 CPUs, and a group with CFS bandwidth control over 2 CPUs, on the
+/// kernel under icount.
+const KERNEL_CASES: [KernelCase; 3] = [
     KernelCase {
         name: "kernel-juno-r2-eas-workload-a",
         board: "juno-r2",
@@ -206,6 +207,13 @@ const KERNEL_CASES: [KernelCase; 2] = [
         cpus: 4,
         scenario: "tests/scenarios/rtapp-events-chain-4cpus.json",
         append: "trace_records=100000",
+    },
+    KernelCase {
+        name: "kernel-bandwidth-150-100-2cpus",
+        board: "qemu-virt",
+        cpus: 2,
+        scenario: "tests/scenarios/bandwidth-150-100-2cpus.json",
+        append: "trace_records=100000 explain=1000",
     },
 ];
 
@@ -286,14 +294,70 @@ fn kernel_case(
     let path = out.join(format!("{}.pftrace", case.name));
     std::fs::write(&path, trace.to_perfetto()).map_err(|e| format!("{}: {e}", path.display()))?;
     let summary = check_trace(python, &path, &results)?;
-    if case.board != "juno-r2" {
+    if !case.append.contains("explain=") {
         return Ok(summary);
     }
     let explained =
         crate::kernel_trace::explained(&lines)?.ok_or("the kernel printed no explain records")?;
-    Ok(format!(
-        "{summary}\n    {}",
+    let detail = if case.board == "juno-r2" {
         check_energy_estimates(&explained)?
+    } else {
+        check_throttle_explains(&explained, &trace)?
+    };
+    Ok(format!("{summary}\n    {detail}"))
+}
+
+/// Explain at a throttle on the kernel: every throttle and unthrottle it
+/// explains follows CFS bandwidth control's rule (docs/linux-sched-reference.md
+/// §4.2), from the printed numbers alone: a run queue is throttled with its
+/// runtime spent (`runtime_remaining <= 0`) and an empty pool, and comes
+/// back holding runtime (`> 0`); and the explained transitions are, one for
+/// one and to the nanosecond, the changes of the trace's `throttled` tracks
+/// (the simulator's test of the rule is `sim/tests/explain_throttle.rs`).
+fn check_throttle_explains(
+    explained: &crate::kernel_trace::Explained,
+    trace: &fairway_trace::Trace,
+) -> Result<String, String> {
+    use crate::kernel_trace::Decision;
+    use fairway_trace::{CounterTrack, GroupCpuSignal};
+    let mut explains = Vec::new();
+    for decision in &explained.decisions {
+        let Decision::Throttle { time_ns, view } = decision else {
+            continue;
+        };
+        let at = format!("{time_ns} ns, {} on cpu{}", view.group, view.cpu);
+        let limit = view.quota.ok_or_else(|| format!("{at}: no quota"))?;
+        if view.throttled && (view.runtime_remaining > 0 || view.pool_runtime != Some(0)) {
+            return Err(format!("{at}: throttled with runtime left: {view:?}"));
+        }
+        if !view.throttled && (view.runtime_remaining <= 0 || view.runtime_remaining > limit as i64)
+        {
+            return Err(format!("{at}: unthrottled without runtime: {view:?}"));
+        }
+        explains.push((*time_ns, view.cpu, view.throttled));
+    }
+    // The tracks' changes (each track's first value is its state at the start).
+    let mut last = std::collections::BTreeMap::new();
+    let mut changes = Vec::new();
+    for sample in &trace.counters {
+        if let CounterTrack::GroupCpu(group, cpu, GroupCpuSignal::Throttled) = sample.track
+            && let Some(before) = last.insert((group, cpu), sample.value)
+            && before != sample.value
+        {
+            changes.push((sample.time_ns, cpu, sample.value == 1));
+        }
+    }
+    let throttles = explains.iter().filter(|e| e.2).count();
+    if explains != changes || throttles == 0 || throttles == explains.len() {
+        return Err(format!(
+            "{} explained throttles and unthrottles, the tracks change {} times: {explains:?} against {changes:?}",
+            explains.len(),
+            changes.len()
+        ));
+    }
+    Ok(format!(
+        "{throttles} explained throttles and {} unthrottles follow the rule and are the tracks' changes",
+        explains.len() - throttles
     ))
 }
 
@@ -499,6 +563,7 @@ fn kernel_explain(kernel: &Path) -> Result<String, String> {
                 }
             }
             Decision::Frequency { .. } => return Err("a frequency change on qemu-virt".into()),
+            Decision::Throttle { .. } => return Err("a throttle without cpu.max".into()),
         }
     }
     // Enough decisions that the rule was tested both ways (the run explains
