@@ -50,11 +50,14 @@ pub enum Kind {
     /// candidates that follow, `value` 1 under EEVDF, 0 under CFS.
     ExplainPick = 17,
     /// A pick's candidate `a`: `value` its vruntime, `b` bit 0 eligible,
-    /// bit 1 the task that was running, bit 2 its slice protected.
+    /// bit 1 the task that was running (or the group above it), bit 2 its
+    /// slice protected, bit 3 `a` is a task group's entity, bits 8-15 the
+    /// group whose queue it is on (0: the CPU's own).
     ExplainCandidate = 18,
-    /// Candidate `a`'s virtual deadline.
+    /// Candidate `a`'s virtual deadline (`b` as the candidate's).
     ExplainDeadline = 19,
-    /// Candidate `a`'s lag against its queue's V (an `i64`).
+    /// Candidate `a`'s lag against its queue's V (an `i64`; `b` as the
+    /// candidate's).
     ExplainLag = 20,
     /// A wake-up's placement: task `a`, last on CPU `b`, placed on CPU
     /// `value`; the CPUs' records follow.

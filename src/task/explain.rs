@@ -21,9 +21,13 @@ use core::sync::atomic::{AtomicU64, Ordering};
 
 use fairway_sched::balance::CpuSnapshot;
 
+use fairway_sched::fair::Entity;
+use fairway_sched::task::GroupId;
+
 use super::TaskId;
 use super::scheduler::CpuRunQueue;
 use super::tracepoint::{self, Kind, record, task_arg};
+use crate::config::MAX_GROUPS;
 
 /// Decisions left to explain.
 static LEFT: AtomicU64 = AtomicU64::new(0);
@@ -50,11 +54,36 @@ fn take() -> bool {
 /// The pick just made on `cpu` (its run queue `rq` locked), where
 /// `previous` was running and `next` was chosen: the fair tasks still
 /// queued, read right after the pick, when a task going to sleep has left
-/// and V is the pick's (as the simulator reads them).
+/// and V is the pick's (as the simulator reads them), and the entities of
+/// the task groups above them (a pick goes level by level, §2.6), each
+/// against its own queue's V.
+///
+/// A candidate's records: `a` the task, or with flag bit 3 the group whose
+/// entity it is; `b` the flags: bits 0-2 eligible, running (for a group:
+/// the task that was running is below it), slice protected; bits 8-15 the
+/// group whose queue it is on (0: the CPU's own).
 #[inline(never)]
 pub fn pick(cpu: usize, rq: &CpuRunQueue, now: u64, previous: TaskId, next: TaskId) {
     let queue = rq.core.run_queue();
     let Some(view) = queue.fair() else { return };
+    // The groups above `task`, innermost first (the root not included).
+    let groups_above = |task: TaskId| {
+        let mut group = view.task_entity(task).map_or(GroupId::ROOT, |e| e.queue);
+        core::iter::from_fn(move || {
+            (group != GroupId::ROOT).then(|| {
+                let this = group;
+                group = view
+                    .group_entity_of(this)
+                    .map_or(GroupId::ROOT, |e| e.queue);
+                this
+            })
+        })
+        .take(MAX_GROUPS)
+    };
+    // Groups as a bit set: no allocation here.
+    const _: () = assert!(MAX_GROUPS <= 64, "a pick's groups are a u64 bit set");
+    let bit = |group: GroupId| 1u64 << (group.index() % 64);
+    let running_groups = groups_above(previous).fold(0u64, |set, g| set | bit(g));
     let candidates = || {
         rq.members().iter().filter_map(move |&id| {
             let entity = view.task_entity(id)?;
@@ -66,9 +95,30 @@ pub fn pick(cpu: usize, rq: &CpuRunQueue, now: u64, previous: TaskId, next: Task
         })
     };
     let count = candidates().count();
-    if count < 2 || !take() {
+    if count < 2 {
         return;
     }
+    let groups = candidates()
+        .flat_map(|(id, _, _)| groups_above(id))
+        .fold(0u64, |set, g| set | bit(g));
+    let group_entity = |index: usize| {
+        let group = GroupId(index as u16);
+        let entity = view.group_entity_of(group)?;
+        if !entity.on_rq || entity.delayed {
+            return None;
+        }
+        let v = queue.avg_vruntime(entity.queue)?;
+        Some((group, entity, v))
+    };
+    let group_entities = || {
+        (1..MAX_GROUPS)
+            .filter(move |&index| groups & 1 << index != 0)
+            .filter_map(group_entity)
+    };
+    if !take() {
+        return;
+    }
+    let count = count + group_entities().count();
     let eevdf =
         super::scheduler::config().policy == fairway_sched::boot_options::PolicyChoice::Eevdf;
     let chosen = task_arg(next, rq.idle);
@@ -80,21 +130,23 @@ pub fn pick(cpu: usize, rq: &CpuRunQueue, now: u64, previous: TaskId, next: Task
         count as u16,
         u64::from(eevdf),
     );
-    for (id, entity, v) in candidates() {
+    let put = |a: u16, group_flag: u16, running: bool, entity: &Entity, v: u64| {
         let lag = v.wrapping_sub(entity.vruntime) as i64;
-        let running = id == previous;
         let protected = entity.protected_deadline == entity.deadline;
-        let flags = u16::from(lag >= 0) | u16::from(running) << 1 | u16::from(protected) << 2;
-        record(
-            now,
-            cpu,
-            Kind::ExplainCandidate,
-            id.0,
-            flags,
-            entity.vruntime,
-        );
-        record(now, cpu, Kind::ExplainDeadline, id.0, 0, entity.deadline);
-        record(now, cpu, Kind::ExplainLag, id.0, 0, lag as u64);
+        let flags = u16::from(lag >= 0)
+            | u16::from(running) << 1
+            | u16::from(protected) << 2
+            | group_flag << 3
+            | (entity.queue.0 & 0xff) << 8;
+        record(now, cpu, Kind::ExplainCandidate, a, flags, entity.vruntime);
+        record(now, cpu, Kind::ExplainDeadline, a, flags, entity.deadline);
+        record(now, cpu, Kind::ExplainLag, a, flags, lag as u64);
+    };
+    for (id, entity, v) in candidates() {
+        put(id.0, 0, id == previous, entity, v);
+    }
+    for (group, entity, v) in group_entities() {
+        put(group.0, 1, running_groups & bit(group) != 0, entity, v);
     }
 }
 

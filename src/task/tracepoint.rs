@@ -321,7 +321,8 @@ pub fn pool_runtime(now: u64, group: GroupId, runtime: Option<u64>) {
 /// exist at the end (`tracepoint-task: ID NAME`: a slot freed during the run
 /// is named by whoever holds it then) and the run's end (`tracepoint-end:`).
 /// The host merges the CPUs by time. `groups` names the task groups the
-/// group records number (`tracepoint-group: INDEX PATH`).
+/// records number (`tracepoint-group: INDEX PATH`); those with group
+/// counters are the ones with CFS bandwidth control.
 pub fn print(groups: &[(GroupId, &str)]) {
     if !ENABLED || BUFFERS[0].get().is_none() {
         return;

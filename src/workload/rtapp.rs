@@ -954,14 +954,14 @@ pub fn run(scenario: Scenario, options: &RtAppOptions) -> Result<(), SpawnError>
         crate::task::trace::print(run.start);
     }
     crate::task::replay::print();
-    // The groups the report's `cpu.stat` covers: those with a quota.
-    let limited: Vec<(GroupId, &str)> = GROUP_STATS
+    // The scenario's groups, by the indices the records use.
+    let groups: Vec<(GroupId, &str)> = GROUPS
         .get()
         .into_iter()
         .flatten()
-        .filter_map(|(path, _)| Some((*GROUPS.get()?.get(path)?, path.as_str())))
+        .map(|(path, &group)| (group, path.as_str()))
         .collect();
-    crate::task::tracepoint::print(&limited);
+    crate::task::tracepoint::print(&groups);
     for instance in &run.instances {
         if let (Some(&id), Some(log)) = (instance.task.get(), instance.rtapp_log.get()) {
             rtapp_log::print(id, log, elapsed);

@@ -6,11 +6,24 @@
 //! (the CPUs as placement saw them), a frequency change (schedutil, §6.1),
 //! a group's run queue throttled or unthrottled (CFS bandwidth, §4.2).
 
+/// What competes in a pick at one level: a task, or a task group's entity
+/// (the group's run queue behind it, §2.6).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Competitor {
+    /// The task's index.
+    Task(usize),
+    /// The group's path.
+    Group(String),
+}
+
 /// One candidate of a pick.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Candidate {
-    /// The task's index.
-    pub task: usize,
+    /// The task, or the group entity.
+    pub who: Competitor,
+    /// The task group whose run queue it is queued on (`None`: the CPU's
+    /// own, the root).
+    pub queue: Option<String>,
     /// Its vruntime.
     pub vruntime: u64,
     /// Its virtual deadline (EEVDF).
@@ -19,73 +32,142 @@ pub struct Candidate {
     pub lag: i64,
     /// `lag ≥ 0`.
     pub eligible: bool,
-    /// For the task that was running: whether RUN_TO_PARITY protects its
-    /// slice (its protected deadline is its deadline, §1.5); `None` for the
+    /// For the entity that was running (the task, or at a group level the
+    /// group entity above it): whether RUN_TO_PARITY protects its slice
+    /// (its protected deadline is its deadline, §1.5); `None` for the
     /// others.
     pub protected: Option<bool>,
 }
 
+impl Candidate {
+    /// The task it is, if it is one.
+    pub fn task(&self) -> Option<usize> {
+        match self.who {
+            Competitor::Task(task) => Some(task),
+            Competitor::Group(_) => None,
+        }
+    }
+}
+
+/// The queues a pick descended through to `next`, from the CPU's own:
+/// `[None]` without groups (or for idle), else `[None, Some("/a"), ...]`.
+pub fn pick_path(candidates: &[Candidate], next: Option<usize>) -> Vec<Option<String>> {
+    let mut path = Vec::new();
+    let mut queue = next.and_then(|task| {
+        candidates
+            .iter()
+            .find(|c| c.task() == Some(task))
+            .map(|c| c.queue.clone())
+    });
+    // A group's entity is queued on its parent's queue; stop at a loop or
+    // a group that is not a candidate (the root ends it).
+    while let Some(Some(group)) = queue.take() {
+        if path.contains(&Some(group.clone())) {
+            break;
+        }
+        path.push(Some(group.clone()));
+        queue = candidates
+            .iter()
+            .find(|c| c.who == Competitor::Group(group.clone()))
+            .map(|c| c.queue.clone());
+    }
+    path.push(None);
+    path.reverse();
+    path
+}
+
 /// A pick on `cpu` at `now` among `candidates` (EEVDF's rule or CFS's),
-/// which chose `next` (`None`: idle). `name` names a task, `group` gives
-/// its task group when it has one.
+/// which chose `next` (`None`: idle). `name` names a task.
+///
+/// Without task groups the candidates are one queue's. With groups a pick
+/// goes level by level (§2.6): at the CPU's queue among its tasks and
+/// group entities, then in the chosen group's queue, down to a task; each
+/// level on the way is printed with its own candidates, against its own V.
 pub fn pick_lines(
     now: u64,
     cpu: usize,
     eevdf: bool,
     candidates: &[Candidate],
     name: impl Fn(usize) -> String,
-    group: impl Fn(usize) -> Option<String>,
     next: Option<usize>,
 ) -> Vec<String> {
-    let mut lines = vec![format!(
-        "explain: {now} ns cpu{cpu} pick ({}), {} candidates (V: their queue's average vruntime):",
-        if eevdf {
-            "EEVDF: the eligible task with the earliest virtual deadline"
-        } else {
-            "CFS: the smallest vruntime"
-        },
-        candidates.len()
-    )];
-    for c in candidates {
-        let name = name(c.task);
-        // Against V (vruntime − V = −lag), in ns of virtual time: raw
-        // vruntimes start near 2^64 − 2^20, as Linux's do.
-        let v = c.vruntime.wrapping_add(c.lag as u64);
-        let rel = |x: u64| x.wrapping_sub(v) as i64;
-        let mut line = if eevdf {
-            format!(
-                "explain:   {name:<16} vruntime V{:+} deadline V{:+} lag {:+} {}",
-                rel(c.vruntime),
-                rel(c.deadline),
-                c.lag,
-                if c.eligible {
-                    "eligible"
-                } else {
-                    "not eligible"
-                }
-            )
-        } else {
-            format!("explain:   {name:<16} vruntime V{:+}", rel(c.vruntime))
-        };
-        if let Some(group) = group(c.task) {
-            line.push_str(&format!(" (group {group})"));
+    let rule = if eevdf {
+        "EEVDF: the eligible task with the earliest virtual deadline"
+    } else {
+        "CFS: the smallest vruntime"
+    };
+    let label = |c: &Candidate| match &c.who {
+        Competitor::Task(task) => name(*task),
+        Competitor::Group(path) => format!("group {path}"),
+    };
+    let chose = next.map_or_else(|| "idle".to_string(), &name);
+    if candidates.iter().all(|c| c.queue.is_none()) {
+        let mut lines = vec![format!(
+            "explain: {now} ns cpu{cpu} pick ({rule}), {} candidates (V: their queue's average vruntime):",
+            candidates.len()
+        )];
+        for c in candidates {
+            lines.push(candidate_line("explain:   ", &label(c), c, eevdf));
         }
-        match (c.protected, eevdf) {
-            // pick_eevdf keeps the running task while it is eligible and
-            // its slice is protected (RUN_TO_PARITY).
-            (Some(true), true) if c.eligible => {
-                line.push_str(" running, slice protected (RUN_TO_PARITY keeps it)");
-            }
-            (Some(_), _) => line.push_str(" running"),
-            (None, _) => {}
-        }
-        lines.push(line);
+        lines.push(format!("explain:   chose {chose}"));
+        return lines;
     }
-    lines.push(format!(
-        "explain:   chose {}",
-        next.map_or_else(|| "idle".to_string(), name)
-    ));
+    let mut lines = vec![format!(
+        "explain: {now} ns cpu{cpu} pick ({rule}), level by level from the CPU's queue (V: each queue's average vruntime):"
+    )];
+    let path = pick_path(candidates, next);
+    for (level, queue) in path.iter().enumerate() {
+        let here: Vec<&Candidate> = candidates.iter().filter(|c| c.queue == *queue).collect();
+        lines.push(format!(
+            "explain:   {} queue, {} candidates:",
+            queue
+                .as_ref()
+                .map_or_else(|| "the CPU's".to_string(), |q| format!("{q}'s")),
+            here.len()
+        ));
+        for c in here {
+            lines.push(candidate_line("explain:     ", &label(c), c, eevdf));
+        }
+        lines.push(match path.get(level + 1) {
+            Some(Some(group)) => format!("explain:   chose group {group}"),
+            _ => format!("explain:   chose {chose}"),
+        });
+    }
     lines
+}
+
+/// One candidate's line: its vruntime (and under EEVDF its deadline, lag and
+/// eligibility) against its queue's V.
+fn candidate_line(prefix: &str, name: &str, c: &Candidate, eevdf: bool) -> String {
+    // Against V (vruntime − V = −lag), in ns of virtual time: raw
+    // vruntimes start near 2^64 − 2^20, as Linux's do.
+    let v = c.vruntime.wrapping_add(c.lag as u64);
+    let rel = |x: u64| x.wrapping_sub(v) as i64;
+    let mut line = if eevdf {
+        format!(
+            "{prefix}{name:<16} vruntime V{:+} deadline V{:+} lag {:+} {}",
+            rel(c.vruntime),
+            rel(c.deadline),
+            c.lag,
+            if c.eligible {
+                "eligible"
+            } else {
+                "not eligible"
+            }
+        )
+    } else {
+        format!("{prefix}{name:<16} vruntime V{:+}", rel(c.vruntime))
+    };
+    match (c.protected, eevdf) {
+        // pick_eevdf keeps the running entity while it is eligible and
+        // its slice is protected (RUN_TO_PARITY).
+        (Some(true), true) if c.eligible => {
+            line.push_str(" running, slice protected (RUN_TO_PARITY keeps it)");
+        }
+        (Some(_), _) => line.push_str(" running"),
+        (None, _) => {}
+    }
+    line
 }
 
 /// A CPU as wake-up placement saw it (its published snapshot).

@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 
 use fairway_contract::tracepoint::{Kind, PrevState as KernelPrevState};
 use fairway_trace::explain::{
-    self, Candidate, DomainCpuView, EnergyView, PlacementView, ThrottleView,
+    self, Candidate, Competitor, DomainCpuView, EnergyView, PlacementView, ThrottleView,
 };
 use fairway_trace::{
     CounterTrack, CpuSignal, Event, GroupCpuSignal, PrevState, Record, TaskIndex, TaskInfo,
@@ -77,9 +77,11 @@ struct Parsed {
     nr_cpus: usize,
     tasks: Vec<TaskInfo>,
     indices: BTreeMap<u16, TaskIndex>,
-    /// The limited task groups' paths (`tracepoint-group:`), in the order
-    /// the kernel printed them: a group's trace index is its place here.
-    groups: Vec<(u16, String)>,
+    /// The task groups' paths by kernel index (`tracepoint-group:`).
+    groups: BTreeMap<u16, String>,
+    /// The groups with bandwidth counters, by kernel index: a group's trace
+    /// index is its place here.
+    limited: Vec<u16>,
 }
 
 impl Parsed {
@@ -90,12 +92,18 @@ impl Parsed {
 
     /// Kernel group index `group` as the trace's group index.
     fn group(&self, group: u16) -> Result<usize, String> {
-        self.groups
+        self.limited
             .iter()
-            .position(|(index, _)| *index == group)
-            .ok_or_else(|| {
-                format!("a record of task group {group}, which no tracepoint-group line names")
-            })
+            .position(|index| *index == group)
+            .ok_or_else(|| format!("a record of task group {group} without counters"))
+    }
+
+    /// Kernel group index `group`'s path.
+    fn group_path(&self, group: u16) -> Result<String, String> {
+        self.groups
+            .get(&group)
+            .cloned()
+            .ok_or_else(|| format!("task group {group}, which no tracepoint-group line names"))
     }
 }
 
@@ -109,7 +117,11 @@ pub fn from_lines(lines: &[String]) -> Result<Option<Trace>, String> {
     let mut trace = Trace {
         nr_cpus: parsed.nr_cpus,
         tasks: parsed.tasks.clone(),
-        groups: parsed.groups.iter().map(|(_, path)| path.clone()).collect(),
+        groups: parsed
+            .limited
+            .iter()
+            .map(|&index| parsed.group_path(index))
+            .collect::<Result<_, _>>()?,
         ..Trace::default()
     };
     let task = |id: u16| parsed.task(id);
@@ -194,13 +206,7 @@ impl Explained {
                     candidates,
                     chosen,
                 } => lines.extend(explain::pick_lines(
-                    *time_ns,
-                    *cpu,
-                    *eevdf,
-                    candidates,
-                    name,
-                    |_| None,
-                    *chosen,
+                    *time_ns, *cpu, *eevdf, candidates, name, *chosen,
                 )),
                 Decision::Wake {
                     time_ns,
@@ -296,8 +302,14 @@ pub fn explained(lines: &[String]) -> Result<Option<Explained>, String> {
                     let vruntime = next(Kind::ExplainCandidate)?;
                     let (deadline, lag) = (next(Kind::ExplainDeadline)?, next(Kind::ExplainLag)?);
                     let flags = vruntime.b;
+                    let queue = flags >> 8;
                     candidates.push(Candidate {
-                        task: required(vruntime.a)?,
+                        who: if flags & 8 != 0 {
+                            Competitor::Group(parsed.group_path(vruntime.a)?)
+                        } else {
+                            Competitor::Task(required(vruntime.a)?)
+                        },
+                        queue: (queue != 0).then(|| parsed.group_path(queue)).transpose()?,
                         vruntime: vruntime.value,
                         deadline: deadline.value,
                         lag: lag.value as i64,
@@ -364,11 +376,10 @@ pub fn explained(lines: &[String]) -> Result<Option<Explained>, String> {
                     next(Kind::ExplainThrottlePeriod)?,
                     next(Kind::ExplainThrottleBurst)?,
                 );
-                let group = parsed.group(head.a)?;
                 Decision::Throttle {
                     time_ns,
                     view: ThrottleView {
-                        group: parsed.groups[group].1.clone(),
+                        group: parsed.group_path(head.a)?,
                         cpu,
                         throttled: head.value == 1,
                         runtime_remaining: remaining.value as i64,
@@ -391,7 +402,7 @@ fn parse(lines: &[String]) -> Result<Option<Parsed>, String> {
     let mut names = BTreeMap::new();
     let mut nr_cpus = 0;
     let mut end = None;
-    let mut groups = Vec::new();
+    let mut groups = BTreeMap::new();
     for line in lines {
         if let Some(rest) = after(line, "tracepoint: ") {
             records.push(parse_record(rest, line)?);
@@ -404,7 +415,7 @@ fn parse(lines: &[String]) -> Result<Option<Parsed>, String> {
             let (index, path) = rest
                 .split_once(' ')
                 .ok_or_else(|| format!("a malformed tracepoint line: {line:?}"))?;
-            groups.push((number::<u16>(Some(index), line)?, path.to_string()));
+            groups.insert(number::<u16>(Some(index), line)?, path.to_string());
         } else if let Some(rest) = after(line, "tracepoint-cpu: ") {
             let mut words = rest.split_whitespace();
             let cpu: usize = number(words.next(), line)?;
@@ -424,6 +435,18 @@ fn parse(lines: &[String]) -> Result<Option<Parsed>, String> {
         return Ok(None);
     }
     records.sort_by_key(|r| r.time_ns);
+    let mut limited: Vec<u16> = records
+        .iter()
+        .filter(|r| {
+            matches!(
+                r.kind,
+                Kind::GroupThrottled | Kind::GroupRuntimeRemaining | Kind::GroupRuntime
+            )
+        })
+        .map(|r| r.a)
+        .collect();
+    limited.sort_unstable();
+    limited.dedup();
     let mut indices: BTreeMap<u16, TaskIndex> = BTreeMap::new();
     let mut order = reported_ids(lines);
     let others = names
@@ -452,6 +475,7 @@ fn parse(lines: &[String]) -> Result<Option<Parsed>, String> {
         tasks,
         indices,
         groups,
+        limited,
     }))
 }
 
@@ -459,6 +483,10 @@ fn parse(lines: &[String]) -> Result<Option<Parsed>, String> {
 fn task_ids(record: &Line) -> Vec<u16> {
     let ids = match record.kind {
         Kind::Switch | Kind::Waking => vec![record.a, record.b],
+        // A candidate with flag bit 3 is a group's entity.
+        Kind::ExplainCandidate | Kind::ExplainDeadline | Kind::ExplainLag if record.b & 8 != 0 => {
+            vec![]
+        }
         Kind::Wakeup
         | Kind::WakeupNew
         | Kind::Migrate
@@ -719,7 +747,7 @@ mod tests {
         };
         assert_eq!(candidates[0].protected, Some(true));
         assert!(candidates[0].eligible);
-        assert_eq!((candidates[1].task, candidates[1].lag), (1, -3));
+        assert_eq!((candidates[1].task(), candidates[1].lag), (Some(1), -3));
         assert_eq!(
             (candidates[1].protected, candidates[1].eligible),
             (None, false)

@@ -537,7 +537,7 @@ fn kernel_explain(kernel: &Path) -> Result<String, String> {
                 let chosen = chosen.ok_or_else(|| format!("{at} chose idle"))?;
                 let c = candidates
                     .iter()
-                    .find(|c| c.task == chosen)
+                    .find(|c| c.task() == Some(chosen))
                     .ok_or_else(|| format!("{at}: the chosen task is not a candidate"))?;
                 // Deadlines against V (one queue: no task groups here).
                 let v = c.vruntime.wrapping_add(c.lag as u64);

@@ -17,11 +17,11 @@
 //! Explaining reads state and changes none.
 
 use fairway_sched::eas::EnergyEstimate;
-use fairway_sched::task::TaskId;
+use fairway_sched::task::{GroupId, TaskId};
 
 use super::{Simulation, TaskState};
 
-pub use fairway_trace::explain::Candidate;
+pub use fairway_trace::explain::{Candidate, Competitor};
 use fairway_trace::explain::{DomainCpuView, PlacementView};
 
 /// Explain mode's state: decisions left to explain, and what was printed.
@@ -93,7 +93,29 @@ impl Simulation<'_> {
         let queue = self.cpus[cpu].core.run_queue();
         let view = queue.fair()?;
         let running = previous;
+        let path = |group: GroupId| {
+            (group != GroupId::ROOT).then(|| {
+                self.groups
+                    .iter()
+                    .find(|(_, id)| **id == group)
+                    .map_or_else(|| format!("group{}", group.0), |(path, _)| path.clone())
+            })
+        };
+        // The groups above the task that was running: their entities are
+        // their queues' current ones.
+        let mut running_groups = Vec::new();
+        if let Some(entity) = running.and_then(|task| view.task_entity(TaskId(task as u16))) {
+            let mut group = entity.queue;
+            while group != GroupId::ROOT && !running_groups.contains(&group) {
+                running_groups.push(group);
+                group = view
+                    .group_entity_of(group)
+                    .map_or(GroupId::ROOT, |e| e.queue);
+            }
+        }
+        let mut groups_seen: Vec<GroupId> = Vec::new();
         let mut candidates = Vec::new();
+        let mut tasks = 0;
         for (task, state) in self.tasks.iter().enumerate() {
             // Tasks that are going to sleep or exiting leave at this pick.
             if state.cpu != Some(cpu)
@@ -110,7 +132,8 @@ impl Simulation<'_> {
             let v = queue.avg_vruntime(entity.queue)?;
             let lag = v.wrapping_sub(entity.vruntime) as i64;
             candidates.push(Candidate {
-                task,
+                who: Competitor::Task(task),
+                queue: path(entity.queue),
                 vruntime: entity.vruntime,
                 deadline: entity.deadline,
                 lag,
@@ -118,8 +141,33 @@ impl Simulation<'_> {
                 protected: (running == Some(task))
                     .then_some(entity.protected_deadline == entity.deadline),
             });
+            tasks += 1;
+            // The group entities above it, each once (§2.6).
+            let mut group = entity.queue;
+            while group != GroupId::ROOT && !groups_seen.contains(&group) {
+                groups_seen.push(group);
+                let Some(entity) = view.group_entity_of(group) else {
+                    break;
+                };
+                if entity.on_rq && !entity.delayed {
+                    let v = queue.avg_vruntime(entity.queue)?;
+                    let lag = v.wrapping_sub(entity.vruntime) as i64;
+                    candidates.push(Candidate {
+                        who: Competitor::Group(path(group).unwrap_or_default()),
+                        queue: path(entity.queue),
+                        vruntime: entity.vruntime,
+                        deadline: entity.deadline,
+                        lag,
+                        eligible: lag >= 0,
+                        protected: running_groups
+                            .contains(&group)
+                            .then_some(entity.protected_deadline == entity.deadline),
+                    });
+                }
+                group = entity.queue;
+            }
         }
-        (candidates.len() >= 2).then_some(candidates)
+        (tasks >= 2).then_some(candidates)
     }
 
     /// Prints a pick on `cpu` among `candidates`, which chose `next`.
@@ -136,13 +184,6 @@ impl Simulation<'_> {
             eevdf,
             &candidates,
             |task| self.tasks[task].name.clone(),
-            |task| {
-                self.tasks[task]
-                    .result
-                    .taskgroup
-                    .as_ref()
-                    .map(|g| g.0.clone())
-            },
             next,
         );
         for line in lines {
