@@ -36,7 +36,7 @@ pub fn exit(code: ExitCode) -> ! {
             ExitCode::Failure => "failure",
         }
     );
-    crate::drivers::pl011::drain();
+    crate::drivers::console::drain();
     if SEMIHOSTING.load(Ordering::Relaxed) {
         use qemu_exit::QEMUExit;
         let handle = qemu_exit::AArch64::new();
