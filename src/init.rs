@@ -347,6 +347,10 @@ fn init_scheduler(board: &BoardInfo) -> BootOptions {
     // before anything reads them (`eas::init` does).
     crate::task::init_table();
     let mut options = read_boot_options(board);
+    crate::exit::set_power_off(options.power_off);
+    if !options.semihosting {
+        allow_semihosting(false);
+    }
     if options.trace_records > 0 {
         if !crate::task::tracepoint::ENABLED {
             defmt::error!(
