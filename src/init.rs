@@ -351,6 +351,10 @@ fn init_scheduler(board: &BoardInfo) -> BootOptions {
     if !options.semihosting {
         allow_semihosting(false);
     }
+    if !options.psci {
+        psci::disable();
+        defmt::info!("psci=0: the firmware's PSCI is not used (boot CPU only, no power-off)");
+    }
     if options.trace_records > 0 {
         if !crate::task::tracepoint::ENABLED {
             defmt::error!(
@@ -406,7 +410,7 @@ fn init_scheduler(board: &BoardInfo) -> BootOptions {
 
 /// Starts the other cores through PSCI (each runs [`kernel_init_secondary`]).
 fn start_secondaries(board: &BoardInfo) {
-    if board.psci.is_none() {
+    if !psci::available() {
         return;
     }
     for (index, info) in board.cpus.iter().enumerate().skip(1) {

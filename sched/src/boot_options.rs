@@ -448,6 +448,11 @@ pub struct BootOptions {
     /// that a QEMU run ends as a board's does (verdict line, then PSCI);
     /// `1` (the default) allows it where the device tree says QEMU.
     pub semihosting: bool,
+    /// `psci=0|1`: `0` ignores the firmware's PSCI as if the device tree had
+    /// no `/psci` (only the boot CPU runs, and the run ends by parking it):
+    /// how a test shows a board without PSCI under QEMU, which always adds
+    /// its own `/psci` node. `1` (the default) uses it.
+    pub psci: bool,
 }
 
 /// Why a command line was refused: the option as written and what is wrong.
@@ -534,7 +539,7 @@ impl fmt::Display for BootOptionError<'_> {
 }
 
 /// The option keys Fairway knows.
-const KEYS: [&str; 36] = [
+const KEYS: [&str; 37] = [
     "sched",
     "hz",
     "hrtick",
@@ -571,6 +576,7 @@ const KEYS: [&str; 36] = [
     "fds",
     "power_off",
     "semihosting",
+    "psci",
 ];
 
 /// The words of a command line as `(key, value, word)`, each key known and given
@@ -806,6 +812,7 @@ impl BootOptions {
                 Some((word, _)) => return Err(error(word, Problem::NotOneOf("off, reset"))),
             },
             semihosting: words.flag("semihosting", true)?,
+            psci: words.flag("psci", true)?,
         })
     }
 }

@@ -19,7 +19,7 @@ use fairway_sched::boot_options::{
 };
 use fairway_sched::schedutil::{Governor, UpdateSites};
 
-const KEYS: [&str; 42] = [
+const KEYS: [&str; 43] = [
     "sched",
     "hz",
     "hrtick",
@@ -56,6 +56,7 @@ const KEYS: [&str; 42] = [
     "fds",
     "power_off",
     "semihosting",
+    "psci",
     // Near misses.
     "HZ",
     "hz ",
@@ -229,7 +230,7 @@ fn options() -> impl Strategy<Value = BootOptions> {
                 1..=fairway_sched::boot_options::MAX_TRACE_RECORDS
             ],
         ),
-        (any::<bool>(), any::<bool>()),
+        (any::<bool>(), any::<bool>(), any::<bool>()),
     )
         .prop_map(
             |(
@@ -243,7 +244,7 @@ fn options() -> impl Strategy<Value = BootOptions> {
                 governor,
                 (cpufreq_update, energy_aware, eas_overutilized, tick_seed),
                 (trace_records, explain),
-                (reset, semihosting),
+                (reset, semihosting, psci),
             )| {
                 // sched-pipe's quota_us implies cfs_bandwidth=1.
                 let quota = matches!(workload, Workload::SchedPipe(p) if p.quota_us > 0);
@@ -280,6 +281,7 @@ fn options() -> impl Strategy<Value = BootOptions> {
                         PowerOff::Off
                     },
                     semihosting,
+                    psci,
                 }
             },
         )

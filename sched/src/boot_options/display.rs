@@ -10,7 +10,7 @@ use super::{BootOptions, SchedConfig, Workload};
 
 impl fmt::Display for BootOptions {
     /// Writes the scheduler's settings, `icount=`, `trace_records=`, `explain=`, `dtb=
-    /// dtb_size=` when set, `power_off=` and `semihosting=` when not the default
+    /// dtb_size=` when set, `power_off=`, `semihosting=` and `psci=` when not the default
     /// (so that the lines written before they existed stay as they were),
     /// then `workload=` and its options.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -31,6 +31,9 @@ impl fmt::Display for BootOptions {
         }
         if !self.semihosting {
             write!(f, " semihosting=0")?;
+        }
+        if !self.psci {
+            write!(f, " psci=0")?;
         }
         write!(f, " workload={}", self.workload.name())?;
         match self.workload {

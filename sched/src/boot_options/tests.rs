@@ -323,9 +323,10 @@ fn power_off_and_semihosting_are_read_and_checked() {
     let defaults = BootOptions::parse("").unwrap();
     assert_eq!(defaults.power_off, PowerOff::Off);
     assert!(defaults.semihosting);
-    let options = BootOptions::parse("power_off=reset semihosting=0").unwrap();
+    assert!(defaults.psci);
+    let options = BootOptions::parse("power_off=reset semihosting=0 psci=0").unwrap();
     assert_eq!(options.power_off, PowerOff::Reset);
-    assert!(!options.semihosting);
+    assert!(!options.semihosting && !options.psci);
     assert_eq!(
         BootOptions::parse("power_off=off").unwrap().power_off,
         PowerOff::Off
@@ -338,9 +339,10 @@ fn power_off_and_semihosting_are_read_and_checked() {
         refused("semihosting=no"),
         "bootargs: semihosting=no: must be one of 0, 1"
     );
+    assert_eq!(refused("psci=2"), "bootargs: psci=2: must be one of 0, 1");
     let line = options.to_string();
     assert!(
-        line.contains(" power_off=reset semihosting=0 workload=demo"),
+        line.contains(" power_off=reset semihosting=0 psci=0 workload=demo"),
         "{line}"
     );
     assert_eq!(BootOptions::parse(&line), Ok(options));

@@ -61,6 +61,12 @@ pub fn cpu_on(mpidr: u64, entry: u64, context: u64) -> i64 {
     call(CPU_ON_64, mpidr, entry, context)
 }
 
+/// Forgets the conduit (`psci=0`): later calls reach no firmware, as on a
+/// board whose device tree has no `/psci`.
+pub fn disable() {
+    CONDUIT.store(0, Ordering::Relaxed);
+}
+
 /// Whether the device tree named a conduit (a `/psci` node): without one, no
 /// call reaches firmware.
 pub fn available() -> bool {
