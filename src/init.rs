@@ -441,6 +441,15 @@ fn kernel_main() -> ! {
         sched.hrtick,
         heap::free_bytes() as u64 / 1024
     );
+    defmt::info!(
+        "clock: time from the generic timer (CNTPCT_EL0) at {=u64} Hz; costs from {=str}",
+        system.timer_frequency,
+        if pmu::cycle_counter_available() {
+            "the PMU cycle counter (PMCCNTR_EL0)"
+        } else {
+            "no cycle counter (the CPU has no PMU)"
+        }
+    );
     log_scheduler_memory("");
     if let Err(error) = spawn("main", run_main, 0, 0, TaskParams::default()) {
         defmt::error!("cannot start the main task: {}", error);
