@@ -170,7 +170,7 @@ impl BoardInfo {
                 }
                 "cpus" => cpus_node = Some(child),
                 "psci" => info.psci = Some(read_psci(&child)?),
-                "aliases" if aliases.is_none() => aliases = Some(child.clone()),
+                "aliases" if aliases.is_none() => aliases = Some(child),
                 // The first /chosen only, as the first /memory: a second one's
                 // bootargs were appended to the first's (found by the fuzz target).
                 "chosen" if !chosen_seen => {

@@ -121,7 +121,7 @@ pub(crate) fn candidate<'a>(node: &DtNode<'a>) -> Option<Candidate<'a>> {
         push_truncated(&mut full_name, unit);
     }
     Some(Candidate {
-        node: node.clone(),
+        node: *node,
         full_name,
         base_name,
     })
