@@ -10,8 +10,8 @@ use spin::Once;
 
 use crate::arch::aarch64::{cpu, exception, mmu, pmu, psci, timer};
 use crate::board::{BoardError, BoardInfo, GicInfo, QEMU_DTB_ADDRESS};
+use crate::drivers::console;
 use crate::drivers::gic::{GIC, Gic, v2::GicV2, v3::GicV3};
-use crate::drivers::pl011;
 use crate::exit::{ExitCode, allow_semihosting, exit};
 use crate::task::{TaskParams, scheduler, spawn};
 use crate::{heap, hrtimer, irq, percpu, smp};
@@ -99,7 +99,12 @@ unsafe extern "Rust" {
 fn early_failure(error: BoardError) -> ! {
     // SAFETY: QEMU virt's PL011; the only machine that boots Fairway without a
     // usable device tree is QEMU given a broken `-dtb`.
-    unsafe { pl011::init(0x0900_0000) };
+    unsafe {
+        console::init(fairway_devicetree::Uart {
+            base: fairway_devicetree::QEMU_UART,
+            kind: fairway_devicetree::UartKind::Pl011,
+        })
+    };
     allow_semihosting(true);
     defmt::error!("boot failed: {}", error);
     exit(ExitCode::Failure)
@@ -190,9 +195,13 @@ fn init_board(dtb: usize, entry_el: u64) -> BoardInfo {
     let address = if dtb == 0 { QEMU_DTB_ADDRESS } else { dtb };
     let board = read_board(address).unwrap_or_else(|error| early_failure(error));
     allow_semihosting(board.is_qemu);
-    if let Some(uart) = board.uart {
-        // SAFETY: the device tree names this window an arm,pl011.
-        unsafe { pl011::init(uart as usize) };
+    // A UART in the range the boot map makes normal (cached) memory (RK3399's
+    // at 0xff1a0000 is, since the map is QEMU virt's) would keep its bytes in
+    // the cache: it is not used, and the board stays silent.
+    if let Some(uart) = board.uart.filter(|uart| mmu::is_device_memory(uart.base)) {
+        // SAFETY: the device tree names this window a UART of this kind (its
+        // `compatible`), and it lies where the boot map has Device memory.
+        unsafe { console::init(uart) };
     }
     defmt::info!(
         "Fairway {=str} on {=str}: {=usize} CPUs, GIC {}, entered at EL{=u64}",
@@ -211,6 +220,9 @@ fn init_board(dtb: usize, entry_el: u64) -> BoardInfo {
             "from x0: Image boot"
         }
     );
+    if let Some(uart) = board.uart {
+        defmt::info!("console: {} at {=u64:#x}", uart.kind, uart.base);
+    }
     for notice in &board.notices {
         defmt::warn!(
             "device tree: {=str}: {=str}; fallback: {=str}",
@@ -335,6 +347,14 @@ fn init_scheduler(board: &BoardInfo) -> BootOptions {
     // before anything reads them (`eas::init` does).
     crate::task::init_table();
     let mut options = read_boot_options(board);
+    crate::exit::set_power_off(options.power_off);
+    if !options.semihosting {
+        allow_semihosting(false);
+    }
+    if !options.psci {
+        psci::disable();
+        defmt::info!("psci=0: the firmware's PSCI is not used (boot CPU only, no power-off)");
+    }
     if options.trace_records > 0 {
         if !crate::task::tracepoint::ENABLED {
             defmt::error!(
@@ -390,7 +410,7 @@ fn init_scheduler(board: &BoardInfo) -> BootOptions {
 
 /// Starts the other cores through PSCI (each runs [`kernel_init_secondary`]).
 fn start_secondaries(board: &BoardInfo) {
-    if board.psci.is_none() {
+    if !psci::available() {
         return;
     }
     for (index, info) in board.cpus.iter().enumerate().skip(1) {
@@ -420,6 +440,15 @@ fn kernel_main() -> ! {
         sched.slice_us,
         sched.hrtick,
         heap::free_bytes() as u64 / 1024
+    );
+    defmt::info!(
+        "clock: time from the generic timer (CNTPCT_EL0) at {=u64} Hz; costs from {=str}",
+        system.timer_frequency,
+        if pmu::cycle_counter_available() {
+            "the PMU cycle counter (PMCCNTR_EL0)"
+        } else {
+            "no cycle counter (the CPU has no PMU)"
+        }
     );
     log_scheduler_memory("");
     if let Err(error) = spawn("main", run_main, 0, 0, TaskParams::default()) {

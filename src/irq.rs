@@ -15,6 +15,9 @@ pub enum Ipi {
     WakeUp = 1,
     /// Run the functions in this CPU's call-function mailbox.
     CallFunction = 2,
+    /// Stop for good (`exit` parks the other CPUs before its last lines,
+    /// so that nothing is printed after the verdict).
+    Stop = 3,
 }
 
 static TIMER_INTID: AtomicU32 = AtomicU32::new(30);
@@ -52,6 +55,7 @@ pub fn handle_irq() {
             0 => this.need_resched.store(true, Ordering::Relaxed),
             1 => crate::task::process_wake_list(),
             2 => crate::smp::process_calls(),
+            3 => crate::arch::cpu::halt(),
             id if id == timer_intid() => crate::hrtimer::interrupt(),
             other => defmt::warn!("unexpected interrupt {=u32}", other),
         }

@@ -1,4 +1,4 @@
-//! defmt logging over the PL011, and the panic handler.
+//! defmt logging over the console UART (`drivers::console`), and the panic handler.
 //!
 //! Frames are rzCOBS-encoded defmt frames; the host runner (`xtask`) decodes them
 //! with the kernel image's symbol table. One global lock (IRQs masked, so an
@@ -49,7 +49,7 @@ unsafe impl defmt::Logger for Logger {
         // SAFETY: this core owns the logger now.
         unsafe {
             *STATE.irq_state.get() = Some(irq_state);
-            (*STATE.encoder.get()).start_frame(crate::drivers::pl011::write_bytes);
+            (*STATE.encoder.get()).start_frame(crate::drivers::console::write_bytes);
         }
     }
 
@@ -58,7 +58,7 @@ unsafe impl defmt::Logger for Logger {
     unsafe fn release() {
         // SAFETY: called by the owning core after `acquire`.
         let irq_state = unsafe {
-            (*STATE.encoder.get()).end_frame(crate::drivers::pl011::write_bytes);
+            (*STATE.encoder.get()).end_frame(crate::drivers::console::write_bytes);
             (*STATE.irq_state.get()).take()
         };
         STATE.owner.store(NO_OWNER, Ordering::Release);
@@ -69,7 +69,7 @@ unsafe impl defmt::Logger for Logger {
 
     unsafe fn write(bytes: &[u8]) {
         // SAFETY: called by the owning core between `acquire` and `release`.
-        unsafe { (*STATE.encoder.get()).write(bytes, crate::drivers::pl011::write_bytes) };
+        unsafe { (*STATE.encoder.get()).write(bytes, crate::drivers::console::write_bytes) };
     }
 }
 

@@ -60,6 +60,32 @@ impl Display for RunLine<'_> {
     }
 }
 
+/// `report: clock ...`: the clocks behind a section's figures, right after
+/// its `run` line: the generic-timer counter that times the run (and its
+/// CNTFRQ_EL0 frequency), and the counter the cost figures count
+/// (`pmccntr`, the PMU cycle counter, or `none` when the CPU has no PMU).
+#[derive(Debug, Clone, Copy)]
+pub struct ClockLine<'a> {
+    /// The time base: the generic-timer count register read (`cntpct`).
+    pub timer: &'a str,
+    /// Its frequency (CNTFRQ_EL0), in Hz.
+    pub timer_hz: u64,
+    /// The counter of the cost figures (`pmccntr` or `none`).
+    pub cycle_counter: &'a str,
+}
+
+impl Display for ClockLine<'_> {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "report: clock timer={} timer_hz={} cycle_counter={}",
+            Name(self.timer),
+            self.timer_hz,
+            Name(self.cycle_counter)
+        )
+    }
+}
+
 /// Which CPU a cost or histogram line describes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CpuScope {

@@ -19,6 +19,9 @@ use heapless::{String, Vec};
 
 mod guard;
 mod parse;
+mod uart;
+
+pub use uart::{Ns16550Layout, Uart, UartKind, UartRegisterAccess};
 
 /// The most CPUs a [`BoardInfo`] lists (QEMU virt's GICv2 limit; GICv3 boards use
 /// the first 8); the kernel sizes its per-CPU tables by it (`config::MAX_CPUS`).
@@ -39,6 +42,10 @@ pub enum Conduit {
 
 /// QEMU virt's PL011, the fallback when a QEMU device tree names no UART.
 pub const QEMU_UART: u64 = 0x0900_0000;
+
+/// A device-tree node's name as written (`serial@ff1a0000`), truncated, for
+/// errors that must say which node is wrong.
+pub type NodeName = String<48>;
 /// The EL1 physical timer's architected interrupt (PPI 14), the fallback when the
 /// timer node gives none.
 pub const ARCHITECTED_TIMER_INTID: u32 = 30;
@@ -167,8 +174,9 @@ pub struct BoardInfo {
     pub is_qemu: bool,
     /// Usable RAM `[start, end)` from the first `/memory` node.
     pub memory: core::ops::Range<u64>,
-    /// PL011 base.
-    pub uart: Option<u64>,
+    /// The console UART: the node `/chosen/stdout-path` names, else the first
+    /// PL011 or 16550 among the root's children, else (QEMU only) QEMU virt's PL011.
+    pub uart: Option<Uart>,
     /// The interrupt controller.
     pub gic: GicInfo,
     /// The EL1 physical timer's interrupt ID.
@@ -192,7 +200,7 @@ pub struct BoardInfo {
 }
 
 /// A device tree Fairway cannot boot from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum BoardError {
     /// No valid device tree at the address.
     NoDeviceTree {
@@ -212,6 +220,18 @@ pub enum BoardError {
         /// What is wrong with it.
         problem: &'static str,
     },
+    /// A property of a node Fairway names by its own name (a UART) has a value
+    /// outside what Fairway supports, as Linux refuses it with `EINVAL`.
+    BadValue {
+        /// The node, as written (`serial@ff1a0000`).
+        node: NodeName,
+        /// The property.
+        property: &'static str,
+        /// The value found (`None`: not one 32-bit cell).
+        value: Option<u32>,
+        /// What is allowed.
+        allowed: &'static str,
+    },
 }
 
 impl fmt::Display for BoardError {
@@ -226,6 +246,24 @@ impl fmt::Display for BoardError {
                 property,
                 problem,
             } => write!(f, "device tree: {node}/{property}: {problem}"),
+            BoardError::BadValue {
+                node,
+                property,
+                value: Some(value),
+                allowed,
+            } => write!(
+                f,
+                "device tree: {node}/{property} = <{value}>: must be {allowed}"
+            ),
+            BoardError::BadValue {
+                node,
+                property,
+                value: None,
+                allowed,
+            } => write!(
+                f,
+                "device tree: {node}/{property}: not one 32-bit cell; must be {allowed}"
+            ),
         }
     }
 }
@@ -253,6 +291,31 @@ impl defmt::Format for BoardError {
                 node,
                 property,
                 problem
+            ),
+            BoardError::BadValue {
+                node,
+                property,
+                value: Some(value),
+                allowed,
+            } => defmt::write!(
+                f,
+                "device tree: {=str}/{=str} = <{=u32}>: must be {=str}",
+                node.as_str(),
+                property,
+                value,
+                allowed
+            ),
+            BoardError::BadValue {
+                node,
+                property,
+                value: None,
+                allowed,
+            } => defmt::write!(
+                f,
+                "device tree: {=str}/{=str}: not one 32-bit cell; must be {=str}",
+                node.as_str(),
+                property,
+                allowed
             ),
         }
     }

@@ -6,13 +6,13 @@ use fdt::nodes::Node;
 use fdt::parsing::{NoPanic, unaligned::UnalignedParser};
 use heapless::{String, Vec};
 
-use crate::guard;
+use crate::uart::{self, Candidate, MAX_UART_CANDIDATES};
 use crate::{
     ARCHITECTED_TIMER_INTID, BoardError, BoardInfo, Conduit, CpuInfo, GicInfo, MAX_CPUS, MAX_OPPS,
-    Notice, Opp, PerfDomain, QEMU_UART,
+    Notice, Opp, PerfDomain, QEMU_UART, Uart, UartKind, guard,
 };
 
-type DtNode<'a> = Node<'a, (UnalignedParser<'a>, NoPanic)>;
+pub(crate) type DtNode<'a> = Node<'a, (UnalignedParser<'a>, NoPanic)>;
 
 fn be_u32(bytes: &[u8]) -> u32 {
     u32::from_be_bytes([bytes[0], bytes[1], bytes[2], bytes[3]])
@@ -52,7 +52,7 @@ fn children<'a>(node: &DtNode<'a>) -> impl Iterator<Item = Result<DtNode<'a>, ()
     })
 }
 
-fn property<'a>(node: &DtNode<'a>, name: &str) -> Option<&'a [u8]> {
+pub(crate) fn property<'a>(node: &DtNode<'a>, name: &str) -> Option<&'a [u8]> {
     node.raw_property(name).ok().flatten().map(|p| p.value)
 }
 
@@ -60,7 +60,7 @@ fn property_u32(node: &DtNode<'_>, name: &str) -> Option<u32> {
     property(node, name).filter(|v| v.len() == 4).map(be_u32)
 }
 
-fn strings(value: &[u8]) -> impl Iterator<Item = &str> {
+pub(crate) fn strings(value: &[u8]) -> impl Iterator<Item = &str> {
     value
         .split(|&b| b == 0)
         .filter(|s| !s.is_empty())
@@ -73,7 +73,7 @@ fn is_compatible(node: &DtNode<'_>, candidates: &[&str]) -> bool {
 }
 
 /// Reads the first `(address, size)` of `reg` with the root's cell sizes.
-fn first_reg(
+pub(crate) fn first_reg(
     node: &DtNode<'_>,
     index: usize,
     cells: (usize, usize),
@@ -158,6 +158,9 @@ impl BoardInfo {
         let mut cpus_node = None;
         let mut opp_tables: Vec<(u32, DtNode<'_>), MAX_CPUS> = Vec::new();
         let mut chosen_seen = false;
+        let mut stdout_path = None;
+        let mut aliases = None;
+        let mut uarts: Vec<Candidate<'_>, MAX_UART_CANDIDATES> = Vec::new();
         for child in children(&root) {
             let child = child.map_err(|()| no_tree("unreadable root children"))?;
             let Ok(name) = child.name() else { continue };
@@ -167,10 +170,12 @@ impl BoardInfo {
                 }
                 "cpus" => cpus_node = Some(child),
                 "psci" => info.psci = Some(read_psci(&child)?),
+                "aliases" if aliases.is_none() => aliases = Some(child),
                 // The first /chosen only, as the first /memory: a second one's
                 // bootargs were appended to the first's (found by the fuzz target).
                 "chosen" if !chosen_seen => {
                     chosen_seen = true;
+                    stdout_path = property(&child, "stdout-path").and_then(|p| strings(p).next());
                     if let Some(args) = property(&child, "bootargs").and_then(|a| strings(a).next())
                     {
                         info.bootargs_length = args.len();
@@ -180,8 +185,9 @@ impl BoardInfo {
                 }
                 _ => {}
             }
-            if is_compatible(&child, &["arm,pl011"]) && info.uart.is_none() {
-                info.uart = Some(first_reg(&child, 0, cells, "pl011")?.0);
+            if let Some(candidate) = uart::candidate(&child) {
+                // More UARTs than remembered: the first ones are candidates.
+                let _ = uarts.push(candidate);
             } else if is_compatible(
                 &child,
                 &["arm,cortex-a15-gic", "arm,gic-400", "arm,cortex-a9-gic"],
@@ -219,18 +225,7 @@ impl BoardInfo {
         if info.psci.is_none() {
             info.notice("/psci", "missing", "running on the boot CPU only");
         }
-        if info.uart.is_none() {
-            if info.is_qemu {
-                info.uart = Some(QEMU_UART);
-                info.notice(
-                    "pl011",
-                    "no arm,pl011 node",
-                    "QEMU virt's UART at 0x09000000",
-                );
-            } else {
-                info.notice("pl011", "no arm,pl011 node", "no output");
-            }
-        }
+        info.choose_uart(&uarts, stdout_path, aliases.as_ref(), cells)?;
         match cpus_node {
             Some(cpus) => info.read_cpus(&cpus, boot_mpidr)?,
             None => info.notice("/cpus", "missing", "running on the boot CPU only"),
@@ -250,6 +245,61 @@ impl BoardInfo {
             });
         }
         Ok(info)
+    }
+
+    /// The console: the UART `/chosen/stdout-path` names (a path to one of
+    /// the root's children or an alias in `/aliases`, options after `:`
+    /// ignored), else the first UART among the root's children, else on QEMU
+    /// QEMU virt's PL011. Only the chosen UART's properties are checked.
+    fn choose_uart(
+        &mut self,
+        uarts: &Vec<Candidate<'_>, MAX_UART_CANDIDATES>,
+        stdout_path: Option<&str>,
+        aliases: Option<&DtNode<'_>>,
+        cells: (usize, usize),
+    ) -> Result<(), BoardError> {
+        let mut chosen = None;
+        if let Some(value) = stdout_path {
+            let target = uart::stdout_target(value);
+            let path = if target.starts_with('/') {
+                Some(target)
+            } else {
+                aliases
+                    .and_then(|aliases| property(aliases, target))
+                    .and_then(|p| strings(p).next())
+            };
+            match path {
+                None => self.notice(
+                    "/chosen/stdout-path",
+                    "names an alias that /aliases does not have",
+                    "the first UART found",
+                ),
+                Some(path) => match uart::find_candidate(uarts, path) {
+                    Some(candidate) => chosen = Some(candidate),
+                    None => self.notice(
+                        "/chosen/stdout-path",
+                        "names no PL011 or 16550 UART among the root's children",
+                        "the first UART found",
+                    ),
+                },
+            }
+        }
+        if let Some(candidate) = chosen.or(uarts.first()) {
+            self.uart = Some(uart::read(candidate, cells)?);
+        } else if self.is_qemu {
+            self.uart = Some(Uart {
+                base: QEMU_UART,
+                kind: UartKind::Pl011,
+            });
+            self.notice(
+                "uart",
+                "no arm,pl011 or 16550-compatible node",
+                "QEMU virt's UART at 0x09000000",
+            );
+        } else {
+            self.notice("uart", "no arm,pl011 or 16550-compatible node", "no output");
+        }
+        Ok(())
     }
 
     fn notice(&mut self, property: &'static str, problem: &'static str, fallback: &'static str) {

@@ -3,7 +3,7 @@
 
 mod tree;
 
-use fairway_devicetree::{BoardInfo, Conduit, GicInfo};
+use fairway_devicetree::{BoardInfo, Conduit, GicInfo, Uart, UartKind};
 use tree::Node;
 
 const VIRT: &[u8] = include_bytes!("fixtures/qemu-virt-gicv3.dtb");
@@ -20,7 +20,13 @@ fn qemu_virt_is_read_whole() {
     assert_eq!(board.model.as_str(), "linux,dummy-virt");
     assert!(board.is_qemu);
     assert_eq!(board.memory, 0x4000_0000..0x6000_0000);
-    assert_eq!(board.uart, Some(0x900_0000));
+    assert_eq!(
+        board.uart,
+        Some(Uart {
+            base: 0x900_0000,
+            kind: UartKind::Pl011
+        })
+    );
     assert_eq!(
         board.gic,
         GicInfo::V3 {
@@ -50,7 +56,14 @@ fn juno_like_has_two_clusters_and_the_boot_cpu_first() {
     assert_eq!(board.model.as_str(), "ARM Juno development board (r0)");
     assert!(!board.is_qemu);
     assert_eq!(board.memory, 0x8000_0000..0xff00_0000);
-    assert_eq!(board.uart, Some(0x7ff8_0000));
+    // Through /chosen/stdout-path = "serial0:115200n8" and /aliases/serial0.
+    assert_eq!(
+        board.uart,
+        Some(Uart {
+            base: 0x7ff8_0000,
+            kind: UartKind::Pl011
+        })
+    );
     assert_eq!(
         board.gic,
         GicInfo::V2 {

@@ -20,7 +20,7 @@ const FIXTURES: [&[u8]; 2] = [
 ];
 
 /// Names the reader looks for, and a few it must not trip on.
-const NODE_NAMES: [&str; 18] = [
+const NODE_NAMES: [&str; 20] = [
     "cpus",
     "cpu@0",
     "cpu@100",
@@ -37,11 +37,13 @@ const NODE_NAMES: [&str; 18] = [
     "thread0",
     "timer",
     "pl011@9000000",
+    "serial@ff1a0000",
+    "aliases",
     "",
     "a@b@c",
 ];
 
-const PROPERTY_NAMES: [&str; 14] = [
+const PROPERTY_NAMES: [&str; 18] = [
     "reg",
     "#address-cells",
     "#size-cells",
@@ -55,10 +57,14 @@ const PROPERTY_NAMES: [&str; 14] = [
     "cpu",
     "device_type",
     "status",
+    "reg-shift",
+    "reg-io-width",
+    "stdout-path",
+    "serial0",
     "",
 ];
 
-const STRINGS: [&str; 14] = [
+const STRINGS: [&str; 18] = [
     "hvc",
     "smc",
     "arm,pl011",
@@ -72,6 +78,10 @@ const STRINGS: [&str; 14] = [
     "psci",
     "sched=cfs hz=1000",
     "workload=demo hz=10",
+    "snps,dw-apb-uart",
+    "ns16550a",
+    "/serial@ff1a0000:1500000n8",
+    "serial0",
     "",
 ];
 
@@ -280,8 +290,8 @@ fn check_board(board: &BoardInfo, boot_mpidr: u64) -> Result<(), TestCaseError> 
     }
     prop_assert!(board.cpus.iter().any(|c| c.capacity == 1024));
     // A UART, or the stated fallback: QEMU's, or none.
-    let uart_notice = board.notices.iter().find(|n| n.property == "pl011");
-    match (board.uart, uart_notice) {
+    let uart_notice = board.notices.iter().find(|n| n.property == "uart");
+    match (board.uart.map(|uart| uart.base), uart_notice) {
         (Some(QEMU_UART), Some(notice)) => prop_assert!(notice.fallback.contains("QEMU")),
         (Some(_), None) => {}
         (None, Some(notice)) => prop_assert_eq!(notice.fallback, "no output"),

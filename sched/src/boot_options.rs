@@ -399,6 +399,27 @@ pub struct HackbenchOptions {
     pub loops: u64,
 }
 
+/// How the kernel turns the machine off at the end of a run (`power_off=`):
+/// which PSCI call it makes once the verdict line is out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PowerOff {
+    /// `off` (the default): PSCI SYSTEM_OFF.
+    Off,
+    /// `reset`: PSCI SYSTEM_RESET, for a rig that power-cycles nothing and
+    /// wants the board back at its boot loader for the next run.
+    Reset,
+}
+
+impl PowerOff {
+    /// The option's value.
+    pub fn name(self) -> &'static str {
+        match self {
+            PowerOff::Off => "off",
+            PowerOff::Reset => "reset",
+        }
+    }
+}
+
 /// Every boot option, typed, with its default when absent.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct BootOptions {
@@ -420,6 +441,18 @@ pub struct BootOptions {
     pub loaded_dtb: Option<LoadedBlob>,
     /// `workload=` and its options.
     pub workload: Workload,
+    /// `power_off=off|reset`: PSCI SYSTEM_OFF (default) or SYSTEM_RESET at
+    /// the end of a run.
+    pub power_off: PowerOff,
+    /// `semihosting=0|1`: `0` forbids the semihosting exit even on QEMU, so
+    /// that a QEMU run ends as a board's does (verdict line, then PSCI);
+    /// `1` (the default) allows it where the device tree says QEMU.
+    pub semihosting: bool,
+    /// `psci=0|1`: `0` ignores the firmware's PSCI as if the device tree had
+    /// no `/psci` (only the boot CPU runs, and the run ends by parking it):
+    /// how a test shows a board without PSCI under QEMU, which always adds
+    /// its own `/psci` node. `1` (the default) uses it.
+    pub psci: bool,
 }
 
 /// Why a command line was refused: the option as written and what is wrong.
@@ -506,7 +539,7 @@ impl fmt::Display for BootOptionError<'_> {
 }
 
 /// The option keys Fairway knows.
-const KEYS: [&str; 34] = [
+const KEYS: [&str; 37] = [
     "sched",
     "hz",
     "hrtick",
@@ -541,6 +574,9 @@ const KEYS: [&str; 34] = [
     "quota_us",
     "groups",
     "fds",
+    "power_off",
+    "semihosting",
+    "psci",
 ];
 
 /// The words of a command line as `(key, value, word)`, each key known and given
@@ -770,6 +806,13 @@ impl BootOptions {
             explain: words.number("explain", 0, 0, MAX_TRACE_RECORDS)?,
             loaded_dtb: words.blob("dtb", "dtb_size")?,
             workload,
+            power_off: match words.get("power_off") {
+                None | Some((_, "off")) => PowerOff::Off,
+                Some((_, "reset")) => PowerOff::Reset,
+                Some((word, _)) => return Err(error(word, Problem::NotOneOf("off, reset"))),
+            },
+            semihosting: words.flag("semihosting", true)?,
+            psci: words.flag("psci", true)?,
         })
     }
 }

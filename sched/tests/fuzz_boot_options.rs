@@ -14,12 +14,12 @@ use fairway_fuzzing::proptest::prelude::*;
 use fairway_fuzzing::proptest::test_runner::TestCaseError;
 use fairway_sched::bandwidth::PeriodTimerStart;
 use fairway_sched::boot_options::{
-    BootOptions, HackbenchOptions, LoadedBlob, MAX_BOOTARGS, PolicyChoice, Problem, RtAppOptions,
-    SchedConfig, SchedPipeOptions, Workload,
+    BootOptions, HackbenchOptions, LoadedBlob, MAX_BOOTARGS, PolicyChoice, PowerOff, Problem,
+    RtAppOptions, SchedConfig, SchedPipeOptions, Workload,
 };
 use fairway_sched::schedutil::{Governor, UpdateSites};
 
-const KEYS: [&str; 40] = [
+const KEYS: [&str; 43] = [
     "sched",
     "hz",
     "hrtick",
@@ -54,6 +54,9 @@ const KEYS: [&str; 40] = [
     "quota_us",
     "groups",
     "fds",
+    "power_off",
+    "semihosting",
+    "psci",
     // Near misses.
     "HZ",
     "hz ",
@@ -227,6 +230,7 @@ fn options() -> impl Strategy<Value = BootOptions> {
                 1..=fairway_sched::boot_options::MAX_TRACE_RECORDS
             ],
         ),
+        (any::<bool>(), any::<bool>(), any::<bool>()),
     )
         .prop_map(
             |(
@@ -240,6 +244,7 @@ fn options() -> impl Strategy<Value = BootOptions> {
                 governor,
                 (cpufreq_update, energy_aware, eas_overutilized, tick_seed),
                 (trace_records, explain),
+                (reset, semihosting, psci),
             )| {
                 // sched-pipe's quota_us implies cfs_bandwidth=1.
                 let quota = matches!(workload, Workload::SchedPipe(p) if p.quota_us > 0);
@@ -270,6 +275,13 @@ fn options() -> impl Strategy<Value = BootOptions> {
                     explain,
                     loaded_dtb,
                     workload,
+                    power_off: if reset {
+                        PowerOff::Reset
+                    } else {
+                        PowerOff::Off
+                    },
+                    semihosting,
+                    psci,
                 }
             },
         )

@@ -1,5 +1,7 @@
-//! Device drivers: the PL011 UART and the GIC (v2 and v3).
+//! Device drivers: the console UARTs (PL011, 16550) and the GIC (v2 and v3).
 
+pub mod console;
 pub mod gic;
 pub mod pl011;
 pub mod registers;
+pub mod uart8250;

@@ -6,8 +6,8 @@ use core::fmt::Write;
 use core::sync::atomic::Ordering;
 
 use fairway_contract::report::{
-    CostLine, CpuLine, CpuScope, EndLine, GroupLine, HistogramLine, HistogramOwner, MetricLine,
-    RunLine, TaskLine,
+    ClockLine, CostLine, CpuLine, CpuScope, EndLine, GroupLine, HistogramLine, HistogramOwner,
+    MetricLine, RunLine, TaskLine,
 };
 use fairway_sched::stats::{Log2Histogram, Summary, merged_summary};
 use fairway_sched::task::CpuId;
@@ -166,6 +166,15 @@ pub fn print(results: &RunResults<'_>) {
         cpus: cpus as u16,
         icount: boot_options().icount,
         wall_ns: results.wall_ns,
+    });
+    print_line(ClockLine {
+        timer: "cntpct",
+        timer_hz: crate::arch::timer::frequency(),
+        cycle_counter: if crate::arch::pmu::cycle_counter_available() {
+            "pmccntr"
+        } else {
+            "none"
+        },
     });
     if instrument::ENABLED {
         print_costs(cpus);

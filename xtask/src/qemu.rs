@@ -299,6 +299,9 @@ impl QemuConfig {
             "stdio".into(),
             "-semihosting-config".into(),
             "enable=on,target=native".into(),
+            // A guest reset (PSCI SYSTEM_RESET, `power_off=reset`) ends QEMU
+            // with status 0 instead of booting the kernel again.
+            "-no-reboot".into(),
         ];
         if self.icount {
             args.extend(["-icount".into(), "shift=0,align=off,sleep=off".into()]);

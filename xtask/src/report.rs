@@ -10,7 +10,7 @@
 //!
 //! ```text
 //! line   = [prefix " "] "report: " kind *(" " key "=" value)
-//! kind   = "run" | "cost" | "hist" | "task" | "cpu" | "group" | "metric" | "end"
+//! kind   = "run" | "clock" | "cost" | "hist" | "task" | "cpu" | "group" | "metric" | "end"
 //! key    = 1*( "a".."z" | "0".."9" | "_" )
 //! value  = 1*( any printable ASCII character except space )
 //! u64    = 1*DIGIT                      (decimal, no sign, fits in 64 bits)
@@ -22,6 +22,7 @@
 //! | kind     | keys (all required, any order, each once)                          |
 //! |----------|--------------------------------------------------------------------|
 //! | `run`    | `name` `config` (name), `cpus` (u64), `icount` (bool), `wall_ns`   |
+//! | `clock`  | `timer` (name), `timer_hz` (u64), `cycle_counter` (name); at most once per section |
 //! | `cost`   | `cpu` (cpu), `op` (name), `count` `min` `p50` `p99` `max` `sum` `overhead` |
 //! | `hist`   | (`cpu` (cpu) or `task` (u64)), `op` (name), `buckets`              |
 //! | `task`   | `id`, `name`, `cpu`, `runtime_ns`, `wait_ns`, `wakeups`, `lat_p50_ns`, `lat_p99_ns`, `lat_max_ns`, `missed_periods`, `migrations`, `switches` |
@@ -85,6 +86,9 @@ pub struct Run {
     pub icount: bool,
     /// Run time in ns (virtual time under icount).
     pub wall_ns: u64,
+    /// The `clock` record: which clocks the figures come from (`None` in
+    /// transcripts from before the record existed).
+    pub clock: Option<Clock>,
     /// `cost` records with their histograms, in line order.
     pub costs: Vec<Cost>,
     /// `cpu` records, in line order.
@@ -95,6 +99,17 @@ pub struct Run {
     pub metrics: Vec<Metric>,
     /// `group` records, in line order.
     pub groups: Vec<Group>,
+}
+
+/// The clocks behind a run's figures (a `clock` record).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Clock {
+    /// The time base's counter (`cntpct`: the generic timer's physical count).
+    pub timer: String,
+    /// Its frequency, CNTFRQ_EL0, in Hz.
+    pub timer_hz: u64,
+    /// The counter of the cost figures (`pmccntr`, or `none` without a PMU).
+    pub cycle_counter: String,
 }
 
 /// Which CPU a cost belongs to.

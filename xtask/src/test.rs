@@ -229,6 +229,24 @@ fn replace_once(dts: &str, from: &str, to: &str) -> Result<String, String> {
     Ok(dts.replacen(from, to, 1))
 }
 
+/// The kernel's last lines end with `expected` (a line may carry a timestamp
+/// and level before the text): nothing is printed after the verdict. The
+/// runner's own `TIMEOUT:` note is not the kernel's.
+fn last_exit_lines(lines: &[String], expected: &[&str]) -> Result<(), String> {
+    let kernel: Vec<&String> = lines
+        .iter()
+        .filter(|l| !l.trim().is_empty() && !l.starts_with("TIMEOUT:"))
+        .collect();
+    let tail = &kernel[kernel.len().saturating_sub(expected.len())..];
+    if tail.len() == expected.len() && tail.iter().zip(expected).all(|(l, e)| l.ends_with(e)) {
+        Ok(())
+    } else {
+        Err(format!(
+            "the last lines are {tail:?}, not ending with {expected:?}"
+        ))
+    }
+}
+
 /// Removes the node that starts at the line `header` (e.g. "\tpsci {").
 fn remove_node(dts: &str, header: &str) -> Result<String, String> {
     let start = dts
@@ -649,9 +667,52 @@ fn cases() -> Vec<Case> {
         Case::new("dt-no-uart-falls-back", "boot")
             .dts(|dts| remove_node(dts, "\tpl011@9000000 {"))
             .contains(
-                "device tree: pl011: no arm,pl011 node; fallback: QEMU virt's UART at 0x09000000",
+                "device tree: uart: no arm,pl011 or 16550-compatible node; fallback: QEMU virt's UART at 0x09000000",
             )
             .contains("boot: every CPU ran a task"),
+    );
+    // A run that ends as on a board (issue 17, point 1): `semihosting=0`
+    // leaves QEMU's exit to PSCI, whose SYSTEM_OFF and SYSTEM_RESET (with
+    // `-no-reboot`) end QEMU with status 0 whatever the verdict, so the
+    // verdict line must be the last the kernel prints.
+    cases.push(
+        Case::new("exit-psci-system-off", "boot")
+            .cpus(2)
+            .append("semihosting=0")
+            .contains("boot: every CPU ran a task")
+            .check(|lines| last_exit_lines(lines, &["exit: success"])),
+    );
+    cases.push(
+        Case::new("exit-psci-system-reset", "boot")
+            .cpus(2)
+            .append("semihosting=0 power_off=reset")
+            .contains("boot: every CPU ran a task")
+            .check(|lines| last_exit_lines(lines, &["exit: success"])),
+    );
+    cases.push(
+        // Status 0 although the kernel failed: only the line carries it.
+        Case::new("exit-psci-failure-verdict-on-the-line", "panic")
+            .append("semihosting=0")
+            .contains("the deliberate panic of tests/panic.rs")
+            .check(|lines| last_exit_lines(lines, &["exit: failure"])),
+    );
+    cases.push(
+        // A board without PSCI: QEMU adds its own /psci to any device tree,
+        // so `psci=0` has the kernel ignore it. QEMU is never told to stop and
+        // the case times out; it checks the last two lines, after which the
+        // CPU is parked.
+        Case::new("exit-no-psci-parks", "boot")
+            .cpus(1)
+            .append("semihosting=0 psci=0")
+            .expect(Expect::Timeout)
+            .timeout(20)
+            .contains("boot: every CPU ran a task")
+            .check(|lines| {
+                last_exit_lines(
+                    lines,
+                    &["exit: success", "exit: no PSCI power-off; CPUs parked"],
+                )
+            }),
     );
     cases.push(
         Case::new("dt-parse-unchanged", "device_tree")

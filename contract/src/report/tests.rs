@@ -185,3 +185,16 @@ fn group_line_worst_case_length() {
     };
     assert_eq!(group.to_string().len(), 464 + 2);
 }
+
+#[test]
+fn the_clock_line_names_the_time_base_and_the_cost_counter() {
+    let clock = ClockLine {
+        timer: "cntpct",
+        timer_hz: 62_500_000,
+        cycle_counter: "pmccntr",
+    };
+    assert_eq!(
+        clock.to_string(),
+        "report: clock timer=cntpct timer_hz=62500000 cycle_counter=pmccntr"
+    );
+}

@@ -10,7 +10,8 @@ use super::{BootOptions, SchedConfig, Workload};
 
 impl fmt::Display for BootOptions {
     /// Writes the scheduler's settings, `icount=`, `trace_records=`, `explain=`, `dtb=
-    /// dtb_size=` when set,
+    /// dtb_size=` when set, `power_off=`, `semihosting=` and `psci=` when not the default
+    /// (so that the lines written before they existed stay as they were),
     /// then `workload=` and its options.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let flag = |on: bool| if on { 1 } else { 0 };
@@ -24,6 +25,15 @@ impl fmt::Display for BootOptions {
         )?;
         if let Some(dtb) = self.loaded_dtb {
             write!(f, " dtb={:#x} dtb_size={}", dtb.address, dtb.size)?;
+        }
+        if self.power_off != super::PowerOff::Off {
+            write!(f, " power_off={}", self.power_off.name())?;
+        }
+        if !self.semihosting {
+            write!(f, " semihosting=0")?;
+        }
+        if !self.psci {
+            write!(f, " psci=0")?;
         }
         write!(f, " workload={}", self.workload.name())?;
         match self.workload {

@@ -315,3 +315,35 @@ fn the_tick_offset_follows_skew_tick_and_the_seed() {
         "bootargs: eas_overutilized=2: must be one of 0, 1"
     );
 }
+
+/// `power_off=` chooses the PSCI call that ends a run and `semihosting=0`
+/// keeps QEMU from ending it early; other values are refused naming the word.
+#[test]
+fn power_off_and_semihosting_are_read_and_checked() {
+    let defaults = BootOptions::parse("").unwrap();
+    assert_eq!(defaults.power_off, PowerOff::Off);
+    assert!(defaults.semihosting);
+    assert!(defaults.psci);
+    let options = BootOptions::parse("power_off=reset semihosting=0 psci=0").unwrap();
+    assert_eq!(options.power_off, PowerOff::Reset);
+    assert!(!options.semihosting && !options.psci);
+    assert_eq!(
+        BootOptions::parse("power_off=off").unwrap().power_off,
+        PowerOff::Off
+    );
+    assert_eq!(
+        refused("power_off=halt"),
+        "bootargs: power_off=halt: must be one of off, reset"
+    );
+    assert_eq!(
+        refused("semihosting=no"),
+        "bootargs: semihosting=no: must be one of 0, 1"
+    );
+    assert_eq!(refused("psci=2"), "bootargs: psci=2: must be one of 0, 1");
+    let line = options.to_string();
+    assert!(
+        line.contains(" power_off=reset semihosting=0 psci=0 workload=demo"),
+        "{line}"
+    );
+    assert_eq!(BootOptions::parse(&line), Ok(options));
+}

@@ -90,6 +90,12 @@ const fn identity_map() -> PageTable {
 #[unsafe(link_section = ".data.page_table")]
 pub static BOOT_PAGE_TABLE: PageTable = identity_map();
 
+/// Whether `address` is mapped as Device memory (outside the normal range and
+/// below the lazy window), where a device's registers may be used.
+pub fn is_device_memory(address: u64) -> bool {
+    !NORMAL_MEMORY.contains(&address) && address < LAZY_WINDOW_ENTRY as u64 * GIB
+}
+
 /// Whether the RAM range `[start, end)` is mapped as normal memory.
 pub fn check_memory_is_mapped(start: u64, end: u64) -> bool {
     start >= NORMAL_MEMORY.start && end <= NORMAL_MEMORY.end

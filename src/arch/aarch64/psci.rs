@@ -6,6 +6,7 @@ use core::sync::atomic::{AtomicU8, Ordering};
 const PSCI_VERSION: u64 = 0x8400_0000;
 const CPU_ON_64: u64 = 0xc400_0003;
 const SYSTEM_OFF: u64 = 0x8400_0008;
+const SYSTEM_RESET: u64 = 0x8400_0009;
 
 /// How PSCI calls reach the firmware, as the device tree's `/psci/method` names it.
 pub use fairway_devicetree::Conduit;
@@ -60,7 +61,27 @@ pub fn cpu_on(mpidr: u64, entry: u64, context: u64) -> i64 {
     call(CPU_ON_64, mpidr, entry, context)
 }
 
-/// Powers the system off; returns only if the firmware refuses.
-pub fn system_off() {
-    call(SYSTEM_OFF, 0, 0, 0);
+/// Forgets the conduit (`psci=0`): later calls reach no firmware, as on a
+/// board whose device tree has no `/psci`.
+pub fn disable() {
+    CONDUIT.store(0, Ordering::Relaxed);
+}
+
+/// Whether the device tree named a conduit (a `/psci` node): without one, no
+/// call reaches firmware.
+pub fn available() -> bool {
+    CONDUIT.load(Ordering::Relaxed) != 0
+}
+
+/// Powers the system off; returns (PSCI's status) only if the firmware
+/// refuses or there is no conduit.
+pub fn system_off() -> i64 {
+    call(SYSTEM_OFF, 0, 0, 0)
+}
+
+/// Resets the system; returns (PSCI's status) only if the firmware refuses
+/// or there is no conduit. QEMU reboots the machine, or exits with status 0
+/// when started with `-no-reboot`.
+pub fn system_reset() -> i64 {
+    call(SYSTEM_RESET, 0, 0, 0)
 }

@@ -116,6 +116,14 @@ struct GroupJson<'a> {
     local_throttled_usec: &'a [u64],
 }
 
+/// A `clock` record.
+#[derive(Serialize)]
+struct ClockJson<'a> {
+    timer: &'a str,
+    timer_hz: u64,
+    cycle_counter: &'a str,
+}
+
 #[derive(Serialize)]
 struct RunJson<'a> {
     name: &'a str,
@@ -124,6 +132,7 @@ struct RunJson<'a> {
     icount: bool,
     counter_unit: &'static str,
     wall_ns: u64,
+    clock: Option<ClockJson<'a>>,
     costs: Vec<CostJson<'a>>,
     cost_by_op: Vec<OpJson<'a>>,
     cpu_stats: Vec<CpuJson>,
@@ -236,6 +245,11 @@ impl Report {
                     icount: run.icount,
                     counter_unit: run.counter_unit(),
                     wall_ns: run.wall_ns,
+                    clock: run.clock.as_ref().map(|clock| ClockJson {
+                        timer: &clock.timer,
+                        timer_hz: clock.timer_hz,
+                        cycle_counter: &clock.cycle_counter,
+                    }),
                     costs: run.costs.iter().map(cost).collect(),
                     cost_by_op: by_op.iter().map(op).collect(),
                     cpu_stats: run.cpu_records.iter().map(cpu).collect(),

@@ -2,14 +2,16 @@
 //! finding `report: ` lines, splitting `key=value` pairs, checking each record.
 //! It also defines [`Group`], the `group` record (re-exported by the parent).
 
-use super::{BUCKETS, Cost, CpuRecord, CpuScope, Histogram, Metric, Report, Run, TaskRecord};
+use super::{
+    BUCKETS, Clock, Cost, CpuRecord, CpuScope, Histogram, Metric, Report, Run, TaskRecord,
+};
 
 /// The marker that starts a report record.
 const MARKER: &str = "report: ";
 
 /// The record kinds.
-const KINDS: [&str; 8] = [
-    "run", "cost", "hist", "task", "cpu", "group", "metric", "end",
+const KINDS: [&str; 9] = [
+    "run", "clock", "cost", "hist", "task", "cpu", "group", "metric", "end",
 ];
 
 /// A limited task group's `cpu.max` and `cpu.stat` (a `group` record), in µs
@@ -259,6 +261,7 @@ fn apply(
             cpus: fields.number("cpus")?,
             icount: fields.flag("icount")?,
             wall_ns: fields.number("wall_ns")?,
+            clock: None,
             costs: Vec::new(),
             cpu_records: Vec::new(),
             tasks: Vec::new(),
@@ -276,6 +279,18 @@ fn apply(
         "end" => {
             fields.finish(kind)?;
             report.runs.extend(open.take());
+        }
+        "clock" => {
+            let clock = Clock {
+                timer: fields.name("timer")?,
+                timer_hz: fields.number("timer_hz")?,
+                cycle_counter: fields.name("cycle_counter")?,
+            };
+            fields.finish(kind)?;
+            if run.clock.is_some() {
+                return Err("clock given twice in one run".to_string());
+            }
+            run.clock = Some(clock);
         }
         "cost" => {
             let cost = Cost {
@@ -456,7 +471,7 @@ pub fn parse_report(lines: &[String]) -> Result<Report, String> {
         let result = match tokens.next() {
             None => Err("a report line without a record kind".to_string()),
             Some(kind) if !KINDS.contains(&kind) => Err(format!(
-                "unknown record kind '{kind}' (expected run, cost, hist, task, cpu, group, metric or end)"
+                "unknown record kind '{kind}' (expected run, clock, cost, hist, task, cpu, group, metric or end)"
             )),
             Some(kind) => {
                 Fields::new(tokens).and_then(|fields| apply(kind, fields, &mut open, &mut report))

@@ -3,8 +3,8 @@
 //! here, must carry every figure of the samplers they came from.
 
 use fairway_contract::report::{
-    CostLine, CpuLine, CpuScope as LineScope, EndLine, GroupLine, HistogramLine, HistogramOwner,
-    MetricLine, RunLine, TaskLine,
+    ClockLine, CostLine, CpuLine, CpuScope as LineScope, EndLine, GroupLine, HistogramLine,
+    HistogramOwner, MetricLine, RunLine, TaskLine,
 };
 use fairway_sched::stats::{CostStats, LatencyStats, Log2Histogram, merged_summary};
 use fairway_sched::task::{CpuId, TaskId};
@@ -65,6 +65,12 @@ fn transcript(seed: u64) -> Transcript {
             cpus: 2,
             icount: true,
             wall_ns: 123_456,
+        }
+        .to_string(),
+        ClockLine {
+            timer: "cntpct",
+            timer_hz: 62_500_000,
+            cycle_counter: "pmccntr",
         }
         .to_string(),
     ];
@@ -199,6 +205,15 @@ fn kernel_lines_parse_back_to_the_same_figures() {
     let run = &report.runs[0];
     assert_eq!((run.cpus, run.icount, run.wall_ns), (2, true, 123_456));
     assert_eq!(run.config, "depth1-uclamp-on-eevdf");
+    let clock = run.clock.as_ref().expect("the clock line");
+    assert_eq!(
+        (
+            clock.timer.as_str(),
+            clock.timer_hz,
+            clock.cycle_counter.as_str()
+        ),
+        ("cntpct", 62_500_000, "pmccntr")
+    );
     for (cpu, costs) in per_cpu.iter_mut().enumerate() {
         for cost in costs.iter_mut() {
             let summary = cost.summary();

@@ -496,3 +496,35 @@ fn summary_has_aligned_tables_and_scaled_bars() {
         "no report records in the transcript\n"
     );
 }
+
+/// The `clock` record (issue 17): the time base and the cost counter reach
+/// the JSON; a section without one has `"clock": null`; two are refused.
+#[test]
+fn the_clock_record_names_the_time_base_and_the_cost_counter() {
+    let text = "\
+report: run name=r config=c cpus=1 icount=0 wall_ns=1
+report: clock timer=cntpct timer_hz=24000000 cycle_counter=pmccntr
+report: end
+report: run name=old config=c cpus=1 icount=0 wall_ns=1
+report: end";
+    let report = parse_report(&lines(text)).unwrap();
+    let document: Value = serde_json::from_str(&report.to_json()).unwrap();
+    assert_eq!(
+        document["runs"][0]["clock"],
+        json!({"timer": "cntpct", "timer_hz": 24_000_000, "cycle_counter": "pmccntr"})
+    );
+    assert_eq!(document["runs"][1]["clock"], Value::Null);
+    let twice = parse_report(&lines(
+        "report: run name=r config=c cpus=1 icount=0 wall_ns=1\n\
+         report: clock timer=cntpct timer_hz=1 cycle_counter=none\n\
+         report: clock timer=cntpct timer_hz=1 cycle_counter=none\n\
+         report: end",
+    ));
+    assert!(twice.unwrap_err().contains("clock given twice"));
+    let missing = parse_report(&lines(
+        "report: run name=r config=c cpus=1 icount=0 wall_ns=1\n\
+         report: clock timer=cntpct cycle_counter=none\n\
+         report: end",
+    ));
+    assert!(missing.unwrap_err().contains("timer_hz"));
+}
