@@ -109,8 +109,8 @@ impl RehearsalBoard {
                 "virtio-net-device,netdev=n0",
             ])
             .stdin(Stdio::piped())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
             .spawn()
             .map_err(|e| format!("cannot start qemu-system-aarch64: {e}"))?;
         let monitor = child.stdin.take().expect("piped stdin");
@@ -119,9 +119,10 @@ impl RehearsalBoard {
             _monitor: monitor,
             console: PathBuf::new(),
         };
-        // "char device redirected to /dev/pts/N (label serial0)"
-        let stderr = board.child.stderr.take().expect("piped stderr");
-        let mut reader = BufReader::new(stderr);
+        // "char device redirected to /dev/pts/N (label serial0)", on the
+        // monitor (stdout) since the monitor is on stdio.
+        let stdout = board.child.stdout.take().expect("piped stdout");
+        let mut reader = BufReader::new(stdout);
         let mut line = String::new();
         loop {
             line.clear();
@@ -133,12 +134,9 @@ impl RehearsalBoard {
                 break;
             }
         }
-        // The rest of QEMU's complaints, if any, go to our stderr.
-        std::thread::spawn(move || {
-            for line in reader.lines().map_while(Result::ok) {
-                eprintln!("qemu: {line}");
-            }
-        });
+        // The monitor's further output is read and dropped, so that QEMU
+        // never blocks on it.
+        std::thread::spawn(move || for _ in reader.lines().map_while(Result::ok) {});
         attach(&board.console)?;
         board
             ._monitor
