@@ -257,11 +257,12 @@ pub fn run_with(
             Received::Closed => closed = true,
         }
     }
+    let console_name = uboot.console().name.clone();
     let problem = match (verdict, closed) {
         (Some(_), _) => None,
         (None, true) => Some(format!(
-            "the console {} closed before the kernel's last line (exit: success or exit: failure)",
-            options.console.display()
+            "the console {console_name} closed before the kernel's last line (exit: success or \
+             exit: failure)"
         )),
         (None, false) => Some(format!(
             "TIMEOUT: no 'exit: success' or 'exit: failure' from the kernel within {} s of booti",

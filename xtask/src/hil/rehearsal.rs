@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{Receiver, channel};
 use std::time::Duration;
 
 use crate::board::Board;
@@ -29,8 +30,11 @@ const COMPATIBLE: &str = "fairway,hil-rehearsal";
 /// QEMU running U-Boot; killed (by its PID, through its handle) when dropped.
 pub struct RehearsalBoard {
     child: Child,
-    /// Kept open: QEMU's monitor, on which `cont` started the machine.
-    _monitor: ChildStdin,
+    /// QEMU's monitor: `cont` starts the machine, `info status` says whether
+    /// the kernel powered it off.
+    monitor: ChildStdin,
+    /// The monitor's output, line by line.
+    monitor_lines: Receiver<String>,
     /// The console's pseudo-terminal.
     pub console: PathBuf,
 }
@@ -61,7 +65,13 @@ pub fn board_dtb(cpus: u32, folder: &Path) -> Result<PathBuf, String> {
             "QEMU's device tree has no root {qemu_root} to replace"
         ));
     }
-    let edited = source.replacen(qemu_root, &format!("compatible = \"{COMPATIBLE}\";"), 1);
+    let edited = source
+        .replacen(qemu_root, &format!("compatible = \"{COMPATIBLE}\";"), 1)
+        .replacen(
+            "model = \"linux,dummy-virt\";",
+            "model = \"QEMU virt with U-Boot (HIL rehearsal)\";",
+            1,
+        );
     let dts = folder.join("board.dts");
     std::fs::write(&dts, edited).map_err(|e| format!("{}: {e}", dts.display()))?;
     let dtb = folder.join("board.dtb");
@@ -101,6 +111,11 @@ impl RehearsalBoard {
             .args([
                 "-display", "none", "-monitor", "stdio", "-serial", "pty", "-S",
             ])
+            // Power-off stops the machine but keeps QEMU, and so the
+            // console, open: closing a pseudo-terminal's master discards
+            // what its reader has not read yet (the kernel's last frames),
+            // which a board's serial line never does.
+            .arg("-no-shutdown")
             .args(["-bios", UBOOT])
             .args([
                 "-netdev",
@@ -114,9 +129,11 @@ impl RehearsalBoard {
             .spawn()
             .map_err(|e| format!("cannot start qemu-system-aarch64: {e}"))?;
         let monitor = child.stdin.take().expect("piped stdin");
+        let (sender, monitor_lines) = channel();
         let mut board = RehearsalBoard {
             child,
-            _monitor: monitor,
+            monitor,
+            monitor_lines,
             console: PathBuf::new(),
         };
         // "char device redirected to /dev/pts/N (label serial0)", on the
@@ -134,27 +151,42 @@ impl RehearsalBoard {
                 break;
             }
         }
-        // The monitor's further output is read and dropped, so that QEMU
-        // never blocks on it.
-        std::thread::spawn(move || for _ in reader.lines().map_while(Result::ok) {});
+        // The monitor's further output, read as it comes so that QEMU never
+        // blocks on it.
+        std::thread::spawn(move || {
+            for line in reader.lines().map_while(Result::ok) {
+                if sender.send(line).is_err() {
+                    break;
+                }
+            }
+        });
         attach(&board.console)?;
         board
-            ._monitor
+            .monitor
             .write_all(b"cont\n")
             .map_err(|e| format!("QEMU's monitor: {e}"))?;
         Ok(board)
     }
 
-    /// QEMU's exit status, once it has exited (the kernel's PSCI SYSTEM_OFF).
-    pub fn wait_exit(&mut self, limit: Duration) -> Option<i32> {
+    /// Whether the machine powered off (the kernel's PSCI SYSTEM_OFF; QEMU's
+    /// monitor then says `VM status: paused (shutdown)`) within `limit`.
+    pub fn powered_off(&mut self, limit: Duration) -> Result<bool, String> {
         let start = std::time::Instant::now();
         while start.elapsed() < limit {
-            if let Ok(Some(status)) = self.child.try_wait() {
-                return status.code();
+            self.monitor
+                .write_all(b"info status\n")
+                .map_err(|e| format!("QEMU's monitor: {e}"))?;
+            let asked = std::time::Instant::now();
+            while asked.elapsed() < Duration::from_millis(300) {
+                match self.monitor_lines.recv_timeout(Duration::from_millis(50)) {
+                    Ok(line) if line.contains("VM status:") && line.contains("shutdown") => {
+                        return Ok(true);
+                    }
+                    _ => {}
+                }
             }
-            std::thread::sleep(Duration::from_millis(20));
         }
-        None
+        Ok(false)
     }
 }
 

@@ -108,7 +108,7 @@ fn send_block(link: &mut dyn Link, bytes: &[u8], what: &str) -> Result<(), Strin
                 }
                 // A `C` repeated while block 0 was on its way, or noise.
                 Some(_) => {}
-                None if start.elapsed() > Duration::from_secs(10) => break,
+                None if start.elapsed() > Duration::from_secs(3) => break,
                 None => {}
             }
         }
@@ -162,6 +162,9 @@ pub fn send(
         return Err("YMODEM: end of file not acknowledged".into());
     }
     wait_for_crc_request(link, Duration::from_secs(10))?;
+    // U-Boot asks again once it has closed the file, and drops what came
+    // before: answer the last request, once the line is quiet.
+    while link.read_byte(Duration::from_millis(300))?.is_some() {}
     send_block(link, &header_block(None), "the end of the batch")
 }
 
