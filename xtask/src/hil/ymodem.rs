@@ -244,13 +244,17 @@ mod tests {
                             continue;
                         }
                         assert_eq!(frame[1], self.expected_block, "block number");
-                        if frame[1] == 0 && self.eots == 0 {
+                        // Block 0 is the header before the file and the end
+                        // of the batch after it; in between, block numbers
+                        // wrap past 255 to 0 (block 256 is data).
+                        if self.name.is_empty() && self.eots == 0 {
                             let text = String::from_utf8_lossy(&data).into_owned();
                             let mut fields = text.split('\0');
                             self.name = fields.next().unwrap().to_string();
                             self.size = fields.next().unwrap().parse().unwrap();
                             self.to_sender.extend([ACK, CRC_REQUEST]);
-                        } else if frame[1] == 0 {
+                        } else if self.eots >= 2 {
+                            assert_eq!(frame[1], 0, "the end of the batch is block 0");
                             assert!(data.iter().all(|&b| b == 0), "end of batch is empty");
                             self.ended = true;
                             self.to_sender.push_back(ACK);
