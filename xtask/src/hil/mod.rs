@@ -202,10 +202,27 @@ pub fn run_with(
     if prepared.dtb.is_none() {
         // U-Boot's own tree, copied below the kernel (its place at the top of
         // RAM becomes the kernel's heap).
-        uboot.run_ok(
-            &format!("fdt move ${{fdtcontroladdr}} {FDT_ADDRESS:#x} {FDT_ROOM:#x}"),
-            short,
-        )?;
+        // `fdt move` works on the tree `fdt addr` selected, and never
+        // shrinks it: with a scenario it must fit below the scenario (with
+        // the 12 KiB booti adds); without one, it may take the whole MiB
+        // (QEMU's tree, U-Boot's own on QEMU, says 1 MiB).
+        uboot.run_ok("fdt addr ${fdtcontroladdr}", short)?;
+        let room = if prepared.scenario.is_some() {
+            FDT_ROOM
+        } else {
+            SCENARIO_ADDRESS - FDT_ADDRESS
+        };
+        uboot
+            .run_ok(
+                &format!("fdt move ${{fdtcontroladdr}} {FDT_ADDRESS:#x} {room:#x}"),
+                short,
+            )
+            .map_err(|e| {
+                format!(
+                    "{e}\n    (U-Boot's own device tree does not fit in the {room:#x} bytes \
+                     below {SCENARIO_ADDRESS:#x}: give the board's tree with --dtb)"
+                )
+            })?;
     }
     if prepared.command_line.is_empty() {
         uboot.run_ok("setenv bootargs", short)?;
