@@ -101,10 +101,9 @@ fn send_block(link: &mut dyn Link, bytes: &[u8], what: &str) -> Result<(), Strin
             match link.read_byte(Duration::from_secs(1))? {
                 Some(ACK) => return Ok(()),
                 Some(NAK) => break,
-                Some(CAN) => {
-                    if link.read_byte(Duration::from_secs(1))? == Some(CAN) {
-                        return Err(format!("YMODEM: the receiver cancelled at {what}"));
-                    }
+                // Two in a row cancel; one alone is noise.
+                Some(CAN) if link.read_byte(Duration::from_secs(1))? == Some(CAN) => {
+                    return Err(format!("YMODEM: the receiver cancelled at {what}"));
                 }
                 // A `C` repeated while block 0 was on its way, or noise.
                 Some(_) => {}
