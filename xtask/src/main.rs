@@ -5,7 +5,9 @@
 //! cargo xtask test [--only NAME] [--sabotage] [--no-lint]
 //!                                       lints, host tests, then the QEMU test matrix
 //! cargo xtask lint                      section citations resolve, rustfmt, clippy
-//! cargo xtask ensure-tools              install QEMU and dtc if missing
+//! cargo xtask hil KERNEL --console PATH (--tftp DIR | --serial-load) [options]
+//!                                       boot on a board through U-Boot (docs/hil.md)
+//! cargo xtask ensure-tools              install QEMU, dtc and U-Boot for QEMU if missing
 //! cargo xtask trace-checks              traced simulator runs decoded by Perfetto's bindings
 //! cargo xtask rtapp-log-checks          rt-app's logs of a kernel run against the scenario and the simulator
 //! cargo xtask plot TRACE OUT_DIR        PNG and SVG charts of a traced run (docs/tracing.md)
@@ -44,6 +46,8 @@ mod cpufreq_experiment;
 mod eas_cases;
 mod eas_experiment;
 mod experiment;
+mod hil;
+mod hil_cases;
 mod kernel_trace;
 mod plot;
 mod progress;
@@ -67,7 +71,7 @@ use qemu::QemuConfig;
 fn usage() -> String {
     "usage: cargo xtask <runner KERNEL [--board NAME] [--cpus N] [--gic 2|3] [--el 1|2] [--icount] [--image] \
      [--timeout S] [--append ARGS] [--dtb FILE] [--scenario FILE.json] [--report FILE.json] [--trace FILE] [--explain N] [--rtapp-logs DIR] [--verbose] [--qemu-log FILE] \
-     | report TRANSCRIPT [--json FILE] | agree TRANSCRIPT SCENARIO.json POLICY [--limit N] [--sim FILE.csv] | replay TRANSCRIPT | bandwidth-experiment KERNEL [--quick | --energy] | cpufreq-experiment KERNEL | eas-experiment KERNEL [--runs N] [--quick] | bench [--check | --check-targets] [--kernel FILE] | test [--only NAME] [--sabotage] [--no-lint] [--gaps | --groups-sweep] | lint | ensure-tools | trace-checks | rtapp-log-checks | plot TRACE OUT_DIR>"
+     | report TRANSCRIPT [--json FILE] | agree TRANSCRIPT SCENARIO.json POLICY [--limit N] [--sim FILE.csv] | replay TRANSCRIPT | bandwidth-experiment KERNEL [--quick | --energy] | cpufreq-experiment KERNEL | eas-experiment KERNEL [--runs N] [--quick] | bench [--check | --check-targets] [--kernel FILE] | test [--only NAME] [--sabotage] [--no-lint] [--gaps | --groups-sweep] | hil KERNEL --console PATH (--tftp DIR | --serial-load) [...] (docs/hil.md) | lint | ensure-tools | trace-checks | rtapp-log-checks | plot TRACE OUT_DIR>"
         .into()
 }
 
@@ -303,17 +307,24 @@ fn runner(args: &[String]) -> Result<ExitCode, String> {
     if let (Ok(()), Some(dir)) = (&written, &rtapp_logs) {
         written = rtapp_logs::write(&outcome.lines, dir);
     }
+    Ok(exit_status(outcome.status, written))
+}
+
+/// The command's exit status from the kernel's (`None`: no verdict, 124 as
+/// `timeout` gives) and whether the report (or trace) could be written: a
+/// bad report fails a clean run, but never hides a failing exit status.
+pub(crate) fn exit_status(status: Option<i32>, written: Result<(), String>) -> ExitCode {
     if let Err(message) = written {
         eprintln!("xtask: {message}");
-        if outcome.status == Some(0) {
-            return Ok(ExitCode::FAILURE);
+        if status == Some(0) {
+            return ExitCode::FAILURE;
         }
     }
-    Ok(match outcome.status {
+    match status {
         Some(0) => ExitCode::SUCCESS,
         Some(code) => ExitCode::from(code.clamp(1, 255) as u8),
         None => ExitCode::from(124),
-    })
+    }
 }
 
 /// Records per CPU the runner asks for with `--trace` when `--append` does
@@ -354,6 +365,8 @@ fn main() -> ExitCode {
         Some("cpufreq-experiment") => cpufreq_experiment::command(&args[1..]),
         Some("eas-experiment") => eas_experiment::command(&args[1..]),
         Some("bench") => bench::command(&args[1..]),
+        // A rig needs no QEMU: only the toolchain (the Image is made with llvm-objcopy).
+        Some("hil") => hil::command(&args[1..]),
         Some("ensure-tools") => tools::ensure().map(|()| ExitCode::SUCCESS),
         Some("plot") => plot::command(&args[1..]),
         Some("trace-checks") => tools::ensure()

@@ -14,8 +14,17 @@ use crate::board::Board;
 /// Where blobs for the kernel (scenarios, test device trees) are loaded: the free
 /// MiB between QEMU's device tree (first MiB of RAM) and the kernel (at +2 MiB).
 pub const BLOB_ADDRESS: u64 = 0x4010_0000;
-const SCENARIO_ADDRESS: u64 = BLOB_ADDRESS;
+pub const SCENARIO_ADDRESS: u64 = BLOB_ADDRESS;
 const SCENARIO_ROOM: usize = 1 << 20;
+
+/// A scenario encoded for the kernel (see [`QemuConfig::prepare_scenario`]).
+#[derive(Debug, Clone)]
+pub struct PreparedScenario {
+    /// The blob, to load at [`SCENARIO_ADDRESS`].
+    pub file: PathBuf,
+    /// The kernel options that run it (`workload=rtapp scenario=... scenario_size=...`).
+    pub command_line: String,
+}
 
 /// How to boot one kernel image.
 #[derive(Debug, Clone)]
@@ -130,8 +139,30 @@ impl QemuConfig {
     /// Parses and validates the scenario with the rt-app reader (`fairway_rtapp`), encodes
     /// it (`fairway_contract::scenario::wire`) and has QEMU load it below the kernel.
     pub fn load_scenario(&mut self) -> Result<(), String> {
-        let Some(path) = &self.scenario else {
+        let Some(prepared) = self.prepare_scenario()? else {
             return Ok(());
+        };
+        self.extra_arguments.extend([
+            "-device".into(),
+            format!(
+                "loader,file={},addr={SCENARIO_ADDRESS:#x},force-raw=on",
+                prepared.file.display()
+            ),
+        ]);
+        if !self.append.is_empty() {
+            self.append.push(' ');
+        }
+        self.append.push_str(&prepared.command_line);
+        Ok(())
+    }
+
+    /// The scenario's blob for [`SCENARIO_ADDRESS`], written to a file under
+    /// `target/xtask-scenario`, and the kernel options that run it: parsed and
+    /// validated for [`QemuConfig::cpus`] CPUs; shared by QEMU's loader and the
+    /// board runner (`crate::hil`), which loads the file with U-Boot.
+    pub fn prepare_scenario(&mut self) -> Result<Option<PreparedScenario>, String> {
+        let Some(path) = &self.scenario else {
+            return Ok(None);
         };
         for word in self.append.split_ascii_whitespace() {
             let key = word.split('=').next().unwrap_or(word);
@@ -178,20 +209,10 @@ impl QemuConfig {
             .unwrap_or_default();
         let file = folder.join(format!("{stem}.bin"));
         std::fs::write(&file, &blob).map_err(|e| e.to_string())?;
-        self.extra_arguments.extend([
-            "-device".into(),
-            format!(
-                "loader,file={},addr={SCENARIO_ADDRESS:#x},force-raw=on",
-                file.display()
-            ),
-        ]);
-        if !self.append.is_empty() {
-            self.append.push(' ');
-        }
-        self.append.push_str(&format!(
+        let mut command_line = format!(
             "workload=rtapp scenario={SCENARIO_ADDRESS:#x} scenario_size={}",
             blob.len()
-        ));
+        );
         // A group with a cpu.max needs run queues built with bandwidth
         // control; the kernel refuses the scenario without it.
         let limited = scenario.global.task_groups.iter().any(|g| g.ever_limited());
@@ -200,9 +221,9 @@ impl QemuConfig {
             .split_ascii_whitespace()
             .any(|word| word.starts_with("cfs_bandwidth="));
         if limited && !chosen {
-            self.append.push_str(" cfs_bandwidth=1");
+            command_line.push_str(" cfs_bandwidth=1");
         }
-        Ok(())
+        Ok(Some(PreparedScenario { file, command_line }))
     }
 
     /// Checks the combination before QEMU does, with a clearer message.
@@ -404,39 +425,9 @@ pub fn run(kernel: &Path, config: &QemuConfig) -> Result<Outcome, String> {
                 Ok(count) => count,
             };
             decoder.received(&buffer[..count]);
-            loop {
-                match decoder.decode() {
-                    Ok(frame) => {
-                        let message = frame.display_message().to_string();
-                        let line = match (frame.level(), frame.display_timestamp()) {
-                            (Some(level), Some(ts)) => {
-                                format!("{ts} {:<5} {message}", level.as_str().to_uppercase())
-                            }
-                            (None, Some(ts)) => format!("{ts} {message}"),
-                            (Some(level), None) => {
-                                format!("{:<5} {message}", level.as_str().to_uppercase())
-                            }
-                            (None, None) => message,
-                        };
-                        // Tracepoint records are data for `--trace`, not
-                        // for a reader.
-                        if echo && !line.contains("tracepoint: ") {
-                            let _terminal = crate::progress::before_output();
-                            println!("{line}");
-                        }
-                        decoded.lock().expect("log lock").push(line);
-                    }
-                    Err(DecodeError::UnexpectedEof) => break,
-                    Err(DecodeError::Malformed) => {
-                        let line = "(malformed defmt frame skipped)".to_string();
-                        if echo {
-                            let _terminal = crate::progress::before_output();
-                            println!("{line}");
-                        }
-                        decoded.lock().expect("log lock").push(line);
-                    }
-                }
-            }
+            decode_frames(decoder.as_mut(), echo, |line| {
+                decoded.lock().expect("log lock").push(line);
+            });
         }
     });
     let mut timed_out = false;
@@ -490,6 +481,50 @@ pub fn run(kernel: &Path, config: &QemuConfig) -> Result<Outcome, String> {
         lines,
         wall,
     })
+}
+
+/// Decodes every complete defmt frame `decoder` holds into a log line
+/// (`TIMESTAMP LEVEL message`, as the runner prints them), echoes it when
+/// `echo` (tracepoint records are data, never echoed) and hands it to `push`;
+/// a malformed frame becomes the line `(malformed defmt frame skipped)`. Shared
+/// by the QEMU runner and the board runner (`crate::hil`).
+pub fn decode_frames(
+    decoder: &mut dyn defmt_decoder::StreamDecoder,
+    echo: bool,
+    mut push: impl FnMut(String),
+) {
+    loop {
+        match decoder.decode() {
+            Ok(frame) => {
+                let message = frame.display_message().to_string();
+                let line = match (frame.level(), frame.display_timestamp()) {
+                    (Some(level), Some(ts)) => {
+                        format!("{ts} {:<5} {message}", level.as_str().to_uppercase())
+                    }
+                    (None, Some(ts)) => format!("{ts} {message}"),
+                    (Some(level), None) => {
+                        format!("{:<5} {message}", level.as_str().to_uppercase())
+                    }
+                    (None, None) => message,
+                };
+                // Tracepoint records are data for `--trace`, not for a reader.
+                if echo && !line.contains("tracepoint: ") {
+                    let _terminal = crate::progress::before_output();
+                    println!("{line}");
+                }
+                push(line);
+            }
+            Err(DecodeError::UnexpectedEof) => return,
+            Err(DecodeError::Malformed) => {
+                let line = "(malformed defmt frame skipped)".to_string();
+                if echo {
+                    let _terminal = crate::progress::before_output();
+                    println!("{line}");
+                }
+                push(line);
+            }
+        }
+    }
 }
 
 /// Makes a flat arm64 Image (`KERNEL.img`) from the ELF with the toolchain's

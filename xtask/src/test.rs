@@ -1410,7 +1410,9 @@ pub fn run(args: &[String]) -> Result<ExitCode, String> {
     // against their ceilings, with `--gaps` against issue 15's targets, alone
     // with `--only bench`.
     let with_bench = !sweep && (only.is_none() || bench_only);
-    if selected.is_empty() && !bench_only {
+    let with_hil = !gaps && !sweep && !bench_only;
+    let hil_selected = with_hil && only.as_deref().is_none_or(crate::hil_cases::matches);
+    if selected.is_empty() && !bench_only && !hil_selected {
         return Err("no QEMU case matches --only".into());
     }
     let (mut qemu_passed, mut qemu_failed) = (0, 0);
@@ -1449,6 +1451,12 @@ pub fn run(args: &[String]) -> Result<ExitCode, String> {
                 eprintln!("qemu {:<32} FAILED\n    {report}", case.name);
             }
         }
+    }
+    if hil_selected {
+        // The board runner against its rehearsal board (QEMU with U-Boot).
+        let (hil_passed, hil_failed) = crate::hil_cases::run(only.as_deref(), &images);
+        qemu_passed += hil_passed;
+        qemu_failed += hil_failed;
     }
     eprintln!("xtask: QEMU tests: {qemu_passed} passed, {qemu_failed} failed");
     passed += qemu_passed;

@@ -1,16 +1,18 @@
-//! Host prerequisites: QEMU and dtc (and a TrueType font for `plot`). Installed with apt-get when we can (as root,
+//! Host prerequisites: QEMU, dtc and U-Boot for QEMU (the board runner's
+//! rehearsal board, `crate::hil::rehearsal`), and a TrueType font for `plot`. Installed with apt-get when we can (as root,
 //! or through sudo without a password), saying so; otherwise the exact command to
 //! run is printed and the task stops.
 
 use std::process::{Command, Stdio};
 
-/// A host program and the Debian package that provides it.
+/// A host program (or, starting with `/`, a file) and the Debian package that
+/// provides it.
 struct Tool {
     program: &'static str,
     package: &'static str,
 }
 
-const TOOLS: [Tool; 2] = [
+const TOOLS: [Tool; 3] = [
     Tool {
         program: "qemu-system-aarch64",
         package: "qemu-system-arm",
@@ -19,9 +21,16 @@ const TOOLS: [Tool; 2] = [
         program: "dtc",
         package: "device-tree-compiler",
     },
+    Tool {
+        program: crate::hil::rehearsal::UBOOT,
+        package: "u-boot-qemu",
+    },
 ];
 
 fn found(program: &str) -> bool {
+    if program.starts_with('/') {
+        return std::path::Path::new(program).is_file();
+    }
     Command::new(program)
         .arg("--version")
         .stdout(Stdio::null())
@@ -47,7 +56,8 @@ fn passwordless_sudo() -> bool {
         .is_ok_and(|s| s.success())
 }
 
-/// Makes sure QEMU and dtc are installed, and a TrueType font for `plot`.
+/// Makes sure QEMU, dtc and U-Boot for QEMU are installed, and a TrueType
+/// font for `plot`.
 pub fn ensure() -> Result<(), String> {
     ensure_programs()?;
     if crate::plot::FONTS
@@ -77,7 +87,7 @@ pub fn ensure() -> Result<(), String> {
     Ok(())
 }
 
-/// Makes sure QEMU and dtc are installed.
+/// Makes sure QEMU, dtc and U-Boot for QEMU are installed.
 fn ensure_programs() -> Result<(), String> {
     let missing: Vec<&Tool> = TOOLS.iter().filter(|t| !found(t.program)).collect();
     if missing.is_empty() {

@@ -1,0 +1,339 @@
+//! The board runner's rehearsal cases (`cargo xtask test --only hil-`): `hil`
+//! drives QEMU with U-Boot as it drives a board (`crate::hil::rehearsal`),
+//! through TFTP and through `loady`, against a console that never shows a
+//! prompt, and with a kernel that panics.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use crate::board::workspace_root;
+use crate::hil::console::Console;
+use crate::hil::rehearsal::{RehearsalBoard, SilentBoard};
+use crate::hil::{self, HilOptions, HilOutcome, Load};
+
+/// The scenario of the full runs: a 20 ms hog on CPU 0 and a task on CPU 1
+/// that runs 2 ms and sleeps 8 ms five times.
+const SCENARIO: &str = "tests/scenarios/hil-two-tasks.json";
+
+/// CPUs of the rehearsal board.
+const CPUS: u32 = 4;
+
+type HilCase = fn(&BTreeMap<String, PathBuf>) -> Result<String, String>;
+
+/// Every case: name and body (the body returns a note for the log).
+fn cases() -> Vec<(&'static str, HilCase)> {
+    vec![
+        ("hil-uboot-tftp-scenario", |images| full_run(images, false)),
+        ("hil-uboot-loady-scenario", |images| full_run(images, true)),
+        ("hil-no-prompt-power-cycle-then-fail", no_prompt_power_cycle),
+        ("hil-no-prompt-silent-console-fails", no_prompt_silent),
+        ("hil-uboot-kernel-panics", kernel_panics),
+    ]
+}
+
+fn options(kernel: &Path, console: PathBuf, load: Load) -> HilOptions {
+    HilOptions {
+        console,
+        baud: None,
+        kernel: kernel.to_path_buf(),
+        dtb: None,
+        scenario: None,
+        cpus: CPUS,
+        append: String::new(),
+        load,
+        prompt: "=> ".into(),
+        prompt_timeout: Duration::from_secs(30),
+        timeout: Duration::from_secs(60),
+        power_cycle: None,
+        echo: false,
+    }
+}
+
+/// Boots `options.kernel` on a fresh rehearsal board; returns the outcome
+/// and whether the machine powered off after the verdict (the kernel's PSCI
+/// SYSTEM_OFF).
+fn on_rehearsal_board(
+    name: &str,
+    mut options: HilOptions,
+    serial: bool,
+) -> Result<(HilOutcome, bool), String> {
+    let folder = workspace_root().join("target").join("xtask-hil").join(name);
+    std::fs::create_dir_all(&folder).map_err(|e| e.to_string())?;
+    // The board's own device tree, as a user gives a board's (`--dtb`).
+    options.dtb = Some(crate::hil::rehearsal::board_dtb(CPUS, &folder)?);
+    let tftp_dir = folder.join("tftp");
+    if !serial {
+        options.load = Load::Tftp {
+            dir: tftp_dir.clone(),
+            dhcp: true,
+            server: None,
+        };
+    }
+    let mut board: Option<RehearsalBoard> = None;
+    let outcome = hil::run_with(&options, || {
+        let mut console = None;
+        let started = RehearsalBoard::start(CPUS, &tftp_dir, |pty| {
+            console = Some(Console::open(pty, None)?);
+            Ok(())
+        })?;
+        board = Some(started);
+        console.ok_or_else(|| "the rehearsal board gave no console".to_string())
+    });
+    let powered_off = match (&outcome, board.as_mut()) {
+        (Ok(o), Some(board)) if o.status.is_some() => board.powered_off(Duration::from_secs(10))?,
+        _ => false,
+    };
+    Ok((outcome?, powered_off))
+}
+
+/// The scenario's tasks, read from its JSON (not from the run).
+fn scenario_tasks() -> Result<Vec<String>, String> {
+    let text =
+        std::fs::read_to_string(workspace_root().join(SCENARIO)).map_err(|e| e.to_string())?;
+    let json: serde_json::Value = serde_json::from_str(&text).map_err(|e| e.to_string())?;
+    Ok(json["tasks"]
+        .as_object()
+        .ok_or("the scenario has no tasks")?
+        .keys()
+        .cloned()
+        .collect())
+}
+
+fn full_run(images: &BTreeMap<String, PathBuf>, serial: bool) -> Result<String, String> {
+    let name = if serial {
+        "hil-uboot-loady-scenario"
+    } else {
+        "hil-uboot-tftp-scenario"
+    };
+    let kernel = images.get("fairway").ok_or("no fairway image")?;
+    let mut options = options(kernel, PathBuf::new(), Load::Serial);
+    options.scenario = Some(workspace_root().join(SCENARIO));
+    let image_size = std::fs::metadata(kernel.with_extension("img")).map(|m| m.len());
+    let (outcome, powered_off) = on_rehearsal_board(name, options, serial)?;
+    let report = workspace_root()
+        .join("target")
+        .join("xtask-hil")
+        .join(format!("{name}.json"));
+    let _ = std::fs::remove_file(&report);
+    let code = hil::finish(&outcome, Some(&report))?;
+    let mut problems = Vec::new();
+    if code != ExitCode::SUCCESS || outcome.status != Some(0) {
+        problems.push(format!("expected exit: success, got {:?}", outcome.status));
+    }
+    // The board powered off through PSCI, not semihosting (QEMU has none).
+    if !powered_off {
+        problems.push("the machine did not power off after the verdict".into());
+    }
+    // The loader's own account of what arrived: the Image's size in bytes.
+    let size = image_size.map_err(|e| e.to_string())?;
+    let loaded = if serial {
+        format!("= {size} Bytes")
+    } else {
+        format!("Bytes transferred = {size} ")
+    };
+    if !outcome
+        .lines
+        .iter()
+        .any(|l| l.starts_with("u-boot: ") && l.contains(&loaded))
+    {
+        problems.push(format!("U-Boot never said '{loaded}'"));
+    }
+    if outcome.find("u-boot: Starting kernel ...").is_none() {
+        problems.push("no 'Starting kernel ...' in U-Boot's text".into());
+    }
+    match std::fs::read_to_string(&report) {
+        Err(e) => problems.push(format!("report {}: {e}", report.display())),
+        Ok(text) => {
+            let json: serde_json::Value = serde_json::from_str(&text).map_err(|e| e.to_string())?;
+            let tasks = json["runs"][0]["tasks"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default();
+            // rt-app's work: the hog's 20 ms and five 2 ms runs, on
+            // capacity-1024 CPUs at full speed, are at least that much CPU time.
+            for (task, least) in [("hog", 20_000_000u64), ("periodic", 10_000_000)] {
+                if !scenario_tasks()?.iter().any(|t| t == task) {
+                    problems.push(format!("{SCENARIO} has no task {task}"));
+                }
+                match tasks.iter().find(|t| t["name"].as_str() == Some(task)) {
+                    None => problems.push(format!("the report has no task '{task}'")),
+                    Some(t) => {
+                        let runtime = t["runtime_ns"].as_u64().unwrap_or(0);
+                        if runtime < least {
+                            problems.push(format!(
+                                "task {task}: runtime {runtime} ns, less than {least}"
+                            ));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    if problems.is_empty() {
+        Ok(format!("{:.1} s board run", outcome.wall.as_secs_f64()))
+    } else {
+        Err(with_tail(problems, &outcome.lines))
+    }
+}
+
+fn with_tail(problems: Vec<String>, lines: &[String]) -> String {
+    let mut report = problems.join("\n    ");
+    report.push_str("\n    --- output ---\n");
+    for line in lines.iter().rev().take(40).rev() {
+        report.push_str(&format!("    | {line}\n"));
+    }
+    report
+}
+
+fn kernel_panics(images: &BTreeMap<String, PathBuf>) -> Result<String, String> {
+    let kernel = images.get("panic").ok_or("no panic image")?;
+    let options = options(kernel, PathBuf::new(), Load::Serial);
+    let (outcome, powered_off) = on_rehearsal_board("hil-uboot-kernel-panics", options, false)?;
+    let code = hil::finish(&outcome, None)?;
+    let mut problems = Vec::new();
+    if outcome.status != Some(1) || code == ExitCode::SUCCESS {
+        problems.push(format!("expected exit: failure, got {:?}", outcome.status));
+    }
+    for needle in [
+        "panic on CPU 0 at tests/panic.rs:",
+        "the deliberate panic of tests/panic.rs",
+    ] {
+        if outcome.find(needle).is_none() {
+            problems.push(format!("output lacks: {needle}"));
+        }
+    }
+    if !powered_off {
+        problems.push("the machine did not power off after the verdict".into());
+    }
+    if problems.is_empty() {
+        Ok(String::new())
+    } else {
+        Err(with_tail(problems, &outcome.lines))
+    }
+}
+
+/// A console that prints garbage and never a prompt: `hil` gives up after
+/// the prompt timeout, runs the power-cycle command, waits again, and fails
+/// with a message that says so.
+fn no_prompt_power_cycle(images: &BTreeMap<String, PathBuf>) -> Result<String, String> {
+    let kernel = images.get("fairway").ok_or("no fairway image")?;
+    let fake = SilentBoard::start(b"\x7f\x01garbage \xfe\r\n")?;
+    let marker = workspace_root()
+        .join("target")
+        .join("xtask-hil")
+        .join("power-cycled");
+    std::fs::create_dir_all(marker.parent().expect("folder")).map_err(|e| e.to_string())?;
+    let _ = std::fs::remove_file(&marker);
+    let mut options = options(kernel, fake.console.clone(), Load::Serial);
+    options.prompt_timeout = Duration::from_secs(2);
+    options.power_cycle = Some(format!("echo cycled >> {}", marker.display()));
+    let start = Instant::now();
+    let result = hil::run(&options);
+    let wall = start.elapsed();
+    let mut problems = Vec::new();
+    match &result {
+        Ok(outcome) => problems.push(format!("no error; status {:?}", outcome.status)),
+        Err(message) => {
+            for needle in [
+                "no U-Boot prompt ('=> ') within 2 s",
+                "after power-cycling with",
+                "garbage",
+            ] {
+                if !message.contains(needle) {
+                    problems.push(format!("the message lacks '{needle}': {message}"));
+                }
+            }
+        }
+    }
+    match std::fs::read_to_string(&marker) {
+        Ok(text) if text == "cycled\n" => {}
+        other => problems.push(format!(
+            "the power-cycle command ran not exactly once: {other:?}"
+        )),
+    }
+    // Two prompt waits of 2 s, and not much more.
+    if !(Duration::from_secs(4)..Duration::from_secs(10)).contains(&wall) {
+        problems.push(format!(
+            "took {:.1} s, expected 4 to 10",
+            wall.as_secs_f64()
+        ));
+    }
+    if problems.is_empty() {
+        Ok(format!("failed as expected in {:.1} s", wall.as_secs_f64()))
+    } else {
+        Err(problems.join("\n    "))
+    }
+}
+
+/// A console that prints nothing, through the command itself: it fails
+/// (no exit status 0) with a message naming the prompt and the console.
+fn no_prompt_silent(images: &BTreeMap<String, PathBuf>) -> Result<String, String> {
+    let kernel = images.get("fairway").ok_or("no fairway image")?;
+    let fake = SilentBoard::start(b"")?;
+    let tftp = workspace_root()
+        .join("target")
+        .join("xtask-hil")
+        .join("silent-tftp");
+    std::fs::create_dir_all(&tftp).map_err(|e| e.to_string())?;
+    let args: Vec<String> = [
+        kernel.display().to_string(),
+        "--console".into(),
+        fake.console.display().to_string(),
+        "--tftp".into(),
+        tftp.display().to_string(),
+        "--prompt-timeout".into(),
+        "2".into(),
+    ]
+    .into();
+    let start = Instant::now();
+    let result = hil::command(&args);
+    let wall = start.elapsed();
+    match result {
+        Ok(code) => Err(format!("the command did not fail (exit {code:?})")),
+        Err(message)
+            if message.contains("no U-Boot prompt ('=> ') within 2 s")
+                && message.contains(&fake.console.display().to_string())
+                && message.contains("last bytes seen: nothing")
+                && wall < Duration::from_secs(6) =>
+        {
+            Ok(format!("failed as expected in {:.1} s", wall.as_secs_f64()))
+        }
+        Err(message) => Err(format!(
+            "unexpected failure after {:.1} s: {message}",
+            wall.as_secs_f64()
+        )),
+    }
+}
+
+/// Runs the cases whose name contains `only` (all without it); returns
+/// (passed, failed).
+pub fn run(only: Option<&str>, images: &BTreeMap<String, PathBuf>) -> (u64, u64) {
+    let (mut passed, mut failed) = (0, 0);
+    for (name, case) in cases() {
+        if only.is_some_and(|o| !name.contains(o)) {
+            continue;
+        }
+        let start = Instant::now();
+        match case(images) {
+            Ok(note) => {
+                passed += 1;
+                eprintln!(
+                    "hil  {name:<32} ok ({:.2} s) {note}",
+                    start.elapsed().as_secs_f64()
+                );
+            }
+            Err(report) => {
+                failed += 1;
+                eprintln!("hil  {name:<32} FAILED\n    {report}");
+            }
+        }
+    }
+    (passed, failed)
+}
+
+/// Whether some case's name contains `only`.
+pub fn matches(only: &str) -> bool {
+    cases().iter().any(|(name, _)| name.contains(only))
+}
