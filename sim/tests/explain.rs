@@ -11,6 +11,7 @@ use fairway_sched::fair::EevdfTunables;
 use fairway_sched::run_queue::{CpuCapacity, PolicyKind};
 use fairway_sim::engine::explain::{Candidate, Competitor};
 use fairway_sim::{Config, Simulation};
+use fairway_trace::explain_rule::check_eevdf_pick;
 
 const MS: u64 = 1_000_000;
 
@@ -66,62 +67,13 @@ fn every_explained_eevdf_pick_follows_the_rule_it_states() {
     assert!(kept_by_parity > 0 && kept_by_parity < picks.len());
 }
 
-/// Checks one explained pick level by level, from the CPU's queue down to
-/// the task chosen: at each level the entity chosen (the task, or the group
-/// entity above it) is a candidate of that level and eligible, with the
-/// earliest virtual deadline of the level's eligible candidates, unless it
-/// was running and RUN_TO_PARITY keeps it. Returns the levels so kept.
+/// Checks one explained pick level by level (the rule is
+/// `fairway_trace::explain_rule`, read from the printed numbers alone);
+/// returns the levels RUN_TO_PARITY kept.
 fn check_pick(index: usize, candidates: &[Candidate], chosen: Option<usize>) -> usize {
-    let chosen = chosen.unwrap_or_else(|| panic!("pick {index}: idle with candidates"));
-    // The chosen task, then each group entity above it, by the queues the
-    // candidates say they are on.
-    let mut chain = vec![
-        candidates
-            .iter()
-            .find(|c| c.who == Competitor::Task(chosen))
-            .unwrap_or_else(|| panic!("pick {index}: the chosen task is not a candidate")),
-    ];
-    while let Some(group) = chain.last().unwrap().queue.clone() {
-        let above = candidates
-            .iter()
-            .find(|c| c.who == Competitor::Group(group.clone()))
-            .unwrap_or_else(|| {
-                panic!("pick {index}: group {group} is no candidate: {candidates:?}")
-            });
-        chain.push(above);
-        assert!(chain.len() < 16, "pick {index}: a loop of groups");
-    }
-    let mut kept = 0;
-    for c in chain {
-        let level: Vec<&Candidate> = candidates.iter().filter(|o| o.queue == c.queue).collect();
-        // Deadlines against the level's V (vruntime + lag), so that
-        // wrapped vruntimes compare.
-        let v = c.vruntime.wrapping_add(c.lag as u64);
-        let key = |deadline: u64| deadline.wrapping_sub(v) as i64;
-        let earliest = level
-            .iter()
-            .filter(|o| o.eligible)
-            .map(|o| key(o.deadline))
-            .min()
-            .expect("an eligible candidate");
-        // RUN_TO_PARITY: the running entity, eligible, its slice protected.
-        if c.protected == Some(true) && c.eligible {
-            kept += 1;
-            continue;
-        }
-        assert!(
-            c.eligible,
-            "pick {index}: chose an ineligible entity {:?}: {candidates:?}",
-            c.who
-        );
-        assert_eq!(
-            key(c.deadline),
-            earliest,
-            "pick {index}: {:?} has not the earliest eligible deadline: {candidates:?}",
-            c.who
-        );
-    }
-    kept
+    check_eevdf_pick(candidates, chosen)
+        .unwrap_or_else(|error| panic!("pick {index}: {error}"))
+        .kept
 }
 
 #[test]
@@ -129,16 +81,8 @@ fn explained_picks_in_a_hierarchy_follow_the_rule_at_every_level() {
     // One CPU: a hog at the top level beside groups /a (with a nested /a/b)
     // and /c, of different shares, with a periodic task in /a/b waking into
     // the hierarchy. Each pick descends from the CPU's queue.
-    let text = r#"{"global": {"duration": 2, "taskgroups": {
-            "/a": {"shares": 2048}, "/a/b": {}, "/c": {"shares": 512}}},
-        "tasks": {
-        "top": {"cpus": [0], "run": 5000000},
-        "a0": {"cpus": [0], "taskgroup": "/a", "run": 5000000},
-        "a1": {"cpus": [0], "taskgroup": "/a", "priority": 3, "run": 5000000},
-        "b0": {"cpus": [0], "taskgroup": "/a/b", "run": 5000000},
-        "tick": {"cpus": [0], "taskgroup": "/a/b", "run": 2000,
-                 "timer": {"ref": "unique", "period": 9000}},
-        "c0": {"cpus": [0], "taskgroup": "/c", "run": 5000000}}}"#;
+    // (The kernel's test boots the same file: `kernel-explain-groups`.)
+    let text = include_str!("../../tests/scenarios/explain-groups-eevdf.json");
     let scenario = parse_and_validate(text, 1).unwrap();
     let results = Simulation::new(&scenario, eevdf(1))
         .unwrap()

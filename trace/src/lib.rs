@@ -28,6 +28,7 @@
 //! as in Linux.
 
 pub mod explain;
+pub mod explain_rule;
 
 /// The types generated from `protos/perfetto_subset.proto` (build.rs).
 #[allow(missing_docs, clippy::all, clippy::pedantic, unused_qualifications)]

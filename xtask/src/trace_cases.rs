@@ -105,8 +105,10 @@ pub fn run() -> Result<(u64, u64), String> {
             tally(&mut passed, &mut failed, "kernel-record-cost", outcome);
             let outcome = progress_reads(&kernel);
             tally(&mut passed, &mut failed, "kernel-progress-line", outcome);
-            let outcome = kernel_explain(&kernel);
-            tally(&mut passed, &mut failed, "kernel-explain-eevdf", outcome);
+            for case in &EXPLAIN_CASES {
+                let outcome = kernel_explain(&kernel, case);
+                tally(&mut passed, &mut failed, case.name, outcome);
+            }
         }
         Err(error) => tally(&mut passed, &mut failed, "kernel-build", Err(error)),
     }
@@ -503,23 +505,59 @@ fn record_cost(kernel: &Path) -> Result<String, String> {
     Ok(summary)
 }
 
-/// Explain mode on the kernel (`explain=N`, the runner's `--explain`):
-/// every pick it explains on `tests/scenarios/explain-eevdf-2cpus.json`
-/// (four pinned hogs of different nice values, two periodic tasks free to
-/// move) follows the rule its header states, checked here from the
-/// candidates' numbers alone: the running task while it is eligible and
+/// A kernel run whose explained picks are held to EEVDF's rule.
+struct ExplainCase {
+    /// The check's name.
+    name: &'static str,
+    /// The scenario, under `tests/scenarios/`.
+    scenario: &'static str,
+    /// CPUs.
+    cpus: u32,
+    /// Its task groups: picks descend through them.
+    groups: bool,
+}
+
+/// The explain-mode runs (`explain=N`, the runner's `--explain`). Each is
+/// also a simulator test in `sim/tests/explain.rs`:
+/// `explain-eevdf-2cpus.json`, four pinned hogs of different nice values
+/// and two periodic tasks free to move, one queue per CPU;
+/// `explain-groups-eevdf.json`, one CPU with a hog beside groups /a (with
+/// /a/b inside) and /c of different shares, and a periodic task waking
+/// into /a/b.
+const EXPLAIN_CASES: [ExplainCase; 2] = [
+    ExplainCase {
+        name: "kernel-explain-eevdf",
+        scenario: "explain-eevdf-2cpus.json",
+        cpus: 2,
+        groups: false,
+    },
+    ExplainCase {
+        name: "kernel-explain-groups",
+        scenario: "explain-groups-eevdf.json",
+        cpus: 1,
+        groups: true,
+    },
+];
+
+/// Every pick the kernel explains follows the rule its header states,
+/// checked level by level from the candidates' numbers alone
+/// (`fairway_trace::explain_rule`, §1.5): at each level from the CPU's
+/// queue down to the task, the running entity while it is eligible and
 /// RUN_TO_PARITY protects its slice, else the eligible candidate with the
-/// earliest virtual deadline (§1.5). The simulator's test of the same rule
-/// is `sim/tests/explain.rs`.
-fn kernel_explain(kernel: &Path) -> Result<String, String> {
+/// earliest virtual deadline. Enough picks must be explained that both
+/// branches were taken and, with groups, that picks reached the deepest
+/// group.
+fn kernel_explain(kernel: &Path, case: &ExplainCase) -> Result<String, String> {
     use crate::kernel_trace::Decision;
-    let mut config = icount_config("qemu-virt", 2, "trace_records=200000 explain=3000")?;
-    config.scenario = Some(workspace_root().join("tests/scenarios/explain-eevdf-2cpus.json"));
+    use fairway_trace::explain_rule::check_eevdf_pick;
+    let mut config = icount_config("qemu-virt", case.cpus, "trace_records=200000 explain=3000")?;
+    config.scenario = Some(workspace_root().join("tests/scenarios").join(case.scenario));
     config.load_scenario()?;
     let lines = boot(kernel, &config)?;
     let explained =
         crate::kernel_trace::explained(&lines)?.ok_or("the kernel printed no explain records")?;
-    let (mut picks, mut kept, mut wakes) = (0, 0, 0);
+    let (mut picks, mut levels_checked, mut kept, mut wakes) = (0, 0, 0, 0);
+    let (mut deepest, mut deep) = (0, 0);
     for decision in &explained.decisions {
         match decision {
             Decision::Pick {
@@ -534,48 +572,51 @@ fn kernel_explain(kernel: &Path) -> Result<String, String> {
                 if !eevdf {
                     return Err(format!("{at} is not EEVDF's"));
                 }
-                let chosen = chosen.ok_or_else(|| format!("{at} chose idle"))?;
-                let c = candidates
-                    .iter()
-                    .find(|c| c.task() == Some(chosen))
-                    .ok_or_else(|| format!("{at}: the chosen task is not a candidate"))?;
-                // Deadlines against V (one queue: no task groups here).
-                let v = c.vruntime.wrapping_add(c.lag as u64);
-                let key = |deadline: u64| deadline.wrapping_sub(v) as i64;
-                let earliest = candidates
-                    .iter()
-                    .filter(|c| c.eligible)
-                    .map(|c| key(c.deadline))
-                    .min()
-                    .ok_or_else(|| format!("{at}: no eligible candidate"))?;
-                if c.protected == Some(true) && c.eligible {
-                    kept += 1;
-                } else if !c.eligible || key(c.deadline) != earliest {
-                    return Err(format!(
-                        "{at} breaks its rule: {candidates:?} chose {chosen}"
-                    ));
+                if !case.groups && candidates.iter().any(|c| c.queue.is_some()) {
+                    return Err(format!("{at} has a group's candidate without groups"));
                 }
+                let found = check_eevdf_pick(candidates, *chosen)
+                    .map_err(|error| format!("{at} breaks its rule: {error}"))?;
+                kept += found.kept;
+                levels_checked += found.levels;
+                if found.levels > deepest {
+                    (deepest, deep) = (found.levels, 0);
+                }
+                deep += usize::from(found.levels == deepest);
             }
             Decision::Wake { cpus, .. } => {
                 wakes += 1;
-                if cpus.len() != 2 {
-                    return Err(format!("a wake-up shows {} CPUs of 2", cpus.len()));
+                if cpus.len() != case.cpus as usize {
+                    return Err(format!(
+                        "a wake-up shows {} CPUs of {}",
+                        cpus.len(),
+                        case.cpus
+                    ));
                 }
             }
             Decision::Frequency { .. } => return Err("a frequency change on qemu-virt".into()),
             Decision::Throttle { .. } => return Err("a throttle without cpu.max".into()),
         }
     }
-    // Enough decisions that the rule was tested both ways (the run explains
-    // about 500 picks and 60 wake-ups in its 1 s).
-    if picks < 250 || kept == 0 || kept == picks || wakes == 0 {
+    // About 500 picks are explained in each run; /a/b is three levels
+    // below the CPU's queue; a wake-up has a placement to explain only
+    // with more than one CPU.
+    let levels = if case.groups { 3 } else { 1 };
+    if picks < 250
+        || kept == 0
+        || kept == levels_checked
+        || (wakes == 0 && case.cpus > 1)
+        || deepest != levels
+    {
         return Err(format!(
-            "{picks} picks ({kept} kept by RUN_TO_PARITY), {wakes} wake-ups"
+            "{picks} picks ({kept} of {levels_checked} levels kept by RUN_TO_PARITY), \
+             {wakes} wake-ups, {deepest} levels at most"
         ));
     }
     Ok(format!(
-        "{picks} explained EEVDF picks follow the rule ({kept} kept by RUN_TO_PARITY), \
-         {wakes} wake-ups, {} lines as the simulator prints them",
+        "{picks} explained EEVDF picks follow the rule at each of their levels \
+         ({deep} down {levels} levels; {kept} of {levels_checked} levels kept by RUN_TO_PARITY), {wakes} wake-ups, \
+         {} lines as the simulator prints them",
         explained.lines().len()
     ))
 }
