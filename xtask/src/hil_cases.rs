@@ -4,6 +4,7 @@
 //! prompt, and with a kernel that panics.
 
 use std::collections::BTreeMap;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
@@ -30,6 +31,7 @@ fn cases() -> Vec<(&'static str, HilCase)> {
         ("hil-no-prompt-power-cycle-then-fail", no_prompt_power_cycle),
         ("hil-no-prompt-silent-console-fails", no_prompt_silent),
         ("hil-uboot-kernel-panics", kernel_panics),
+        ("hil-interrupt-restores-console", interrupt_restores_console),
     ]
 }
 
@@ -304,6 +306,112 @@ fn no_prompt_silent(images: &BTreeMap<String, PathBuf>) -> Result<String, String
             "unexpected failure after {:.1} s: {message}",
             wall.as_secs_f64()
         )),
+    }
+}
+
+/// A Ctrl-C while `hil` waits on a serial line: `cargo xtask hil` (this
+/// binary, as a child process) puts the line in raw mode, is sent SIGINT by
+/// its process id, and exits with the line's settings as they were before
+/// it opened it (the terminal's own state, read through the line), saying
+/// why it stopped.
+fn interrupt_restores_console(images: &BTreeMap<String, PathBuf>) -> Result<String, String> {
+    use rustix::termios::{LocalModes, tcgetattr};
+    let kernel = images.get("fairway").ok_or("no fairway image")?;
+    let fake = SilentBoard::start(b"")?;
+    // The line as the test sees it: a new pseudo-terminal is in cooked
+    // mode (line editing and echo on).
+    let line = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .custom_flags(rustix::fs::OFlags::NOCTTY.bits() as i32)
+        .open(&fake.console)
+        .map_err(|e| format!("{}: {e}", fake.console.display()))?;
+    let modes = |t: &rustix::termios::Termios| {
+        (
+            t.input_modes,
+            t.output_modes,
+            t.control_modes,
+            t.local_modes,
+            t.input_speed(),
+            t.output_speed(),
+        )
+    };
+    let before = tcgetattr(&line).map_err(|e| e.to_string())?;
+    if !before
+        .local_modes
+        .contains(LocalModes::ICANON | LocalModes::ECHO)
+    {
+        return Err(format!("the new line is not in cooked mode: {before:?}"));
+    }
+    let tftp = workspace_root()
+        .join("target")
+        .join("xtask-hil")
+        .join("interrupt-tftp");
+    std::fs::create_dir_all(&tftp).map_err(|e| e.to_string())?;
+    let mut child = std::process::Command::new(std::env::current_exe().map_err(|e| e.to_string())?)
+        .arg("hil")
+        .arg(kernel)
+        .arg("--console")
+        .arg(&fake.console)
+        .arg("--tftp")
+        .arg(&tftp)
+        .args(["--baud", "9600", "--prompt-timeout", "30"])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("starting cargo xtask hil: {e}"))?;
+    let pid = rustix::process::Pid::from_child(&child);
+    // Wait until the line is raw: `hil` holds it and waits for a prompt.
+    let start = Instant::now();
+    let raw = loop {
+        let now = tcgetattr(&line).map_err(|e| e.to_string())?;
+        if !now.local_modes.contains(LocalModes::ICANON) {
+            break Some(now);
+        }
+        if start.elapsed() > Duration::from_secs(20) {
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let sent = rustix::process::kill_process(pid, rustix::process::Signal::INT);
+    let sent_at = Instant::now();
+    let mut stderr = String::new();
+    if let Some(mut pipe) = child.stderr.take() {
+        let _ = std::io::Read::read_to_string(&mut pipe, &mut stderr);
+    }
+    let status = child.wait().map_err(|e| e.to_string())?;
+    let exited_in = sent_at.elapsed();
+    let after = tcgetattr(&line).map_err(|e| e.to_string())?;
+    let mut problems = Vec::new();
+    match &raw {
+        None => problems.push("hil never put the line in raw mode".to_string()),
+        Some(raw) if raw.output_speed() != 9600 => {
+            problems.push(format!("--baud 9600 not applied: {}", raw.output_speed()))
+        }
+        Some(_) => {}
+    }
+    if let Err(e) = sent {
+        problems.push(format!("SIGINT not sent: {e}"));
+    }
+    if status.success() || !stderr.contains("interrupted by a signal") {
+        problems.push(format!("exit {status}, said: {stderr}"));
+    }
+    if modes(&after) != modes(&before) {
+        problems.push(format!(
+            "the line's settings were not put back: before {before:?}, after {after:?}"
+        ));
+    }
+    if exited_in > Duration::from_secs(5) {
+        problems.push(format!("took {:.1} s to stop", exited_in.as_secs_f64()));
+    }
+    if problems.is_empty() {
+        Ok(format!(
+            "stopped {:.2} s after SIGINT, the line's settings put back",
+            exited_in.as_secs_f64()
+        ))
+    } else {
+        Err(problems.join("\n    "))
     }
 }
 

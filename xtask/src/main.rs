@@ -366,7 +366,8 @@ fn main() -> ExitCode {
         Some("eas-experiment") => eas_experiment::command(&args[1..]),
         Some("bench") => bench::command(&args[1..]),
         // A rig needs no QEMU: only the toolchain (the Image is made with llvm-objcopy).
-        Some("hil") => hil::command(&args[1..]),
+        // The console's settings survive a Ctrl-C (`stop_on_signals`).
+        Some("hil") => hil::console::stop_on_signals().and_then(|()| hil::command(&args[1..])),
         Some("ensure-tools") => tools::ensure().map(|()| ExitCode::SUCCESS),
         Some("plot") => plot::command(&args[1..]),
         Some("trace-checks") => tools::ensure()

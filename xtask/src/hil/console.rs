@@ -8,10 +8,45 @@ use std::os::fd::{AsFd, BorrowedFd};
 use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
 use std::os::unix::net::UnixStream;
 use std::path::Path;
+use std::sync::Arc;
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use rustix::event::{PollFd, PollFlags, Timespec, poll};
 use rustix::termios::{OptionalActions, Termios, isatty, tcgetattr, tcsetattr};
+
+/// Set by SIGINT, SIGTERM or SIGHUP once [`stop_on_signals`] ran.
+static STOP: OnceLock<Arc<AtomicBool>> = OnceLock::new();
+
+/// Turns SIGINT (Ctrl-C), SIGTERM and SIGHUP into an error from the next
+/// read or write of any console, instead of the default of dying on the
+/// spot: the error unwinds `hil` as any other does, so each console's
+/// terminal settings are put back (its `Drop`) before the process exits. A
+/// second signal of the same kind ends the process at once, for a `hil`
+/// stuck outside a console (a power-cycle command that does not return).
+pub fn stop_on_signals() -> Result<(), String> {
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+    let flag = STOP.get_or_init(|| Arc::new(AtomicBool::new(false)));
+    for signal in [SIGINT, SIGTERM, SIGHUP] {
+        // The order matters: the first signal finds the flag clear and
+        // only sets it; the second finds it set and exits.
+        signal_hook::flag::register_conditional_shutdown(signal, 130, Arc::clone(flag))
+            .and_then(|_| signal_hook::flag::register(signal, Arc::clone(flag)))
+            .map_err(|e| format!("hil: handling signal {signal}: {e}"))?;
+    }
+    Ok(())
+}
+
+/// The error once a signal asked to stop.
+fn stopped(name: &str) -> Result<(), String> {
+    match STOP.get() {
+        Some(flag) if flag.load(Ordering::Relaxed) => Err(format!(
+            "interrupted by a signal; the console {name}'s settings are put back"
+        )),
+        _ => Ok(()),
+    }
+}
 
 /// What one read gave.
 #[derive(Debug, PartialEq, Eq)]
@@ -90,6 +125,7 @@ impl Console {
 
     /// Reads what is there, waiting at most `wait`.
     pub fn read(&mut self, buffer: &mut [u8], wait: Duration) -> Result<Received, String> {
+        stopped(&self.name)?;
         let timeout = Timespec {
             tv_sec: wait.as_secs() as i64,
             tv_nsec: i64::from(wait.subsec_nanos()),
@@ -99,7 +135,10 @@ impl Console {
         match poll(&mut fds, Some(&timeout)) {
             Ok(0) => return Ok(Received::Nothing),
             Ok(_) => {}
-            Err(rustix::io::Errno::INTR) => return Ok(Received::Nothing),
+            Err(rustix::io::Errno::INTR) => {
+                stopped(&self.name)?;
+                return Ok(Received::Nothing);
+            }
             Err(e) => return Err(format!("console {}: {e}", self.name)),
         }
         let revents = fds[0].revents();
@@ -124,6 +163,7 @@ impl Console {
 
     /// Writes all of `bytes`.
     pub fn write_all(&mut self, bytes: &[u8]) -> Result<(), String> {
+        stopped(&self.name)?;
         let result = match &mut self.channel {
             Channel::File(file) => file.write_all(bytes).and_then(|()| file.flush()),
             Channel::Socket(socket) => socket.write_all(bytes),
