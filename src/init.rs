@@ -135,6 +135,7 @@ fn read_board(address: usize) -> Result<BoardInfo, BoardError> {
 }
 
 unsafe extern "C" {
+    static __kernel_start: u8;
     static __kernel_end: u8;
 }
 
@@ -144,9 +145,9 @@ unsafe extern "C" {
 /// When `[address, address + size)` is not RAM below the kernel image, where
 /// nothing of the kernel lives.
 pub fn loaded_blob(address: usize, size: usize) -> &'static [u8] {
-    let kernel_start = mmu::NORMAL_MEMORY.start as usize + 0x20_0000;
+    let kernel_start = (&raw const __kernel_start) as usize;
     assert!(
-        address >= mmu::NORMAL_MEMORY.start as usize + 0x10_0000
+        address >= mmu::RAM.start as usize + 0x10_0000
             && address
                 .checked_add(size)
                 .is_some_and(|end| end <= kernel_start),
@@ -235,22 +236,36 @@ fn init_board(dtb: usize, entry_el: u64) -> BoardInfo {
     board
 }
 
-/// Checks that `/memory` holds the kernel inside the boot map, and gives the
-/// RAM after the kernel to the heap.
+/// Gives the RAM after the kernel to the heap: the device tree's first
+/// `/memory` range, within the RAM the kernel was built for (`FAIRWAY_RAM`,
+/// the boot map's normal memory), which must hold the kernel.
 fn init_memory(board: &BoardInfo) {
+    let kernel_start = (&raw const __kernel_start) as u64;
     let kernel_end = (&raw const __kernel_end) as u64;
-    if !mmu::check_memory_is_mapped(board.memory.start, board.memory.end)
-        || !board.memory.contains(&kernel_end)
-    {
+    let usable = board.memory.start.max(mmu::RAM.start)..board.memory.end.min(mmu::RAM.end);
+    if !usable.contains(&kernel_start) || !usable.contains(&kernel_end) {
         defmt::error!(
-            "device tree: /memory {=u64:#x}..{=u64:#x} does not hold the kernel (ends at {=u64:#x}) inside the boot map",
+            "device tree: /memory {=u64:#x}..{=u64:#x} does not hold the kernel ({=u64:#x}..{=u64:#x}) within the RAM it was built for, {=u64:#x}..{=u64:#x} (FAIRWAY_RAM)",
             board.memory.start,
             board.memory.end,
-            kernel_end
+            kernel_start,
+            kernel_end,
+            mmu::RAM.start,
+            mmu::RAM.end
         );
         exit(ExitCode::Failure)
     }
-    heap::init(kernel_end as usize, board.memory.end as usize);
+    defmt::info!(
+        "memory: kernel {=u64:#x}..{=u64:#x}, heap to {=u64:#x} (device tree {=u64:#x}..{=u64:#x}, built for {=u64:#x}..{=u64:#x})",
+        kernel_start,
+        kernel_end,
+        usable.end,
+        board.memory.start,
+        board.memory.end,
+        mmu::RAM.start,
+        mmu::RAM.end
+    );
+    heap::init(kernel_end as usize, usable.end as usize);
     crate::arch::lazy::init();
 }
 

@@ -32,6 +32,7 @@ fn cases() -> Vec<(&'static str, HilCase)> {
         ("hil-no-prompt-silent-console-fails", no_prompt_silent),
         ("hil-uboot-kernel-panics", kernel_panics),
         ("hil-interrupt-restores-console", interrupt_restores_console),
+        ("hil-uboot-ram-moved", ram_moved),
     ]
 }
 
@@ -306,6 +307,126 @@ fn no_prompt_silent(images: &BTreeMap<String, PathBuf>) -> Result<String, String
             "unexpected failure after {:.1} s: {message}",
             wall.as_secs_f64()
         )),
+    }
+}
+
+/// The RAM window of `hil-uboot-ram-moved`: 128 MiB above QEMU virt's RAM
+/// start, ending at 1.5 GiB, inside the rehearsal board's 512 MiB. The
+/// kernel then runs at 0x4820_0000, and its boot map splits the GiB from
+/// 1 GiB into 2 MiB blocks (normal from 0x4800_0000 to 0x6000_0000, Device
+/// memory around them), as a board's RAM that does not start and end on
+/// GiB boundaries needs (Juno r2's ends at 0xff00_0000).
+const MOVED_RAM: (u64, u64) = (0x4800_0000, 0x6000_0000);
+
+/// Builds the kernel for [`MOVED_RAM`] (`FAIRWAY_RAM`, build.rs) in its own
+/// target directory.
+fn build_moved_kernel() -> Result<PathBuf, String> {
+    let root = workspace_root();
+    let target_dir = root.join("target").join("xtask-hil").join("ram-moved");
+    let output =
+        std::process::Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+            .current_dir(&root)
+            .args([
+                "build",
+                "--release",
+                "--package",
+                "fairway",
+                "--bin",
+                "fairway",
+            ])
+            .arg("--target-dir")
+            .arg(&target_dir)
+            .env(
+                "FAIRWAY_RAM",
+                format!("{:#x}..{:#x}", MOVED_RAM.0, MOVED_RAM.1),
+            )
+            .stdin(std::process::Stdio::null())
+            .output()
+            .map_err(|e| format!("cargo: {e}"))?;
+    if !output.status.success() {
+        return Err(format!(
+            "the kernel for FAIRWAY_RAM did not build: {}",
+            String::from_utf8_lossy(&output.stderr)
+        ));
+    }
+    Ok(target_dir.join("aarch64-unknown-none-softfloat/release/fairway"))
+}
+
+/// A kernel built for other RAM than QEMU virt's (`FAIRWAY_RAM`): `hil`
+/// reads its layout from the ELF (RAM start = entry − 2 MiB) and loads the
+/// tree, the scenario and the Image there, `booti` leaves the Image at its
+/// link address (flags bit 3), and the kernel runs the scenario and says
+/// where it lives. `hil` also refuses, before touching the board, a device
+/// tree whose /memory does not hold the RAM a kernel was built for.
+fn ram_moved(_images: &BTreeMap<String, PathBuf>) -> Result<String, String> {
+    let kernel = build_moved_kernel()?;
+    let elf = std::fs::read(&kernel).map_err(|e| e.to_string())?;
+    let layout = hil::Layout::of_kernel(&elf)?;
+    let expected = hil::Layout {
+        ram_start: MOVED_RAM.0,
+        scenario: MOVED_RAM.0 + 0x10_0000,
+        image: MOVED_RAM.0 + 0x20_0000,
+    };
+    if layout != expected {
+        return Err(format!("layout {layout:?}, expected {expected:?}"));
+    }
+    let mut options = options(&kernel, PathBuf::new(), Load::Serial);
+    options.scenario = Some(workspace_root().join(SCENARIO));
+    let (outcome, powered_off) = on_rehearsal_board("hil-uboot-ram-moved", options, false)?;
+    let mut problems = Vec::new();
+    if outcome.status != Some(0) {
+        problems.push(format!("expected exit: success, got {:?}", outcome.status));
+    }
+    let needles = [
+        format!("tftpboot {:#x} fairway-Image", expected.image),
+        format!("booti {:#x} - {:#x}", expected.image, expected.ram_start),
+        format!("scenario={:#x}", expected.scenario),
+        format!("memory: kernel {:#x}..", expected.image),
+        format!("built for {:#x}..{:#x}", MOVED_RAM.0, MOVED_RAM.1),
+    ];
+    for needle in &needles {
+        if outcome.find(needle).is_none() {
+            problems.push(format!("output lacks: {needle}"));
+        }
+    }
+    if !powered_off {
+        problems.push("the machine did not power off after the verdict".into());
+    }
+    // A tree whose /memory (QEMU's 0x4000_0000..0x6000_0000) does not hold a
+    // kernel built for RAM from 2 GiB (Juno r2's) is refused, naming both.
+    let folder = workspace_root()
+        .join("target")
+        .join("xtask-hil")
+        .join("hil-uboot-ram-moved");
+    let dtb = crate::hil::rehearsal::board_dtb(CPUS, &folder)?;
+    let bytes = std::fs::read(&dtb).map_err(|e| e.to_string())?;
+    let juno = hil::Layout {
+        ram_start: 0x8000_0000,
+        scenario: 0x8010_0000,
+        image: 0x8020_0000,
+    };
+    match hil::check_ram(&bytes, &juno, 1 << 20, &dtb) {
+        Ok(()) => problems.push("a tree without the kernel's RAM was accepted".into()),
+        Err(message)
+            if message.contains("0x40000000..0x60000000")
+                && message.contains("0x80000000")
+                && message.contains("FAIRWAY_RAM") => {}
+        Err(message) => problems.push(format!("unexpected refusal: {message}")),
+    }
+    if let Err(message) = hil::check_ram(&bytes, &expected, 1 << 20, &dtb) {
+        problems.push(format!(
+            "the rehearsal tree refused for the moved kernel: {message}"
+        ));
+    }
+    if problems.is_empty() {
+        Ok(format!(
+            "ran at {:#x} in {:.1} s: {}",
+            expected.image,
+            outcome.wall.as_secs_f64(),
+            outcome.find("memory: kernel").unwrap_or_default().trim()
+        ))
+    } else {
+        Err(with_tail(problems, &outcome.lines))
     }
 }
 

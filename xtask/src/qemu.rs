@@ -161,6 +161,15 @@ impl QemuConfig {
     /// validated for [`QemuConfig::cpus`] CPUs; shared by QEMU's loader and the
     /// board runner (`crate::hil`), which loads the file with U-Boot.
     pub fn prepare_scenario(&mut self) -> Result<Option<PreparedScenario>, String> {
+        self.prepare_scenario_at(SCENARIO_ADDRESS)
+    }
+
+    /// [`QemuConfig::prepare_scenario`] for a kernel that takes its blob at
+    /// `address` (a board's RAM start + 1 MiB, `crate::hil::Layout`).
+    pub fn prepare_scenario_at(
+        &mut self,
+        address: u64,
+    ) -> Result<Option<PreparedScenario>, String> {
         let Some(path) = &self.scenario else {
             return Ok(None);
         };
@@ -210,7 +219,7 @@ impl QemuConfig {
         let file = folder.join(format!("{stem}.bin"));
         std::fs::write(&file, &blob).map_err(|e| e.to_string())?;
         let mut command_line = format!(
-            "workload=rtapp scenario={SCENARIO_ADDRESS:#x} scenario_size={}",
+            "workload=rtapp scenario={address:#x} scenario_size={}",
             blob.len()
         );
         // A group with a cpu.max needs run queues built with bandwidth

@@ -10,15 +10,19 @@
 .section .text.boot, "ax"
 
 // The arm64 Linux Image header (Documentation/arch/arm64/booting.rst), so that a
-// flat binary of the kernel boots like Linux: loaded 2 MiB above the RAM base,
-// with the device tree address in x0. An ELF boot simply branches over it.
+// flat binary of the kernel boots like Linux: 2 MiB above a 2 MiB-aligned base,
+// with the device tree address in x0. An ELF boot simply branches over it. The
+// kernel is not relocatable: it must run at its link address (RAM_START + 2 MiB,
+// linker.ld), so flags bit 3 ("the base may be anywhere") tells U-Boot's booti to
+// leave an Image loaded there where it is, instead of moving it to the start of
+// the board's first DRAM bank.
 .global _start
 _start:
     b       primary_entry           // code0
     .word   0                       // code1
     .quad   0x200000                // text_offset: 2 MiB above the RAM base
     .quad   __kernel_image_size     // image_size, BSS included
-    .quad   0x2                     // flags: little-endian, 4 KiB pages, 2 MiB-aligned base
+    .quad   0xa                     // flags: little-endian, 4 KiB pages, base anywhere
     .quad   0, 0, 0                 // reserved
     .ascii  "ARM\x64"              // magic
     .word   0                       // reserved

@@ -18,21 +18,84 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use crate::board::Board;
-use crate::qemu::{self, QemuConfig, SCENARIO_ADDRESS};
+use crate::qemu::{self, QemuConfig};
 use console::{Console, Received};
 use uboot::UBoot;
 
-/// RAM base of the boards the kernel is linked for (QEMU virt): the kernel is
-/// linked at RAM base + 2 MiB (linker.ld), where `booti` moves the Image.
-pub const RAM_BASE: u64 = 0x4000_0000;
-/// Where the device tree goes: RAM base, below the scenario (at + 1 MiB).
-pub const FDT_ADDRESS: u64 = RAM_BASE;
-/// The device tree's room: up to the scenario, less the 12 KiB `booti` adds
-/// when it edits the tree in place (`fdt_high` = all ones).
-const FDT_ROOM: u64 = SCENARIO_ADDRESS - FDT_ADDRESS - 0x3000;
-/// Where the Image is loaded before `booti` moves it: 128 MiB above RAM base,
-/// clear of the kernel's own place.
-pub const IMAGE_LOAD_ADDRESS: u64 = RAM_BASE + 0x0800_0000;
+/// The Image's `text_offset` (src/arch/aarch64/boot.s): the kernel runs
+/// 2 MiB above the start of its RAM.
+const TEXT_OFFSET: u64 = 0x20_0000;
+/// The room `booti` needs above a device tree it edits in place
+/// (`fdt_high` = all ones): 12 KiB.
+const FDT_GROWTH: u64 = 0x3000;
+
+/// Where the files go on the board, from the RAM the kernel was built for
+/// (`FAIRWAY_RAM`, build.rs), read from the kernel's link address: the
+/// ELF's entry point `_start` is RAM start + 2 MiB (linker.ld).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Layout {
+    /// The start of the kernel's RAM; the device tree goes there.
+    pub ram_start: u64,
+    /// The scenario blob: RAM start + 1 MiB, where the kernel accepts one.
+    pub scenario: u64,
+    /// The Image, loaded at its link address: its header's flags bit 3
+    /// tells `booti` to leave it there (U-Boot would otherwise move it to
+    /// the start of the board's first DRAM bank).
+    pub image: u64,
+}
+
+impl Layout {
+    /// The layout of the kernel ELF `elf`.
+    pub fn of_kernel(elf: &[u8]) -> Result<Layout, String> {
+        use object::Object;
+        let file = object::File::parse(elf).map_err(|e| format!("reading the kernel ELF: {e}"))?;
+        let image = file.entry();
+        if image < TEXT_OFFSET || !(image - TEXT_OFFSET).is_multiple_of(TEXT_OFFSET) {
+            return Err(format!(
+                "the kernel's entry point {image:#x} is not 2 MiB above a 2 MiB-aligned RAM start"
+            ));
+        }
+        let ram_start = image - TEXT_OFFSET;
+        Ok(Layout {
+            ram_start,
+            scenario: ram_start + 0x10_0000,
+            image,
+        })
+    }
+
+    /// Where the device tree goes: the start of RAM, below the scenario.
+    pub fn fdt(&self) -> u64 {
+        self.ram_start
+    }
+
+    /// The device tree's room: up to the scenario, less what `booti` adds.
+    pub fn fdt_room(&self) -> u64 {
+        self.scenario - self.fdt() - FDT_GROWTH
+    }
+}
+
+/// Checks that the board's device tree (`dtb`, from `path`) has RAM where
+/// the kernel was built to run (`FAIRWAY_RAM`): from the layout's RAM start
+/// (the device tree and the scenario go there) to the end of the Image.
+pub fn check_ram(dtb: &[u8], layout: &Layout, image_size: u64, path: &Path) -> Result<(), String> {
+    let board = fairway_devicetree::BoardInfo::parse(dtb, layout.ram_start as usize, 0)
+        .map_err(|e| format!("--dtb {}: {e}", path.display()))?;
+    let memory = board.memory;
+    let needed = layout.ram_start..layout.image + image_size;
+    if memory.start > needed.start || memory.end < needed.end {
+        return Err(format!(
+            "--dtb {}: its /memory is {:#x}..{:#x}, but the kernel was built for RAM from \
+             {:#x} (it runs at {:#x}): build it for this board with \
+             FAIRWAY_RAM=START..END cargo build --release (the board's notes give the range)",
+            path.display(),
+            memory.start,
+            memory.end,
+            layout.ram_start,
+            layout.image
+        ));
+    }
+    Ok(())
+}
 
 /// How the files reach the board.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -106,6 +169,7 @@ impl HilOutcome {
 /// The files to load and the kernel command line, checked before the board
 /// is touched.
 struct Prepared {
+    layout: Layout,
     image: Vec<u8>,
     dtb: Option<Vec<u8>>,
     scenario: Option<Vec<u8>>,
@@ -115,6 +179,9 @@ struct Prepared {
 fn prepare(options: &HilOptions) -> Result<Prepared, String> {
     let image_path = qemu::make_image(&options.kernel)?;
     let image = std::fs::read(&image_path).map_err(|e| format!("{}: {e}", image_path.display()))?;
+    let elf =
+        std::fs::read(&options.kernel).map_err(|e| format!("{}: {e}", options.kernel.display()))?;
+    let layout = Layout::of_kernel(&elf)?;
     let mut config = QemuConfig::for_board(Board::load("qemu-virt")?);
     config.cpus = options.cpus;
     config.append = options.append.clone();
@@ -124,19 +191,23 @@ fn prepare(options: &HilOptions) -> Result<Prepared, String> {
     let dtb = match &options.dtb {
         Some(path) => {
             let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
-            if bytes.len() as u64 > FDT_ROOM {
+            if bytes.len() as u64 > layout.fdt_room() {
                 return Err(format!(
-                    "--dtb {}: {} bytes; at most {FDT_ROOM} fit between {FDT_ADDRESS:#x} and \
-                     the scenario at {SCENARIO_ADDRESS:#x} (with the 12 KiB booti adds)",
+                    "--dtb {}: {} bytes; at most {} fit between {:#x} and the scenario at \
+                     {:#x} (with the 12 KiB booti adds)",
                     path.display(),
-                    bytes.len()
+                    bytes.len(),
+                    layout.fdt_room(),
+                    layout.fdt(),
+                    layout.scenario
                 ));
             }
+            check_ram(&bytes, &layout, image.len() as u64, path)?;
             Some(bytes)
         }
         None => None,
     };
-    let scenario = match config.prepare_scenario()? {
+    let scenario = match config.prepare_scenario_at(layout.scenario)? {
         Some(prepared) => {
             if !config.append.is_empty() {
                 config.append.push(' ');
@@ -155,6 +226,7 @@ fn prepare(options: &HilOptions) -> Result<Prepared, String> {
         ));
     }
     Ok(Prepared {
+        layout,
         image,
         dtb,
         scenario,
@@ -207,20 +279,22 @@ pub fn run_with(
         // the 12 KiB booti adds); without one, it may take the whole MiB
         // (QEMU's tree, U-Boot's own on QEMU, says 1 MiB).
         uboot.run_ok("fdt addr ${fdtcontroladdr}", short)?;
+        let layout = prepared.layout;
         let room = if prepared.scenario.is_some() {
-            FDT_ROOM
+            layout.fdt_room()
         } else {
-            SCENARIO_ADDRESS - FDT_ADDRESS
+            layout.scenario - layout.fdt()
         };
         uboot
             .run_ok(
-                &format!("fdt move ${{fdtcontroladdr}} {FDT_ADDRESS:#x} {room:#x}"),
+                &format!("fdt move ${{fdtcontroladdr}} {:#x} {room:#x}", layout.fdt()),
                 short,
             )
             .map_err(|e| {
                 format!(
                     "{e}\n    (U-Boot's own device tree does not fit in the {room:#x} bytes \
-                     below {SCENARIO_ADDRESS:#x}: give the board's tree with --dtb)"
+                     below {:#x}: give the board's tree with --dtb)",
+                    layout.scenario
                 )
             })?;
     }
@@ -234,7 +308,11 @@ pub fn run_with(
     }
     let boot_start = Instant::now();
     uboot.boot(
-        &format!("booti {IMAGE_LOAD_ADDRESS:#x} - {FDT_ADDRESS:#x}"),
+        &format!(
+            "booti {:#x} - {:#x}",
+            prepared.layout.image,
+            prepared.layout.fdt()
+        ),
         Duration::from_secs(30),
     )?;
     let mut lines: Vec<String> = String::from_utf8_lossy(&uboot.transcript)
@@ -299,13 +377,13 @@ pub fn run_with(
 
 /// Loads the Image, the device tree and the scenario at their addresses.
 fn load(uboot: &mut UBoot, options: &HilOptions, prepared: &Prepared) -> Result<(), String> {
-    let mut files: Vec<(&str, u64, &[u8])> =
-        vec![("fairway-Image", IMAGE_LOAD_ADDRESS, &prepared.image)];
+    let layout = prepared.layout;
+    let mut files: Vec<(&str, u64, &[u8])> = vec![("fairway-Image", layout.image, &prepared.image)];
     if let Some(dtb) = &prepared.dtb {
-        files.push(("fairway.dtb", FDT_ADDRESS, dtb));
+        files.push(("fairway.dtb", layout.fdt(), dtb));
     }
     if let Some(scenario) = &prepared.scenario {
-        files.push(("fairway-scenario.bin", SCENARIO_ADDRESS, scenario));
+        files.push(("fairway-scenario.bin", layout.scenario, scenario));
     }
     match &options.load {
         Load::Tftp { dir, dhcp, server } => {
