@@ -34,7 +34,7 @@ mod pi;
 mod signals;
 
 mod policy;
-pub use fair_class::{FairClass, FairView};
+pub use fair_class::{FairClass, FairView, GroupsAbove};
 pub use policy::RunQueue;
 pub(crate) use policy::dispatch;
 pub use signals::{CpuCapacity, GroupSignals, RunQueueSignals, TaskSignals};

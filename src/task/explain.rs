@@ -68,17 +68,8 @@ pub fn pick(cpu: usize, rq: &CpuRunQueue, now: u64, previous: TaskId, next: Task
     let Some(view) = queue.fair() else { return };
     // The groups above `task`, innermost first (the root not included).
     let groups_above = |task: TaskId| {
-        let mut group = view.task_entity(task).map_or(GroupId::ROOT, |e| e.queue);
-        core::iter::from_fn(move || {
-            (group != GroupId::ROOT).then(|| {
-                let this = group;
-                group = view
-                    .group_entity_of(this)
-                    .map_or(GroupId::ROOT, |e| e.queue);
-                this
-            })
-        })
-        .take(MAX_GROUPS)
+        view.groups_above(view.task_entity(task).map_or(GroupId::ROOT, |e| e.queue))
+            .take(MAX_GROUPS)
     };
     // Groups as a bit set: no allocation here.
     const _: () = assert!(MAX_GROUPS <= 64, "a pick's groups are a u64 bit set");

@@ -246,7 +246,9 @@ fn record_group_bandwidth(
     let Some(fair) = queue.fair() else { return };
     for index in 1..super::groups::nr_groups().min(MAX_GROUPS) {
         let group = GroupId(index as u16);
-        let Some(settings) = pools.settings(group) else {
+        // One lock of the pool for both.
+        let Some((settings, pool)) = pools.with(group, |pool| (pool.settings(), pool.runtime()))
+        else {
             continue;
         };
         let Some(group_queue) = fair.group_queue(group) else {
@@ -260,7 +262,6 @@ fn record_group_bandwidth(
         let before = last
             .throttled
             .swap(1 + u8::from(throttled), Ordering::Relaxed);
-        let pool = pools.with(group, |pool| pool.runtime());
         if before != 1 + u8::from(throttled) {
             record(
                 now,
@@ -277,7 +278,7 @@ fn record_group_bandwidth(
                     index as u16,
                     throttled,
                     remaining,
-                    pool,
+                    Some(pool),
                     settings,
                 );
             }
@@ -294,9 +295,7 @@ fn record_group_bandwidth(
                 remaining as u64,
             );
         }
-        if let Some(pool) = pool
-            && POOL_LAST[index].swap(pool, Ordering::Relaxed) != pool
-        {
+        if POOL_LAST[index].swap(pool, Ordering::Relaxed) != pool {
             record(now, cpu, Kind::GroupRuntime, index as u16, 0, pool);
         }
     }

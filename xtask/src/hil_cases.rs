@@ -120,6 +120,12 @@ fn full_run(images: &BTreeMap<String, PathBuf>, serial: bool) -> Result<String, 
         .join("xtask-hil")
         .join(format!("{name}.json"));
     let _ = std::fs::remove_file(&report);
+    // The whole transcript beside the report, U-Boot's side and the kernel's.
+    std::fs::write(
+        report.with_extension("log"),
+        outcome.lines.join("\n") + "\n",
+    )
+    .map_err(|e| e.to_string())?;
     let code = hil::finish(&outcome, Some(&report))?;
     let mut problems = Vec::new();
     if code != ExitCode::SUCCESS || outcome.status != Some(0) {

@@ -35,6 +35,45 @@ pub trait FairView {
     fn check_consistency(&self);
 }
 
+impl<'v> dyn FairView + 'v {
+    /// The groups from `queue` up to the root, innermost first, the root
+    /// not included: each group's entity is queued on its parent's queue
+    /// (§2.6 of docs/linux-sched-reference.md). Explain mode walks it from
+    /// a task's queue to list the group entities above the task.
+    pub fn groups_above(&self, queue: GroupId) -> GroupsAbove<'_, 'v> {
+        GroupsAbove {
+            view: self,
+            next: queue,
+            steps: 0,
+        }
+    }
+}
+
+/// The iterator of `groups_above` on a [`FairView`].
+pub struct GroupsAbove<'a, 'v> {
+    view: &'a (dyn FairView + 'v),
+    next: GroupId,
+    steps: usize,
+}
+
+impl Iterator for GroupsAbove<'_, '_> {
+    type Item = GroupId;
+
+    fn next(&mut self) -> Option<GroupId> {
+        // A hierarchy deeper than the group ids can name is a loop.
+        if self.next == GroupId::ROOT || self.steps > usize::from(u16::MAX) {
+            return None;
+        }
+        let group = self.next;
+        self.next = self
+            .view
+            .group_entity_of(group)
+            .map_or(GroupId::ROOT, |entity| entity.queue);
+        self.steps += 1;
+        Some(group)
+    }
+}
+
 impl<P: Pick, const BW: bool> FairView for FairRunQueue<P, BW> {
     fn task_entity(&self, task: TaskId) -> Option<&Entity> {
         FairRunQueue::task_entity(self, task)

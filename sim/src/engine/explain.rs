@@ -103,16 +103,10 @@ impl Simulation<'_> {
         };
         // The groups above the task that was running: their entities are
         // their queues' current ones.
-        let mut running_groups = Vec::new();
-        if let Some(entity) = running.and_then(|task| view.task_entity(TaskId(task as u16))) {
-            let mut group = entity.queue;
-            while group != GroupId::ROOT && !running_groups.contains(&group) {
-                running_groups.push(group);
-                group = view
-                    .group_entity_of(group)
-                    .map_or(GroupId::ROOT, |e| e.queue);
-            }
-        }
+        let running_groups: Vec<GroupId> = running
+            .and_then(|task| view.task_entity(TaskId(task as u16)))
+            .map(|entity| view.groups_above(entity.queue).collect())
+            .unwrap_or_default();
         let mut groups_seen: Vec<GroupId> = Vec::new();
         let mut candidates = Vec::new();
         let mut tasks = 0;
@@ -143,8 +137,10 @@ impl Simulation<'_> {
             });
             tasks += 1;
             // The group entities above it, each once (§2.6).
-            let mut group = entity.queue;
-            while group != GroupId::ROOT && !groups_seen.contains(&group) {
+            for group in view.groups_above(entity.queue) {
+                if groups_seen.contains(&group) {
+                    break;
+                }
                 groups_seen.push(group);
                 let Some(entity) = view.group_entity_of(group) else {
                     break;
@@ -164,7 +160,6 @@ impl Simulation<'_> {
                             .then_some(entity.protected_deadline == entity.deadline),
                     });
                 }
-                group = entity.queue;
             }
         }
         (tasks >= 2).then_some(candidates)
