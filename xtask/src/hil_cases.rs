@@ -113,7 +113,6 @@ fn full_run(images: &BTreeMap<String, PathBuf>, serial: bool) -> Result<String, 
     let kernel = images.get("fairway").ok_or("no fairway image")?;
     let mut options = options(kernel, PathBuf::new(), Load::Serial);
     options.scenario = Some(workspace_root().join(SCENARIO));
-    let image_size = std::fs::metadata(kernel.with_extension("img")).map(|m| m.len());
     let (outcome, powered_off) = on_rehearsal_board(name, options, serial)?;
     let report = workspace_root()
         .join("target")
@@ -136,7 +135,12 @@ fn full_run(images: &BTreeMap<String, PathBuf>, serial: bool) -> Result<String, 
         problems.push("the machine did not power off after the verdict".into());
     }
     // The loader's own account of what arrived: the Image's size in bytes.
-    let size = image_size.map_err(|e| e.to_string())?;
+    // The Image `hil` made from the ELF for this run (it does not exist
+    // before the first run after a build).
+    let image = kernel.with_extension("img");
+    let size = std::fs::metadata(&image)
+        .map_err(|e| format!("{}: {e}", image.display()))?
+        .len();
     let loaded = if serial {
         format!("= {size} Bytes")
     } else {
