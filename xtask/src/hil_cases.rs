@@ -33,6 +33,7 @@ fn cases() -> Vec<(&'static str, HilCase)> {
         ("hil-uboot-kernel-panics", kernel_panics),
         ("hil-interrupt-restores-console", interrupt_restores_console),
         ("hil-uboot-ram-moved", ram_moved),
+        ("hil-16550-console-raspi3b", console_16550),
     ]
 }
 
@@ -328,11 +329,11 @@ fn no_prompt_silent(images: &BTreeMap<String, PathBuf>) -> Result<String, String
 /// GiB boundaries needs (Juno r2's ends at 0xff00_0000).
 const MOVED_RAM: (u64, u64) = (0x4800_0000, 0x6000_0000);
 
-/// Builds the kernel for [`MOVED_RAM`] (`FAIRWAY_RAM`, build.rs) in its own
-/// target directory.
-fn build_moved_kernel() -> Result<PathBuf, String> {
+/// Builds the kernel for the RAM window `ram` (`FAIRWAY_RAM`, build.rs) in
+/// its own target directory, `target/xtask-hil/FOLDER`.
+fn build_kernel_for_ram(folder: &str, ram: (u64, u64)) -> Result<PathBuf, String> {
     let root = workspace_root();
-    let target_dir = root.join("target").join("xtask-hil").join("ram-moved");
+    let target_dir = root.join("target").join("xtask-hil").join(folder);
     let output =
         std::process::Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
             .current_dir(&root)
@@ -346,10 +347,7 @@ fn build_moved_kernel() -> Result<PathBuf, String> {
             ])
             .arg("--target-dir")
             .arg(&target_dir)
-            .env(
-                "FAIRWAY_RAM",
-                format!("{:#x}..{:#x}", MOVED_RAM.0, MOVED_RAM.1),
-            )
+            .env("FAIRWAY_RAM", format!("{:#x}..{:#x}", ram.0, ram.1))
             .stdin(std::process::Stdio::null())
             .output()
             .map_err(|e| format!("cargo: {e}"))?;
@@ -369,7 +367,7 @@ fn build_moved_kernel() -> Result<PathBuf, String> {
 /// where it lives. `hil` also refuses, before touching the board, a device
 /// tree whose /memory does not hold the RAM a kernel was built for.
 fn ram_moved(_images: &BTreeMap<String, PathBuf>) -> Result<String, String> {
-    let kernel = build_moved_kernel()?;
+    let kernel = build_kernel_for_ram("ram-moved", MOVED_RAM)?;
     let elf = std::fs::read(&kernel).map_err(|e| e.to_string())?;
     let layout = hil::Layout::of_kernel(&elf)?;
     let expected = hil::Layout {
@@ -437,6 +435,119 @@ fn ram_moved(_images: &BTreeMap<String, PathBuf>) -> Result<String, String> {
         ))
     } else {
         Err(with_tail(problems, &outcome.lines))
+    }
+}
+
+/// The 16550 driver on a UART QEMU emulates: raspi3b's mini UART, which has
+/// the 16550's registers 4 bytes apart (`tests/devicetree/raspi3b-16550.dts`
+/// says why). The kernel, built for the board's RAM (`0x0..0x3c000000`),
+/// boots as an Image with that tree, which names the UART through
+/// `/chosen/stdout-path` and an alias, as `ns16550a` with `reg-shift = <2>`
+/// and `reg-io-width = <4>`. Everything the kernel prints goes through the
+/// driver: its boot lines, decoded from QEMU's second serial port, name the
+/// board and the console. The board has no GIC: the placeholder the tree
+/// names faults when the kernel sets it up, and the kernel reports the
+/// data abort at its address and ends as on a board without PSCI (`exit:
+/// failure`, then the CPUs parked). QEMU is stopped (by its handle) once
+/// the lines are in, or after 30 s.
+fn console_16550(_images: &BTreeMap<String, PathBuf>) -> Result<String, String> {
+    const RASPI3B_RAM: (u64, u64) = (0x0, 0x3c00_0000);
+    let kernel = build_kernel_for_ram("raspi3b", RASPI3B_RAM)?;
+    let image = crate::qemu::make_image(&kernel)?;
+    let folder = workspace_root()
+        .join("target")
+        .join("xtask-hil")
+        .join("raspi3b");
+    let dts = workspace_root().join("tests/devicetree/raspi3b-16550.dts");
+    let dtb = folder.join("raspi3b-16550.dtb");
+    let compiled = std::process::Command::new("dtc")
+        .args(["-q", "-I", "dts", "-O", "dtb", "-o"])
+        .arg(&dtb)
+        .arg(&dts)
+        .output()
+        .map_err(|e| format!("dtc: {e}"))?;
+    if !compiled.status.success() {
+        return Err(format!(
+            "dtc {}: {}",
+            dts.display(),
+            String::from_utf8_lossy(&compiled.stderr)
+        ));
+    }
+    let serial = folder.join("mini-uart.bin");
+    let _ = std::fs::remove_file(&serial);
+    let mut qemu = std::process::Command::new("qemu-system-aarch64")
+        .args([
+            "-machine", "raspi3b", "-display", "none", "-monitor", "none",
+        ])
+        .args(["-no-reboot", "-serial", "null", "-serial"])
+        .arg(format!("file:{}", serial.display()))
+        .arg("-kernel")
+        .arg(&image)
+        .arg("-dtb")
+        .arg(&dtb)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("qemu-system-aarch64: {e}"))?;
+    let elf = std::fs::read(&kernel).map_err(|e| e.to_string())?;
+    let table = defmt_decoder::Table::parse(&elf)
+        .map_err(|e| format!("reading the defmt table: {e}"))?
+        .ok_or("the kernel image has no defmt table")?;
+    let needles = [
+        "on QEMU raspi3b, its mini UART as a 16550",
+        "console: 16550",
+        "at 0x3f215040",
+        "memory: kernel 0x200000..",
+        "data abort) FAR=0x40041004",
+        "exit: failure",
+        "exit: no PSCI power-off; CPUs parked",
+    ];
+    let start = Instant::now();
+    let mut lines = Vec::new();
+    while start.elapsed() < Duration::from_secs(30) {
+        std::thread::sleep(Duration::from_millis(200));
+        let bytes = std::fs::read(&serial).unwrap_or_default();
+        let mut decoder = table.new_stream_decoder();
+        decoder.received(&bytes);
+        lines.clear();
+        crate::qemu::decode_frames(decoder.as_mut(), false, |line| lines.push(line));
+        if needles
+            .iter()
+            .all(|needle| lines.iter().any(|l| l.contains(needle)))
+        {
+            break;
+        }
+        if let Ok(Some(status)) = qemu.try_wait() {
+            lines.push(format!("QEMU exited: {status}"));
+            break;
+        }
+    }
+    // Only this QEMU, by its own handle.
+    let _ = qemu.kill();
+    let _ = qemu.wait();
+    let _ = std::fs::write(folder.join("mini-uart.log"), lines.join("\n") + "\n");
+    let missing: Vec<&str> = needles
+        .iter()
+        .copied()
+        .filter(|needle| !lines.iter().any(|l| l.contains(needle)))
+        .collect();
+    if missing.is_empty() {
+        Ok(format!(
+            "{} lines through the 16550 driver in {:.1} s: {}",
+            lines.len(),
+            start.elapsed().as_secs_f64(),
+            lines
+                .iter()
+                .find(|l| l.contains("console: "))
+                .map(|l| l.trim())
+                .unwrap_or_default()
+        ))
+    } else {
+        Err(format!(
+            "missing {missing:?} in what the mini UART carried:\n    {}",
+            lines.join("\n    ")
+        ))
     }
 }
 
