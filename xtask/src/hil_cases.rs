@@ -590,7 +590,9 @@ fn interrupt_restores_console(images: &BTreeMap<String, PathBuf>) -> Result<Stri
         .join("xtask-hil")
         .join("interrupt-tftp");
     std::fs::create_dir_all(&tftp).map_err(|e| e.to_string())?;
-    let mut child = std::process::Command::new(std::env::current_exe().map_err(|e| e.to_string())?)
+    // This binary as the kernel knows it (`/proc/self/exe` still runs it
+    // when a rebuild has replaced its file meanwhile).
+    let mut child = std::process::Command::new("/proc/self/exe")
         .arg("hil")
         .arg(kernel)
         .arg("--console")
