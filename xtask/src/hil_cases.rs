@@ -460,19 +460,9 @@ fn console_16550(_images: &BTreeMap<String, PathBuf>) -> Result<String, String> 
         .join("raspi3b");
     let dts = workspace_root().join("tests/devicetree/raspi3b-16550.dts");
     let dtb = folder.join("raspi3b-16550.dtb");
-    let compiled = std::process::Command::new("dtc")
-        .args(["-q", "-I", "dts", "-O", "dtb", "-o"])
-        .arg(&dtb)
-        .arg(&dts)
-        .output()
-        .map_err(|e| format!("dtc: {e}"))?;
-    if !compiled.status.success() {
-        return Err(format!(
-            "dtc {}: {}",
-            dts.display(),
-            String::from_utf8_lossy(&compiled.stderr)
-        ));
-    }
+    let dtb_path = dtb.display().to_string();
+    crate::test::run_dtc(&["-q", "-I", "dts", "-O", "dtb", "-o", &dtb_path], &dts)
+        .map_err(|e| format!("{}: {e}", dts.display()))?;
     let serial = folder.join("mini-uart.bin");
     let _ = std::fs::remove_file(&serial);
     let mut qemu = std::process::Command::new("qemu-system-aarch64")

@@ -1109,7 +1109,7 @@ fn prepare_dtb(case: &Case, config: &QemuConfig, edit: DtsEdit) -> Result<PathBu
     Ok(target)
 }
 
-fn run_dtc(args: &[&str], input: &Path) -> Result<String, String> {
+pub(crate) fn run_dtc(args: &[&str], input: &Path) -> Result<String, String> {
     let output = Command::new("dtc")
         .args(args)
         .arg(input)
