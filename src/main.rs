@@ -10,7 +10,7 @@ use fairway::arch::cpu::this_cpu;
 use fairway::task::pipe::Pipe;
 use fairway::task::wait::Completion;
 use fairway::task::{TaskParams, current_runtime_ns, spawn};
-use fairway::workload::work_rate;
+use fairway::workload::{BusyLoop, work_rate};
 use fairway::{ExitCode, now_ns, system};
 use spin::Once;
 
@@ -45,7 +45,9 @@ fn hog(index: usize) {
     let deadline = DEADLINE.load(Ordering::Relaxed);
     let mut work: u128 = 0;
     let mut last = current_runtime_ns();
+    let mut busy = BusyLoop::new();
     while now_ns() < deadline {
+        busy.pause();
         let runtime = current_runtime_ns();
         work += u128::from(runtime - last) * u128::from(work_rate(this_cpu()));
         last = runtime;

@@ -10,6 +10,48 @@ pub mod rtapp;
 pub mod rtapp_log;
 pub mod sched_pipe;
 
+/// Iterations of a busy loop between two `YIELD` hints ([`BusyLoop`]).
+///
+/// An rt-app `run` iteration is about 50 instructions, so this hands the turn
+/// on about every 13 µs of virtual time under icount: well inside a tick, and
+/// rare enough that QEMU's turn changes cost little wall time (every
+/// iteration made the same runs 4.8 times slower, docs/icount.md).
+pub const BUSY_LOOP_PAUSE_EVERY: u32 = 256;
+
+/// The pause of a workload's busy loop (rt-app's `run`, the demo's hogs).
+///
+/// Under icount QEMU runs one vCPU at a time, and a vCPU keeps its turn until
+/// it executes `YIELD` or `WFI`, writes its timer comparator, or reaches the
+/// machine's next timer deadline (docs/icount.md, "Busy loops hand the turn
+/// on"). A loop that never pauses holds the turn for milliseconds while the
+/// virtual clock runs on for every CPU, and a task another CPU has just
+/// switched in is charged that time without running. `YIELD` is a hint that
+/// costs nothing on hardware, so busy loops give it every
+/// [`BUSY_LOOP_PAUSE_EVERY`] iterations (`core::hint::spin_loop` is `ISB`,
+/// which does not end a turn).
+#[derive(Debug, Default)]
+pub struct BusyLoop {
+    iterations: u32,
+}
+
+impl BusyLoop {
+    /// A loop that has not paused yet.
+    pub const fn new() -> Self {
+        Self { iterations: 0 }
+    }
+
+    /// One iteration's pause: the `YIELD` hint every
+    /// [`BUSY_LOOP_PAUSE_EVERY`] calls.
+    #[inline(always)]
+    pub fn pause(&mut self) {
+        self.iterations += 1;
+        if self.iterations == BUSY_LOOP_PAUSE_EVERY {
+            self.iterations = 0;
+            crate::arch::cpu::relax();
+        }
+    }
+}
+
 /// The rate at which CPU `cpu` does work now, × 2^20: its capacity times its
 /// frequency scale (§7.1, §2.3). A task that runs t ns there does
 /// `t × work_rate / 2^20` ns of work at capacity 1024 and the highest

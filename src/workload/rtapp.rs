@@ -161,8 +161,9 @@ fn run_work(us: i64) {
     let target = u128::from(ns(us)) * 1024 * 1024;
     let mut done: u128 = 0;
     let mut last = current_runtime_ns();
+    let mut busy = super::BusyLoop::new();
     while done < target && !STOPPED.load(Ordering::Relaxed) {
-        core::hint::spin_loop();
+        busy.pause();
         let runtime = current_runtime_ns();
         let rate = super::work_rate(this_cpu());
         done += u128::from(runtime.saturating_sub(last)) * u128::from(rate);
@@ -173,8 +174,9 @@ fn run_work(us: i64) {
 /// Busy-waits for `us` µs of wall time.
 fn run_wall(us: i64) {
     let end = now_ns() + ns(us);
+    let mut busy = super::BusyLoop::new();
     while now_ns() < end && !STOPPED.load(Ordering::Relaxed) {
-        core::hint::spin_loop();
+        busy.pause();
     }
 }
 
