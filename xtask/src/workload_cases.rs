@@ -113,6 +113,43 @@ pub(crate) fn periodic_util_in_reference_range(lines: &[String]) -> Result<(), S
     }
 }
 
+/// §2.8's closed form of a periodic task's steady swing, with the run time
+/// and the period in PELT periods of 1,024 µs and y^32 = 1/2: the util when
+/// it goes to sleep, `1024 · (1 − y^r) / (1 − y^p)`, and at its wake-up,
+/// that times `y^(p − r)`.
+pub(crate) fn pelt_swing(run_us: u64, period_us: u64) -> (f64, f64) {
+    let y = 0.5f64.powf(1.0 / 32.0);
+    let r = run_us as f64 / 1024.0;
+    let p = period_us as f64 / 1024.0;
+    let peak = 1024.0 * (1.0 - y.powf(r)) / (1.0 - y.powf(p));
+    (peak * y.powf(p - r), peak)
+}
+
+/// The sampled util_avg of a periodic task alone on its CPU reaches both ends
+/// of §2.8's swing, each within 3: the trough, which the task's signals hold
+/// only from its wake-up (which ages them) to their next update, and the
+/// peak, which they hold from its sleep to its next wake-up. A sampler that
+/// read stale values, or wake-ups that did not age the signals, would miss
+/// the trough; a range check alone cannot see that.
+pub(crate) fn periodic_util_swing(
+    run_us: u64,
+    period_us: u64,
+) -> impl Fn(&[String]) -> Result<(), String> + Send + Sync + 'static {
+    move |lines: &[String]| {
+        let low = value_in(lines, "metric name=util_min.periodic ", "value")?;
+        let high = value_in(lines, "metric name=util_max.periodic ", "value")?;
+        let (trough, peak) = pelt_swing(run_us, period_us);
+        if (low as f64 - trough).abs() <= 3.0 && (high as f64 - peak).abs() <= 3.0 {
+            Ok(())
+        } else {
+            Err(format!(
+                "util_avg of the periodic task ({run_us} us every {period_us} us) swung over \
+                 {low}..{high}; §2.8's closed form gives {trough:.1}..{peak:.1} (± 3)"
+            ))
+        }
+    }
+}
+
 /// The cost table of a run has every instrumented operation.
 fn costs_reported(lines: &[String]) -> Result<(), String> {
     for op in [
@@ -658,19 +695,37 @@ pub(crate) fn cases() -> Vec<Case> {
             .scenario("tests/scenarios/rtapp-deadlock.json")
             .expect(crate::test::Expect::Failure)
             .contains("every live task is blocked on a resource (a, b)"),
-        Case::new("rtapp-periodic-util-in-range", "fairway")
-            .icount()
-            .cpus(2)
-            .scenario("tests/scenarios/periodic-25-16ms.json")
-            .append("util_sample_us=250")
-            .contains("report: metric name=util_min.periodic")
-            .check(periodic_util_in_reference_range),
         Case::new("report-byte-identical-icount", "fairway")
             .icount()
             .cpus(2)
             .append("workload=sched-pipe loops=3000")
             .twice_identical(),
     ];
+    // The sampled PELT swing of a task pinned to CPU 0 (the sampler runs on
+    // CPU 1), for three duty cycles at HZ 1000 and 250, sampled every 100 µs
+    // after a second (2^-31 of the start left).
+    for (scenario, run_us, period_us) in [
+        ("tests/scenarios/periodic-25-16ms.json", 4000, 16000),
+        ("tests/scenarios/periodic-30pct-20ms.json", 6000, 20000),
+        ("tests/scenarios/periodic-50pct-16ms.json", 8000, 16000),
+    ] {
+        for hz in [1000, 250] {
+            let duty = 100 * run_us / period_us;
+            let period_ms = period_us / 1000;
+            cases.push(
+                Case::new(
+                    format!("rtapp-periodic-util-swing-{duty}pct-{period_ms}ms-hz{hz}"),
+                    "fairway",
+                )
+                .icount()
+                .cpus(2)
+                .scenario(scenario)
+                .append(format!("hz={hz} util_sample_us=100 util_warmup_ms=1000"))
+                .contains("report: metric name=util_min.periodic")
+                .check(periodic_util_swing(run_us, period_us)),
+            );
+        }
+    }
     for policy in ["eevdf", "cfs"] {
         cases.push(
             Case::new(format!("fairness-12-mixed-nice-4cpus-{policy}"), "fairway")
@@ -940,5 +995,30 @@ mod tests {
             error.contains("eevdf at N=1024") && error.contains("757"),
             "{error}"
         );
+    }
+}
+
+#[cfg(test)]
+mod pelt_swing_tests {
+    use super::pelt_swing;
+
+    /// §2.8's table: 25 % of 16 ms swings over 225.3 … 288.6, 50 % of 16 ms
+    /// over 469 … 554, 25 % of 100 ms over 100 … 473. The table's figures are
+    /// integer PELT's and the closed form is continuous: they differ by up to
+    /// 1.2 (555.2 against 554).
+    #[test]
+    fn closed_form_matches_the_reference_table() {
+        for (run, period, low, high) in [
+            (4000, 16000, 225.3, 288.6),
+            (8000, 16000, 469.0, 554.0),
+            (25000, 100000, 100.0, 473.0),
+        ] {
+            let (trough, peak) = pelt_swing(run, period);
+            assert!(
+                (trough - low).abs() < 1.5,
+                "{run}/{period}: trough {trough}"
+            );
+            assert!((peak - high).abs() < 1.5, "{run}/{period}: peak {peak}");
+        }
     }
 }
