@@ -114,13 +114,15 @@ pub(crate) fn periodic_util_in_reference_range(lines: &[String]) -> Result<(), S
 }
 
 /// §2.8's closed form of a periodic task's steady swing, with the run time
-/// and the period in PELT periods of 1,024 µs and y^32 = 1/2: the util when
-/// it goes to sleep, `1024 · (1 − y^r) / (1 − y^p)`, and at its wake-up,
-/// that times `y^(p − r)`.
+/// and the period in PELT periods and y^32 = 1/2: the util when it goes to
+/// sleep, `1024 · (1 − y^r) / (1 − y^p)`, and at its wake-up, that times
+/// `y^(p − r)`. A period is 1,024 of PELT's 1,024-ns "microseconds" (§2.1
+/// shifts nanoseconds right by 10), 1,048,576 ns, LISA's `PELT_WINDOW`.
 pub(crate) fn pelt_swing(run_us: u64, period_us: u64) -> (f64, f64) {
+    const PELT_PERIOD_NS: f64 = 1024.0 * 1024.0;
     let y = 0.5f64.powf(1.0 / 32.0);
-    let r = run_us as f64 / 1024.0;
-    let p = period_us as f64 / 1024.0;
+    let r = run_us as f64 * 1000.0 / PELT_PERIOD_NS;
+    let p = period_us as f64 * 1000.0 / PELT_PERIOD_NS;
     let peak = 1024.0 * (1.0 - y.powf(r)) / (1.0 - y.powf(p));
     (peak * y.powf(p - r), peak)
 }
@@ -1003,10 +1005,7 @@ mod pelt_swing_tests {
     use super::pelt_swing;
 
     /// §2.8's table: 25 % of 16 ms swings over 225.3 … 288.6, 50 % of 16 ms
-    /// over 469 … 554, 25 % of 100 ms over 100 … 473. The table's figures are
-    /// integer PELT's and the closed form is continuous: they differ by up to
-    /// 2.2 (97.9 against 100 for the long period; 555.2 against 554), inside
-    /// the ± 3 the kernel's cases allow.
+    /// over 469 … 554, 25 % of 100 ms over 100 … 473 (the table rounds).
     #[test]
     fn closed_form_matches_the_reference_table() {
         for (run, period, low, high) in [
@@ -1016,10 +1015,10 @@ mod pelt_swing_tests {
         ] {
             let (trough, peak) = pelt_swing(run, period);
             assert!(
-                (trough - low).abs() < 2.5,
+                (trough - low).abs() < 1.0,
                 "{run}/{period}: trough {trough}"
             );
-            assert!((peak - high).abs() < 2.5, "{run}/{period}: peak {peak}");
+            assert!((peak - high).abs() < 1.0, "{run}/{period}: peak {peak}");
         }
     }
 }
