@@ -334,8 +334,48 @@ fn create(path: &str) -> Result<Box<dyn Write>, SimError> {
     Ok(Box::new(BufWriter::new(file)))
 }
 
-/// Runs the command.
-pub fn run(options: &Options) -> Result<(), SimError> {
+/// A scenario read and validated, with the options a `--board` completed
+/// and the simulation's configuration: what [`run`] runs, and what other
+/// tools (`cargo xtask compare`) run the same way.
+pub struct Prepared {
+    /// The scenario as read.
+    pub scenario: Scenario,
+    /// The options, with the board's capacities and CPU count.
+    pub options: Options,
+    /// Each CPU's capacity.
+    pub capacities: Vec<CpuCapacity>,
+    /// The board's frequency domains and energy model, with `--board`.
+    pub dvfs: Option<crate::engine::Dvfs>,
+}
+
+impl Prepared {
+    /// The simulation's configuration (an error where the options and the
+    /// scenario disagree, as a clamp with `--uclamp 0`).
+    pub fn config(&self) -> Result<Config, SimError> {
+        let options = &self.options;
+        Ok(Config {
+            policy: options.sched.policy_kind(self.capacities.len()),
+            policy_name: options.sched.policy.name().into(),
+            capacities: self.capacities.clone(),
+            tick_ns: options.sched.tick_ns(),
+            duration_ns: options.duration_ns,
+            sample_interval_ns: options.sample_interval_ns,
+            hrtick: options.sched.hrtick,
+            tick_phase_ns: options.tick_phase_ns,
+            skew_tick: options.sched.skew_tick,
+            tick_seed: options.sched.tick_seed,
+            balance: options.sched.balance,
+            uclamp: crate::uclamp_used(&options.sched, &self.scenario)?,
+            bandwidth_timer: options.sched.bandwidth_timer,
+            cfs_bandwidth: options.sched.cfs_bandwidth,
+            dvfs: self.dvfs.clone(),
+        })
+    }
+}
+
+/// Reads the scenario and the board, and configures the simulation, as the
+/// command does.
+pub fn prepare(options: &Options) -> Result<Prepared, SimError> {
     let text = std::fs::read_to_string(&options.scenario)
         .map_err(|e| SimError::Config(format!("{}: {e}", options.scenario)))?;
     let fairway_rtapp::Parsed { scenario, notes } = fairway_rtapp::parse_with_notes(&text)?;
@@ -366,40 +406,33 @@ pub fn run(options: &Options) -> Result<(), SimError> {
                 .collect(),
         );
     }
-    let options = &options;
-    let capacities = capacities(&scenario, options)?;
+    let capacities = capacities(&scenario, &options)?;
+    Ok(Prepared {
+        scenario,
+        options,
+        capacities,
+        dvfs: board.and_then(|b| b.dvfs),
+    })
+}
+
+/// Runs the command.
+pub fn run(options: &Options) -> Result<(), SimError> {
+    let prepared = prepare(options)?;
+    let (scenario, options) = (&prepared.scenario, &prepared.options);
     if let Some(path) = &options.encode {
-        return write_blob(&scenario, options, path);
+        return write_blob(scenario, options, path);
     }
-    let tick_ns = options.sched.tick_ns();
-    let policy = options.sched.policy_kind(capacities.len());
     if options.check {
         println!(
             "{}: valid, {} task instance(s), {} CPU(s)",
             options.scenario,
             scenario.instance_count(),
-            capacities.len()
+            prepared.capacities.len()
         );
         return Ok(());
     }
-    let config = Config {
-        policy,
-        policy_name: options.sched.policy.name().into(),
-        capacities,
-        tick_ns,
-        duration_ns: options.duration_ns,
-        sample_interval_ns: options.sample_interval_ns,
-        hrtick: options.sched.hrtick,
-        tick_phase_ns: options.tick_phase_ns,
-        skew_tick: options.sched.skew_tick,
-        tick_seed: options.sched.tick_seed,
-        balance: options.sched.balance,
-        uclamp: crate::uclamp_used(&options.sched, &scenario)?,
-        bandwidth_timer: options.sched.bandwidth_timer,
-        cfs_bandwidth: options.sched.cfs_bandwidth,
-        dvfs: board.and_then(|b| b.dvfs),
-    };
-    let mut simulation = Simulation::new(&scenario, config)?;
+    let config = prepared.config()?;
+    let mut simulation = Simulation::new(scenario, config)?;
     if options.trace.is_some() {
         simulation = simulation.with_trace();
     }
