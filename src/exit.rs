@@ -44,6 +44,7 @@ pub fn allow_semihosting(allowed: bool) {
 pub fn exit(code: ExitCode) -> ! {
     crate::arch::cpu::irq_disable();
     stop_other_cpus();
+    print_turns();
     defmt::info!(
         "exit: {=str}",
         match code {
@@ -78,6 +79,24 @@ pub fn exit(code: ExitCode) -> ! {
     }
     crate::drivers::console::drain();
     crate::arch::cpu::halt()
+}
+
+/// Prints, per online CPU, the longest time a task ran there without a tick
+/// charging it, and when that ended: one tick period on hardware, more when
+/// QEMU's icount ran the other vCPUs meanwhile (docs/icount.md). The runner
+/// warns from these lines when emulation, not scheduling, shaped a run.
+fn print_turns() {
+    for cpu in 0..crate::percpu::nr_cpus() {
+        let this = crate::percpu::of(cpu);
+        if this.online.load(Ordering::Acquire) {
+            defmt::println!(
+                "turns: cpu={=usize} max_uncharged_ns={=u64} end_ns={=u64}",
+                cpu,
+                this.max_uncharged_ns.load(Ordering::Relaxed),
+                this.max_uncharged_end_ns.load(Ordering::Relaxed)
+            );
+        }
+    }
 }
 
 /// Sends the stop IPI to every other online CPU: each parks in

@@ -30,6 +30,9 @@ pub struct PerCpu {
     /// bandwidth control charges at the same instants, so a group can
     /// overrun its runtime by up to this much per CPU.
     pub max_uncharged_ns: AtomicU64,
+    /// When the gap of `max_uncharged_ns` ended (ns since boot): the runner
+    /// names it when it warns that emulation shaped a run (docs/icount.md).
+    pub max_uncharged_end_ns: AtomicU64,
     /// When the last tick was handled (ns), for `max_uncharged_ns`.
     pub last_tick_ns: AtomicU64,
     /// `context_switches` at the last tick, for `max_uncharged_ns`.
@@ -63,6 +66,7 @@ impl PerCpu {
             context_switches: AtomicU64::new(0),
             ticks: AtomicU64::new(0),
             max_uncharged_ns: AtomicU64::new(0),
+            max_uncharged_end_ns: AtomicU64::new(0),
             last_tick_ns: AtomicU64::new(0),
             switches_at_tick: AtomicU64::new(0),
             current_task: AtomicU16::new(0),

@@ -954,9 +954,12 @@ fn note_tick_gap(cpu: usize, running: bool, now: u64) {
     let last = this.last_tick_ns.swap(now, Ordering::Relaxed);
     let switches = this.context_switches.load(Ordering::Relaxed);
     let switched = this.switches_at_tick.swap(switches, Ordering::Relaxed) != switches;
-    if last != 0 && (running || switched) {
-        this.max_uncharged_ns
-            .fetch_max(now.saturating_sub(last), Ordering::Relaxed);
+    let gap = now.saturating_sub(last);
+    if last != 0
+        && (running || switched)
+        && this.max_uncharged_ns.fetch_max(gap, Ordering::Relaxed) < gap
+    {
+        this.max_uncharged_end_ns.store(now, Ordering::Relaxed);
     }
 }
 

@@ -20,6 +20,8 @@
 //!                                       EAS while overutilized (eas_overutilized=) on pixel6
 //! cargo xtask agree TRANSCRIPT SCENARIO.json rr|cfs|eevdf [--limit N] [--sim FILE.csv]
 //!                                       compare a saved kernel trace with the simulator
+//! cargo xtask compare SCENARIO.json [--board NAME] [--cpus N] [--append "ARGS"]
+//!                                       the kernel under icount beside the simulator, one table
 //! cargo xtask report TRANSCRIPT [--json FILE]
 //!                                       summarise a saved transcript's report records
 //! ```
@@ -42,12 +44,14 @@ mod bench;
 mod board;
 mod board_cases;
 mod citations;
+mod compare;
 mod cpufreq_experiment;
 mod eas_cases;
 mod eas_experiment;
 mod experiment;
 mod hil;
 mod hil_cases;
+mod icount_warnings;
 mod kernel_trace;
 mod plot;
 mod progress;
@@ -71,7 +75,7 @@ use qemu::QemuConfig;
 fn usage() -> String {
     "usage: cargo xtask <runner KERNEL [--board NAME] [--cpus N] [--gic 2|3] [--el 1|2] [--icount] [--image] \
      [--timeout S] [--append ARGS] [--dtb FILE] [--scenario FILE.json] [--report FILE.json] [--trace FILE] [--explain N] [--rtapp-logs DIR] [--verbose] [--qemu-log FILE] \
-     | report TRANSCRIPT [--json FILE] | agree TRANSCRIPT SCENARIO.json POLICY [--limit N] [--sim FILE.csv] | replay TRANSCRIPT | bandwidth-experiment KERNEL [--quick | --energy] | cpufreq-experiment KERNEL | eas-experiment KERNEL [--runs N] [--quick] | bench [--check | --check-targets] [--kernel FILE] | test [--only NAME] [--sabotage] [--no-lint] [--gaps | --groups-sweep] | hil KERNEL --console PATH (--tftp DIR | --serial-load) [...] (docs/hil.md) | lint | ensure-tools | trace-checks | rtapp-log-checks | plot TRACE OUT_DIR>"
+     | compare SCENARIO.json [--board NAME] [--cpus N] [--append ARGS] [--timeout S] [--kernel FILE] | report TRANSCRIPT [--json FILE] | agree TRANSCRIPT SCENARIO.json POLICY [--limit N] [--sim FILE.csv] | replay TRANSCRIPT | bandwidth-experiment KERNEL [--quick | --energy] | cpufreq-experiment KERNEL | eas-experiment KERNEL [--runs N] [--quick] | bench [--check | --check-targets] [--kernel FILE] | test [--only NAME] [--sabotage] [--no-lint] [--gaps | --groups-sweep] | hil KERNEL --console PATH (--tftp DIR | --serial-load) [...] (docs/hil.md) | lint | ensure-tools | trace-checks | rtapp-log-checks | plot TRACE OUT_DIR>"
         .into()
 }
 
@@ -289,6 +293,7 @@ fn runner(args: &[String]) -> Result<ExitCode, String> {
         },
         outcome.wall.as_secs_f64()
     );
+    icount_warnings::print(&outcome.lines);
     // A bad report (or trace) fails a clean run, but never hides a failing
     // exit status.
     let mut written = report::emit(&outcome.lines, report_json.as_deref());
@@ -390,6 +395,7 @@ fn main() -> ExitCode {
             }),
         Some("report") => report::command(&args[1..]),
         Some("agree") => agree::command(&args[1..]),
+        Some("compare") => compare::command(&args[1..]),
         Some("replay") => replay::command(&args[1..]),
         _ => Err(usage()),
     };

@@ -516,8 +516,10 @@ pub fn decode_frames(
                     }
                     (None, None) => message,
                 };
-                // Tracepoint records are data for `--trace`, not for a reader.
-                if echo && !line.contains("tracepoint: ") {
+                // Tracepoint records are data for `--trace`, and the turns
+                // lines for the runner's warnings (`icount_warnings`), not
+                // for a reader.
+                if echo && !line.contains("tracepoint: ") && !line.contains("turns: ") {
                     let _terminal = crate::progress::before_output();
                     println!("{line}");
                 }
