@@ -95,8 +95,14 @@ impl TimerQueue {
         }
     }
 
+    /// Expiry order, ties broken by timer id: at one instant a task's
+    /// sleep timer runs before the tick, the tick before the slice-end timer,
+    /// then the bandwidth, limit-change and frequency timers, the order in
+    /// which the simulator handles one instant's timer events
+    /// (`sim/src/engine/mod.rs`), so that both see the same state at each.
     fn earlier(&self, a: usize, b: usize) -> bool {
-        self.expires[self.heap[a] as usize] < self.expires[self.heap[b] as usize]
+        let (a, b) = (self.heap[a] as usize, self.heap[b] as usize);
+        (self.expires[a], a) < (self.expires[b], b)
     }
 
     fn swap(&mut self, a: usize, b: usize) {

@@ -227,7 +227,18 @@ fn instance_main(index: usize) {
         crate::task::sleep_for(ns(spec.delay_us));
     }
     let mut cursor = Cursor::default();
-    let mut iteration_start = now_ns();
+    // A started instance's program starts at its start instant, when the
+    // starter made it runnable (`start + delay`), as the simulator starts it:
+    // its timers' grids count from there, not from when it first got a CPU
+    // (the starter takes tens of microseconds to create a run's instances,
+    // which would put every later wake-up that far off the ticks the
+    // simulator's wake-ups share; docs/icount.md). A forked one starts now.
+    let mut program_start = Some(if index < STARTED_INSTANCES.load(Ordering::Acquire) {
+        run.start + ns(spec.delay_us)
+    } else {
+        now_ns()
+    });
+    let mut iteration_start = 0;
     // Read once: with logs off, each event below only tests this local.
     let log = instance.rtapp_log.get();
     let since_start = |time: u64| time.saturating_sub(run.start);
@@ -251,7 +262,7 @@ fn instance_main(index: usize) {
         }
         let now = now_ns();
         if iteration_begins {
-            iteration_start = now;
+            iteration_start = program_start.take().unwrap_or(now);
         }
         if let Some(log) = log {
             log_event(log, event, phase, iteration_begins, since_start(now));
