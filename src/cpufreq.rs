@@ -226,6 +226,35 @@ pub fn trace_frequencies(now: u64) {
     }
 }
 
+/// Starts every domain afresh at now, as boot built it: the governor's
+/// initial frequency (the highest under schedutil), its rate limit counted
+/// from now, no change pending, the meter at zero. An rt-app run starts so,
+/// as the simulator's run starts its domains at time 0: the frequencies the
+/// kernel's own boot left behind (its work on CPU 0 before the run) would
+/// otherwise set the pace of the run's first periods.
+pub fn restart_domains() {
+    let now = crate::arch::timer::now_ns();
+    for (index, domain) in DOMAINS
+        .get()
+        .map_or(&[][..], Vec::as_slice)
+        .iter()
+        .enumerate()
+    {
+        crate::hrtimer::cancel(crate::hrtimer::cpufreq_timer(index));
+        let busy = busy_of(domain, now);
+        let mut policy = domain.policy.lock();
+        if let Ok(fresh) = FrequencyDomain::new(policy.spec().clone(), now, &busy) {
+            *policy = fresh;
+        }
+        let scale = policy.frequency_scale();
+        for &cpu in &domain.cpus {
+            percpu::of(cpu)
+                .frequency_scale
+                .store(scale, Ordering::Relaxed);
+        }
+    }
+}
+
 /// Starts every meter afresh at now (the start of a run's window).
 pub fn restart_meters() {
     let now = crate::arch::timer::now_ns();

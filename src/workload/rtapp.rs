@@ -227,18 +227,7 @@ fn instance_main(index: usize) {
         crate::task::sleep_for(ns(spec.delay_us));
     }
     let mut cursor = Cursor::default();
-    // A started instance's program starts at its start instant, when the
-    // starter made it runnable (`start + delay`), as the simulator starts it:
-    // its timers' grids count from there, not from when it first got a CPU
-    // (the starter takes tens of microseconds to create a run's instances,
-    // which would put every later wake-up that far off the ticks the
-    // simulator's wake-ups share; docs/icount.md). A forked one starts now.
-    let mut program_start = Some(if index < STARTED_INSTANCES.load(Ordering::Acquire) {
-        run.start + ns(spec.delay_us)
-    } else {
-        now_ns()
-    });
-    let mut iteration_start = 0;
+    let mut iteration_start = now_ns();
     // Read once: with logs off, each event below only tests this local.
     let log = instance.rtapp_log.get();
     let since_start = |time: u64| time.saturating_sub(run.start);
@@ -262,7 +251,7 @@ fn instance_main(index: usize) {
         }
         let now = now_ns();
         if iteration_begins {
-            iteration_start = program_start.take().unwrap_or(now);
+            iteration_start = now;
         }
         if let Some(log) = log {
             log_event(log, event, phase, iteration_begins, since_start(now));
@@ -720,7 +709,7 @@ fn starter_main(_: usize) {
     sleep_until(run.start);
     crate::task::tracepoint::start(run.start);
     STARTED_COUNTERS.call_once(CpuCounters::now);
-    crate::cpufreq::restart_meters();
+    crate::cpufreq::restart_domains();
     if crate::task::tracepoint::recording() {
         crate::cpufreq::trace_frequencies(now_ns());
     }
