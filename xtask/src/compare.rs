@@ -23,6 +23,7 @@ use fairway_sched::boot_options::SchedConfig;
 
 use crate::board::{Board, workspace_root};
 use crate::qemu::{self, QemuConfig};
+use crate::test::Case;
 
 /// Runtime may differ by this fraction of the simulator's.
 pub const RUNTIME_FRACTION: f64 = 0.02;
@@ -472,6 +473,58 @@ pub fn command(args: &[String]) -> Result<ExitCode, String> {
     } else {
         ExitCode::FAILURE
     })
+}
+
+/// One agreement case: `scenario` on `board` under icount, every row of
+/// its comparison with the simulator within its bound.
+fn agreement_case(name: &str, board: &'static str, cpus: u32, scenario: &'static str) -> Case {
+    let sim_board = (board != "qemu-virt").then_some(board);
+    Case::new(name.to_string(), "fairway")
+        .board(board)
+        .cpus(cpus)
+        .icount()
+        .timeout(300)
+        .scenario(scenario)
+        .append(kernel_append(""))
+        .check(move |lines| {
+            compare_lines(&workspace_root().join(scenario), sim_board, cpus, "", lines)?.check()
+        })
+}
+
+/// The agreement cases of the test command: the kernel tells the
+/// simulator's story on each (docs/icount.md, "Agreement").
+pub(crate) fn cases() -> Vec<Case> {
+    vec![
+        agreement_case(
+            "agree-compare-ui-juno-r2",
+            "juno-r2",
+            6,
+            "tests/scenarios/agree-ui-juno-r2.json",
+        ),
+        agreement_case(
+            "agree-compare-mix-pixel6",
+            "pixel6",
+            8,
+            "tests/scenarios/agree-mix-pixel6.json",
+        ),
+        agreement_case(
+            "agree-compare-bandwidth-4cpus",
+            "qemu-virt",
+            4,
+            "tests/scenarios/agree-bandwidth-4cpus.json",
+        ),
+    ]
+}
+
+/// The agreement cases the kernel does not pass yet, each diagnosed in
+/// docs/icount.md (`cargo xtask test --gaps`).
+pub(crate) fn known_gaps() -> Vec<Case> {
+    vec![agreement_case(
+        "agree-compare-three-small-juno-r0",
+        "juno-r0",
+        6,
+        "tests/scenarios/agree-three-small-juno-r0.json",
+    )]
 }
 
 #[cfg(test)]

@@ -862,6 +862,7 @@ fn cases() -> Vec<Case> {
     cases.extend(crate::bandwidth_cases::cases());
     cases.extend(crate::board_cases::cases());
     cases.extend(crate::eas_cases::cases());
+    cases.extend(crate::compare::cases());
     cases
 }
 
@@ -1395,6 +1396,7 @@ pub fn run(args: &[String]) -> Result<ExitCode, String> {
     let all = if gaps {
         let mut gaps = crate::workload_cases::known_gaps();
         gaps.extend(crate::eas_cases::known_gaps());
+        gaps.extend(crate::compare::known_gaps());
         gaps
     } else if sweep {
         crate::workload_cases::groups_sweep()
