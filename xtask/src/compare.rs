@@ -473,7 +473,7 @@ pub fn command(args: &[String]) -> Result<ExitCode, String> {
     let sim_board = (board != "qemu-virt").then_some(board.as_str());
     let comparison = compare_lines(&scenario, sim_board, cpus, &append, &outcome.lines)?;
     print!("{}", comparison.table());
-    crate::icount_warnings::print(&outcome.lines);
+    crate::icount_warnings::print(&outcome.lines, true);
     Ok(if check && !comparison.disagreements().is_empty() {
         ExitCode::FAILURE
     } else {

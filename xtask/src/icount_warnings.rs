@@ -33,8 +33,9 @@ fn field(line: &str, key: &str) -> Option<u64> {
 }
 
 /// The warnings a transcript calls for, one per CPU whose longest uncharged
-/// stretch passed two tick periods.
-pub fn warnings(lines: &[String]) -> Vec<String> {
+/// stretch passed two tick periods; `icount`: the run was under icount (one
+/// vCPU at a time), else each vCPU had a host thread of its own.
+pub fn warnings(lines: &[String], icount: bool) -> Vec<String> {
     let Some(tick) = tick_ns(lines) else {
         return Vec::new();
     };
@@ -52,11 +53,16 @@ pub fn warnings(lines: &[String]) -> Vec<String> {
             continue;
         };
         if gap > 2 * tick {
+            let held = if icount {
+                "another vCPU held QEMU's turn"
+            } else {
+                "the host did not run this vCPU's thread (its cores were busy)"
+            };
             out.push(format!(
                 "warning: cpu{cpu} went {:.3} ms ({:.1} ticks) without its time charged, \
-                 from {:.6} s to {:.6} s after boot: for {:.3} ms past its tick another vCPU \
-                 held QEMU's turn while cpu{cpu} had a task to run, so emulation, not \
-                 scheduling, shaped what happened there (docs/icount.md)",
+                 from {:.6} s to {:.6} s after boot: for {:.3} ms past its tick {held} \
+                 while cpu{cpu} had a task to run, so emulation, not scheduling, shaped \
+                 what happened there (docs/icount.md)",
                 gap as f64 / 1e6,
                 gap as f64 / tick as f64,
                 end.saturating_sub(gap) as f64 / 1e9,
@@ -69,8 +75,8 @@ pub fn warnings(lines: &[String]) -> Vec<String> {
 }
 
 /// Prints [`warnings`] to standard error.
-pub fn print(lines: &[String]) {
-    for warning in warnings(lines) {
+pub fn print(lines: &[String], icount: bool) {
+    for warning in warnings(lines, icount) {
         eprintln!("xtask: {warning}");
     }
 }
@@ -90,10 +96,12 @@ mod tests {
              turns: cpu=1 max_uncharged_ns=8000000 end_ns=100000000\n\
              turns: cpu=2 max_uncharged_ns=11986832 end_ns=1234000000",
         );
-        let warnings = warnings(&transcript);
+        let warnings = warnings(&transcript, true);
         assert_eq!(warnings.len(), 1, "{warnings:?}");
         assert!(warnings[0].starts_with("warning: cpu2 went 11.987 ms (3.0 ticks)"));
         assert!(warnings[0].contains("to 1.234000 s after boot"));
+        assert!(warnings[0].contains("another vCPU held QEMU's turn"));
+        assert!(super::warnings(&transcript, false)[0].contains("did not run this vCPU's thread"));
     }
 
     #[test]
@@ -102,6 +110,6 @@ mod tests {
             "INFO  1/1 CPUs online, scheduler eevdf, timer 62500000 Hz, HZ=1000, slice 4000 us\n\
              turns: cpu=0 max_uncharged_ns=1000080 end_ns=5000000",
         );
-        assert!(warnings(&transcript).is_empty());
+        assert!(warnings(&transcript, true).is_empty());
     }
 }

@@ -293,7 +293,7 @@ fn runner(args: &[String]) -> Result<ExitCode, String> {
         },
         outcome.wall.as_secs_f64()
     );
-    icount_warnings::print(&outcome.lines);
+    icount_warnings::print(&outcome.lines, config.icount);
     // A bad report (or trace) fails a clean run, but never hides a failing
     // exit status.
     let mut written = report::emit(&outcome.lines, report_json.as_deref());
