@@ -514,17 +514,7 @@ pub fn simulate_and_judge(
 ) -> Result<(Verdict, JudgeBoard, crate::Results), crate::SimError> {
     let judge_board = load_board(board)?;
     let results = simulate_on(board, &shape.to_scenario(), options)?;
-    let switches: Vec<(u64, usize, Option<String>)> = results
-        .switches
-        .iter()
-        .map(|s| {
-            (
-                s.time_ns,
-                s.cpu,
-                s.next.map(|t| results.tasks[t].name.clone()),
-            )
-        })
-        .collect();
+    let switches = results.named_switches();
     let verdict = judge(
         &judge_board,
         shape,

@@ -158,6 +158,15 @@ impl Results {
         task.map_or("idle", |t| self.tasks[t].name.as_str())
     }
 
+    /// Every switch as `(time_ns, cpu, next task's name)` (`None`: idle),
+    /// the form `judge::stretches` reads, as the kernel's trace gives it.
+    pub fn named_switches(&self) -> Vec<(u64, usize, Option<String>)> {
+        self.switches
+            .iter()
+            .map(|s| (s.time_ns, s.cpu, s.next.map(|t| self.tasks[t].name.clone())))
+            .collect()
+    }
+
     /// The results as JSON (keys in a fixed order), with the first `switch_limit` switches.
     pub fn to_json(&self, switch_limit: usize) -> Value {
         let tasks: Vec<Value> = self

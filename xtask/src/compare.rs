@@ -16,7 +16,7 @@
 //! command (`agree-*`) hold every row inside them.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, ExitCode};
+use std::process::ExitCode;
 use std::time::Duration;
 
 use fairway_sched::boot_options::SchedConfig;
@@ -222,30 +222,6 @@ fn simulate(
     Ok((results, capacities))
 }
 
-/// The kernel's `trace: switch` lines as `(time_ns, cpu, next)`.
-fn kernel_switches(lines: &[String]) -> Vec<(u64, usize, Option<String>)> {
-    let mut out = Vec::new();
-    for line in lines {
-        let Some(at) = line.find("trace: switch ") else {
-            continue;
-        };
-        let rest = &line[at..];
-        let field = |key: &str| {
-            rest.split_whitespace()
-                .find_map(|w| w.strip_prefix(key)?.strip_prefix('='))
-        };
-        let (Some(time), Some(cpu), Some(next)) = (
-            field("time_ns").and_then(|v| v.parse().ok()),
-            field("cpu").and_then(|v| v.parse().ok()),
-            field("next"),
-        ) else {
-            continue;
-        };
-        out.push((time, cpu, Some(next.to_string())));
-    }
-    out
-}
-
 /// Compares a kernel run of `scenario` (its decoded `lines`, booted with
 /// `trace_switches` and the same `append`) with the simulator's.
 pub fn compare_lines(
@@ -262,28 +238,19 @@ pub fn compare_lines(
         .first()
         .ok_or("the kernel printed no report (did the run end?)")?;
     let classes = classes(&capacities);
-    let switches = kernel_switches(lines);
-    if switches.is_empty() {
-        return Err("the kernel traced no switch (boot with trace_switches=N)".into());
-    }
+    let switches = crate::eas_cases::kernel_switches(lines)?;
     if switches.len() as u64 >= TRACE_SWITCHES {
         return Err(format!(
             "the kernel's trace is full ({TRACE_SWITCHES} switches): the class shares would be cut"
         ));
     }
     let kernel_shares = class_shares(&switches, run.wall_ns, &capacities, &classes);
-    let simulator_switches: Vec<(u64, usize, Option<String>)> = results
-        .switches
-        .iter()
-        .map(|s| {
-            (
-                s.time_ns,
-                s.cpu,
-                s.next.map(|t| results.tasks[t].name.clone()),
-            )
-        })
-        .collect();
-    let simulator_shares = class_shares(&simulator_switches, results.end_ns, &capacities, &classes);
+    let simulator_shares = class_shares(
+        &results.named_switches(),
+        results.end_ns,
+        &capacities,
+        &classes,
+    );
     let run_ns = results.end_ns.max(1);
     let mut rows = Vec::new();
     for task in &results.tasks {
@@ -355,28 +322,6 @@ pub fn kernel_append(append: &str) -> String {
         .to_string()
 }
 
-/// Builds the release kernel `cargo run` boots and returns its path.
-fn build_kernel() -> Result<PathBuf, String> {
-    let root = workspace_root();
-    eprintln!("xtask: compare: building the kernel");
-    let status = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
-        .current_dir(&root)
-        .args([
-            "build",
-            "--release",
-            "--package",
-            "fairway",
-            "--bin",
-            "fairway",
-        ])
-        .status()
-        .map_err(|e| format!("cargo: {e}"))?;
-    if !status.success() {
-        return Err("compare: the kernel did not build".into());
-    }
-    Ok(root.join("target/aarch64-unknown-none-softfloat/release/fairway"))
-}
-
 const USAGE: &str = "usage: cargo xtask compare SCENARIO.json [--board NAME] [--cpus N] \
                      [--append \"ARGS\"] [--timeout S] [--kernel FILE] [--check]";
 
@@ -441,7 +386,7 @@ pub fn command(args: &[String]) -> Result<ExitCode, String> {
     crate::tools::ensure()?;
     let kernel = match kernel {
         Some(path) => path,
-        None => build_kernel()?,
+        None => crate::rtapp_log_cases::build_kernel()?,
     };
     let mut config = QemuConfig::for_board(loaded);
     config.cpus = cpus;

@@ -163,7 +163,9 @@ fn feec_at_every_wakeup(lines: &[String]) -> Result<(), String> {
 
 /// `(time_ns, cpu, next)` of every `trace: switch` line, times since the
 /// scenario's start.
-fn kernel_switches(lines: &[String]) -> Result<Vec<(u64, usize, Option<String>)>, String> {
+pub(crate) fn kernel_switches(
+    lines: &[String],
+) -> Result<Vec<(u64, usize, Option<String>)>, String> {
     let mut out = Vec::new();
     for line in lines {
         let Some(at) = line.find("trace: switch ") else {

@@ -62,8 +62,9 @@ pub fn run() -> Result<(u64, u64), String> {
 }
 
 /// The default release kernel (rt-app's logs are a boot option, not a
-/// feature), built where `cargo build --release` puts it.
-fn build_kernel() -> Result<PathBuf, String> {
+/// feature), built where `cargo build --release` puts it (`cargo run` boots
+/// it; `cargo xtask compare` too).
+pub(crate) fn build_kernel() -> Result<PathBuf, String> {
     let root = workspace_root();
     let output = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
         .current_dir(&root)
