@@ -235,8 +235,10 @@ fn judge_kernel_run(board: &str, shape: &str, lines: &[String]) -> Result<(), St
 ///   hand QEMU's turn on". It passed before by the luck of a phase;
 /// - juno-r2 two-big-three-small: small0 on big CPU 2 (ratio 1.0109); it
 ///   starts there as juno-r0's failing run does, not measured further;
-/// - pixel6 three-small: small tasks on CPUs 0, 4, 7 (ratio 1.32); not
-///   diagnosed.
+/// - pixel6 three-small: small tasks on CPUs 0, 4, 7 (ratio 1.32): two of
+///   the three simultaneous wake-ups are placed on middle CPU 5 from its
+///   published load before it enqueued the first (its wake-up IPI waits for
+///   its vCPU's turn), and the one that waits keeps util_est 80 (docs/eas.md).
 ///
 /// pixel6 two-big-three-small and pixel6 alternating pass since busy loops
 /// hand QEMU's turn on (7f638c9) and are ordinary cases again. The gaps
