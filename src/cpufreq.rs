@@ -182,12 +182,7 @@ fn change_due(argument: usize) {
 fn apply(index: usize, domain: &Domain, policy: &mut FrequencyDomain, change: FrequencyChange) {
     let busy = busy_of(domain, change.at);
     if policy.apply(change, &busy) {
-        let scale = policy.frequency_scale();
-        for &cpu in &domain.cpus {
-            percpu::of(cpu)
-                .frequency_scale
-                .store(scale, Ordering::Relaxed);
-        }
+        publish_scale(domain, policy);
         if crate::task::explain::explaining() {
             let cpus = domain.cpus.iter().map(|&cpu| {
                 let capacity = u64::from(percpu::of(cpu).capacity.load(Ordering::Relaxed));
@@ -246,12 +241,18 @@ pub fn restart_domains() {
         if let Ok(fresh) = FrequencyDomain::new(policy.spec().clone(), now, &busy) {
             *policy = fresh;
         }
-        let scale = policy.frequency_scale();
-        for &cpu in &domain.cpus {
-            percpu::of(cpu)
-                .frequency_scale
-                .store(scale, Ordering::Relaxed);
-        }
+        publish_scale(domain, &policy);
+    }
+}
+
+/// The frequency scale `policy` is at, for each of `domain`'s CPUs (their
+/// work rate, and their run queues' at the next tick).
+fn publish_scale(domain: &Domain, policy: &FrequencyDomain) {
+    let scale = policy.frequency_scale();
+    for &cpu in &domain.cpus {
+        percpu::of(cpu)
+            .frequency_scale
+            .store(scale, Ordering::Relaxed);
     }
 }
 

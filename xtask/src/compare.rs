@@ -71,9 +71,6 @@ impl Row {
 /// The comparison of one scenario's two runs.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Comparison {
-    /// The CPU classes by capacity, ascending (`LITTLE`, `mid`, `big`; one
-    /// class `all` on a board whose CPUs are alike).
-    pub classes: Vec<(String, u32)>,
     /// The rows: per task (runtime, wait, missed periods, shares), then per
     /// performance domain.
     pub rows: Vec<Row>,
@@ -94,7 +91,7 @@ impl Comparison {
         for row in &self.rows {
             let mark = if row.agrees() { "" } else { "  <<" };
             out.push_str(&format!(
-                "{:<32} {:>11.p$} {:<2} {:>11.p$} {:<2} {:>+9.p$} {:<2} {:>7.p$} {:<2}{mark}\n",
+                "{:<32} {:>11.1} {:<2} {:>11.1} {:<2} {:>+9.1} {:<2} {:>7.1} {:<2}{mark}\n",
                 row.what,
                 row.simulator,
                 row.unit,
@@ -104,7 +101,6 @@ impl Comparison {
                 row.unit,
                 row.bound,
                 row.unit,
-                p = 1,
             ));
         }
         let outside = self.disagreements().len();
@@ -312,7 +308,7 @@ pub fn compare_lines(
             bound: mj(domain.energy_nj) * ENERGY_FRACTION,
         });
     }
-    Ok(Comparison { classes, rows })
+    Ok(Comparison { rows })
 }
 
 /// The kernel's boot options for a comparison: `append` and the switch trace.
@@ -519,7 +515,6 @@ mod tests {
             bound,
         };
         let comparison = Comparison {
-            classes: vec![("all".into(), 1024)],
             rows: vec![row(305.0, 308.7, 6.1), row(305.0, 808.6, 6.1)],
         };
         assert_eq!(comparison.disagreements().len(), 1);
