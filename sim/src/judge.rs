@@ -524,6 +524,70 @@ pub fn simulate_and_judge(
     Ok((verdict, judge_board, results))
 }
 
+/// One shape's verdicts on one board across tick phases: the energy ratio
+/// of each run, and the seeds whose run fails the placement check.
+#[derive(Clone, Debug)]
+pub struct PhaseSpread {
+    /// The `tick_seed` of each run (0: every CPU ticks at `k/HZ`).
+    pub seeds: Vec<u64>,
+    /// Each run's energy ratio, actual over best, in the order of `seeds`.
+    pub ratios: Vec<f64>,
+    /// The seeds whose run fails [`Verdict::check_placement`].
+    pub placement_failures: Vec<u64>,
+}
+
+impl PhaseSpread {
+    /// The highest energy ratio of the runs.
+    pub fn worst_ratio(&self) -> f64 {
+        self.ratios.iter().copied().fold(0.0, f64::max)
+    }
+
+    /// The seeds whose run is above `limit` (LISA's is 1.05).
+    pub fn above(&self, limit: f64) -> Vec<u64> {
+        self.seeds
+            .iter()
+            .zip(&self.ratios)
+            .filter(|(_, r)| **r > limit)
+            .map(|(s, _)| *s)
+            .collect()
+    }
+}
+
+/// Runs `shape` on `board` once per tick phase, `tick_seed` = each of
+/// `seeds` (0: the ticks of every CPU at `k/HZ`; N > 0: each CPU's tick
+/// starts at a phase drawn from N, as the kernel's `tick_seed=N`), with the
+/// kernel's `options` besides, and judges every run.
+///
+/// Why: a run's placement is a chain of one-task-at-a-time choices, each
+/// decided by PELT signals sampled at a tick, a wake-up or a PELT period
+/// boundary, so two runs that differ only in where the ticks fall can end in
+/// different placements. One run's verdict says what that phase gave; the
+/// spread says what the model gives (docs/eas.md, "Verdicts across tick
+/// phases").
+pub fn phase_spread(
+    board: &str,
+    shape: &Shape,
+    options: &str,
+    seeds: core::ops::Range<u64>,
+    settle_ns: u64,
+) -> Result<PhaseSpread, crate::SimError> {
+    let mut spread = PhaseSpread {
+        seeds: Vec::new(),
+        ratios: Vec::new(),
+        placement_failures: Vec::new(),
+    };
+    for seed in seeds {
+        let options = format!("{options} tick_seed={seed}");
+        let (verdict, judge_board, _) = simulate_and_judge(board, shape, &options, settle_ns)?;
+        spread.seeds.push(seed);
+        spread.ratios.push(verdict.ratio());
+        if verdict.check_placement(&judge_board).is_err() {
+            spread.placement_failures.push(seed);
+        }
+    }
+    Ok(spread)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

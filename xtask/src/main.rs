@@ -22,6 +22,9 @@
 //!                                       compare a saved kernel trace with the simulator
 //! cargo xtask compare SCENARIO.json [--board NAME] [--cpus N] [--append "ARGS"]
 //!                                       the kernel under icount beside the simulator, one table
+//! cargo xtask judge-phases [--board NAME]... [--shape NAME]... [--seeds N] [--sim-only]
+//!                                       the EAS placement judge across tick phases (tick_seed),
+//!                                       the kernel under icount beside the simulator
 //! cargo xtask report TRANSCRIPT [--json FILE]
 //!                                       summarise a saved transcript's report records
 //! ```
@@ -52,6 +55,7 @@ mod experiment;
 mod hil;
 mod hil_cases;
 mod icount_warnings;
+mod judge_phases;
 mod kernel_trace;
 mod plot;
 mod progress;
@@ -75,7 +79,7 @@ use qemu::QemuConfig;
 fn usage() -> String {
     "usage: cargo xtask <runner KERNEL [--board NAME] [--cpus N] [--gic 2|3] [--el 1|2] [--icount] [--image] \
      [--timeout S] [--append ARGS] [--dtb FILE] [--scenario FILE.json] [--report FILE.json] [--trace FILE] [--explain N] [--rtapp-logs DIR] [--verbose] [--qemu-log FILE] \
-     | compare SCENARIO.json [--board NAME] [--cpus N] [--append ARGS] [--timeout S] [--kernel FILE] | report TRANSCRIPT [--json FILE] | agree TRANSCRIPT SCENARIO.json POLICY [--limit N] [--sim FILE.csv] | replay TRANSCRIPT | bandwidth-experiment KERNEL [--quick | --energy] | cpufreq-experiment KERNEL | eas-experiment KERNEL [--runs N] [--quick] | bench [--check | --check-targets] [--kernel FILE] | test [--only NAME] [--sabotage] [--no-lint] [--gaps | --groups-sweep] | hil KERNEL --console PATH (--tftp DIR | --serial-load) [...] (docs/hil.md) | lint | ensure-tools | trace-checks | rtapp-log-checks | plot TRACE OUT_DIR>"
+     | compare SCENARIO.json [--board NAME] [--cpus N] [--append ARGS] [--timeout S] [--kernel FILE] | judge-phases [--board NAME]... [--shape NAME]... [--seeds N] [--kernel FILE] [--sim-only] | report TRANSCRIPT [--json FILE] | agree TRANSCRIPT SCENARIO.json POLICY [--limit N] [--sim FILE.csv] | replay TRANSCRIPT | bandwidth-experiment KERNEL [--quick | --energy] | cpufreq-experiment KERNEL | eas-experiment KERNEL [--runs N] [--quick] | bench [--check | --check-targets] [--kernel FILE] | test [--only NAME] [--sabotage] [--no-lint] [--gaps | --groups-sweep] | hil KERNEL --console PATH (--tftp DIR | --serial-load) [...] (docs/hil.md) | lint | ensure-tools | trace-checks | rtapp-log-checks | plot TRACE OUT_DIR>"
         .into()
 }
 
@@ -396,6 +400,7 @@ fn main() -> ExitCode {
         Some("report") => report::command(&args[1..]),
         Some("agree") => agree::command(&args[1..]),
         Some("compare") => compare::command(&args[1..]),
+        Some("judge-phases") => judge_phases::command(&args[1..]),
         Some("replay") => replay::command(&args[1..]),
         _ => Err(usage()),
     };
