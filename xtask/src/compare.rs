@@ -74,6 +74,10 @@ pub struct Comparison {
     /// The rows: per task (runtime, wait, missed periods, shares), then per
     /// performance domain.
     pub rows: Vec<Row>,
+    /// With `--phases N`: per row, the least and the greatest of the
+    /// simulator's values over tick phases 0 to N−1 (`tick_seed`); empty
+    /// otherwise. Shown beside the table, never part of its verdict.
+    pub spread: Vec<(f64, f64)>,
 }
 
 impl Comparison {
@@ -82,16 +86,64 @@ impl Comparison {
         self.rows.iter().filter(|row| !row.agrees()).collect()
     }
 
+    /// Records the simulator's values of `others`, the same scenario at
+    /// other tick phases (rows in the same order), as each row's spread.
+    pub fn set_spread(&mut self, others: &[Comparison]) {
+        self.spread = self
+            .rows
+            .iter()
+            .enumerate()
+            .map(|(index, row)| {
+                others
+                    .iter()
+                    .filter_map(|other| other.rows.get(index))
+                    .fold((row.simulator, row.simulator), |(low, high), other| {
+                        (low.min(other.simulator), high.max(other.simulator))
+                    })
+            })
+            .collect();
+    }
+
+    /// Whether row `index`'s kernel value lies within the simulator's
+    /// spread over tick phases, widened by the row's bound.
+    fn within_spread(&self, index: usize) -> bool {
+        self.spread.get(index).is_some_and(|&(low, high)| {
+            let row = &self.rows[index];
+            row.kernel >= low - row.bound && row.kernel <= high + row.bound
+        })
+    }
+
     /// The table, one row a line, rows outside the bounds marked `<<`.
     pub fn table(&self) -> String {
+        let phases = !self.spread.is_empty();
         let mut out = format!(
-            "{:<32} {:>14} {:>14} {:>12} {:>10}\n",
-            "", "simulator", "kernel", "difference", "bound"
+            "{:<32} {:>14} {:>14} {:>12} {:>10}{}\n",
+            "",
+            "simulator",
+            "kernel",
+            "difference",
+            "bound",
+            if phases {
+                "   simulator over the tick phases"
+            } else {
+                ""
+            }
         );
-        for row in &self.rows {
+        for (index, row) in self.rows.iter().enumerate() {
             let mark = if row.agrees() { "" } else { "  <<" };
+            let spread = match self.spread.get(index) {
+                Some((low, high)) => format!(
+                    "   {low:>9.1}..{high:<9.1}{}",
+                    if self.within_spread(index) {
+                        ""
+                    } else {
+                        " outside"
+                    }
+                ),
+                None => String::new(),
+            };
             out.push_str(&format!(
-                "{:<32} {:>11.1} {:<2} {:>11.1} {:<2} {:>+9.1} {:<2} {:>7.1} {:<2}{mark}\n",
+                "{:<32} {:>11.1} {:<2} {:>11.1} {:<2} {:>+9.1} {:<2} {:>7.1} {:<2}{mark}{spread}\n",
                 row.what,
                 row.simulator,
                 row.unit,
@@ -101,6 +153,16 @@ impl Comparison {
                 row.unit,
                 row.bound,
                 row.unit,
+            ));
+        }
+        if phases {
+            let outside = (0..self.rows.len())
+                .filter(|&index| !self.within_spread(index))
+                .count();
+            out.push_str(&format!(
+                "{outside} of {} rows outside the simulator's spread over the tick phases, \
+                 widened by their bounds (informative: the verdict is phase 0's)\n",
+                self.rows.len()
             ));
         }
         let outside = self.disagreements().len();
@@ -308,7 +370,10 @@ pub fn compare_lines(
             bound: mj(domain.energy_nj) * ENERGY_FRACTION,
         });
     }
-    Ok(Comparison { rows })
+    Ok(Comparison {
+        rows,
+        spread: Vec::new(),
+    })
 }
 
 /// The kernel's boot options for a comparison: `append` and the switch trace.
@@ -319,12 +384,16 @@ pub fn kernel_append(append: &str) -> String {
 }
 
 const USAGE: &str = "usage: cargo xtask compare SCENARIO.json [--board NAME] [--cpus N] \
-                     [--append \"ARGS\"] [--timeout S] [--kernel FILE] [--check]";
+                     [--append \"ARGS\"] [--timeout S] [--kernel FILE] [--phases N] [--check]";
 
 /// `cargo xtask compare SCENARIO [--board B] [--cpus N] [--append ARGS]
-/// [--timeout S] [--kernel FILE] [--check]`: runs the scenario in the
-/// simulator and in the kernel under icount and prints one table; with
-/// `--check` it fails when a row is outside its bound.
+/// [--timeout S] [--kernel FILE] [--phases N] [--check]`: runs the scenario
+/// in the simulator and in the kernel under icount and prints one table;
+/// with `--check` it fails when a row is outside its bound. `--phases N`
+/// also runs the simulator at `tick_seed` 1 to N−1 and shows each row's
+/// spread over those tick phases: where the simulator's own value moves by
+/// more than the bound when only the ticks move, one phase's difference
+/// says little (docs/agreement.md).
 pub fn command(args: &[String]) -> Result<ExitCode, String> {
     let mut scenario = None;
     let mut board = "qemu-virt".to_string();
@@ -333,6 +402,7 @@ pub fn command(args: &[String]) -> Result<ExitCode, String> {
     let mut timeout = 600;
     let mut kernel = None;
     let mut check = false;
+    let mut phases = 1;
     let mut i = 0;
     while i < args.len() {
         let value = || {
@@ -359,6 +429,14 @@ pub fn command(args: &[String]) -> Result<ExitCode, String> {
                     .ok_or_else(|| format!("--timeout {text}: not a number of seconds >= 1"))?;
             }
             "--kernel" => kernel = Some(PathBuf::from(value()?)),
+            "--phases" => {
+                let text = value()?;
+                phases = text
+                    .parse::<u64>()
+                    .ok()
+                    .filter(|n| (1..=256).contains(n))
+                    .ok_or_else(|| format!("--phases {text}: not a number in 1..=256"))?;
+            }
             "--check" => {
                 check = true;
                 i += 1;
@@ -412,7 +490,27 @@ pub fn command(args: &[String]) -> Result<ExitCode, String> {
         ));
     }
     let sim_board = (board != "qemu-virt").then_some(board.as_str());
-    let comparison = compare_lines(&scenario, sim_board, cpus, &append, &outcome.lines)?;
+    let mut comparison = compare_lines(&scenario, sim_board, cpus, &append, &outcome.lines)?;
+    if phases > 1 {
+        if append
+            .split_whitespace()
+            .any(|w| w.starts_with("tick_seed="))
+        {
+            return Err("compare: --phases sets tick_seed itself; drop it from --append".into());
+        }
+        let mut others = Vec::new();
+        for seed in 1..phases {
+            let seeded = format!("{append} tick_seed={seed}");
+            others.push(compare_lines(
+                &scenario,
+                sim_board,
+                cpus,
+                &seeded,
+                &outcome.lines,
+            )?);
+        }
+        comparison.set_spread(&others);
+    }
     print!("{}", comparison.table());
     crate::icount_warnings::print(&outcome.lines, true);
     Ok(if check && !comparison.disagreements().is_empty() {
@@ -516,10 +614,43 @@ mod tests {
         };
         let comparison = Comparison {
             rows: vec![row(305.0, 308.7, 6.1), row(305.0, 808.6, 6.1)],
+            spread: Vec::new(),
         };
         assert_eq!(comparison.disagreements().len(), 1);
         assert!(comparison.check().is_err());
         assert!(comparison.table().contains("<<"));
         assert!(comparison.table().contains("1 of 2 rows outside"));
+    }
+
+    /// The spread over tick phases is each row's least and greatest
+    /// simulator value; a kernel value within it, widened by the bound, is
+    /// not marked `outside`, and the verdict stays phase 0's.
+    #[test]
+    fn the_spread_over_tick_phases_is_shown_not_judged() {
+        let row = |simulator: f64, kernel: f64| Row {
+            what: "small runtime".into(),
+            unit: "ms",
+            simulator,
+            kernel,
+            bound: simulator * RUNTIME_FRACTION,
+        };
+        let mut comparison = Comparison {
+            rows: vec![row(1184.0, 1387.8), row(100.0, 150.0)],
+            spread: Vec::new(),
+        };
+        let other = |a: f64, b: f64| Comparison {
+            rows: vec![row(a, 0.0), row(b, 0.0)],
+            spread: Vec::new(),
+        };
+        comparison.set_spread(&[other(1407.0, 101.0), other(1149.0, 99.0)]);
+        assert_eq!(comparison.spread, vec![(1149.0, 1407.0), (99.0, 101.0)]);
+        assert!(comparison.within_spread(0));
+        assert!(!comparison.within_spread(1));
+        let table = comparison.table();
+        assert!(
+            table.contains("1 of 2 rows outside the simulator's spread"),
+            "{table}"
+        );
+        assert_eq!(comparison.disagreements().len(), 2, "phase 0 decides");
     }
 }

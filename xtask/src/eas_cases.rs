@@ -249,12 +249,19 @@ fn judge_kernel_run(board: &str, shape: &str, lines: &[String]) -> Result<(), St
 ///   lowered (runnable more than 10 above util, §2.4): docs/eas.md,
 ///   "Failures since busy loops hand QEMU's turn on";
 /// - juno-r2 two-big-three-small (1.0109, small0 on big CPU 2): 9 phases of
-///   10 in the kernel, none of 32 in the simulator: a kernel deviation;
+///   10 in the kernel, none of 32 in the simulator: a kernel deviation, from
+///   the boot's utilization on CPU 0 when the run starts 20 ms after boot
+///   (big0 becomes misfit late); with runs started on an idle machine
+///   (branch `wip/idle-start`) it passes at 10 of 10 phases;
 /// - pixel6 three-small (1.32, small tasks on CPUs 0, 4, 7): at 2 phases of
 ///   10 in the kernel, none in the simulator; two of the three simultaneous
 ///   wake-ups are placed on middle CPU 5 from its published load before it
 ///   enqueued the first (its wake-up IPI waits for its vCPU's turn), and the
-///   one that waits keeps util_est 80 (docs/eas.md).
+///   one that waits keeps util_est 80 (docs/eas.md); with runs started on an
+///   idle machine it passes at 10 of 10 phases.
+///
+/// The idle start is not on main: it flips two 10 s equal-share groups
+/// cases at phase 0, which pass at 5 of 6 phases with it (docs/eas.md).
 ///
 /// pixel6 alternating passes at phase 0 and fails the placement check at 9
 /// of 10 phases in the kernel (19 of 32 in the simulator), its energy within
