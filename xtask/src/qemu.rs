@@ -26,6 +26,12 @@ pub struct PreparedScenario {
     pub command_line: String,
 }
 
+/// The largest `-dtb` file QEMU loads: it adds 10,000 bytes of room for its
+/// own edits and drops, without a message, a tree whose size with that room
+/// passes 1 MiB. Measured with QEMU 7.2 on `virt`: 1,038,575 bytes boot,
+/// 1,038,579 bytes reach the kernel as no tree at all (`bad magic`).
+pub const QEMU_DTB_MAX_BYTES: usize = 1_048_576 - 10_000;
+
 /// How to boot one kernel image.
 #[derive(Debug, Clone)]
 pub struct QemuConfig {
@@ -246,6 +252,17 @@ impl QemuConfig {
         if !matches!(self.el, 1 | 2) {
             return Err(format!("--el {}: must be 1 or 2", self.el));
         }
+        // A board that brings its own CPUs (capacities, clusters, OPPs) has
+        // exactly that many: the kernel would stop at boot on the merged
+        // tree (`/cpus/cpu/reg: missing or shorter than #address-cells`).
+        // The simulator refuses the same with the same words.
+        let own_cpus = self.board.dts.is_some() || self.board.cpus_dtsi.is_some();
+        if own_cpus && self.dtb.is_none() && self.cpus != self.board.cpus {
+            return Err(format!(
+                "--cpus {}: board {} has {} CPUs",
+                self.cpus, self.board.name, self.board.cpus
+            ));
+        }
         Ok(())
     }
 
@@ -287,6 +304,14 @@ impl QemuConfig {
         if total != bytes.len() {
             return Err(format!(
                 "--dtb {}: its header says {total} bytes, the file has {}",
+                path.display(),
+                bytes.len()
+            ));
+        }
+        if bytes.len() > QEMU_DTB_MAX_BYTES {
+            return Err(format!(
+                "--dtb {}: {} bytes; QEMU loads a device tree of at most {QEMU_DTB_MAX_BYTES} \
+                 bytes and drops a larger one without a word (the kernel would find no tree)",
                 path.display(),
                 bytes.len()
             ));
@@ -657,4 +682,61 @@ fn which(program: &str) -> Result<PathBuf, String> {
         .find(|candidate| candidate.is_file())
         .and_then(|found| found.canonicalize().ok())
         .ok_or_else(|| format!("{program} is not on the PATH"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(board: &str) -> QemuConfig {
+        QemuConfig::for_board(Board::load(board).unwrap())
+    }
+
+    /// A board with its own CPUs runs with exactly that many; QEMU virt,
+    /// whose tree QEMU makes for any count, takes any count up to 8.
+    #[test]
+    fn a_board_with_its_own_cpus_takes_only_its_count() {
+        let mut pixel6 = config("pixel6");
+        assert!(pixel6.validate().is_ok());
+        pixel6.cpus = 2;
+        assert_eq!(
+            pixel6.validate().unwrap_err(),
+            "--cpus 2: board pixel6 has 8 CPUs"
+        );
+        let mut juno = config("juno-r2");
+        juno.cpus = 4;
+        assert_eq!(
+            juno.validate().unwrap_err(),
+            "--cpus 4: board juno-r2 has 6 CPUs"
+        );
+        let mut virt = config("qemu-virt");
+        virt.cpus = 2;
+        assert!(virt.validate().is_ok());
+    }
+
+    /// A tree QEMU would drop is refused with its size and the limit; one
+    /// byte under the limit passes (the header's size is checked first).
+    #[test]
+    fn a_device_tree_qemu_would_drop_is_refused() {
+        let folder = std::env::temp_dir().join(format!("fairway-dtb-{}", std::process::id()));
+        std::fs::create_dir_all(&folder).unwrap();
+        let tree = |len: usize| {
+            let mut bytes = vec![0u8; len];
+            bytes[..4].copy_from_slice(&[0xd0, 0x0d, 0xfe, 0xed]);
+            bytes[4..8].copy_from_slice(&(len as u32).to_be_bytes());
+            let path = folder.join(format!("{len}.dtb"));
+            std::fs::write(&path, bytes).unwrap();
+            path
+        };
+        let mut virt = config("qemu-virt");
+        virt.dtb = Some(tree(QEMU_DTB_MAX_BYTES));
+        assert!(virt.check_dtb().is_ok());
+        virt.dtb = Some(tree(QEMU_DTB_MAX_BYTES + 1));
+        let error = virt.check_dtb().unwrap_err();
+        assert!(
+            error.contains("1038577 bytes; QEMU loads a device tree of at most 1038576"),
+            "{error}"
+        );
+        let _ = std::fs::remove_dir_all(&folder);
+    }
 }
