@@ -403,6 +403,10 @@ impl<'t> Reader<'t> {
                         let mut changes = Vec::new();
                         for (k, v) in self.unique_object(group, &here)? {
                             let field = join(&here, &k);
+                            let limit = ["shares", "cpu.max", "cpu.max.burst", "cpu.max.changes"];
+                            if entry.path == "/" && limit.contains(&k.as_ref()) {
+                                return Err(ScenarioError::new(field, ErrorKind::RootGroupLimit));
+                            }
                             match k.as_ref() {
                                 "shares" => entry.shares = self.integer(v, &field)?,
                                 "cpu.max" => {

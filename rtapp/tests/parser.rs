@@ -179,6 +179,49 @@ fn shares_outside_linux_range() {
     );
 }
 
+/// The root group has no limit to set (Linux's root cgroup has neither
+/// `cpu.weight` nor `cpu.max`): each one is refused, naming the path.
+#[test]
+fn the_root_group_takes_no_limit() {
+    for (key, value) in [
+        ("shares", "1024"),
+        ("cpu.max", "\"50000 100000\""),
+        ("cpu.max.burst", "1000"),
+        ("cpu.max.changes", "[]"),
+    ] {
+        let text = format!(
+            r#"{{"global": {{"taskgroups": {{"/": {{"{key}": {value}}}}}}}, "tasks": {{"t": {{"run": 5}}}}}}"#
+        );
+        let message = error(&text, 1);
+        assert!(
+            message.starts_with(&format!(
+                "global.taskgroups./.{key}: the root group \"/\" takes no limit"
+            )),
+            "{message}"
+        );
+    }
+    // Naming "/" without a limit stays accepted (tasks placed there are in the root).
+    let text =
+        r#"{"global": {"duration": 1, "taskgroups": {"/": {}}}, "tasks": {"t": {"run": 5}}}"#;
+    assert!(fairway_rtapp::parse_and_validate(text, 1).is_ok());
+}
+
+/// A per-CPU list of the wrong length says that it is the list's length that
+/// is wrong, and the machine's count.
+#[test]
+fn a_per_cpu_list_of_the_wrong_length_names_both_counts() {
+    let text = r#"{"global": {"capacities": [1024, 512]}, "tasks": {"t": {"run": 5}}}"#;
+    assert_eq!(
+        error(text, 4),
+        "global.capacities: the list has 2 values for a machine of 4 CPUs: one per CPU"
+    );
+    let text = r#"{"global": {"frequency_scales": [1024, 512, 512]}, "tasks": {"t": {"run": 5}}}"#;
+    assert_eq!(
+        error(text, 2),
+        "global.frequency_scales: the list has 3 values for a machine of 2 CPUs: one per CPU"
+    );
+}
+
 /// cgroup v2's `cpu.max` ("QUOTA PERIOD" in µs, `max` for no quota, the period
 /// optional) and `cpu.max.burst`.
 #[test]

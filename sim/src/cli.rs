@@ -209,7 +209,17 @@ pub fn parse_args(args: &[String]) -> Result<Options, SimError> {
             "--cpus" => options.cpus = Some(count(value)?),
             "--capacities" => options.capacities = Some(parse_list(arg, value)?),
             "--frequency-scales" => options.frequency_scales = Some(parse_list(arg, value)?),
-            "--duration" => options.duration_ns = Some(parse_time(arg, value)?),
+            "--duration" => {
+                let duration = parse_time(arg, value)?;
+                if duration == 0 {
+                    return Err(bad(
+                        arg,
+                        value,
+                        "must be above 0 (a run of no time simulates nothing)",
+                    ));
+                }
+                options.duration_ns = Some(duration);
+            }
             "--tick-phase" => options.tick_phase_ns = parse_time(arg, value)?,
             "--sample-interval" => {
                 options.sample_interval_ns = parse_time(arg, value)?;
@@ -289,7 +299,21 @@ pub fn capacities(scenario: &Scenario, options: &Options) -> Result<Vec<CpuCapac
             fairway_sched::task::MAX_CPUS
         )));
     }
-    scenario.validate_for(nr_cpus, options.duration_ns.is_some())?;
+    scenario
+        .validate_for(nr_cpus, options.duration_ns.is_some())
+        .map_err(|error| {
+            // A CPU number beyond the one CPU the simulator takes by default:
+            // say where that one CPU came from and how to have more.
+            let names_a_cpu = error.path.contains(".cpus") || error.path == "global.calibration";
+            if options.cpus.is_none() && topology == 0 && names_a_cpu {
+                SimError::Config(format!(
+                    "{error} (the machine has 1 CPU: the simulator's default without --cpus N, \
+                     --board NAME or global.capacities)"
+                ))
+            } else {
+                SimError::Scenario(error)
+            }
+        })?;
     let pick = |v: &Vec<i64>, i: usize| v.get(i).map_or(1024, |&x| x as u32);
     Ok((0..nr_cpus)
         .map(|i| CpuCapacity {
@@ -541,6 +565,12 @@ mod tests {
         assert_eq!(options.csv.as_deref(), Some("out.csv"));
         assert!(options.check);
         assert!(parse_args(&args(&["--cpus"])).is_err());
+        assert_eq!(
+            parse_args(&args(&["s.json", "--duration", "0"]))
+                .unwrap_err()
+                .to_string(),
+            "--duration 0: must be above 0 (a run of no time simulates nothing)"
+        );
         assert!(parse_args(&args(&["s.json", "--bogus", "1"])).is_err());
     }
 
@@ -687,7 +717,34 @@ mod tests {
         };
         assert_eq!(
             capacities(&scenario, &mismatch).unwrap_err().to_string(),
-            "global.capacities: 2 is outside 3..=3"
+            "global.capacities: the list has 2 values for a machine of 3 CPUs: one per CPU"
+        );
+    }
+
+    /// A CPU number refused on the default machine of 1 CPU says where that
+    /// one CPU came from; with `--cpus` it is the scenario's own error.
+    #[test]
+    fn a_cpu_beyond_the_default_machine_names_the_default() {
+        let scenario = fairway_rtapp::parse(
+            r#"{"global": {"duration": 1}, "tasks": {"t": {"cpus": [1], "run": 5}}}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            capacities(&scenario, &Options::default())
+                .unwrap_err()
+                .to_string(),
+            "tasks.t.cpus.0: 1 is outside 0..=0 (the machine has 1 CPU: the simulator's \
+             default without --cpus N, --board NAME or global.capacities)"
+        );
+        assert!(
+            capacities(
+                &scenario,
+                &Options {
+                    cpus: Some(2),
+                    ..Options::default()
+                }
+            )
+            .is_ok()
         );
     }
 }

@@ -71,6 +71,17 @@ pub enum ErrorKind {
         /// The path given.
         path: String,
     },
+    /// A per-CPU list (`global.capacities`, `global.frequency_scales`) whose
+    /// length is not the machine's CPU count.
+    ListLength {
+        /// The list's length.
+        len: usize,
+        /// The machine's CPUs.
+        cpus: usize,
+    },
+    /// A limit set on the root task group, which (as Linux's root cgroup) has
+    /// none.
+    RootGroupLimit,
     /// The scenario has no task.
     NoTasks,
     /// A key given twice in one object where a repeat has no meaning (a task name,
@@ -184,6 +195,15 @@ impl fmt::Display for ScenarioError {
             ErrorKind::BadTaskGroupPath { path } => write!(
                 f,
                 "task-group path \"{path}\" must start with '/' and have no empty component"
+            ),
+            ErrorKind::ListLength { len, cpus } => write!(
+                f,
+                "the list has {len} values for a machine of {cpus} CPUs: one per CPU"
+            ),
+            ErrorKind::RootGroupLimit => write!(
+                f,
+                "the root group \"/\" takes no limit (as Linux's root cgroup has neither \
+                 cpu.weight nor cpu.max); put the tasks in a group below it"
             ),
             ErrorKind::NoTasks => write!(f, "the scenario has no task"),
             ErrorKind::NoEvents => write!(f, "no event"),

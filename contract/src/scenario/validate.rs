@@ -268,8 +268,15 @@ impl Scenario {
             if values.is_empty() {
                 continue;
             }
-            let n = nr_cpus as i64;
-            check_range(|| format!("global.{field}"), values.len() as i64, n, n)?;
+            if values.len() != nr_cpus {
+                return Err(ScenarioError::new(
+                    format!("global.{field}"),
+                    ErrorKind::ListLength {
+                        len: values.len(),
+                        cpus: nr_cpus,
+                    },
+                ));
+            }
             for (index, &value) in values.iter().enumerate() {
                 check_range(
                     || format!("global.{field}.{index}"),
