@@ -455,3 +455,16 @@ fn events_with_phases_cannot_also_sit_in_the_task() {
     // Parsing alone (no validation) keeps out-of-range values for the validator.
     assert!(parse(r#"{"tasks": {"t": {"priority": 99, "run": 5}}}"#).is_ok());
 }
+
+/// A control character in a name (NUL, an escape sequence) is shown escaped
+/// in the message, never written raw to the terminal.
+#[test]
+fn control_characters_in_a_name_are_escaped_in_the_message() {
+    let text = r#"{"global": {"duration": 1}, "tasks": {"a\u0000b\u001b[31m": {"run": 5}}}"#;
+    let message = error(text, 1);
+    assert!(
+        message.starts_with(r"tasks.a\u{0}b\u{1b}[31m: "),
+        "{message}"
+    );
+    assert!(!message.chars().any(|c| c.is_control()), "{message:?}");
+}

@@ -1,7 +1,7 @@
 //! The typed error of a scenario: which field (as a dotted path) and what is wrong with its value.
 
 use alloc::string::String;
-use core::fmt;
+use core::fmt::{self, Write as _};
 
 /// What is wrong with the field at [`ScenarioError::path`].
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -162,7 +162,10 @@ impl ScenarioError {
 }
 
 impl fmt::Display for ScenarioError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // Names and keys come from the file: a control character (NUL, an
+        // escape sequence) is shown escaped, never sent to the terminal.
+        let f = &mut Escaped(formatter);
         let path = if self.path.is_empty() {
             "<root>"
         } else {
@@ -249,5 +252,22 @@ impl fmt::Display for ScenarioError {
                  sleep, or a timer)"
             ),
         }
+    }
+}
+
+/// A writer that passes text on with control characters (other than a line
+/// break) escaped as `\u{..}`, `\t`, `\r`.
+struct Escaped<'a, 'b>(&'a mut fmt::Formatter<'b>);
+
+impl fmt::Write for Escaped<'_, '_> {
+    fn write_str(&mut self, text: &str) -> fmt::Result {
+        for c in text.chars() {
+            if c.is_control() && c != '\n' {
+                write!(self.0, "{}", c.escape_default())?;
+            } else {
+                fmt::Write::write_char(self.0, c)?;
+            }
+        }
+        Ok(())
     }
 }
