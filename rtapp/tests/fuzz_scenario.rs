@@ -536,7 +536,24 @@ fn fuzz_scenario() {
                     } else {
                         error.path.as_str()
                     };
-                    prop_assert!(message.starts_with(&format!("{path}: ")), "{}", message);
+                    // The path leads the message, its control characters escaped
+                    // (none reaches the terminal raw).
+                    let shown: String = path
+                        .chars()
+                        .map(|c| {
+                            if c.is_control() && c != '\n' {
+                                c.escape_default().to_string()
+                            } else {
+                                c.to_string()
+                            }
+                        })
+                        .collect();
+                    prop_assert!(message.starts_with(&format!("{shown}: ")), "{}", message);
+                    prop_assert!(
+                        !message.chars().any(|c| c.is_control() && c != '\n'),
+                        "{:?}",
+                        message
+                    );
                     let syntax = matches!(error.kind, ErrorKind::Syntax { .. });
                     // Only a text that is not JSON, holds no value, or whose value is
                     // not an object is refused at the root; anything else names the
