@@ -110,8 +110,8 @@ fn periodic_25_percent_alone_is_busy_exactly_25_percent() {
     assert_eq!(task.missed_periods, 0);
     assert_eq!(task.wait_ns, 0);
     assert_eq!(
-        task.wakeup_latency.count, 63,
-        "the start and 62 timer wake-ups"
+        task.wakeup_latency.count, 62,
+        "62 timer wake-ups; the start is not a wake-up"
     );
     assert_eq!(task.wakeup_latency.max, 0, "alone on its CPU");
     assert!(task.finished);
@@ -228,8 +228,9 @@ fn round_robin_wakeup_waits_for_the_tick() {
     }}"#;
     let results = simulate(text, &[(1024, 1024)], Some(100 * MS));
     let periodic = &results.tasks[0];
-    // Latencies: start 0, then 2, 0, 2, 0 ms: nearest-rank p50 = 0, p99 = max = 2 ms.
-    assert_eq!(periodic.wakeup_latency.count, 5);
+    // Latencies (the start is not a wake-up): 2, 0, 2, 0 ms: nearest-rank p50 = 0,
+    // p99 = max = 2 ms.
+    assert_eq!(periodic.wakeup_latency.count, 4);
     assert_eq!(periodic.wakeup_latency.p50, 0);
     assert_eq!(periodic.wakeup_latency.p99, 2 * MS);
     assert_eq!(periodic.wakeup_latency.max, 2 * MS);
@@ -238,8 +239,10 @@ fn round_robin_wakeup_waits_for_the_tick() {
     assert_eq!(periodic.wait_ns, 4 * MS);
     let hog = &results.tasks[1];
     assert_eq!(
-        hog.wakeup_latency.max, MS,
-        "the hog starts after the first 1 ms run"
+        (hog.wakeup_latency.count, hog.wait_ns),
+        (0, 4 * MS),
+        "a start is not a wake-up; the hog waits out each of the periodic task's four \
+         1 ms runs (at 0, 20, 36 and 56 ms)"
     );
     assert_eq!(hog.runtime_ns, 100 * MS - 4 * MS);
     assert_accounting(&results);
@@ -313,7 +316,10 @@ fn yield_and_delay() {
     assert_eq!((y.runtime_ns, y.wait_ns), (2 * MS, 7 * MS));
     assert_eq!((y.involuntary_switches, y.voluntary_switches), (1, 1));
     assert_eq!((h.runtime_ns, h.wait_ns), (10 * MS, 2 * MS));
-    assert_eq!(h.wakeup_latency.max, MS);
+    assert_eq!(
+        h.wakeup_latency.count, 0,
+        "h only started (its 1 ms before its first run is wait, not wake-up latency)"
+    );
     assert_eq!(results.cpus[1].busy_ns, 0, "affinity keeps both on CPU 0");
     assert_accounting(&results);
     // `delay` postpones the start: 5 ms, then 1 ms of work.

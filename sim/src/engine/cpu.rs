@@ -139,7 +139,9 @@ impl Simulation<'_> {
                 .set_policy(task, self.tasks[task].params.policy);
         }
         let cpu = self.least_loaded(self.tasks[task].params.affinity);
-        self.tasks[task].woke_at = Some(self.now);
+        // A task's start is not a wake-up (Linux counts `try_to_wake_up`s,
+        // not `wake_up_new_task`; the kernel's report the same): no wake-up
+        // latency is measured for it (docs/report-format.md, `wakeups`).
         self.tasks[task].iteration_start = self.now;
         self.update_cpu(cpu);
         let params = self.tasks[task].params;
