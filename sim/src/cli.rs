@@ -350,11 +350,20 @@ fn write_blob(scenario: &Scenario, options: &Options, path: &str) -> Result<(), 
     Ok(())
 }
 
-fn create(path: &str) -> Result<Box<dyn Write>, SimError> {
+/// Makes folder `dir` if needed and checks that a file can be written in it.
+fn check_folder(dir: &std::path::Path) -> io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    let probe = dir.join(format!(".fairway-sim-{}", std::process::id()));
+    File::create(&probe)?;
+    std::fs::remove_file(&probe)
+}
+
+/// Opens output `path` of `option` (`-`: standard output); an error names both.
+fn create(option: &str, path: &str) -> Result<Box<dyn Write>, SimError> {
     if path == "-" {
         return Ok(Box::new(io::stdout()));
     }
-    let file = File::create(path).map_err(|e| SimError::Config(format!("{path}: {e}")))?;
+    let file = File::create(path).map_err(|e| SimError::Config(format!("{option} {path}: {e}")))?;
     Ok(Box::new(BufWriter::new(file)))
 }
 
@@ -480,9 +489,31 @@ pub fn run(options: &Options) -> Result<(), SimError> {
             Err(None) => println!("eas: off: balance=0 (no wake-up placement)"),
         }
     }
+    // Every output is opened (a log folder made and written to) before the
+    // run, so that an unwritable path is refused at once, not after a run
+    // of many minutes.
+    let mut switches_out = options
+        .switches
+        .as_deref()
+        .map(|p| create("--switches", p))
+        .transpose()?;
+    let mut trace_out = options
+        .trace
+        .as_deref()
+        .map(|p| create("--trace", p))
+        .transpose()?;
+    let mut results_out = options
+        .results
+        .as_deref()
+        .map(|p| create("--results", p))
+        .transpose()?;
+    if let Some(dir) = &options.rtapp_logs {
+        check_folder(std::path::Path::new(dir))
+            .map_err(|e| SimError::Config(format!("--rtapp-logs {dir}: {e}")))?;
+    }
     let results = match &options.csv {
         Some(path) => {
-            let mut out = create(path)?;
+            let mut out = create("--csv", path)?;
             let mut sampler = Sampler::new(&mut *out);
             let results = simulation.run(Some(&mut sampler))?;
             out.flush()?;
@@ -490,9 +521,8 @@ pub fn run(options: &Options) -> Result<(), SimError> {
         }
         None => simulation.run(None)?,
     };
-    if let Some(path) = &options.switches {
-        let mut out = create(path)?;
-        results.write_switches(&mut *out)?;
+    if let Some(out) = &mut switches_out {
+        results.write_switches(&mut **out)?;
         out.flush()?;
     }
     if let (Some(dir), Some(logs)) = (&options.rtapp_logs, &results.rtapp_logs) {
@@ -503,15 +533,13 @@ pub fn run(options: &Options) -> Result<(), SimError> {
         crate::rtapp_log::write_logs(std::path::Path::new(dir), tasks)
             .map_err(|e| SimError::Config(format!("--rtapp-logs: {e}")))?;
     }
-    if let (Some(path), Some(trace)) = (&options.trace, &results.trace) {
-        let mut out = create(path)?;
+    if let (Some(out), Some(trace)) = (&mut trace_out, &results.trace) {
         out.write_all(&trace.to_perfetto())?;
         out.flush()?;
     }
-    if let Some(path) = &options.results {
-        let mut out = create(path)?;
+    if let Some(out) = &mut results_out {
         let json = results.to_json(options.results_switches);
-        serde_json::to_writer_pretty(&mut *out, &json).map_err(io::Error::other)?;
+        serde_json::to_writer_pretty(&mut **out, &json).map_err(io::Error::other)?;
         writeln!(out)?;
         out.flush()?;
     }
@@ -719,6 +747,43 @@ mod tests {
             capacities(&scenario, &mismatch).unwrap_err().to_string(),
             "global.capacities: the list has 2 values for a machine of 3 CPUs: one per CPU"
         );
+    }
+
+    /// Every output is opened before the run: an unwritable one is refused
+    /// naming the option and the path, and no other output is written.
+    #[test]
+    fn an_unwritable_output_is_refused_before_the_run() {
+        let scenario = format!(
+            "{}/../tests/scenarios/periodic-30pct-20ms.json",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        let folder = std::env::temp_dir().join(format!("fairway-sim-out-{}", std::process::id()));
+        std::fs::create_dir_all(&folder).unwrap();
+        let switches = folder.join("switches.csv");
+        let options = parse_args(&args(&[
+            &scenario,
+            "--quiet",
+            "--switches",
+            switches.to_str().unwrap(),
+            "--results",
+            "/nonexistent-folder/results.json",
+        ]))
+        .unwrap();
+        let error = run(&options).unwrap_err().to_string();
+        assert!(
+            error.starts_with("--results /nonexistent-folder/results.json: "),
+            "{error}"
+        );
+        let written = std::fs::metadata(&switches).map_or(0, |m| m.len());
+        assert_eq!(written, 0, "no run, so no switch written");
+        let options =
+            parse_args(&args(&[&scenario, "--rtapp-logs", "/proc/no-such-folder"])).unwrap();
+        let error = run(&options).unwrap_err().to_string();
+        assert!(
+            error.starts_with("--rtapp-logs /proc/no-such-folder: "),
+            "{error}"
+        );
+        let _ = std::fs::remove_dir_all(&folder);
     }
 
     /// A CPU number refused on the default machine of 1 CPU says where that

@@ -227,6 +227,16 @@ fn runner(args: &[String]) -> Result<ExitCode, String> {
         None => None,
     };
     let mut config = parse_runner_options(&options)?;
+    // The outputs are checked before QEMU starts: an unwritable path must not
+    // lose a run of many minutes.
+    for (option, path) in [("--report", &report_json), ("--trace", &trace_file)] {
+        if let Some(path) = path {
+            check_output_file(path).map_err(|e| format!("{option} {}: {e}", path.display()))?;
+        }
+    }
+    if let Some(dir) = &rtapp_logs {
+        check_output_folder(dir).map_err(|e| format!("--rtapp-logs {}: {e}", dir.display()))?;
+    }
     if let Some(count) = explain {
         config.append.push_str(&format!(" explain={count}"));
         config.append = config.append.trim_start().to_string();
@@ -317,6 +327,24 @@ fn runner(args: &[String]) -> Result<ExitCode, String> {
         written = rtapp_logs::write(&outcome.lines, dir);
     }
     Ok(exit_status(outcome.status, written))
+}
+
+/// Checks that output file `path` can be written, without emptying a file
+/// that is already there (it is replaced after the run).
+fn check_output_file(path: &std::path::Path) -> std::io::Result<()> {
+    std::fs::OpenOptions::new()
+        .append(true)
+        .create(true)
+        .open(path)
+        .map(|_| ())
+}
+
+/// Makes folder `dir` if needed and checks that a file can be written in it.
+fn check_output_folder(dir: &std::path::Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    let probe = dir.join(format!(".xtask-{}", std::process::id()));
+    std::fs::File::create(&probe)?;
+    std::fs::remove_file(&probe)
 }
 
 /// The command's exit status from the kernel's (`None`: no verdict, 124 as
@@ -410,5 +438,26 @@ fn main() -> ExitCode {
             eprintln!("xtask: {message}");
             ExitCode::FAILURE
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An output the runner cannot write is refused before QEMU starts; a
+    /// file already there is not emptied by the check.
+    #[test]
+    fn outputs_are_checked_before_the_run() {
+        let folder = std::env::temp_dir().join(format!("xtask-outputs-{}", std::process::id()));
+        std::fs::create_dir_all(&folder).unwrap();
+        let kept = folder.join("report.json");
+        std::fs::write(&kept, "{}").unwrap();
+        assert!(check_output_file(&kept).is_ok());
+        assert_eq!(std::fs::read_to_string(&kept).unwrap(), "{}");
+        assert!(check_output_file(std::path::Path::new("/nonexistent-folder/r.json")).is_err());
+        assert!(check_output_folder(&folder.join("logs")).is_ok());
+        assert!(check_output_folder(std::path::Path::new("/proc/no-such-folder")).is_err());
+        let _ = std::fs::remove_dir_all(&folder);
     }
 }
