@@ -108,7 +108,10 @@ def expected(results):
     if "runs" not in results:
         tasks = [{
             "name": t["name"], "runtime_ns": t["runtime_ns"], "migrations": t["migrations"],
-            "started": t["wakeup_latency_ns"]["count"] > 0, "finished": t["finished"], "wakeups": None,
+            # Switched in at least once (a start is not a wake-up, so the
+            # latency count alone misses a task that started and never slept).
+            "started": t["runtime_ns"] > 0 or t["wakeup_latency_ns"]["count"] > 0,
+            "finished": t["finished"], "wakeups": None,
         } for t in results["tasks"]]
         switches = {c["cpu"]: c["context_switches"] for c in results["cpus"]}
         energy = {i: d["energy_nj"] for i, d in enumerate(results.get("energy", []))}
