@@ -464,33 +464,16 @@ pub fn command(args: &[String]) -> Result<ExitCode, String> {
     };
     let mut config = QemuConfig::for_board(loaded);
     config.cpus = cpus;
-    config.icount = true;
     config.append = kernel_append(&append);
     config.timeout = Duration::from_secs(timeout);
-    config.echo = false;
     config.scenario = Some(scenario.clone());
-    config.load_scenario()?;
-    config.use_board_device_tree()?;
     eprintln!(
         "xtask: compare: {} on {board} ({cpus} CPUs), kernel under icount and simulator",
         scenario.display()
     );
-    let outcome = qemu::run(&kernel, &config)?;
-    if outcome.timed_out || outcome.status != Some(0) {
-        let tail: Vec<&String> = outcome.lines.iter().rev().take(20).collect();
-        let tail: Vec<&str> = tail.into_iter().rev().map(String::as_str).collect();
-        return Err(format!(
-            "compare: the kernel's run failed ({}):\n{}",
-            if outcome.timed_out {
-                "timeout".to_string()
-            } else {
-                format!("status {:?}", outcome.status)
-            },
-            tail.join("\n")
-        ));
-    }
+    let lines = run_under_icount(&kernel, config, "compare: the kernel's run")?;
     let sim_board = (board != "qemu-virt").then_some(board.as_str());
-    let mut comparison = compare_lines(&scenario, sim_board, cpus, &append, &outcome.lines)?;
+    let mut comparison = compare_lines(&scenario, sim_board, cpus, &append, &lines)?;
     if phases > 1 {
         if append
             .split_whitespace()
@@ -501,23 +484,47 @@ pub fn command(args: &[String]) -> Result<ExitCode, String> {
         let mut others = Vec::new();
         for seed in 1..phases {
             let seeded = format!("{append} tick_seed={seed}");
-            others.push(compare_lines(
-                &scenario,
-                sim_board,
-                cpus,
-                &seeded,
-                &outcome.lines,
-            )?);
+            others.push(compare_lines(&scenario, sim_board, cpus, &seeded, &lines)?);
         }
         comparison.set_spread(&others);
     }
     print!("{}", comparison.table());
-    crate::icount_warnings::print(&outcome.lines, true);
+    crate::icount_warnings::print(&lines, true);
     Ok(if check && !comparison.disagreements().is_empty() {
         ExitCode::FAILURE
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// Boots `kernel` with `config` (its board, CPUs, command line and scenario
+/// set) under icount, without echoing, and returns its output lines; a
+/// timeout or a failing exit status is an error naming `what`, with the
+/// run's last 20 lines. `compare` and `judge-phases` boot this way.
+pub(crate) fn run_under_icount(
+    kernel: &Path,
+    mut config: QemuConfig,
+    what: &str,
+) -> Result<Vec<String>, String> {
+    config.icount = true;
+    config.echo = false;
+    config.load_scenario()?;
+    config.use_board_device_tree()?;
+    let outcome = qemu::run(kernel, &config)?;
+    if outcome.timed_out || outcome.status != Some(0) {
+        let tail: Vec<&String> = outcome.lines.iter().rev().take(20).collect();
+        let tail: Vec<&str> = tail.into_iter().rev().map(String::as_str).collect();
+        return Err(format!(
+            "{what} failed ({}):\n{}",
+            if outcome.timed_out {
+                "timeout".to_string()
+            } else {
+                format!("status {:?}", outcome.status)
+            },
+            tail.join("\n")
+        ));
+    }
+    Ok(outcome.lines)
 }
 
 /// One agreement case: `scenario` on `board` under icount, every row of

@@ -18,7 +18,7 @@ use std::time::Duration;
 use fairway_sim::judge::{self, SETTLE_NS};
 
 use crate::board::Board;
-use crate::qemu::{self, QemuConfig};
+use crate::qemu::QemuConfig;
 
 const USAGE: &str = "usage: cargo xtask judge-phases [--board NAME]... [--shape NAME]... \
                      [--seeds N] [--kernel FILE] [--sim-only]";
@@ -46,29 +46,15 @@ fn cell((ratio, placed): (f64, bool)) -> String {
 
 /// The kernel's run of `shape` on `board` at `tick_seed` `seed`, judged.
 fn kernel_run(kernel: &Path, board: &str, shape: &str, seed: u64) -> Result<(f64, bool), String> {
-    let loaded = Board::load(board)?;
-    let mut config = QemuConfig::for_board(loaded);
-    config.icount = true;
+    let mut config = QemuConfig::for_board(Board::load(board)?);
     config.append = format!("trace_switches=20000 tick_seed={seed}");
     config.timeout = Duration::from_secs(300);
-    config.echo = false;
     config.scenario = Some(
         crate::board::workspace_root().join(format!("tests/scenarios/eas-shape-{shape}.json")),
     );
-    config.load_scenario()?;
-    config.use_board_device_tree()?;
-    let outcome = qemu::run(kernel, &config)?;
-    if outcome.timed_out || outcome.status != Some(0) {
-        return Err(format!(
-            "judge-phases: the kernel's run of {shape} on {board} at tick_seed={seed} failed ({})",
-            if outcome.timed_out {
-                "timeout".to_string()
-            } else {
-                format!("status {:?}", outcome.status)
-            }
-        ));
-    }
-    let (verdict, judge_board) = crate::eas_cases::kernel_verdict(board, shape, &outcome.lines)?;
+    let what = format!("judge-phases: the kernel's run of {shape} on {board} at tick_seed={seed}");
+    let lines = crate::compare::run_under_icount(kernel, config, &what)?;
+    let (verdict, judge_board) = crate::eas_cases::kernel_verdict(board, shape, &lines)?;
     Ok(summary(&verdict, &judge_board))
 }
 
