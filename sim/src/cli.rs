@@ -350,8 +350,9 @@ fn write_blob(scenario: &Scenario, options: &Options, path: &str) -> Result<(), 
     Ok(())
 }
 
-/// Makes folder `dir` if needed and checks that a file can be written in it.
-fn check_folder(dir: &std::path::Path) -> io::Result<()> {
+/// Makes folder `dir` if needed and checks that a file can be written in it
+/// (the simulator's and the runner's output folders, before their runs).
+pub fn check_folder(dir: &std::path::Path) -> io::Result<()> {
     std::fs::create_dir_all(dir)?;
     let probe = dir.join(format!(".fairway-sim-{}", std::process::id()));
     File::create(&probe)?;

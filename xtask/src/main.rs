@@ -235,7 +235,8 @@ fn runner(args: &[String]) -> Result<ExitCode, String> {
         }
     }
     if let Some(dir) = &rtapp_logs {
-        check_output_folder(dir).map_err(|e| format!("--rtapp-logs {}: {e}", dir.display()))?;
+        fairway_sim::cli::check_folder(dir)
+            .map_err(|e| format!("--rtapp-logs {}: {e}", dir.display()))?;
     }
     if let Some(count) = explain {
         config.append.push_str(&format!(" explain={count}"));
@@ -337,14 +338,6 @@ fn check_output_file(path: &std::path::Path) -> std::io::Result<()> {
         .create(true)
         .open(path)
         .map(|_| ())
-}
-
-/// Makes folder `dir` if needed and checks that a file can be written in it.
-fn check_output_folder(dir: &std::path::Path) -> std::io::Result<()> {
-    std::fs::create_dir_all(dir)?;
-    let probe = dir.join(format!(".xtask-{}", std::process::id()));
-    std::fs::File::create(&probe)?;
-    std::fs::remove_file(&probe)
 }
 
 /// The command's exit status from the kernel's (`None`: no verdict, 124 as
@@ -456,8 +449,10 @@ mod tests {
         assert!(check_output_file(&kept).is_ok());
         assert_eq!(std::fs::read_to_string(&kept).unwrap(), "{}");
         assert!(check_output_file(std::path::Path::new("/nonexistent-folder/r.json")).is_err());
-        assert!(check_output_folder(&folder.join("logs")).is_ok());
-        assert!(check_output_folder(std::path::Path::new("/proc/no-such-folder")).is_err());
+        assert!(fairway_sim::cli::check_folder(&folder.join("logs")).is_ok());
+        assert!(
+            fairway_sim::cli::check_folder(std::path::Path::new("/proc/no-such-folder")).is_err()
+        );
         let _ = std::fs::remove_dir_all(&folder);
     }
 }
