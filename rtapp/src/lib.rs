@@ -25,11 +25,18 @@
 //! (no single quotes, bare words, hexadecimal or non-finite numbers), through
 //! jsonc-parser's syntax tree, which keeps every member of an object in file order:
 //! events run in file order, and a repeated event key is one more event. A repeated
-//! key that is not an event (a task name, `instance`, `global`...) is refused.
+//! key that is not an event (a task name, a phase, `instance`, `global`...) follows
+//! json-c, which rt-app reads its files with: the later value replaces the earlier
+//! one, in the earlier one's place. Unknown `global` keys are ignored, as rt-app
+//! ignores the global keys it does not read (Android's use cases carry `frag`).
+//! What such a rule made of the file is said in [`Parsed::reinterpreted`], which
+//! the tools print always: a file that runs differently from how it reads is never
+//! silent.
 
 #![forbid(unsafe_code)]
 
 use std::borrow::Cow;
+use std::cell::RefCell;
 
 use fairway_contract::scenario::{
     Attributes, BandwidthChange, Calibration, ErrorKind, Event, Global, NamedEvent, Phase,
@@ -47,6 +54,11 @@ pub struct Parsed {
     pub scenario: Scenario,
     /// One line per note, each naming the JSON path.
     pub notes: Vec<String>,
+    /// What rt-app's own rules made of the file where it may not read as meant: an
+    /// ignored `global` key, a repeated key whose later value replaced the earlier,
+    /// an event key read by its prefix (`sleepy` as `sleep`). One line each, naming
+    /// the JSON path; the tools print them always, not only with `--verbose`.
+    pub reinterpreted: Vec<String>,
 }
 
 /// Parses rt-app JSON text, then validates it for `nr_cpus` CPUs.
@@ -94,6 +106,7 @@ pub fn parse_with_notes(text: &str) -> Result<Parsed, ScenarioError> {
     let mut reader = Reader {
         text,
         notes: Vec::new(),
+        reinterpreted: RefCell::new(Vec::new()),
     };
     let text = match text.strip_prefix('\u{feff}') {
         Some(rest) => {
@@ -122,6 +135,7 @@ pub fn parse_with_notes(text: &str) -> Result<Parsed, ScenarioError> {
     Ok(Parsed {
         scenario,
         notes: reader.notes,
+        reinterpreted: reader.reinterpreted.into_inner(),
     })
 }
 
@@ -169,9 +183,21 @@ fn unknown(path: &str) -> ScenarioError {
     ScenarioError::new(path, ErrorKind::UnknownEvent)
 }
 
-fn given_twice(path: &str) -> ScenarioError {
-    ScenarioError::new(path, ErrorKind::GivenTwice)
+/// The note for a repeated key whose later value replaced the earlier one.
+fn replaced(path: &str) -> String {
+    format!(
+        "{path}: given twice; the later value replaces the earlier one, in the earlier \
+         one's place, as rt-app's JSON reader (json-c) does"
+    )
 }
+
+/// rt-app's events by the name their key starts with, longer names before the
+/// shorter names they start with (`runtime` before `run`, `memrun` before `mem`).
+const EVENT_NAMES: [&str; 20] = [
+    "runtime", "run", "sleep", "timer", "yield", "lock", "unlock", "wait", "signal", "broad",
+    "sync", "barrier", "suspend", "resume", "sem_post", "sem_wait", "fork", "memrun", "mem",
+    "iorun",
+];
 
 /// rt-app's host-side global options: accepted, no effect on the schedule.
 const HOST_OPTIONS: [&str; 9] = [
@@ -206,6 +232,9 @@ type Members<'r, 'a> = Vec<(Cow<'r, str>, &'r Value<'a>)>;
 struct Reader<'t> {
     text: &'t str,
     notes: Vec<String>,
+    /// [`Parsed::reinterpreted`]; a cell, as the readers of nested objects borrow
+    /// the reader shared.
+    reinterpreted: RefCell<Vec<String>>,
 }
 
 impl<'t> Reader<'t> {
@@ -245,16 +274,27 @@ impl<'t> Reader<'t> {
         }
     }
 
-    /// Members of an object whose keys must be unique (task names, options).
+    /// Notes what rt-app's rules made of the file (see [`Parsed::reinterpreted`]).
+    fn reinterpret(&self, note: String) {
+        self.reinterpreted.borrow_mut().push(note);
+    }
+
+    /// Members of an object whose keys are names or options, not events (task
+    /// names, phases, options): a repeated key's later value replaces the earlier
+    /// one in the earlier one's place, as json-c builds the object rt-app reads.
     fn unique_object<'r, 'a>(
         &self,
         value: &'r Value<'a>,
         path: &str,
     ) -> Result<Members<'r, 'a>, ScenarioError> {
-        let members = self.object(value, path)?;
-        for (index, (key, _)) in members.iter().enumerate() {
-            if members[..index].iter().any(|(k, _)| k == key) {
-                return Err(given_twice(&join(path, key)));
+        let mut members: Members<'r, 'a> = Vec::new();
+        for (key, value) in self.object(value, path)? {
+            match members.iter_mut().find(|(k, _)| *k == key) {
+                Some(earlier) => {
+                    self.reinterpret(replaced(&join(path, &key)));
+                    earlier.1 = value;
+                }
+                None => members.push((key, value)),
             }
         }
         Ok(members)
@@ -449,7 +489,9 @@ impl<'t> Reader<'t> {
                     "{path}: an rt-app host option (logs, traces, memory locking, I/O); \
                      accepted, no effect here"
                 )),
-                _ => return Err(unknown(&path)),
+                _ => self.reinterpret(format!(
+                    "{path}: not a global key rt-app reads; ignored, as rt-app ignores it"
+                )),
             }
         }
         Ok(global)
@@ -510,72 +552,68 @@ impl<'t> Reader<'t> {
     }
 
     /// The event for `key`, matched by prefix as rt-app does (`run0`, `sleep1`...),
-    /// longer names first (`runtime` before `run`, `memrun` before `mem`).
+    /// longer names first ([`EVENT_NAMES`]). A key that is more than an event's name
+    /// and an index (`sleepy`, `run_long`) is noted with what it was read as: rt-app
+    /// runs it, and a typo would otherwise pass in silence.
     fn event(&self, key: &str, value: &Value<'_>, path: &str) -> Result<Event, ScenarioError> {
-        let name = |v: &Value<'_>| self.string(v, path).map(str::to_string);
-        let event = if key.starts_with("runtime") {
-            Event::Runtime {
-                us: self.integer(value, path)?,
-            }
-        } else if key.starts_with("run") {
-            Event::Run {
-                us: self.integer(value, path)?,
-            }
-        } else if key.starts_with("sleep") {
-            Event::Sleep {
-                us: self.integer(value, path)?,
-            }
-        } else if key.starts_with("timer") {
-            self.timer(value, path)?
-        } else if key.starts_with("yield") {
-            Event::Yield
-        } else if key.starts_with("lock") {
-            Event::Lock {
-                mutex: name(value)?,
-            }
-        } else if key.starts_with("unlock") {
-            Event::Unlock {
-                mutex: name(value)?,
-            }
-        } else if key.starts_with("wait") {
-            let (condition, mutex) = self.condition_and_mutex(value, path)?;
-            Event::Wait { condition, mutex }
-        } else if key.starts_with("signal") {
-            Event::Signal {
-                condition: name(value)?,
-            }
-        } else if key.starts_with("broad") {
-            Event::Broadcast {
-                condition: name(value)?,
-            }
-        } else if key.starts_with("sync") {
-            let (condition, mutex) = self.condition_and_mutex(value, path)?;
-            Event::Sync { condition, mutex }
-        } else if key.starts_with("barrier") {
-            Event::Barrier { name: name(value)? }
-        } else if key.starts_with("suspend") {
-            // rt-app ignores the value (often the task's own name).
-            Event::Suspend
-        } else if key.starts_with("resume") {
-            Event::Resume { task: name(value)? }
-        } else if key.starts_with("sem_post") {
-            Event::SemPost { name: name(value)? }
-        } else if key.starts_with("sem_wait") {
-            Event::SemWait { name: name(value)? }
-        } else if key.starts_with("fork") {
-            Event::Fork { task: name(value)? }
-        } else if key.starts_with("memrun") {
-            return Err(ScenarioError::new(path, ErrorKind::UnsupportedEvent));
-        } else if key.starts_with("mem") {
-            Event::Mem {
-                bytes: self.integer(value, path)?,
-            }
-        } else if key.starts_with("iorun") {
-            Event::IoRun {
-                bytes: self.integer(value, path)?,
-            }
-        } else {
+        let Some(event_name) = EVENT_NAMES.iter().find(|name| key.starts_with(*name)) else {
             return Err(unknown(path));
+        };
+        let index = &key[event_name.len()..];
+        if !index.bytes().all(|b| b.is_ascii_digit()) {
+            self.reinterpret(format!(
+                "{path}: read as the event `{event_name}` (rt-app matches events by the \
+                 start of their key)"
+            ));
+        }
+        let name = |v: &Value<'_>| self.string(v, path).map(str::to_string);
+        let event = match *event_name {
+            "runtime" => Event::Runtime {
+                us: self.integer(value, path)?,
+            },
+            "run" => Event::Run {
+                us: self.integer(value, path)?,
+            },
+            "sleep" => Event::Sleep {
+                us: self.integer(value, path)?,
+            },
+            "timer" => self.timer(value, path)?,
+            "yield" => Event::Yield,
+            "lock" => Event::Lock {
+                mutex: name(value)?,
+            },
+            "unlock" => Event::Unlock {
+                mutex: name(value)?,
+            },
+            "wait" => {
+                let (condition, mutex) = self.condition_and_mutex(value, path)?;
+                Event::Wait { condition, mutex }
+            }
+            "signal" => Event::Signal {
+                condition: name(value)?,
+            },
+            "broad" => Event::Broadcast {
+                condition: name(value)?,
+            },
+            "sync" => {
+                let (condition, mutex) = self.condition_and_mutex(value, path)?;
+                Event::Sync { condition, mutex }
+            }
+            "barrier" => Event::Barrier { name: name(value)? },
+            // rt-app ignores the value (often the task's own name).
+            "suspend" => Event::Suspend,
+            "resume" => Event::Resume { task: name(value)? },
+            "sem_post" => Event::SemPost { name: name(value)? },
+            "sem_wait" => Event::SemWait { name: name(value)? },
+            "fork" => Event::Fork { task: name(value)? },
+            "memrun" => return Err(ScenarioError::new(path, ErrorKind::UnsupportedEvent)),
+            "mem" => Event::Mem {
+                bytes: self.integer(value, path)?,
+            },
+            "iorun" => Event::IoRun {
+                bytes: self.integer(value, path)?,
+            },
+            _ => unreachable!("every name of EVENT_NAMES has its arm"),
         };
         Ok(event)
     }
@@ -609,8 +647,8 @@ impl<'t> Reader<'t> {
     }
 
     /// A phase from an object's members; `skip` lists the task keys of a task
-    /// without `phases`. A repeated attribute or `loop` is refused; a repeated
-    /// event key is one more event (workgen's rule).
+    /// without `phases`. A repeated attribute or `loop` takes the later value (json-c's
+    /// rule); a repeated event key is one more event (workgen's rule).
     fn phase(
         &mut self,
         name: &str,
@@ -639,7 +677,8 @@ impl<'t> Reader<'t> {
                 continue;
             }
             if seen.contains(&key.as_ref()) {
-                return Err(given_twice(&here));
+                // Applied in file order below, the later value is the one in force.
+                self.reinterpret(replaced(&here));
             }
             seen.push(key);
             if key == "loop" {
@@ -677,7 +716,8 @@ impl<'t> Reader<'t> {
                 continue;
             }
             if seen.contains(&key.as_ref()) {
-                return Err(given_twice(&here));
+                // Applied in file order below, the later value is the one in force.
+                self.reinterpret(replaced(&here));
             }
             seen.push(key);
             match key.as_ref() {
@@ -685,6 +725,7 @@ impl<'t> Reader<'t> {
                 "loop" => task.loop_count = self.integer(value, &here)?,
                 "delay" => task.delay_us = self.integer(value, &here)?,
                 "phases" => {
+                    task.phases.clear();
                     for (phase_name, phase) in self.unique_object(value, &here)? {
                         let phase_path = join(&here, &phase_name);
                         let phase_members = self.object(phase, &phase_path)?;

@@ -90,36 +90,132 @@ fn a_repeated_event_key_is_one_more_event_in_file_order() {
     );
 }
 
+/// json-c's note for a repeated key at `path`, written from the grammar.
+fn replaced(path: &str) -> String {
+    format!(
+        "{path}: given twice; the later value replaces the earlier one, in the earlier \
+         one's place, as rt-app's JSON reader (json-c) does"
+    )
+}
+
 #[test]
-fn a_repeated_key_that_is_not_an_event_is_refused() {
+fn a_repeated_key_that_is_not_an_event_takes_the_later_value_in_the_earlier_place() {
+    // A repeated task name: json-c keeps the first place and the last value.
+    let text = r#"{"tasks": {"a": {"loop": 1, "run": 1}, "b": {"loop": 1, "run": 3},
+                            "a": {"loop": 1, "run": 2}}}"#;
+    let parsed = parse_with_notes(text).unwrap();
+    let tasks: Vec<(&str, &Event)> = parsed
+        .scenario
+        .tasks
+        .iter()
+        .map(|t| (t.name.as_str(), &t.phases[0].events[0].event))
+        .collect();
     assert_eq!(
-        refused(
-            r#"{"tasks": {"a": {"loop": 1, "run": 1}, "a": {"loop": 1, "run": 2}}}"#,
-            1
-        ),
-        "tasks.a: given twice in the same object"
+        tasks,
+        [("a", &Event::Run { us: 2 }), ("b", &Event::Run { us: 3 })]
+    );
+    assert_eq!(parsed.reinterpreted, [replaced("tasks.a")]);
+
+    // rt-app's spreading-tasks.json repeats a phase: the second `heavy1` runs in the
+    // first one's place, and `light2` still follows it.
+    let text = r#"{"tasks": {"thread2": {"loop": 1, "phases": {
+        "light1": {"run": 10, "sleep": 90},
+        "heavy1": {"run": 70, "sleep": 30},
+        "light2": {"run": 20, "sleep": 80},
+        "heavy1": {"run": 90, "sleep": 10}}}}}"#;
+    let parsed = parse_with_notes(text).unwrap();
+    let phases: Vec<(&str, &Event)> = parsed.scenario.tasks[0]
+        .phases
+        .iter()
+        .map(|p| (p.name.as_str(), &p.events[0].event))
+        .collect();
+    assert_eq!(
+        phases,
+        [
+            ("light1", &Event::Run { us: 10 }),
+            ("heavy1", &Event::Run { us: 90 }),
+            ("light2", &Event::Run { us: 20 })
+        ]
     );
     assert_eq!(
-        refused(
-            r#"{"tasks": {"a": {"instance": 1, "instance": 2, "loop": 1, "run": 1}}}"#,
-            1
-        ),
-        "tasks.a.instance: given twice in the same object"
+        parsed.reinterpreted,
+        [replaced("tasks.thread2.phases.heavy1")]
     );
+
+    // Task keys and attributes: the later value is in force.
+    let text = r#"{"tasks": {"a": {"instance": 1, "instance": 2, "priority": 1,
+                                   "priority": 2, "loop": 1, "run": 1}}}"#;
+    let parsed = parse_with_notes(text).unwrap();
+    let task = &parsed.scenario.tasks[0];
+    assert_eq!((task.instances, task.attributes.priority), (2, Some(2)));
     assert_eq!(
-        refused(
-            r#"{"tasks": {"a": {"loop": 1, "priority": 1, "priority": 2, "run": 1}}}"#,
-            1
-        ),
-        "tasks.a.priority: given twice in the same object"
+        parsed.reinterpreted,
+        [replaced("tasks.a.instance"), replaced("tasks.a.priority")]
     );
+
+    // A repeated `global` object: the later one, whole.
+    let text = r#"{"global": {"duration": 5}, "global": {"calibration": 90},
+                   "tasks": {"a": {"loop": 1, "run": 1}}}"#;
+    let parsed = parse_with_notes(text).unwrap();
+    assert_eq!(parsed.scenario.global.duration_s, -1);
     assert_eq!(
-        refused(
-            r#"{"global": {}, "global": {}, "tasks": {"a": {"loop": 1, "run": 1}}}"#,
-            1
-        ),
-        "global: given twice in the same object"
+        parsed.scenario.global.calibration,
+        Calibration::NsPerLoop(90)
     );
+    assert_eq!(parsed.reinterpreted, [replaced("global")]);
+}
+
+#[test]
+fn an_unknown_global_key_is_ignored_and_said() {
+    // rt-app's Android use cases (browser, mp3) carry `frag`, which rt-app ignores.
+    let text = r#"{"global": {"duration": 2, "frag": 1, "calibration": "CPU0"},
+                   "tasks": {"a": {"loop": 1, "run": 1}}}"#;
+    let parsed = parse_with_notes(text).unwrap();
+    assert_eq!(parsed.scenario.global.duration_s, 2);
+    assert_eq!(
+        parsed.reinterpreted,
+        ["global.frag: not a global key rt-app reads; ignored, as rt-app ignores it"]
+    );
+}
+
+#[test]
+fn an_event_read_by_its_prefix_is_said_unless_the_rest_is_an_index() {
+    let text = r#"{"tasks": {"t": {"loop": 1, "runn": 10, "sleepy": 5, "run0": 1,
+                                   "sleep12": 2, "runtime": 3, "runtime_x": 4}}}"#;
+    let parsed = parse_with_notes(text).unwrap();
+    let events: Vec<&Event> = parsed.scenario.tasks[0].phases[0]
+        .events
+        .iter()
+        .map(|e| &e.event)
+        .collect();
+    assert_eq!(
+        events,
+        [
+            &Event::Run { us: 10 },
+            &Event::Sleep { us: 5 },
+            &Event::Run { us: 1 },
+            &Event::Sleep { us: 2 },
+            &Event::Runtime { us: 3 },
+            &Event::Runtime { us: 4 }
+        ]
+    );
+    let said = |key: &str, event: &str| {
+        format!(
+            "tasks.t.{key}: read as the event `{event}` (rt-app matches events by the start \
+             of their key)"
+        )
+    };
+    assert_eq!(
+        parsed.reinterpreted,
+        [
+            said("runn", "run"),
+            said("sleepy", "sleep"),
+            said("runtime_x", "runtime")
+        ]
+    );
+    // A file read as written says nothing.
+    let plain = parse_with_notes(r#"{"tasks": {"t": {"loop": 1, "run": 1, "sleep": 2}}}"#);
+    assert!(plain.unwrap().reinterpreted.is_empty());
 }
 
 #[test]

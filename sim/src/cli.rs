@@ -412,7 +412,15 @@ impl Prepared {
 pub fn prepare(options: &Options) -> Result<Prepared, SimError> {
     let text = std::fs::read_to_string(&options.scenario)
         .map_err(|e| SimError::Config(format!("{}: {e}", options.scenario)))?;
-    let fairway_rtapp::Parsed { scenario, notes } = fairway_rtapp::parse_with_notes(&text)?;
+    let fairway_rtapp::Parsed {
+        scenario,
+        notes,
+        reinterpreted,
+    } = fairway_rtapp::parse_with_notes(&text)?;
+    // Always: the file runs as rt-app reads it, which may not be as it reads.
+    for note in &reinterpreted {
+        eprintln!("fairway-sim: {}: {note}", options.scenario);
+    }
     if options.verbose {
         for note in &notes {
             eprintln!("fairway-sim: note: {note}");

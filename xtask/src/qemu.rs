@@ -196,6 +196,10 @@ impl QemuConfig {
         scenario
             .validate(self.cpus as usize)
             .map_err(|e| format!("{}: {e}", path.display()))?;
+        // Always: the file runs as rt-app reads it, which may not be as it reads.
+        for note in &parsed.reinterpreted {
+            eprintln!("xtask: {}: {note}", path.display());
+        }
         if self.verbose {
             for note in &parsed.notes {
                 eprintln!("xtask: {}: note: {note}", path.display());

@@ -84,9 +84,6 @@ pub enum ErrorKind {
     RootGroupLimit,
     /// The scenario has no task.
     NoTasks,
-    /// A key given twice in one object where a repeat has no meaning (a task name,
-    /// an option); repeated event keys are events.
-    GivenTwice,
     /// A task name that is empty or has a character other than ASCII letters,
     /// digits and punctuation (a space, a control character, NUL, non-ASCII).
     BadName,
@@ -215,7 +212,6 @@ impl fmt::Display for ScenarioError {
                 value_us,
                 rule,
             } => write!(f, "{field} {value_us} us: {rule}"),
-            ErrorKind::GivenTwice => write!(f, "given twice in the same object"),
             ErrorKind::EmptyName => write!(f, "the name is empty"),
             ErrorKind::Unsupported { what } => {
                 write!(f, "{what} is not supported by Fairway yet")
