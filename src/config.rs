@@ -16,8 +16,10 @@ pub const MAX_TASKS: usize = fairway_contract::scenario::MAX_TASKS + KERNEL_TASK
 /// Task slots in all: the tasks, then one idle task per CPU.
 pub const TASK_SLOTS: usize = MAX_TASKS + MAX_CPUS;
 
-/// Task groups per run queue, the root included.
-pub const MAX_GROUPS: usize = 64;
+/// Task groups per run queue, the root included: a scenario's groups (the one
+/// limit, `fairway_contract::scenario::MAX_TASK_GROUPS`, checked on the host before
+/// boot) and the root.
+pub const MAX_GROUPS: usize = fairway_contract::scenario::MAX_TASK_GROUPS + 1;
 
 /// Each task's kernel stack.
 pub const TASK_STACK_SIZE: usize = 16 * 1024;

@@ -388,6 +388,39 @@ fn too_many_tasks() {
 }
 
 #[test]
+fn too_many_groups() {
+    // The one group limit, fairway_contract::scenario::MAX_TASK_GROUPS = 63 (the
+    // kernel's 64 group slots per run queue, less the root).
+    let nested = |depth: usize| {
+        let path: String = (1..=depth).map(|level| format!("/g{level}")).collect();
+        format!(r#"{{"tasks": {{"t": {{"taskgroup": "{path}", "loop": 1, "run": 5}}}}}}"#)
+    };
+    // 63 nested groups: /g1, /g1/g2, ... are 63 groups, the limit.
+    parse_and_validate(&nested(63), 1).unwrap();
+    let deepest: String = (1..=64).map(|level| format!("/g{level}")).collect();
+    assert_eq!(
+        error(&nested(64), 1),
+        format!(
+            "tasks.t: 64 task groups (the parents of nested paths included), at most 63 are \
+             supported (the kernel's run queues hold 63 and the root); {deepest} is the first \
+             beyond the limit"
+        )
+    );
+    // 64 declared groups, side by side: created in path order, /g63 is the 64th.
+    let groups: Vec<String> = (0..64).map(|i| format!(r#""/g{i:02}": {{}}"#)).collect();
+    let text = format!(
+        r#"{{"global": {{"taskgroups": {{{}}}}}, "tasks": {{"t": {{"loop": 1, "run": 5}}}}}}"#,
+        groups.join(", ")
+    );
+    assert_eq!(
+        error(&text, 1),
+        "global.taskgroups: 64 task groups (the parents of nested paths included), at most 63 \
+         are supported (the kernel's run queues hold 63 and the root); /g63 is the first beyond \
+         the limit"
+    );
+}
+
+#[test]
 fn unknown_policy_and_wrong_types() {
     let text = r#"{"tasks": {"t": {"policy": "SCHED_EDF", "run": 5}}}"#;
     assert_eq!(

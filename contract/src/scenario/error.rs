@@ -54,6 +54,15 @@ pub enum ErrorKind {
         /// The limit, [`super::MAX_TASKS`].
         max: usize,
     },
+    /// More task groups than the model allows.
+    TooManyGroups {
+        /// Groups the scenario creates, the parents its paths imply included.
+        count: usize,
+        /// The limit, [`super::MAX_TASK_GROUPS`].
+        max: usize,
+        /// The first group past the limit, in creation order (parents first).
+        first_beyond: String,
+    },
     /// A policy name rt-app does not know, or one Fairway does not model (`SCHED_DEADLINE`).
     UnknownPolicy {
         /// The name given.
@@ -188,6 +197,16 @@ impl fmt::Display for ScenarioError {
             ErrorKind::TooManyTasks { count, max } => {
                 write!(f, "{count} task instances, at most {max} are supported")
             }
+            ErrorKind::TooManyGroups {
+                count,
+                max,
+                first_beyond,
+            } => write!(
+                f,
+                "{count} task groups (the parents of nested paths included), at most {max} \
+                 are supported (the kernel's run queues hold {max} and the root); \
+                 {first_beyond} is the first beyond the limit"
+            ),
             ErrorKind::UnknownPolicy { name } => write!(f, "unknown policy \"{name}\""),
             ErrorKind::UnsupportedPolicy { name, reason } => {
                 write!(f, "{name} is not supported: {reason}")

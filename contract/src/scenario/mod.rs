@@ -37,6 +37,12 @@ use alloc::vec::Vec;
 /// slots more for its own tasks (`src/config.rs`).
 pub const MAX_TASKS: usize = 10_000;
 
+/// The most task groups a scenario may create, the parents its paths imply included
+/// (`/a/b` is two groups): the kernel's run queues hold these and the root (64, a
+/// pick's groups are one 64-bit set), so the host refuses more before boot, and the
+/// simulator takes what the kernel takes.
+pub const MAX_TASK_GROUPS: usize = 63;
+
 /// The longest task-instance name, in bytes (the kernel's task table keeps names
 /// whole, so two instances never share a name by truncation).
 pub const MAX_NAME_BYTES: usize = 32;

@@ -8,9 +8,9 @@ use alloc::collections::BTreeSet;
 
 use super::program::Cursor;
 use super::{
-    Attributes, CAPACITY_SCALE, Calibration, ErrorKind, Event, MAX_NAME_BYTES, MAX_TASKS,
-    MEMORY_BYTES_PER_US, Phase, PolicyName, SHARES_RANGE, Scenario, ScenarioError, TaskGroup,
-    TaskSpec,
+    Attributes, CAPACITY_SCALE, Calibration, ErrorKind, Event, MAX_NAME_BYTES, MAX_TASK_GROUPS,
+    MAX_TASKS, MEMORY_BYTES_PER_US, Phase, PolicyName, SHARES_RANGE, Scenario, ScenarioError,
+    TaskGroup, TaskSpec,
 };
 use fairway_sched::task::{CpuId, CpuMask, MAX_CPUS, Policy, TaskParams};
 
@@ -189,11 +189,44 @@ impl Scenario {
                 },
             ));
         }
+        self.validate_group_count()?;
         for task in &self.tasks {
             self.validate_task(task, nr_cpus)?;
         }
         self.validate_names()?;
         self.validate_end(ended_elsewhere)
+    }
+
+    /// At most [`MAX_TASK_GROUPS`] groups, counted as they are created (parents
+    /// first); the error's path is where the first group past the limit is named.
+    fn validate_group_count(&self) -> Result<(), ScenarioError> {
+        let paths = self.group_paths();
+        let Some(first_beyond) = paths.get(MAX_TASK_GROUPS) else {
+            return Ok(());
+        };
+        let declared =
+            |path: &str| path == first_beyond || path.starts_with(&format!("{first_beyond}/"));
+        let field = if self.global.task_groups.iter().any(|g| declared(&g.path)) {
+            String::from("global.taskgroups")
+        } else {
+            self.tasks
+                .iter()
+                .find(|t| {
+                    t.attributes.taskgroup.as_deref().is_some_and(declared)
+                        || t.phases
+                            .iter()
+                            .any(|p| p.attributes.taskgroup.as_deref().is_some_and(declared))
+                })
+                .map_or_else(|| String::from("tasks"), |t| format!("tasks.{}", t.name))
+        };
+        Err(ScenarioError::new(
+            field,
+            ErrorKind::TooManyGroups {
+                count: paths.len(),
+                max: MAX_TASK_GROUPS,
+                first_beyond: first_beyond.clone(),
+            },
+        ))
     }
 
     /// Task names: printable ASCII, instance names within [`MAX_NAME_BYTES`] and
