@@ -498,6 +498,9 @@ pub fn run(options: &Options) -> Result<(), SimError> {
             Err(None) => println!("eas: off: balance=0 (no wake-up placement)"),
         }
     }
+    if let Some(path) = &options.csv {
+        check_csv_size(path, scenario, options, prepared.capacities.len())?;
+    }
     // Every output is opened (a log folder made and written to) before the
     // run, so that an unwritable path is refused at once, not after a run
     // of many minutes.
@@ -520,11 +523,15 @@ pub fn run(options: &Options) -> Result<(), SimError> {
         check_folder(std::path::Path::new(dir))
             .map_err(|e| SimError::Config(format!("--rtapp-logs {dir}: {e}")))?;
     }
+    let mut csv_cut = None;
     let results = match &options.csv {
         Some(path) => {
             let mut out = create("--csv", path)?;
             let mut sampler = Sampler::new(&mut *out);
             let results = simulation.run(Some(&mut sampler))?;
+            if let Some(time_ns) = sampler.cut_at() {
+                csv_cut = Some((path, time_ns, sampler.written()));
+            }
             out.flush()?;
             results
         }
@@ -555,6 +562,43 @@ pub fn run(options: &Options) -> Result<(), SimError> {
     if !options.quiet {
         results.write_summary(&mut io::stdout().lock())?;
     }
+    // Every other output is whole; the run still fails, as its CSV is not.
+    if let Some((path, time_ns, written)) = csv_cut {
+        return Err(SimError::Config(format!(
+            "--csv {path}: cut at {time_ns} ns, after {written} bytes: the next sample would \
+             pass the cap of {} bytes; the file ends on the last whole sample and every other \
+             output is whole; sample less often (--sample-interval) or simulate fewer tasks",
+            crate::sampler::MAX_CSV_BYTES
+        )));
+    }
+    Ok(())
+}
+
+/// Refuses, before the run, a signals CSV sure to pass its cap
+/// ([`crate::sampler::least_csv_bytes`]); a run with no set end is left to the cap.
+fn check_csv_size(
+    path: &str,
+    scenario: &Scenario,
+    options: &Options,
+    nr_cpus: usize,
+) -> Result<(), SimError> {
+    let end_ns = options.duration_ns.or_else(|| {
+        let seconds = scenario.global.duration_s;
+        (seconds > 0).then(|| seconds as u64 * 1_000_000_000)
+    });
+    let Some(end_ns) = end_ns else {
+        return Ok(());
+    };
+    let interval = options.sample_interval_ns;
+    let least = crate::sampler::least_csv_bytes(scenario, nr_cpus, end_ns, interval);
+    let cap = crate::sampler::MAX_CSV_BYTES;
+    if least > cap {
+        return Err(SimError::Config(format!(
+            "--csv {path}: the signals CSV would hold at least {least} bytes (a row per CPU and \
+             per never-ending task every {interval} ns for {end_ns} ns), past the cap of {cap} \
+             bytes; sample less often (--sample-interval), or simulate fewer tasks or less time"
+        )));
+    }
     Ok(())
 }
 
@@ -564,6 +608,37 @@ mod tests {
 
     fn args(list: &[&str]) -> Vec<String> {
         list.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn a_csv_sure_to_pass_its_cap_is_refused_before_the_run() {
+        // 10,000 never-ending tasks sampled every millisecond for 60 s: at least
+        // 60,000 samples of 10,000 rows of about 20 bytes, 12 GB, past 1 GiB.
+        let text = r#"{"global": {"duration": 60},
+                       "tasks": {"t": {"instance": 10000, "run": 10, "sleep": 990}}}"#;
+        let scenario = fairway_rtapp::parse_and_validate(text, 1).unwrap();
+        let options = parse_args(&args(&["s.json", "--csv", "out.csv"])).unwrap();
+        let error = check_csv_size("out.csv", &scenario, &options, 1)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.starts_with("--csv out.csv: the signals CSV would hold at least "),
+            "{error}"
+        );
+        assert!(
+            error.contains("past the cap of 1073741824 bytes"),
+            "{error}"
+        );
+        // Every 100 ms it fits: 600 samples.
+        let options = parse_args(&args(&[
+            "s.json",
+            "--csv",
+            "out.csv",
+            "--sample-interval",
+            "100ms",
+        ]))
+        .unwrap();
+        check_csv_size("out.csv", &scenario, &options, 1).unwrap();
     }
 
     #[test]

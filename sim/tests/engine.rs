@@ -359,26 +359,79 @@ fn too_many_entities_is_an_error() {
     assert!(error.contains("the limit is 65535"), "{error}");
 }
 
-/// A signals CSV that would pass its limit ends the run with a message saying how
-/// to sample less, instead of filling the disk (issue 10: 4,096 tasks wrote 6.4 GB).
+/// A signals CSV that reaches its limit mid-run ends on the last whole sample, and
+/// the run goes on to its results (issue 10: 4,096 tasks wrote 6.4 GB; a cut
+/// mid-row and lost results were the first answer).
 #[test]
-fn a_csv_past_its_limit_is_refused() {
+fn a_csv_at_its_limit_ends_on_a_whole_sample_and_the_run_ends() {
     let text = r#"{"tasks": {"t": {"instance": 100, "loop": 1, "run": 10000}}}"#;
     let scenario = parse_and_validate_for(text, 1, true).unwrap();
     let mut csv = Vec::new();
-    // 101 rows of about 50 bytes a millisecond for 10 ms is well past 10 kB.
+    // 101 rows (100 tasks, 1 CPU) of about 30 bytes a millisecond for 10 ms is well
+    // past 10 kB.
     let mut sampler = Sampler::with_limit(&mut csv, 10_000);
-    let error = Simulation::new(&scenario, config(&[(1024, 1024)], Some(10 * MS)))
+    let results = Simulation::new(&scenario, config(&[(1024, 1024)], Some(10 * MS)))
         .unwrap()
-        .run(Some(&mut sampler))
-        .map(|_| ())
-        .unwrap_err()
-        .to_string();
-    assert!(
-        error.contains("--csv: the signals CSV would grow past 10000 bytes"),
-        "{error}"
-    );
+        .run(Some(&mut sampler));
+    assert!(results.is_ok(), "{:?}", results.err());
+    let cut_at = sampler.cut_at().expect("the limit was reached");
+    assert_eq!(sampler.written(), csv.len() as u64);
     assert!(csv.len() <= 10_000);
+    let text = String::from_utf8(csv).unwrap();
+    assert!(text.ends_with('\n'), "the file ends on a whole row");
+    let rows: Vec<Vec<&str>> = text
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').collect())
+        .collect();
+    assert!(rows.iter().all(|row| row.len() == 9), "whole rows only");
+    // Whole samples only: every time written has its 101 rows, and the cut is the
+    // sample after the last one written.
+    let last: u64 = rows.last().unwrap()[0].parse().unwrap();
+    for k in 0..=last / MS {
+        let time = (k * MS).to_string();
+        assert_eq!(rows.iter().filter(|row| row[0] == time).count(), 101);
+    }
+    assert_eq!(cut_at, last + MS);
+}
+
+/// The lower bound the simulator refuses a CSV on before the run never exceeds
+/// what a run writes (a brute-force check on runs with CPUs, never-ending tasks
+/// with delays, finite tasks, and sample intervals that cross powers of ten).
+#[test]
+fn the_least_csv_size_never_exceeds_a_real_run() {
+    let text = r#"{"tasks": {
+        "forever": {"instance": 3, "run": 700, "sleep": 300},
+        "late": {"delay": 4500, "run": 100, "sleep": 900},
+        "finite": {"instance": 2, "loop": 3, "run": 200}}}"#;
+    let scenario = parse_and_validate_for(text, 2, true).unwrap();
+    for (interval, end) in [
+        (MS, 20 * MS),
+        (333_333, 7 * MS),
+        (7, 20_000),
+        (MS / 10, 3 * MS),
+    ] {
+        let mut csv = Vec::new();
+        let mut sampler = Sampler::new(&mut csv);
+        let mut config = config(&[(1024, 1024), (1024, 1024)], Some(end));
+        config.sample_interval_ns = interval;
+        Simulation::new(&scenario, config)
+            .unwrap()
+            .run(Some(&mut sampler))
+            .unwrap();
+        let least = fairway_sim::sampler::least_csv_bytes(&scenario, 2, end, interval);
+        let written = csv.len() as u64;
+        assert!(
+            least <= written,
+            "interval {interval}, end {end}: bound {least} > {written} written"
+        );
+        // And close enough to refuse what cannot fit: the never-ending tasks are
+        // most of the rows.
+        assert!(
+            least * 2 >= written,
+            "interval {interval}, end {end}: bound {least}, {written} written"
+        );
+    }
 }
 
 /// rt-app stops its tasks only after a positive `duration`: 0 runs, like -1, until
