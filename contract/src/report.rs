@@ -194,6 +194,11 @@ pub struct TaskLine<'a> {
     pub latency: &'a Summary,
     /// Periods whose work did not finish in time.
     pub missed_periods: u64,
+    /// Wake-ups made but not yet run when the run ended (0 or 1): the task was
+    /// woken and waits for a CPU. Neither in `wakeups`, which counts wake-ups run
+    /// (their latencies), nor in `missed_periods`; it tells a starved task (1)
+    /// from one whose wake-up never came (0, asleep).
+    pub pending_wakeups: u64,
     /// Moves to another CPU.
     pub migrations: u64,
     /// Times switched in.
@@ -206,7 +211,8 @@ impl Display for TaskLine<'_> {
         write!(
             f,
             "report: task id={} name={} cpu={} runtime_ns={} wait_ns={} wakeups={} \
-             lat_p50_ns={} lat_p99_ns={} lat_max_ns={} missed_periods={} migrations={} switches={}",
+             lat_p50_ns={} lat_p99_ns={} lat_max_ns={} missed_periods={} pending_wakeups={} migrations={} \
+             switches={}",
             self.id.0,
             Name(self.name),
             self.cpu.0,
@@ -217,6 +223,7 @@ impl Display for TaskLine<'_> {
             l.p99.unwrap_or(0),
             l.max.unwrap_or(0),
             self.missed_periods,
+            self.pending_wakeups,
             self.migrations,
             self.switches
         )

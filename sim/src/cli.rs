@@ -610,6 +610,40 @@ mod tests {
         list.iter().map(|s| s.to_string()).collect()
     }
 
+    /// `tests/scenarios/pending-wakeup.json`, whose figures its comment derives:
+    /// a task woken at 600 ms and starved by a FIFO hog to the end at 1 s is one
+    /// pending wake-up with 400 ms of wait, none run, none missed; a task asleep
+    /// on a timer that has not fired is none pending.
+    #[test]
+    fn a_woken_task_starved_to_the_end_is_one_pending_wake_up() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../tests/scenarios/pending-wakeup.json"
+        );
+        let prepared = prepare(&parse_args(&args(&[path, "--cpus", "2"])).unwrap()).unwrap();
+        let results = Simulation::new(&prepared.scenario, prepared.config().unwrap())
+            .unwrap()
+            .run(None)
+            .unwrap();
+        let task = |name: &str| results.tasks.iter().find(|t| t.name == name).unwrap();
+        let periodic = task("periodic");
+        assert_eq!(
+            (
+                periodic.runtime_ns,
+                periodic.wait_ns,
+                periodic.wakeup_latency.count,
+                periodic.pending_wakeups,
+                periodic.missed_periods
+            ),
+            (1_000_000, 400_000_000, 0, 1, 0)
+        );
+        let sleeper = task("sleeper");
+        assert_eq!(
+            (sleeper.wakeup_latency.count, sleeper.pending_wakeups),
+            (0, 0)
+        );
+    }
+
     #[test]
     fn a_csv_sure_to_pass_its_cap_is_refused_before_the_run() {
         // 10,000 never-ending tasks sampled every millisecond for 60 s: at least

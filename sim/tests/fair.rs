@@ -160,11 +160,12 @@ fn nested_groups_split_a_cpu_level_by_level() {
 
 #[test]
 fn a_grouped_hog_among_many_empty_groups_gets_half_its_cpu() {
-    // The group-load-from-birth regression: 100 groups, 99 of them empty; the hog in
-    // the other one, on CPU 0, against an ungrouped hog on each of the 2 CPUs. All of
-    // its group's load is on CPU 0, so its group entity weighs the full 1024 shares
-    // there (§2.7), as much as the nice-0 hog beside it: half of CPU 0 each.
-    let groups: Vec<String> = (0..100).map(|i| format!("/g{i:03}")).collect();
+    // The group-load-from-birth regression: 63 groups (the scenario limit), 62 of
+    // them empty; the hog in the other one, on CPU 0, against an ungrouped hog on
+    // each of the 2 CPUs. All of its group's load is on CPU 0, so its group entity
+    // weighs the full 1024 shares there (§2.7), as much as the nice-0 hog beside
+    // it: half of CPU 0 each.
+    let groups: Vec<String> = (0..63).map(|i| format!("/g{i:03}")).collect();
     let shares: Vec<(&str, u64)> = groups.iter().map(|g| (g.as_str(), 1024)).collect();
     let tasks = vec![
         hog("grouped", 0, 0, Some("/g042")),

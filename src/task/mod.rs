@@ -92,7 +92,7 @@ pub const NO_TASK: u16 = u16::MAX;
 pub struct Task {
     state: AtomicU8,
     /// Queued on its CPU's run queue; changed only under that run queue's lock.
-    on_rq: AtomicBool,
+    pub(crate) on_rq: AtomicBool,
     /// Its registers are live on a CPU (cleared after the switch away completes).
     on_cpu: AtomicBool,
     /// The CPU whose wake list holds the task's live entry (`NOT_LISTED` if none).

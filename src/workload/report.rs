@@ -58,18 +58,36 @@ pub struct TaskCounters {
     pub migrations: u64,
     /// Switches in.
     pub switches: u64,
+    /// Wake-ups made but not yet run (0 or 1; `docs/report-format.md`).
+    pub pending_wakeups: u64,
 }
 
 impl TaskCounters {
-    /// Task `id`'s counters at `now` (its runtime with the stretch it may be
-    /// running).
+    /// Task `id`'s counters at `now`, each stretch under way counted to `now`: the
+    /// runtime of a running task, and the wait of a runnable one, as the simulator
+    /// counts them at a run's end (a starved task's wait is most of its run).
     fn of(id: TaskId, now: u64) -> Self {
         let slot = task(id);
+        let cpu = slot.cpu();
+        let current = percpu::of(cpu).current_task.load(Ordering::Relaxed) == id.0;
+        // Woken (by `activate`) and not yet switched in; or on another CPU's
+        // wake list, woken but not yet activated.
+        let woken = slot.woken_at.load(Ordering::Relaxed) != 0;
+        let on_wake_list = slot.state() == crate::task::TaskState::Running
+            && !slot.on_rq.load(Ordering::Relaxed)
+            && !current;
+        let waiting = slot.on_rq.load(Ordering::Relaxed) && !current;
+        let wait_under_way = if waiting {
+            now.saturating_sub(slot.wait_start.load(Ordering::Relaxed))
+        } else {
+            0
+        };
         TaskCounters {
-            runtime_ns: crate::task::runtime_ns_on(id, slot.cpu(), now),
-            wait_ns: slot.wait_total.load(Ordering::Relaxed),
+            runtime_ns: crate::task::runtime_ns_on(id, cpu, now),
+            wait_ns: slot.wait_total.load(Ordering::Relaxed) + wait_under_way,
             migrations: slot.migrations.load(Ordering::Relaxed),
             switches: slot.switches_in.load(Ordering::Relaxed),
+            pending_wakeups: u64::from(woken || on_wake_list),
         }
     }
 }
@@ -105,8 +123,11 @@ impl CpuCounters {
     }
 }
 
+/// A task's wake-up latency statistics, taken out of its slot.
+type Latencies = Option<alloc::boxed::Box<fairway_sched::stats::LatencyStats>>;
+
 /// The counters a run's figures are taken between.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct RunWindow {
     /// At the start.
     pub start: CpuCounters,
@@ -115,6 +136,11 @@ pub struct RunWindow {
     /// The reported tasks' counters at the end (they started at the start, at 0),
     /// in the order of [`RunResults::tasks`].
     pub tasks: alloc::vec::Vec<TaskCounters>,
+    /// The reported tasks' wake-up latencies, taken out of their slots at the
+    /// end, in the same order: a task switched in after the end (its wake-up was
+    /// pending, `pending_wakeups`) records nothing more, so `wakeups` and the
+    /// latencies cover the run, as the simulator's do.
+    latencies: spin::Mutex<alloc::vec::Vec<Latencies>>,
 }
 
 impl RunWindow {
@@ -129,6 +155,12 @@ impl RunWindow {
                 .iter()
                 .map(|&(id, _)| TaskCounters::of(id, end.at_ns))
                 .collect(),
+            latencies: spin::Mutex::new(
+                tasks
+                    .iter()
+                    .map(|&(id, _)| task(id).latency.lock().take())
+                    .collect(),
+            ),
             end,
             start,
         }
@@ -206,8 +238,14 @@ pub fn print(results: &RunResults<'_>) {
             .window
             .and_then(|window| window.tasks.get(index).copied())
             .unwrap_or_else(|| TaskCounters::of(id, crate::now_ns()));
-        let mut latency = slot.latency.lock();
-        let Some(stats) = latency.as_mut() else {
+        // The window's latencies when it took them; else the slot's, now.
+        let mut window_latencies = results.window.map(|window| window.latencies.lock());
+        let mut slot_latency = slot.latency.lock();
+        let latency = match window_latencies.as_mut() {
+            Some(latencies) => latencies.get_mut(index).and_then(Option::as_mut),
+            None => slot_latency.as_mut(),
+        };
+        let Some(stats) = latency else {
             continue;
         };
         let summary = stats.summary();
@@ -219,6 +257,7 @@ pub fn print(results: &RunResults<'_>) {
             wait_ns: counters.wait_ns,
             latency: &summary,
             missed_periods,
+            pending_wakeups: counters.pending_wakeups,
             migrations: counters.migrations,
             switches: counters.switches,
         });

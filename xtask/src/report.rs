@@ -25,7 +25,7 @@
 //! | `clock`  | `timer` (name), `timer_hz` (u64), `cycle_counter` (name); at most once per section |
 //! | `cost`   | `cpu` (cpu), `op` (name), `count` `min` `p50` `p99` `max` `sum` `overhead` |
 //! | `hist`   | (`cpu` (cpu) or `task` (u64)), `op` (name), `buckets`              |
-//! | `task`   | `id`, `name`, `cpu`, `runtime_ns`, `wait_ns`, `wakeups`, `lat_p50_ns`, `lat_p99_ns`, `lat_max_ns`, `missed_periods`, `migrations`, `switches` |
+//! | `task`   | `id`, `name`, `cpu`, `runtime_ns`, `wait_ns`, `wakeups`, `lat_p50_ns`, `lat_p99_ns`, `lat_max_ns`, `missed_periods`, `pending_wakeups`, `migrations`, `switches` |
 //! | `cpu`    | `id`, `busy_ns`, `idle_ns`, `switches`                             |
 //! | `group`  | `path` (name), `quota_us` (u64 or `max`), `period_us`, `burst_us`, `nr_periods`, `nr_throttled`, `throttled_usec`, `nr_bursts`, `burst_usec`, `local_throttled_usec` (comma list, one per CPU) |
 //! | `metric` | `name` (name), `value` (u64)                                       |
@@ -198,6 +198,8 @@ pub struct TaskRecord {
     pub lat_max_ns: u64,
     /// Periods (of a periodic rt-app task) whose work did not finish in time.
     pub missed_periods: u64,
+    /// Wake-ups made but not yet run when the run ended (0 or 1).
+    pub pending_wakeups: u64,
     /// Moves to another CPU.
     pub migrations: u64,
     /// Times switched in.

@@ -158,8 +158,8 @@ mod tests {
 
     /// A run's report with tasks `b` (id 7) then `a` (id 5), in that order.
     const REPORT: &str = "report: run name=rtapp config=x cpus=2 icount=1 wall_ns=100000000
-report: task id=7 name=b cpu=0 runtime_ns=1 wait_ns=0 wakeups=0 lat_p50_ns=0 lat_p99_ns=0 lat_max_ns=0 missed_periods=0 migrations=0 switches=1
-report: task id=5 name=a cpu=1 runtime_ns=1 wait_ns=0 wakeups=0 lat_p50_ns=0 lat_p99_ns=0 lat_max_ns=0 missed_periods=0 migrations=0 switches=1
+report: task id=7 name=b cpu=0 runtime_ns=1 wait_ns=0 wakeups=0 lat_p50_ns=0 lat_p99_ns=0 lat_max_ns=0 missed_periods=0 pending_wakeups=0 migrations=0 switches=1
+report: task id=5 name=a cpu=1 runtime_ns=1 wait_ns=0 wakeups=0 lat_p50_ns=0 lat_p99_ns=0 lat_max_ns=0 missed_periods=0 pending_wakeups=0 migrations=0 switches=1
 report: end";
 
     #[test]

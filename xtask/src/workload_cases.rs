@@ -91,6 +91,41 @@ fn medium_waits(lines: &[String], low: u64, high: u64) -> Result<(), String> {
     }
 }
 
+/// `pending-wakeup.json` (its comment derives the figures): `periodic`, woken at
+/// 600 ms and starved by a FIFO hog to the end at 1 s, has one pending wake-up,
+/// none run, 400 ms of wait and no missed period; `sleeper`, asleep on a timer
+/// that has not fired, has none pending. The wait is 400 ms within 0.3 ms either
+/// way: its timer counts from its own start, which the kernel makes microseconds
+/// after the run's (shorter), and the wake-up takes microseconds (longer).
+fn starved_wake_up_is_pending(lines: &[String]) -> Result<(), String> {
+    let figures = |name: &str| -> Result<[u64; 4], String> {
+        let needle = format!("name={name} ");
+        let mut figures = [0; 4];
+        for (figure, key) in
+            figures
+                .iter_mut()
+                .zip(["pending_wakeups", "wakeups", "missed_periods", "wait_ns"])
+        {
+            *figure = value_in(lines, &needle, key)?;
+        }
+        Ok(figures)
+    };
+    let [pending, run, missed, wait] = figures("periodic")?;
+    if (pending, run, missed) != (1, 0, 0) || !(399_700_000..=400_300_000).contains(&wait) {
+        return Err(format!(
+            "periodic: {pending} pending, {run} wake-ups run, {missed} missed, {wait} ns of wait; \
+             expected 1, 0, 0 and 399.7..=400.3 ms"
+        ));
+    }
+    let [pending, run, ..] = figures("sleeper")?;
+    if (pending, run) != (0, 0) {
+        return Err(format!(
+            "sleeper: {pending} pending, {run} wake-ups run; expected 0, 0"
+        ));
+    }
+    Ok(())
+}
+
 fn medium_waits_10_ms(lines: &[String]) -> Result<(), String> {
     medium_waits(lines, 10_000_000, 10_300_000)
 }
@@ -685,6 +720,12 @@ pub(crate) fn cases() -> Vec<Case> {
             .scenario("tests/scenarios/pi-inversion.json")
             .contains("name=medium")
             .check(medium_waits_10_ms),
+        Case::new("rtapp-pending-wakeup", "fairway")
+            .icount()
+            .cpus(1)
+            .scenario("tests/scenarios/pending-wakeup.json")
+            .contains("name=sleeper")
+            .check(starved_wake_up_is_pending),
         Case::new("rtapp-priority-inheritance-off", "fairway")
             .icount()
             .cpus(1)

@@ -61,13 +61,15 @@ fn lines_match_the_documented_example() {
         wait_ns: 100_000,
         latency: &summary,
         missed_periods: 0,
+        pending_wakeups: 1,
         migrations: 1,
         switches: 4,
     };
     assert_eq!(
         task.to_string(),
         "report: task id=1 name=ping cpu=0 runtime_ns=2000000 wait_ns=100000 wakeups=3 \
-         lat_p50_ns=2000 lat_p99_ns=5000 lat_max_ns=5000 missed_periods=0 migrations=1 switches=4"
+         lat_p50_ns=2000 lat_p99_ns=5000 lat_max_ns=5000 missed_periods=0 pending_wakeups=1 migrations=1 \
+         switches=4"
     );
     let hist = HistogramLine {
         owner: HistogramOwner::Task(TaskId(1)),

@@ -781,6 +781,7 @@ impl<'s> Simulation<'s> {
                 if task.state == TaskState::Runnable {
                     task.result.wait_ns += now - task.runnable_since;
                 }
+                task.result.pending_wakeups = u64::from(task.woke_at.is_some());
                 task.result.finished = task.state == TaskState::Done;
                 task.result.set_latencies(&mut task.latencies);
                 task.result

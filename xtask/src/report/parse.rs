@@ -376,6 +376,7 @@ fn apply(
                 lat_p99_ns: fields.number("lat_p99_ns")?,
                 lat_max_ns: fields.number("lat_max_ns")?,
                 missed_periods: fields.number("missed_periods")?,
+                pending_wakeups: fields.number("pending_wakeups")?,
                 migrations: fields.number("migrations")?,
                 switches: fields.number("switches")?,
                 latency_histogram: None,

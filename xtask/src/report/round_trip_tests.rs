@@ -148,6 +148,7 @@ fn transcript(seed: u64) -> Transcript {
             wait_ns: 2000,
             latency: &summary,
             missed_periods: 1,
+            pending_wakeups: 1,
             migrations: 2,
             switches: 40,
         }

@@ -180,6 +180,7 @@ fn run_summary(run: &Run) -> String {
                     t.lat_p99_ns.to_string(),
                     t.lat_max_ns.to_string(),
                     t.missed_periods.to_string(),
+                    t.pending_wakeups.to_string(),
                     t.migrations.to_string(),
                     t.switches.to_string(),
                 ]
@@ -196,6 +197,7 @@ fn run_summary(run: &Run) -> String {
             "lat_p99",
             "lat_max",
             "missed",
+            "pending",
             "migr",
             "switches",
         ];

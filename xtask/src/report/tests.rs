@@ -15,9 +15,9 @@ report: hist cpu=0 op=enqueue_task buckets=6:3,8:1
 report: cost cpu=1 op=enqueue_task count=2 min=90 p50=90 p99=130 max=130 sum=220 overhead=22
 report: hist cpu=1 op=enqueue_task buckets=6:1,7:1
 INFO  report: cost cpu=0 op=context_switch count=3 min=400 p50=410 p99=420 max=420 sum=1230 overhead=22
-report: task id=1 name=ping cpu=0 runtime_ns=2000000 wait_ns=100000 wakeups=3 lat_p50_ns=2000 lat_p99_ns=5000 lat_max_ns=5000 missed_periods=0 migrations=1 switches=4
+report: task id=1 name=ping cpu=0 runtime_ns=2000000 wait_ns=100000 wakeups=3 lat_p50_ns=2000 lat_p99_ns=5000 lat_max_ns=5000 missed_periods=0 pending_wakeups=0 migrations=1 switches=4
 report: hist task=1 op=wakeup_latency buckets=10:2,12:1
-report: task id=2 name=pong cpu=1 runtime_ns=1500000 wait_ns=0 wakeups=0 lat_p50_ns=0 lat_p99_ns=0 lat_max_ns=0 missed_periods=2 migrations=0 switches=1
+report: task id=2 name=pong cpu=1 runtime_ns=1500000 wait_ns=0 wakeups=0 lat_p50_ns=0 lat_p99_ns=0 lat_max_ns=0 missed_periods=2 pending_wakeups=0 migrations=0 switches=1
 report: cpu id=0 busy_ns=4000000 idle_ns=1000000 switches=7
 report: cpu id=1 busy_ns=2500000 idle_ns=2500000 switches=3
 report: group path=/a quota_us=25000 period_us=100000 burst_us=0 nr_periods=10 nr_throttled=10 throttled_usec=750000 nr_bursts=0 burst_usec=0 local_throttled_usec=750000,0
@@ -88,7 +88,7 @@ fn sample_transcript_gives_the_documented_json() {
         json!({
             "id": 1, "name": "ping", "cpu": 0, "runtime_ns": 2_000_000, "wait_ns": 100_000,
             "wakeups": 3, "lat_p50_ns": 2000, "lat_p99_ns": 5000, "lat_max_ns": 5000,
-            "missed_periods": 0, "migrations": 1, "switches": 4,
+            "missed_periods": 0, "pending_wakeups": 0, "migrations": 1, "switches": 4,
             "latency_histogram": [
                 {"bucket": 10, "low": 1024, "high": 2047, "count": 2},
                 {"bucket": 12, "low": 4096, "high": 8191, "count": 1}
