@@ -264,9 +264,7 @@ fn impossible(core: &CpuCore, record: &Record) -> Option<String> {
         Input::TaskDead { task } | Input::MigrateOut { task } if queued(task) => {
             problem(task, "which is queued")
         }
-        Input::MigrateIn { task } if known(task) => {
-            problem(task, "which this CPU already has")
-        }
+        Input::MigrateIn { task } if known(task) => problem(task, "which this CPU already has"),
         _ => None,
     }
 }
@@ -440,8 +438,7 @@ pub fn parse_kernel_lines<'a>(
                     .split_ascii_whitespace()
                     .find_map(|word| word.strip_prefix(key)?.strip_prefix('='))
                     .ok_or_else(|| format!("`core: cpu` line has no {key}="))?;
-                word.parse()
-                    .map_err(|e| format!("{key}={word}: {e}"))
+                word.parse().map_err(|e| format!("{key}={word}: {e}"))
             };
             let cpu_word = fields.split_ascii_whitespace().next().unwrap_or("");
             let cpu: u64 = cpu_word
@@ -498,7 +495,9 @@ pub fn parse_kernel_lines<'a>(
                 .collect::<Result<_, _>>()?;
             let count = numbers.len();
             let words: [u64; 10] = numbers.try_into().map_err(|_| {
-                at_line(format!("a record of {count} numbers, not ten (a cut line?)"))
+                at_line(format!(
+                    "a record of {count} numbers, not ten (a cut line?)"
+                ))
             })?;
             let record = Record::decode(&words).map_err(|e| {
                 at_line(format!("record: {}={} cannot be decoded", e.what, e.value))
@@ -544,9 +543,8 @@ fn parse_config(fields: &str) -> Result<(SchedConfig, usize, usize, Option<usize
             .find_map(|word| word.strip_prefix(key)?.strip_prefix('='))
             .ok_or_else(|| format!("`core: config` has no {key}="))
     };
-    let flag = |key: &str| -> Result<&str, String> {
-        Ok(if get(key)? == "true" { "1" } else { "0" })
-    };
+    let flag =
+        |key: &str| -> Result<&str, String> { Ok(if get(key)? == "true" { "1" } else { "0" }) };
     // Transcripts from before bandwidth control was recorded do not
     // name it: their run queues were built without it.
     let bandwidth = if get("cfs_bandwidth").is_ok() {
@@ -587,10 +585,7 @@ fn check_section(section: Option<&CpuSection>) -> Result<(), String> {
     match section {
         Some(section) if section.present < section.announced => Err(format!(
             "transcript truncated: cpu {} announces records={} (line {}), {} present",
-            section.cpu,
-            section.announced,
-            section.line,
-            section.present
+            section.cpu, section.announced, section.line, section.present
         )),
         _ => Ok(()),
     }

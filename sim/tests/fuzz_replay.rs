@@ -199,5 +199,8 @@ fn fuzz_replay() {
     );
     // The edits leave transcripts that reach the replay, so its checks of
     // each record's state are exercised, not only the reader's.
-    assert!(report.count("diverges") + report.count("impossible") > 0, "{report:?}");
+    assert!(
+        report.count("diverges") + report.count("impossible") > 0,
+        "{report:?}"
+    );
 }

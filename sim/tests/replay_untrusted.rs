@@ -109,7 +109,11 @@ fn the_limits_are_the_schedulers() {
 #[test]
 fn a_dequeue_of_a_task_not_queued_is_refused_at_its_line() {
     let mut lines = lines();
-    assert!(lines[150].ends_with(" 50000000 3 2 2 0 0 0 0"), "{}", lines[150]);
+    assert!(
+        lines[150].ends_with(" 50000000 3 2 2 0 0 0 0"),
+        "{}",
+        lines[150]
+    );
     set_record_word(&mut lines, 151, 4, "7");
     let error = outcome(&lines).unwrap_err();
     assert!(error.starts_with("line 151: record "), "{error}");
@@ -138,7 +142,11 @@ fn a_task_id_without_a_slot_is_refused_at_its_line() {
 #[test]
 fn a_wakeup_of_a_queued_task_is_refused_at_its_line() {
     let mut lines = lines();
-    assert!(lines[23].ends_with(" 7000000 1 4 1 0 0 0 0"), "{}", lines[23]);
+    assert!(
+        lines[23].ends_with(" 7000000 1 4 1 0 0 0 0"),
+        "{}",
+        lines[23]
+    );
     set_record_word(&mut lines, 24, 4, "0");
     let error = outcome(&lines).unwrap_err();
     assert!(error.starts_with("line 24: record "), "{error}");

@@ -9,10 +9,7 @@ use fairway_trace::{MAX_CPUS, Trace};
 /// The simulator's trace of `tests/scenarios/eas-workload-a.json` on juno-r2
 /// (`fairway-sim --board juno-r2 --trace FILE --quiet`).
 fn juno_trace(test: &str) -> Vec<u8> {
-    let path = std::env::temp_dir().join(format!(
-        "fairway-{test}-{}.pftrace",
-        std::process::id()
-    ));
+    let path = std::env::temp_dir().join(format!("fairway-{test}-{}.pftrace", std::process::id()));
     let scenario = concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/../tests/scenarios/eas-workload-a.json"

@@ -629,6 +629,14 @@ impl Trace {
                     }
                     trace.groups[group] = descriptor.name().to_string();
                 } else if let Some(track) = Self::track_of(descriptor.uuid()).map_err(at)? {
+                    if let CounterTrack::Task(task, _) = track
+                        && task >= trace.tasks.len()
+                    {
+                        return Err(at(format!(
+                            "counter track task={task} is not in the process tree ({} tasks)",
+                            trace.tasks.len()
+                        )));
+                    }
                     tracks.insert(descriptor.uuid(), track);
                 }
             } else if packet.has_track_event() {
@@ -858,7 +866,9 @@ fn varint(bytes: &[u8], at: &mut usize) -> Result<u64, String> {
     let mut value = 0u64;
     for shift in (0..64).step_by(7) {
         let Some(&byte) = bytes.get(*at) else {
-            return Err(format!("not a Perfetto trace: a varint at byte {start} runs past the end"));
+            return Err(format!(
+                "not a Perfetto trace: a varint at byte {start} runs past the end"
+            ));
         };
         *at += 1;
         value |= u64::from(byte & 0x7f) << shift;
@@ -866,7 +876,9 @@ fn varint(bytes: &[u8], at: &mut usize) -> Result<u64, String> {
             return Ok(value);
         }
     }
-    Err(format!("not a Perfetto trace: a varint at byte {start} is longer than ten bytes"))
+    Err(format!(
+        "not a Perfetto trace: a varint at byte {start} is longer than ten bytes"
+    ))
 }
 
 /// The trace's packets (field 1 of Perfetto's `Trace`), each with the byte
