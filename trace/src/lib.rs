@@ -821,7 +821,10 @@ fn task_of(pid: i32, field: &str) -> Result<Option<TaskIndex>, String> {
     match pid {
         0 => Ok(None),
         pid if pid < 0 => Err(format!("{field}={pid} is negative")),
-        pid => bounded(pid as u64 - 1, MAX_TASKS, field, "MAX_TASKS").map(Some),
+        pid if pid as usize <= MAX_TASKS => Ok(Some(pid as usize - 1)),
+        pid => Err(format!(
+            "{field}={pid} is above MAX_TASKS ({MAX_TASKS}; pid i + 1 is task i)"
+        )),
     }
 }
 
@@ -1001,5 +1004,74 @@ mod tests {
         let back = Trace::from_perfetto(&bytes).unwrap();
         assert_eq!(back.groups, trace.groups);
         assert_eq!(back.counters, trace.counters);
+    }
+
+    /// A bundle's CPU, a thread's pid and an event's pid beyond the
+    /// limits, or naming no task of the process tree, are refused with the
+    /// field and the value; nothing is sized by them.
+    #[test]
+    fn numbers_beyond_the_limits_are_refused_naming_the_field() {
+        let one_task = || Trace {
+            nr_cpus: 1,
+            tasks: vec![TaskInfo {
+                name: "a".into(),
+                prio: 120,
+            }],
+            ..Trace::default()
+        };
+        let switch_to = |next| Event::Switch {
+            prev: None,
+            prev_state: PrevState::Runnable,
+            next: Some(next),
+        };
+        // The writer loops over its own `nr_cpus`: a bundle on CPU 64.
+        let mut trace = one_task();
+        trace.nr_cpus = MAX_CPUS + 1;
+        trace.record(5, MAX_CPUS, switch_to(0));
+        let error = Trace::from_perfetto(&trace.to_perfetto()).unwrap_err();
+        assert!(error.starts_with("packet at byte "), "{error}");
+        assert!(
+            error.ends_with(": ftrace_events cpu=64 is not below MAX_CPUS (64)"),
+            "{error}"
+        );
+        // Task 65536 is pid 65537.
+        let mut trace = one_task();
+        trace.tasks.resize(
+            MAX_TASKS + 1,
+            TaskInfo {
+                name: String::new(),
+                prio: 120,
+            },
+        );
+        let error = Trace::from_perfetto(&trace.to_perfetto()).unwrap_err();
+        assert!(
+            error.ends_with(
+                ": process tree thread tid=65537 is above MAX_TASKS (65536; pid i + 1 is task i)"
+            ),
+            "{error}"
+        );
+        // An event naming task 1 (pid 2) when the tree lists one task: the
+        // writer would not write it, so the bundle is built by hand.
+        let mut bytes = one_task().to_perfetto();
+        let mut switch = SchedSwitchFtraceEvent::new();
+        switch.next_pid = Some(2);
+        let mut event = FtraceEvent::new();
+        event.set_sched_switch(switch);
+        let mut bundle = FtraceEventBundle::new();
+        bundle.cpu = Some(0);
+        bundle.event.push(event);
+        let mut packet = TracePacket::new();
+        packet.set_ftrace_events(bundle);
+        let mut extra = PerfettoTrace::new();
+        extra.packet.push(packet);
+        // Two encoded traces one after the other are one with both's packets.
+        bytes.extend(extra.write_to_bytes().unwrap());
+        let error = Trace::from_perfetto(&bytes).unwrap_err();
+        assert!(
+            error.ends_with(
+                ": sched_switch names pid 2, which the process tree does not list (1 tasks)"
+            ),
+            "{error}"
+        );
     }
 }
