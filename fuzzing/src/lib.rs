@@ -1,7 +1,8 @@
 //! The harness of Fairway's fuzz targets: the readers of untrusted input (the
 //! rt-app scenario reader, the scenario wire format, the device tree, the boot
-//! options) each have a target, an ordinary `#[test]` in their crate that calls
-//! [`run`].
+//! options, the kernel transcript `cargo xtask replay` reads and the Perfetto
+//! trace `cargo xtask plot` reads) each have a target, an ordinary `#[test]` in
+//! their crate that calls [`run`].
 //!
 //! A target is a proptest property run for a fixed number of cases from a fixed
 //! seed, so `cargo xtask test` is repeatable and bounded in time; and

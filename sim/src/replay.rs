@@ -25,7 +25,10 @@ use fairway_sched::bandwidth::pools::PoolMismatch;
 use fairway_sched::boot_options::SchedConfig;
 use fairway_sched::cpu_core::record::{Input, Output, Record};
 use fairway_sched::cpu_core::{CpuCore, Leaving};
+use fairway_sched::fair::timeline::MAX_ENTITIES;
 use fairway_sched::run_queue::{CpuCapacity, RunQueue};
+use fairway_sched::task::{GroupId, MAX_CPUS, TaskId};
+use fairway_sched::topology::SCHED_CAPACITY_SCALE;
 
 /// How the kernel built its cores.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -102,11 +105,196 @@ pub fn kind_name(input: &Input) -> &'static str {
     }
 }
 
+/// The most task slots a run queue can have: task ids are 16 bits
+/// ([`TaskId`]`(u16)`), so ids `0..=65535`.
+pub const MAX_TASK_SLOTS: usize = 1 << u16::BITS;
+
+/// The most group slots (the root included) a run queue can have: group ids
+/// are 16 bits ([`GroupId`]`(u16)`).
+pub const MAX_GROUP_SLOTS: usize = 1 << u16::BITS;
+
+/// The most task slots a run queue with `groups` group slots can have: the
+/// fair class numbers one timeline entity per group but the root and one
+/// per task, at most [`MAX_ENTITIES`] of them (more panics in the timeline,
+/// a configuration bug in the kernel, which the replay refuses instead).
+pub fn task_limit(groups: usize) -> usize {
+    let group_entities = groups.max(1) - 1;
+    MAX_TASK_SLOTS.min(MAX_ENTITIES.saturating_sub(group_entities))
+}
+
+/// Whether `setup` describes cores the replay can build: task and group
+/// slots within the scheduler's limits (checked before anything is
+/// allocated: an edited transcript asking for 4 billion groups is refused,
+/// not given 96 GB), 1 to [`MAX_CPUS`] CPUs of capacity 1 to
+/// [`SCHED_CAPACITY_SCALE`]. The message names the field and its value.
+pub fn check_setup(setup: &ReplaySetup) -> Result<(), String> {
+    check_slots(setup.tasks, setup.groups)?;
+    check_cpus(setup.capacities.len())?;
+    for (cpu, &capacity) in setup.capacities.iter().enumerate() {
+        check_capacity(cpu, u64::from(capacity))?;
+    }
+    Ok(())
+}
+
+fn check_slots(tasks: usize, groups: usize) -> Result<(), String> {
+    if groups > MAX_GROUP_SLOTS {
+        return Err(format!(
+            "groups={groups} is above the limit of {MAX_GROUP_SLOTS} (group ids are 16 bits)"
+        ));
+    }
+    let limit = task_limit(groups);
+    if tasks > limit {
+        return Err(format!(
+            "tasks={tasks} is above the limit of {limit} (with groups={groups}: task ids are \
+             16 bits, and a CPU's timeline holds at most MAX_ENTITIES = {MAX_ENTITIES} \
+             entities, one per task and one per group but the root)"
+        ));
+    }
+    Ok(())
+}
+
+fn check_cpus(cpus: usize) -> Result<(), String> {
+    if !(1..=MAX_CPUS).contains(&cpus) {
+        return Err(format!("cpus={cpus} is outside 1..={MAX_CPUS}"));
+    }
+    Ok(())
+}
+
+fn check_capacity(cpu: usize, capacity: u64) -> Result<(), String> {
+    if !(1..=u64::from(SCHED_CAPACITY_SCALE)).contains(&capacity) {
+        return Err(format!(
+            "cpu {cpu}: capacity={capacity} is outside 1..={SCHED_CAPACITY_SCALE}"
+        ));
+    }
+    Ok(())
+}
+
+/// Whether every id `record` names is one the cores have a slot for: its
+/// CPU, its task (and the task its decision names), its group. A record
+/// that passes can reach the scheduling core without indexing out of its
+/// tables.
+pub fn check_ids(setup: &ReplaySetup, record: &Record) -> Result<(), String> {
+    let cpus = setup.capacities.len();
+    if usize::from(record.cpu) >= cpus {
+        return Err(format!("cpu={} is not below cpus={cpus}", record.cpu));
+    }
+    let task_ok = |task: TaskId, what: &str| {
+        if task.index() < setup.tasks {
+            Ok(())
+        } else {
+            Err(format!(
+                "{what}={} is not below tasks={}",
+                task.0, setup.tasks
+            ))
+        }
+    };
+    let group_ok = |group: GroupId, what: &str| {
+        if group.index() < setup.groups.max(1) {
+            Ok(())
+        } else {
+            Err(format!(
+                "{what}={} is not below groups={}",
+                group.0,
+                setup.groups.max(1)
+            ))
+        }
+    };
+    match record.input {
+        Input::TaskNew { task, params } => {
+            task_ok(task, "task")?;
+            group_ok(params.group, "group")?;
+        }
+        Input::Wakeup { task, .. }
+        | Input::Enqueue { task, .. }
+        | Input::Dequeue { task, .. }
+        | Input::MigrateOut { task }
+        | Input::MigrateIn { task }
+        | Input::SetTaskUclamp { task, .. }
+        | Input::RtMutexSetprio { task, .. }
+        | Input::TaskDead { task }
+        | Input::CfsTasksRotate { task } => task_ok(task, "task")?,
+        Input::SetTaskGroup { task, group } => {
+            task_ok(task, "task")?;
+            group_ok(group, "group")?;
+        }
+        Input::GroupLoadSum { group, .. }
+        | Input::SetGroupBandwidth { group, .. }
+        | Input::DistributeRuntime { group, .. } => group_ok(group, "group")?,
+        Input::PoolAnswer(answer) => group_ok(answer.group, "group")?,
+        Input::CreateGroup { parent, .. } => group_ok(parent, "parent")?,
+        Input::Schedule { .. }
+        | Input::Tick
+        | Input::Hrtick
+        | Input::HrtickUpdate
+        | Input::Yield
+        | Input::UpdateBlockedAverages
+        | Input::AttachBandwidth => {}
+    }
+    if let Some(next) = record.output.next {
+        task_ok(next, "next")?;
+    }
+    Ok(())
+}
+
+/// Why `record`, well-formed, cannot happen to `core` in the state the
+/// records before it left it: a task enqueued twice, dequeued while not
+/// queued, woken on a CPU that does not know it... The kernel never records
+/// such a call (the scheduling core asserts against each), so the
+/// transcript was edited or damaged; the replay refuses it here, before the
+/// core's assertions would stop the host tool.
+fn impossible(core: &CpuCore, record: &Record) -> Option<String> {
+    let known = |task: TaskId| core.run_queue().task_class(task).is_some();
+    let queued = |task: TaskId| core.cfs_tasks().contains(task);
+    let name = kind_name(&record.input);
+    let problem = |task: TaskId, what: &str| Some(format!("{name} of task {}, {what}", task.0));
+    match record.input {
+        Input::TaskNew { task, .. } if queued(task) => problem(task, "which is queued"),
+        Input::Wakeup { task, .. } | Input::Enqueue { task, .. } if !known(task) => {
+            problem(task, "which this CPU does not have")
+        }
+        Input::Wakeup { task, .. } | Input::Enqueue { task, .. } if queued(task) => {
+            problem(task, "which is already queued")
+        }
+        Input::Dequeue { task, .. } if !known(task) || !queued(task) => {
+            problem(task, "which is not queued")
+        }
+        Input::TaskDead { task } | Input::MigrateOut { task } if !known(task) => {
+            problem(task, "which this CPU does not have")
+        }
+        Input::TaskDead { task } | Input::MigrateOut { task } if queued(task) => {
+            problem(task, "which is queued")
+        }
+        Input::MigrateIn { task } if known(task) => problem(task, "which this CPU already has"),
+        _ => None,
+    }
+}
+
 /// Builds the cores as the kernel did and replays `records` (any order: they
 /// are sorted by their sequence numbers) until the first difference. The run
 /// queues have bandwidth control when the kernel's had (`cfs_bandwidth`) or
-/// when the record has a bandwidth input.
+/// when the record has a bandwidth input. A set-up beyond the scheduler's
+/// limits ([`check_setup`]), a record naming an id without a slot
+/// ([`check_ids`]) or a call impossible in the state reached (a dequeue of
+/// a task that is not queued...) is an error naming the record.
 pub fn replay(setup: &ReplaySetup, records: &[Record]) -> Result<ReplayOutcome, String> {
+    replay_numbered(setup, records, None)
+}
+
+/// As [`replay`], for a parsed transcript: the errors name the record's line.
+pub fn replay_transcript(transcript: &Transcript) -> Result<ReplayOutcome, String> {
+    replay_numbered(
+        &transcript.setup,
+        &transcript.records,
+        Some(&transcript.lines),
+    )
+}
+
+fn replay_numbered(
+    setup: &ReplaySetup,
+    records: &[Record],
+    lines: Option<&[usize]>,
+) -> Result<ReplayOutcome, String> {
+    check_setup(setup)?;
     let policy = setup.config.policy_kind(setup.capacities.len());
     let bandwidth =
         setup.config.cfs_bandwidth || records.iter().any(|record| record.input.is_bandwidth());
@@ -129,17 +317,27 @@ pub fn replay(setup: &ReplaySetup, records: &[Record]) -> Result<ReplayOutcome, 
             CpuCore::new(cpu as u16, queue, setup.tasks, setup.config.hrtick)
         })
         .collect();
-    let mut ordered: Vec<&Record> = records.iter().collect();
-    ordered.sort_by_key(|record| record.sequence);
+    let mut ordered: Vec<(usize, &Record)> = records.iter().enumerate().collect();
+    ordered.sort_by_key(|(_, record)| record.sequence);
     let mut outcome = ReplayOutcome {
         records: ordered.len(),
         ..ReplayOutcome::default()
     };
     let mut migrations = BTreeMap::new();
-    for (index, record) in ordered.into_iter().enumerate() {
-        let core = cores
-            .get_mut(usize::from(record.cpu))
-            .ok_or_else(|| format!("record {index} names cpu {}", record.cpu))?;
+    for (index, (position, record)) in ordered.into_iter().enumerate() {
+        let place = || match lines.and_then(|lines| lines.get(position)) {
+            Some(line) => format!("line {line}: record {index} (#{})", record.sequence),
+            None => format!("record {index} (#{})", record.sequence),
+        };
+        check_ids(setup, record).map_err(|e| format!("{}: {e}", place()))?;
+        let core = &mut cores[usize::from(record.cpu)];
+        if let Some(problem) = impossible(core, record) {
+            return Err(format!(
+                "{}: {problem}: impossible on cpu {} at this point of the run",
+                place(),
+                record.cpu
+            ));
+        }
         let before = core.current();
         let (replayed, pool) = match core.replay(record.now, &record.input, &mut migrations) {
             Ok(replayed) => (replayed, None),
@@ -165,88 +363,233 @@ pub fn replay(setup: &ReplaySetup, records: &[Record]) -> Result<ReplayOutcome, 
     Ok(outcome)
 }
 
+/// A kernel transcript's `core:` lines, read and checked.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Transcript {
+    /// How the kernel built its cores.
+    pub setup: ReplaySetup,
+    /// The records, in the transcript's order.
+    pub records: Vec<Record>,
+    /// Each record's line in the transcript (1 for the first line), for
+    /// messages.
+    pub lines: Vec<usize>,
+    /// Records the kernel's buffers could not hold, over every CPU.
+    pub dropped: u64,
+}
+
+/// One `core: cpu=N` line and the records counted under it.
+struct CpuSection {
+    cpu: usize,
+    line: usize,
+    announced: u64,
+    present: u64,
+}
+
 /// Reads the kernel's `core:` lines (anything before `core: ` on a line, a
 /// timestamp for instance, is ignored): the set-up and the records.
+///
+/// The transcript is untrusted (a file anyone can edit, or a run cut short),
+/// so it is checked before anything is built from it, each error naming the
+/// line, the field and its value: one `core: config` line, first, with task
+/// and group slots within the scheduler's limits ([`check_setup`]); then,
+/// for CPUs `0..cpus` in order, a `core: cpu=N capacity=C records=R
+/// dropped=D` line followed by exactly its `R` records, each on that CPU and
+/// naming ids below the slots ([`check_ids`]). Fewer records or CPU lines
+/// than announced is a truncated transcript, refused: replaying the part
+/// present would report agreement with a run it has not seen.
 pub fn parse_kernel_lines<'a>(
     lines: impl IntoIterator<Item = &'a str>,
-) -> Result<(ReplaySetup, Vec<Record>, u64), String> {
-    let mut setup = None;
+) -> Result<Transcript, String> {
+    let mut setup: Option<(ReplaySetup, Option<usize>, usize)> = None;
     let mut records = Vec::new();
-    let mut capacities = Vec::new();
-    let mut dropped = 0;
-    for line in lines {
+    let mut record_lines = Vec::new();
+    let mut sections: Vec<CpuSection> = Vec::new();
+    let mut dropped: u64 = 0;
+    for (index, line) in lines.into_iter().enumerate() {
+        let number = index + 1;
+        let at_line = |message: String| format!("line {number}: {message}");
         let Some(at) = line.find("core: ") else {
             continue;
         };
         let rest = &line[at + "core: ".len()..];
         if let Some(fields) = rest.strip_prefix("config ") {
-            let get = |key: &str| -> Result<&str, String> {
-                fields
-                    .split_ascii_whitespace()
-                    .find_map(|word| word.strip_prefix(key)?.strip_prefix('='))
-                    .ok_or_else(|| format!("core: config has no {key}: {fields}"))
+            if let Some((_, _, first)) = &setup {
+                return Err(at_line(format!(
+                    "a second `core: config` line (the first is line {first})"
+                )));
+            }
+            if !sections.is_empty() {
+                return Err(at_line("`core: config` after a `core: cpu` line".into()));
+            }
+            let (config, tasks, groups, cpus) = parse_config(fields).map_err(at_line)?;
+            let config_setup = ReplaySetup {
+                config,
+                tasks,
+                groups,
+                capacities: Vec::new(),
             };
-            let flag = |key: &str| -> Result<&str, String> {
-                Ok(if get(key)? == "true" { "1" } else { "0" })
-            };
-            // Transcripts from before bandwidth control was recorded do not
-            // name it: their run queues were built without it.
-            let bandwidth = if get("cfs_bandwidth").is_ok() {
-                flag("cfs_bandwidth")?
-            } else {
-                "0"
-            };
-            let line = format!(
-                "sched={} hz={} hrtick={} slice_us={} uclamp={} cfs_bandwidth={bandwidth}",
-                get("sched")?,
-                get("hz")?,
-                flag("hrtick")?,
-                get("slice_us")?,
-                flag("uclamp")?
-            );
-            let config = SchedConfig::parse(&line).map_err(|e| e.to_string())?;
-            let number = |key: &str| -> Result<usize, String> {
-                get(key)?
-                    .parse()
-                    .map_err(|e| format!("core: config {key}: {e}"))
-            };
-            setup = Some((config, number("tasks")?, number("groups")?));
+            setup = Some((config_setup, cpus, number));
         } else if let Some(fields) = rest.strip_prefix("cpu=") {
+            let Some((setup, cpus, _)) = &mut setup else {
+                return Err(at_line("a `core: cpu` line before `core: config`".into()));
+            };
             let value = |key: &str| -> Result<u64, String> {
-                fields
+                let word = fields
                     .split_ascii_whitespace()
                     .find_map(|word| word.strip_prefix(key)?.strip_prefix('='))
-                    .ok_or_else(|| format!("core: cpu line has no {key}"))?
-                    .parse()
-                    .map_err(|e| format!("core: cpu line {key}: {e}"))
+                    .ok_or_else(|| format!("`core: cpu` line has no {key}="))?;
+                word.parse().map_err(|e| format!("{key}={word}: {e}"))
             };
-            capacities.push(value("capacity")? as u32);
-            dropped += value("dropped")?;
+            let cpu_word = fields.split_ascii_whitespace().next().unwrap_or("");
+            let cpu: u64 = cpu_word
+                .parse()
+                .map_err(|e| at_line(format!("cpu={cpu_word}: {e}")))?;
+            let expected = sections.len();
+            if cpu != expected as u64 {
+                return Err(at_line(format!(
+                    "cpu={cpu}, but the CPU lines so far announce cpu {expected} next"
+                )));
+            }
+            if let Some(cpus) = *cpus
+                && expected >= cpus
+            {
+                return Err(at_line(format!(
+                    "cpu={cpu} is not below the config's cpus={cpus}"
+                )));
+            }
+            check_cpus(expected + 1).map_err(at_line)?;
+            check_section(sections.last())?;
+            let capacity = value("capacity").map_err(at_line)?;
+            check_capacity(expected, capacity).map_err(at_line)?;
+            let announced = value("records").map_err(at_line)?;
+            let cpu_dropped = value("dropped").map_err(at_line)?;
+            dropped = dropped.saturating_add(cpu_dropped);
+            setup.capacities.push(capacity as u32);
+            sections.push(CpuSection {
+                cpu: expected,
+                line: number,
+                announced,
+                present: 0,
+            });
         } else if let Some(words) = rest.strip_prefix("record ") {
+            let Some((setup, _, _)) = &setup else {
+                return Err(at_line("a record before `core: config`".into()));
+            };
+            let Some(section) = sections.last_mut() else {
+                return Err(at_line("a record before any `core: cpu` line".into()));
+            };
+            let cpu = section.cpu;
+            if section.present >= section.announced {
+                return Err(at_line(format!(
+                    "cpu {cpu} announces records={} (line {}), this is one more",
+                    section.announced, section.line
+                )));
+            }
+            section.present += 1;
             let numbers: Vec<u64> = words
                 .split_ascii_whitespace()
-                .map(|word| word.parse::<u64>())
-                .collect::<Result<_, _>>()
-                .map_err(|e| format!("core: record {words}: {e}"))?;
-            let words: [u64; 10] = numbers
-                .try_into()
-                .map_err(|_| format!("core: record {words}: not ten numbers"))?;
-            records.push(Record::decode(&words).map_err(|e| format!("core: record: {e:?}"))?);
+                .map(|word| {
+                    word.parse::<u64>()
+                        .map_err(|e| at_line(format!("record word {word}: {e}")))
+                })
+                .collect::<Result<_, _>>()?;
+            let count = numbers.len();
+            let words: [u64; 10] = numbers.try_into().map_err(|_| {
+                at_line(format!(
+                    "a record of {count} numbers, not ten (a cut line?)"
+                ))
+            })?;
+            let record = Record::decode(&words).map_err(|e| {
+                at_line(format!("record: {}={} cannot be decoded", e.what, e.value))
+            })?;
+            if usize::from(record.cpu) != cpu {
+                return Err(at_line(format!(
+                    "record of cpu={} among cpu {cpu}'s records",
+                    record.cpu
+                )));
+            }
+            check_ids(setup, &record).map_err(|e| at_line(format!("record: {e}")))?;
+            records.push(record);
+            record_lines.push(number);
         }
     }
-    let (config, tasks, groups) = setup.ok_or("no `core: config` line (record_core=N?)")?;
-    Ok((
-        ReplaySetup {
-            config,
-            tasks,
-            groups,
-            capacities,
-        },
+    let Some((mut setup, cpus, _)) = setup else {
+        return Err("no `core: config` line (record_core=N?)".into());
+    };
+    check_section(sections.last())?;
+    if sections.len() < cpus.unwrap_or(1) {
+        return Err(format!(
+            "transcript truncated: `core: config` announces cpus={}, {} `core: cpu` lines present",
+            cpus.unwrap_or(1),
+            sections.len()
+        ));
+    }
+    setup.capacities.shrink_to_fit();
+    check_setup(&setup)?;
+    Ok(Transcript {
+        setup,
         records,
+        lines: record_lines,
         dropped,
-    ))
+    })
 }
 
+/// The `core: config` line's fields: the settings, task and group slots
+/// (checked against the scheduler's limits) and `cpus=` when it is there.
+fn parse_config(fields: &str) -> Result<(SchedConfig, usize, usize, Option<usize>), String> {
+    let get = |key: &str| -> Result<&str, String> {
+        fields
+            .split_ascii_whitespace()
+            .find_map(|word| word.strip_prefix(key)?.strip_prefix('='))
+            .ok_or_else(|| format!("`core: config` has no {key}="))
+    };
+    let flag =
+        |key: &str| -> Result<&str, String> { Ok(if get(key)? == "true" { "1" } else { "0" }) };
+    // Transcripts from before bandwidth control was recorded do not
+    // name it: their run queues were built without it.
+    let bandwidth = if get("cfs_bandwidth").is_ok() {
+        flag("cfs_bandwidth")?
+    } else {
+        "0"
+    };
+    let line = format!(
+        "sched={} hz={} hrtick={} slice_us={} uclamp={} cfs_bandwidth={bandwidth}",
+        get("sched")?,
+        get("hz")?,
+        flag("hrtick")?,
+        get("slice_us")?,
+        flag("uclamp")?
+    );
+    let config = SchedConfig::parse(&line).map_err(|e| format!("`core: config`: {e}"))?;
+    let number = |key: &str| -> Result<usize, String> {
+        let word = get(key)?;
+        word.parse().map_err(|e| format!("{key}={word}: {e}"))
+    };
+    let groups = number("groups")?;
+    let tasks = number("tasks")?;
+    check_slots(tasks, groups)?;
+    let cpus = match get("cpus") {
+        Ok(_) => {
+            let cpus = number("cpus")?;
+            check_cpus(cpus)?;
+            Some(cpus)
+        }
+        Err(_) => None,
+    };
+    Ok((config, tasks, groups, cpus))
+}
+
+/// A CPU's records end where the next CPU's line or the transcript does:
+/// fewer than it announced means the transcript was cut.
+fn check_section(section: Option<&CpuSection>) -> Result<(), String> {
+    match section {
+        Some(section) if section.present < section.announced => Err(format!(
+            "transcript truncated: cpu {} announces records={} (line {}), {} present",
+            section.cpu, section.announced, section.line, section.present
+        )),
+        _ => Ok(()),
+    }
+}
 /// A record in words for a report.
 pub fn describe(record: &Record) -> String {
     let leaving = match record.input {
@@ -332,10 +675,10 @@ mod tests {
                 lines.push(format!("12.5 core: record {}", words.join(" ")));
             }
         }
-        let (parsed_setup, records, dropped) =
-            parse_kernel_lines(lines.iter().map(String::as_str)).unwrap();
-        assert_eq!(parsed_setup, setup);
-        assert_eq!(dropped, 0);
+        let transcript = parse_kernel_lines(lines.iter().map(String::as_str)).unwrap();
+        assert_eq!(transcript.setup, setup);
+        assert_eq!(transcript.dropped, 0);
+        let records = transcript.records;
         // CPU 0: three new tasks, schedule, tick, schedule, the detach (dequeue and
         // migrate_out), schedule; CPU 1: migrate_in, attach, schedule.
         assert_eq!(records.len(), 12);
@@ -363,6 +706,11 @@ mod tests {
     /// through the cores with shared pools and their timers, recorded and
     /// printed as the kernel prints it.
     fn bandwidth_run(policy: &str) -> (Vec<String>, ReplaySetup) {
+        bandwidth_run_for(policy, 1000)
+    }
+
+    /// [`bandwidth_run`] for `duration_ms` milliseconds.
+    fn bandwidth_run_for(policy: &str, duration_ms: u64) -> (Vec<String>, ReplaySetup) {
         use fairway_sched::bandwidth::Bandwidth;
         use fairway_sched::bandwidth::pools::{BandwidthPools, BandwidthTimer, BandwidthTimerKind};
         use fairway_sched::cpu_core::Decision;
@@ -460,7 +808,7 @@ mod tests {
             carry_out(&mut cores, &mut timers, cpu, decision, 0);
         }
         let mut now = 0;
-        while now < 1000 * MS {
+        while now < duration_ms * MS {
             now += STEP;
             // The pools' timers due, earliest first.
             timers.sort_by_key(|(timer, _)| timer.expires);
@@ -575,10 +923,10 @@ mod tests {
     fn a_recorded_bandwidth_run_replays_without_the_pools() {
         for policy in ["eevdf", "cfs"] {
             let (lines, setup) = bandwidth_run(policy);
-            let (parsed, records, dropped) =
-                parse_kernel_lines(lines.iter().map(String::as_str)).unwrap();
-            assert_eq!(parsed, setup);
-            assert_eq!(dropped, 0);
+            let transcript = parse_kernel_lines(lines.iter().map(String::as_str)).unwrap();
+            assert_eq!(transcript.setup, setup);
+            assert_eq!(transcript.dropped, 0);
+            let records = transcript.records;
             let outcome = replay(&setup, &records).unwrap();
             assert_eq!(outcome.divergence, None, "{policy}");
             assert_eq!(outcome.agreeing, records.len());
@@ -626,7 +974,9 @@ mod tests {
     fn a_changed_pool_answer_is_reported() {
         use fairway_sched::bandwidth::runtime::PoolCall;
         let (lines, setup) = bandwidth_run("eevdf");
-        let (_, mut records, _) = parse_kernel_lines(lines.iter().map(String::as_str)).unwrap();
+        let mut records = parse_kernel_lines(lines.iter().map(String::as_str))
+            .unwrap()
+            .records;
         records.sort_by_key(|record| record.sequence);
         let at = records
             .iter()
@@ -653,5 +1003,21 @@ mod tests {
         let divergence = outcome.divergence.expect("a missing answer is found");
         assert_eq!(divergence.index, call);
         assert!(divergence.pool.is_some(), "{divergence:?}");
+    }
+
+    /// The fixture of the replay reader's tests and fuzz target
+    /// (`sim/tests/fixtures/replay-bandwidth-eevdf.txt`): 100 ms of
+    /// [`bandwidth_run`] under EEVDF, printed as the kernel prints it.
+    /// Run with `--ignored` to write it again (the sequence numbers come
+    /// from a counter every test shares, so a new one differs in them).
+    #[test]
+    #[ignore = "writes the fixture"]
+    fn write_the_replay_fixture() {
+        let (lines, _) = bandwidth_run_for("eevdf", 100);
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/replay-bandwidth-eevdf.txt"
+        );
+        std::fs::write(path, lines.join("\n") + "\n").unwrap();
     }
 }

@@ -17,7 +17,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use fairway_trace::{CounterTrack, Event, GroupCpuSignal, TaskSignal, Trace};
+use fairway_trace::{CounterSample, CounterTrack, Event, GroupCpuSignal, TaskSignal, Trace};
 use plotters::coord::Shift;
 use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
@@ -59,16 +59,23 @@ pub fn command(args: &[String]) -> Result<ExitCode, String> {
     let seconds = |ns: u64| ns as f64 / 1e9;
     let mut written = Vec::new();
 
+    // Each counter's samples, found once: the charts below look tracks up
+    // by task, CPU and group, whose numbers a damaged trace can make large
+    // (up to fairway_trace's limits), so no chart scans every sample per
+    // task or per group.
+    let mut by_track: BTreeMap<CounterTrack, Vec<&CounterSample>> = BTreeMap::new();
+    for sample in &trace.counters {
+        by_track.entry(sample.track).or_default().push(sample);
+    }
+    let samples = |track: CounterTrack| by_track.get(&track).map_or(&[][..], Vec::as_slice);
     let mut util = Vec::new();
     for (task, info) in trace.tasks.iter().enumerate() {
         for (signal, suffix, dashed) in [
             (TaskSignal::UtilAvg, "util_avg", false),
             (TaskSignal::UtilEst, "util_est", true),
         ] {
-            let points: Vec<(f64, f64)> = trace
-                .counters
+            let points: Vec<(f64, f64)> = samples(CounterTrack::Task(task, signal))
                 .iter()
-                .filter(|c| c.track == CounterTrack::Task(task, signal))
                 .map(|c| (seconds(c.time_ns), c.value as f64))
                 .collect();
             if !points.is_empty() {
@@ -394,13 +401,22 @@ struct ThrottledRow {
 /// and each group's pool `runtime` in ms: `OUT/throttling.png` and `.svg`;
 /// skipped when the trace has no bandwidth tracks.
 fn throttling_chart(out: &Path, trace: &Trace, end: u64) -> Result<Vec<PathBuf>, String> {
+    let mut by_track: BTreeMap<CounterTrack, Vec<&CounterSample>> = BTreeMap::new();
+    for sample in &trace.counters {
+        by_track.entry(sample.track).or_default().push(sample);
+    }
     let mut rows = Vec::new();
+    // A group the trace named (a damaged group index leaves the ones below
+    // it without a path, and without rows).
     for (group, path) in trace.groups.iter().enumerate() {
+        if path.is_empty() {
+            continue;
+        }
         for cpu in 0..trace.nr_cpus {
             let track = CounterTrack::GroupCpu(group, cpu, GroupCpuSignal::Throttled);
             let mut intervals = Vec::new();
             let mut since = None;
-            for sample in trace.counters.iter().filter(|c| c.track == track) {
+            for sample in by_track.get(&track).into_iter().flatten() {
                 match (sample.value, since) {
                     (1, None) => since = Some(sample.time_ns),
                     (0, Some(from)) => {
@@ -427,14 +443,15 @@ fn throttling_chart(out: &Path, trace: &Trace, end: u64) -> Result<Vec<PathBuf>,
         .groups
         .iter()
         .enumerate()
+        .filter(|(_, path)| !path.is_empty())
         .map(|(group, path)| Line {
             name: format!("{path} runtime"),
             // Steps: the pool holds its value until the next change (a
             // refill is instant), so no line between samples.
-            points: trace
-                .counters
-                .iter()
-                .filter(|c| c.track == CounterTrack::GroupRuntime(group))
+            points: by_track
+                .get(&CounterTrack::GroupRuntime(group))
+                .into_iter()
+                .flatten()
                 .map(|c| (c.time_ns as f64 / 1e9, c.value as f64 / 1e6))
                 .chain(std::iter::once((end as f64 / 1e9, f64::NAN)))
                 .scan(None, |last: &mut Option<f64>, (t, v)| {

@@ -2,18 +2,19 @@
 //! `record_core=N` through the simulator's drivers (`fairway_sim::replay`) and
 //! reports whether every decision agrees (docs/core-driver.md, "Replay").
 
-use fairway_sim::replay::{ReplayOutcome, describe, parse_kernel_lines, replay};
+use fairway_sim::replay::{ReplayOutcome, describe, parse_kernel_lines, replay_transcript};
 
 /// Replays the `core:` lines of a kernel transcript; the report, and whether
 /// every record agreed with none dropped.
 pub fn check(lines: &[String]) -> Result<(ReplayOutcome, String), String> {
-    let (setup, records, dropped) = parse_kernel_lines(lines.iter().map(String::as_str))?;
+    let transcript = parse_kernel_lines(lines.iter().map(String::as_str))?;
+    let (setup, dropped) = (&transcript.setup, transcript.dropped);
     if dropped > 0 {
         return Err(format!(
             "{dropped} records did not fit the kernel's buffers: raise record_core"
         ));
     }
-    let outcome = replay(&setup, &records)?;
+    let outcome = replay_transcript(&transcript)?;
     let kinds: Vec<String> = outcome
         .kinds
         .iter()
