@@ -193,9 +193,21 @@ impl QemuConfig {
         let parsed = fairway_rtapp::parse_with_notes(&text)
             .map_err(|e| format!("{}: {e}", path.display()))?;
         let scenario = parsed.scenario;
-        scenario
-            .validate(self.cpus as usize)
-            .map_err(|e| format!("{}: {e}", path.display()))?;
+        scenario.validate(self.cpus as usize).map_err(|e| {
+            // A CPU number past the machine: say where its CPU count came from.
+            let own_cpus = self.board.dts.is_some() || self.board.cpus_dtsi.is_some();
+            let hint = if !e.path.contains(".cpus") {
+                String::new()
+            } else if own_cpus {
+                format!(" (board {} has {} CPUs)", self.board.name, self.cpus)
+            } else {
+                format!(
+                    " (the kernel boots {} CPU(s) on {}; --cpus N boots up to 8)",
+                    self.cpus, self.board.name
+                )
+            };
+            format!("{}: {e}{hint}", path.display())
+        })?;
         // Always: the file runs as rt-app reads it, which may not be as it reads.
         for note in &parsed.reinterpreted {
             eprintln!("xtask: {}: {note}", path.display());
@@ -716,6 +728,31 @@ mod tests {
         let mut virt = config("qemu-virt");
         virt.cpus = 2;
         assert!(virt.validate().is_ok());
+    }
+
+    /// A scenario pinned past the machine's CPUs is refused before boot, saying
+    /// where the CPU count came from.
+    #[test]
+    fn a_cpu_past_the_machine_names_where_its_count_came_from() {
+        let path = std::env::temp_dir().join(format!("fairway-pin-{}.json", std::process::id()));
+        std::fs::write(
+            &path,
+            r#"{"global": {"duration": 1}, "tasks": {"t": {"cpus": [1], "run": 10, "sleep": 90}}}"#,
+        )
+        .unwrap();
+        let mut virt = config("qemu-virt");
+        virt.cpus = 1;
+        virt.scenario = Some(path.clone());
+        let error = virt.prepare_scenario().unwrap_err();
+        assert_eq!(
+            error,
+            format!(
+                "{}: tasks.t.cpus.0: 1 is outside 0..=0 (the kernel boots 1 CPU(s) on qemu-virt; \
+                 --cpus N boots up to 8)",
+                path.display()
+            )
+        );
+        std::fs::remove_file(&path).unwrap();
     }
 
     /// A tree QEMU would drop is refused with its size and the limit; one
