@@ -1,4 +1,5 @@
-//! The `§` citation check: every section the code and docs cite exists in `docs/`.
+//! The citation checks: every section the code and docs cite exists in `docs/`, and
+//! every Markdown file they name exists in the repository ([`check_files`]).
 //!
 //! Doc comments cite Linux's scheduler rules by section of the repository's own
 //! reference, `docs/linux-sched-reference.md`: `§2.7` names its heading `2.7`, and
@@ -190,9 +191,99 @@ pub fn check(root: &Path) -> Result<usize, String> {
     }
 }
 
+/// The Markdown files a text names (`docs/icount.md`, `README.md`, `[x](eas.md#a)`),
+/// with their line numbers: words ending in `.md` made of path characters, not in a
+/// URL, without a trailing anchor.
+pub fn file_references(text: &str) -> Vec<(usize, String)> {
+    let mut found = Vec::new();
+    let is_path_byte = |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'/' | b'.' | b'_' | b'-');
+    for (index, line) in text.lines().enumerate() {
+        let bytes = line.as_bytes();
+        for (at, _) in line.match_indices(".md") {
+            let end = at + 3;
+            // `.md` ends the word (not `.mdx`, not `foo.md5`).
+            if bytes
+                .get(end)
+                .is_some_and(|&b| b.is_ascii_alphanumeric() || b == b'_')
+            {
+                continue;
+            }
+            let mut start = at;
+            while start > 0 && is_path_byte(bytes[start - 1]) {
+                start -= 1;
+            }
+            let word = &line[start..end];
+            // A URL's path (`https://host/x.md`) or a pattern (`lab*.md`) names no file here.
+            let before = &line[..start];
+            if word.starts_with("//") || before.ends_with(':') || before.ends_with('*') {
+                continue;
+            }
+            let word = word.trim_start_matches("./");
+            if word.len() > 3 && !word.starts_with('.') {
+                found.push((index + 1, word.to_string()));
+            }
+        }
+    }
+    found
+}
+
+/// Checks that every Markdown file the repository's `.rs` and `.md` files name
+/// exists, from the workspace root or from the naming file's folder; returns the
+/// number checked, or the list of those that do not resolve (`file:line: name`).
+pub fn check_files(root: &Path) -> Result<usize, String> {
+    let mut paths = Vec::new();
+    source_files(root, &mut paths)?;
+    let mut checked = 0;
+    let mut missing = Vec::new();
+    for path in paths {
+        if path == root.join("xtask/src/citations.rs") {
+            continue;
+        }
+        let text =
+            std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let folder = path.parent().unwrap_or(root);
+        for (line, name) in file_references(&text) {
+            checked += 1;
+            if !root.join(&name).is_file() && !folder.join(&name).is_file() {
+                let shown = path
+                    .strip_prefix(root)
+                    .unwrap_or(&path)
+                    .display()
+                    .to_string();
+                missing.push(format!("{shown}:{line}: {name}"));
+            }
+        }
+    }
+    if missing.is_empty() {
+        Ok(checked)
+    } else {
+        Err(format!(
+            "{} of {checked} file references do not resolve:\n{}",
+            missing.len(),
+            missing.join("\n")
+        ))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn file_reference_forms() {
+        let text = "/// See docs/icount.md, \"One vCPU\"; [eas](eas.md#verdicts) and README.md.\n\
+                    https://example.org/x.md and lab*.md and notes.mdx and ./ARCHITECTURE.md";
+        let found: Vec<(usize, String)> = file_references(text);
+        let expect = [
+            (1, "docs/icount.md"),
+            (1, "eas.md"),
+            (1, "README.md"),
+            (2, "ARCHITECTURE.md"),
+        ];
+        let expect: Vec<(usize, String)> =
+            expect.iter().map(|&(l, s)| (l, s.to_string())).collect();
+        assert_eq!(found, expect);
+    }
 
     const REFERENCE_TEXT: &str = "# Title\n\n## 2. PELT\n\n### 2.7 Group propagation\n\n\
         ```text\n### 3.1 inside a fence\n```\n\n## Appendix A: vectors\n\n### A.5 Weights\n";

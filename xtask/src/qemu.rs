@@ -121,7 +121,6 @@ impl QemuConfig {
             // QEMU's tree for these options, as source, then the board's include:
             // dtc merges the nodes they both name (/cpus/cpu@N) and adds the rest.
             let qemu_dtb = folder.join(format!("{stem}-qemu.dtb"));
-            let _ = std::fs::remove_file(&qemu_dtb);
             dump_dtb(self, &qemu_dtb)?;
             let output = Command::new("dtc")
                 .args(["-I", "dtb", "-O", "dts", "-q"])
@@ -134,7 +133,7 @@ impl QemuConfig {
             let mut source = String::from_utf8_lossy(&output.stdout).into_owned();
             source.push_str(&format!("\n/include/ \"{}\"\n", include.display()));
             let merged = folder.join(format!("{stem}.dts"));
-            std::fs::write(&merged, source).map_err(|e| format!("{}: {e}", merged.display()))?;
+            write_whole(&merged, source.as_bytes())?;
             let target = folder.join(format!("{stem}.dtb"));
             compile_dts(&merged, &target)?;
             self.dtb = Some(target);
@@ -239,7 +238,7 @@ impl QemuConfig {
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_default();
         let file = folder.join(format!("{stem}.bin"));
-        std::fs::write(&file, &blob).map_err(|e| e.to_string())?;
+        write_whole(&file, &blob)?;
         let mut command_line = format!(
             "workload=rtapp scenario={address:#x} scenario_size={}",
             blob.len()
@@ -400,16 +399,48 @@ impl QemuConfig {
 
 /// Compiles the device tree source `source` into `target` with dtc.
 pub fn compile_dts(source: &Path, target: &Path) -> Result<(), String> {
+    let temporary = temporary_beside(target);
     let status = Command::new("dtc")
         .args(["-I", "dts", "-O", "dtb", "-q", "-o"])
-        .arg(target)
+        .arg(&temporary)
         .arg(source)
         .status()
         .map_err(|e| format!("dtc: {e}"))?;
     if !status.success() {
+        let _ = std::fs::remove_file(&temporary);
         return Err(format!("dtc could not compile {}", source.display()));
     }
-    Ok(())
+    rename_over(&temporary, target)
+}
+
+/// A path beside `path`, unique to this process and call. The test command boots
+/// cases concurrently, and cases of one board write the same files (its device
+/// tree, a scenario's blob, the flat Image): each is written here, then renamed
+/// over `path`, so a QEMU opening `path` reads a whole file, old or new, never
+/// one being written.
+pub fn temporary_beside(path: &Path) -> PathBuf {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let call = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    path.with_file_name(format!(".{name}.{}.{call}.tmp", std::process::id()))
+}
+
+/// Renames `temporary` (from [`temporary_beside`]) over `path`, atomically.
+pub fn rename_over(temporary: &Path, path: &Path) -> Result<(), String> {
+    std::fs::rename(temporary, path).map_err(|e| {
+        let _ = std::fs::remove_file(temporary);
+        format!("{}: {e}", path.display())
+    })
+}
+
+/// Writes `bytes` to `path` through [`temporary_beside`].
+pub fn write_whole(path: &Path, bytes: &[u8]) -> Result<(), String> {
+    let temporary = temporary_beside(path);
+    std::fs::write(&temporary, bytes).map_err(|e| format!("{}: {e}", temporary.display()))?;
+    rename_over(&temporary, path)
 }
 
 /// What a boot produced.
@@ -597,10 +628,11 @@ pub fn make_image(kernel: &Path) -> Result<PathBuf, String> {
         .join(host)
         .join("bin/llvm-objcopy");
     let image = kernel.with_extension("img");
+    let temporary = temporary_beside(&image);
     let status = Command::new(&objcopy)
         .args(["-O", "binary"])
         .arg(kernel)
-        .arg(&image)
+        .arg(&temporary)
         .status()
         .map_err(|e| {
             format!(
@@ -609,26 +641,29 @@ pub fn make_image(kernel: &Path) -> Result<PathBuf, String> {
             )
         })?;
     if !status.success() {
+        let _ = std::fs::remove_file(&temporary);
         return Err(format!("llvm-objcopy failed on {}", kernel.display()));
     }
+    rename_over(&temporary, &image)?;
     Ok(image)
 }
 
 /// Dumps QEMU's own device tree for `config` into `path`.
 pub fn dump_dtb(config: &QemuConfig, path: &Path) -> Result<(), String> {
-    let extra = format!(",dumpdtb={}", path.display());
+    let temporary = temporary_beside(path);
+    let extra = format!(",dumpdtb={}", temporary.display());
     let output = Command::new("qemu-system-aarch64")
         .args(config.arguments(None, &extra))
         .stdin(Stdio::null())
         .output()
         .map_err(|e| format!("cannot start qemu-system-aarch64: {e}"))?;
-    if !path.exists() {
+    if !temporary.exists() {
         return Err(format!(
             "QEMU did not dump its device tree: {}",
             String::from_utf8_lossy(&output.stderr)
         ));
     }
-    Ok(())
+    rename_over(&temporary, path)
 }
 
 /// A copy of QEMU that can find no firmware, and an empty folder for `-L`.
@@ -655,13 +690,15 @@ pub fn isolated_qemu() -> Result<(PathBuf, PathBuf), String> {
     if stale {
         std::fs::create_dir_all(program.parent().expect("bin folder"))
             .map_err(|e| format!("{}: {e}", root.display()))?;
-        std::fs::copy(&installed, &program).map_err(|e| {
+        let temporary = temporary_beside(&program);
+        std::fs::copy(&installed, &temporary).map_err(|e| {
             format!(
                 "copying {} to {}: {e}",
                 installed.display(),
-                program.display()
+                temporary.display()
             )
         })?;
+        rename_over(&temporary, &program)?;
     }
     std::fs::create_dir_all(&empty).map_err(|e| format!("{}: {e}", empty.display()))?;
     let listed = Command::new(&program)

@@ -86,7 +86,7 @@ struct Agree {
     /// `None`: every compared switch agrees. `Some(n)`: switches 0..n agree (the
     /// first divergence measured under icount for this kernel; a later one passes).
     agree_through: Option<usize>,
-    /// Why they part at `agree_through` (README "Host and kernel agreement").
+    /// Why they part at `agree_through` (docs/agreement.md).
     why: &'static str,
 }
 
@@ -258,7 +258,7 @@ fn remove_node(dts: &str, header: &str) -> Result<String, String> {
     Ok(format!("{}{}", &dts[..start], &dts[end..]))
 }
 
-/// The agreement matrix; see the README's "Host and kernel agreement".
+/// The agreement matrix; see docs/agreement.md.
 fn agreement_cases() -> Vec<Agree> {
     const HOGS: &str = "sim/scenarios/agree-hogs.json";
     const PERIODIC: &str = "sim/scenarios/agree-periodic-mix.json";
@@ -894,6 +894,8 @@ pub fn lint() -> Result<(), String> {
     );
     let checked = crate::citations::check(&workspace_root())?;
     eprintln!("xtask: {checked} section citations resolve");
+    let files = crate::citations::check_files(&workspace_root())?;
+    eprintln!("xtask: {files} references to Markdown files resolve");
     eprintln!("xtask: cargo fmt --check");
     cargo(&["fmt", "--all", "--", "--check"])?;
     eprintln!("xtask: clippy (host)");
@@ -1347,6 +1349,119 @@ fn check_agreement(agree: &Agree, lines: &[String]) -> Result<(), String> {
     }
 }
 
+/// One QEMU case's outcome: whether it passed, and what to print.
+fn run_one(case: &Case, images: &BTreeMap<String, PathBuf>, expect: Expect) -> (bool, String) {
+    let Some(image) = images.get(case.image) else {
+        return (
+            false,
+            format!(
+                "qemu {:<32} FAILED\n    no kernel image '{}' was built",
+                case.name, case.image
+            ),
+        );
+    };
+    let case_start = Instant::now();
+    match run_case(case, image, expect) {
+        Ok(lines) => {
+            let mut text = format!(
+                "qemu {:<32} ok ({:.2} s)",
+                case.name,
+                case_start.elapsed().as_secs_f64()
+            );
+            for line in lines.iter().filter(|l| {
+                ["timer:", "pipe:", "preempt:", "per-CPU"]
+                    .iter()
+                    .any(|k| l.contains(k))
+            }) {
+                text.push_str(&format!("\n    {line}"));
+            }
+            (true, text)
+        }
+        Err(report) => (
+            false,
+            format!("qemu {:<32} FAILED\n    {report}", case.name),
+        ),
+    }
+}
+
+/// Runs the QEMU cases; returns (passed, failed). A case under icount has figures
+/// that do not depend on the host's speed (the virtual clock follows the
+/// instructions executed), and its QEMU is one host thread: those run `jobs` at a
+/// time (default: the host's cores). A case in real time reads the host's clock,
+/// and its QEMU runs a thread per CPU: those run alone, one at a time, first.
+fn run_qemu_cases(
+    selected: &[Case],
+    images: &BTreeMap<String, PathBuf>,
+    sabotage: bool,
+    jobs: Option<usize>,
+) -> Result<(u64, u64), String> {
+    let expect_of = |index: usize, case: &Case| {
+        if sabotage && index == 0 {
+            let flipped = if case.expect == Expect::Success {
+                Expect::Failure
+            } else {
+                Expect::Success
+            };
+            eprintln!(
+                "xtask: --sabotage: expecting {flipped:?} from {}",
+                case.name
+            );
+            flipped
+        } else {
+            case.expect
+        }
+    };
+    let (concurrent, serial): (Vec<usize>, Vec<usize>) =
+        (0..selected.len()).partition(|&index| selected[index].icount);
+    let jobs = jobs
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+        .min(concurrent.len().max(1));
+    eprintln!(
+        "xtask: QEMU cases: {} in real time, one at a time; then {} under icount, {jobs} at a \
+         time (--jobs N)",
+        serial.len(),
+        concurrent.len()
+    );
+    // Copied once, before any case runs: every boot uses the same copy.
+    qemu::isolated_qemu()?;
+    let (mut passed, mut failed) = (0, 0);
+    for &index in &serial {
+        let case = &selected[index];
+        let (ok, text) = run_one(case, images, expect_of(index, case));
+        eprintln!("{text}");
+        if ok {
+            passed += 1;
+        } else {
+            failed += 1;
+        }
+    }
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let tally = std::sync::Mutex::new((passed, failed));
+    std::thread::scope(|scope| {
+        for _ in 0..jobs {
+            scope.spawn(|| {
+                loop {
+                    let position = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let Some(&index) = concurrent.get(position) else {
+                        break;
+                    };
+                    let case = &selected[index];
+                    let (ok, text) = run_one(case, images, expect_of(index, case));
+                    // One print per case, under the tally's lock: cases' lines never mix.
+                    let mut tally = tally.lock().unwrap_or_else(|e| e.into_inner());
+                    eprintln!("{text}");
+                    if ok {
+                        tally.0 += 1;
+                    } else {
+                        tally.1 += 1;
+                    }
+                }
+            });
+        }
+    });
+    Ok(tally.into_inner().unwrap_or_else(|e| e.into_inner()))
+}
+
 /// `cargo xtask test`.
 pub fn run(args: &[String]) -> Result<ExitCode, String> {
     let mut only: Option<String> = None;
@@ -1355,6 +1470,7 @@ pub fn run(args: &[String]) -> Result<ExitCode, String> {
     let mut with_host = true;
     let mut gaps = false;
     let mut sweep = false;
+    let mut jobs: Option<usize> = None;
     let mut i = 0;
     while i < args.len() {
         match args[i].as_str() {
@@ -1366,6 +1482,17 @@ pub fn run(args: &[String]) -> Result<ExitCode, String> {
             "--gaps" => gaps = true,
             "--groups-sweep" => sweep = true,
             "--no-lint" => with_lint = false,
+            "--jobs" => {
+                let value = args.get(i + 1).ok_or("--jobs needs a number")?;
+                jobs = Some(
+                    value
+                        .parse::<usize>()
+                        .ok()
+                        .filter(|&n| n > 0)
+                        .ok_or_else(|| format!("--jobs {value}: a number above 0"))?,
+                );
+                i += 1;
+            }
             "--qemu-only" => {
                 with_lint = false;
                 with_host = false;
@@ -1420,43 +1547,7 @@ pub fn run(args: &[String]) -> Result<ExitCode, String> {
     if selected.is_empty() && !bench_only && !hil_selected {
         return Err("no QEMU case matches --only".into());
     }
-    let (mut qemu_passed, mut qemu_failed) = (0, 0);
-    for (index, case) in selected.iter().enumerate() {
-        let mut expect = case.expect;
-        if sabotage && index == 0 {
-            expect = if expect == Expect::Success {
-                Expect::Failure
-            } else {
-                Expect::Success
-            };
-            eprintln!("xtask: --sabotage: expecting {expect:?} from {}", case.name);
-        }
-        let image = images
-            .get(case.image)
-            .ok_or_else(|| format!("no kernel image '{}' was built", case.image))?;
-        let case_start = Instant::now();
-        match run_case(case, image, expect) {
-            Ok(lines) => {
-                qemu_passed += 1;
-                eprintln!(
-                    "qemu {:<32} ok ({:.2} s)",
-                    case.name,
-                    case_start.elapsed().as_secs_f64()
-                );
-                for line in lines.iter().filter(|l| {
-                    ["timer:", "pipe:", "preempt:", "per-CPU"]
-                        .iter()
-                        .any(|k| l.contains(k))
-                }) {
-                    eprintln!("    {line}");
-                }
-            }
-            Err(report) => {
-                qemu_failed += 1;
-                eprintln!("qemu {:<32} FAILED\n    {report}", case.name);
-            }
-        }
-    }
+    let (mut qemu_passed, mut qemu_failed) = run_qemu_cases(&selected, &images, sabotage, jobs)?;
     if hil_selected {
         // The board runner against its rehearsal board (QEMU with U-Boot).
         let (hil_passed, hil_failed) = crate::hil_cases::run(only.as_deref(), &images);
