@@ -53,10 +53,15 @@ fn toml_value<'a>(text: &'a str, key: &str) -> Option<&'a str> {
     })
 }
 
-/// Loads board `name` for `sched`'s governor and call sites.
-pub fn load(name: &str, sched: &SchedConfig) -> Result<SimBoard, SimError> {
+/// The file of a board's merged tree, committed beside its `cpus.dtsi`: the
+/// simulator reads it, so that it needs no device-tree compiler (`cargo xtask
+/// board-blobs` writes it again; a test checks it is the sources compiled).
+pub const SIM_BLOB: &str = "sim.dtb";
+
+/// A board's `board.toml` facts the simulator reads: its CPU count and its
+/// `cpus_dtsi`, if it has one.
+fn board_toml(name: &str, dir: &Path) -> Result<(usize, Option<String>), SimError> {
     let bad = |what: String| SimError::Config(format!("--board {name}: {what}"));
-    let dir = folder(name);
     let toml_path = dir.join("board.toml");
     let toml = std::fs::read_to_string(&toml_path)
         .map_err(|e| bad(format!("{}: {e}", toml_path.display())))?;
@@ -64,13 +69,13 @@ pub fn load(name: &str, sched: &SchedConfig) -> Result<SimBoard, SimError> {
         .and_then(|v| v.parse().ok())
         .filter(|n| (1..=fairway_sched::task::MAX_CPUS).contains(n))
         .ok_or_else(|| bad("board.toml: no cpus = N (1..=64)".into()))?;
-    let Some(dtsi) = toml_value(&toml, "cpus_dtsi") else {
-        // QEMU's identical CPUs.
-        return Ok(SimBoard {
-            capacities: vec![CpuCapacity::default(); cpus],
-            dvfs: None,
-        });
-    };
+    Ok((cpus, toml_value(&toml, "cpus_dtsi").map(str::to_string)))
+}
+
+/// The source of board `name`'s tree for the simulator: a minimal tree standing
+/// for QEMU's (memory, GIC, PSCI and one `cpu@N` node per CPU), then the board's
+/// `cpus.dtsi`, which dtc merges into it.
+fn merged_source(cpus: usize, dtsi: &str) -> String {
     let mut source = String::from(
         "/dts-v1/;\n/ {\n\t#address-cells = <2>;\n\t#size-cells = <2>;\n\
          \tcompatible = \"linux,dummy-virt\";\n\
@@ -89,6 +94,19 @@ pub fn load(name: &str, sched: &SchedConfig) -> Result<SimBoard, SimError> {
         );
     }
     let _ = write!(source, "\t}};\n}};\n/include/ \"{dtsi}\"\n");
+    source
+}
+
+/// Board `name`'s merged tree compiled with dtc, as [`SIM_BLOB`] holds it; `None`
+/// for a board without `cpus_dtsi` (QEMU's identical CPUs). `cargo xtask
+/// board-blobs` writes it, and a test compares it with the committed one.
+pub fn compile_merged(name: &str) -> Result<Option<Vec<u8>>, SimError> {
+    let bad = |what: String| SimError::Config(format!("--board {name}: {what}"));
+    let dir = folder(name);
+    let (cpus, Some(dtsi)) = board_toml(name, &dir)? else {
+        return Ok(None);
+    };
+    let source = merged_source(cpus, &dtsi);
     // One name per load: threads of one process (the tests) may load the
     // same board at once.
     static LOADS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
@@ -107,7 +125,12 @@ pub fn load(name: &str, sched: &SchedConfig) -> Result<SimBoard, SimError> {
         .arg(&dtb)
         .arg(&dts)
         .output()
-        .map_err(|e| bad(format!("dtc (cargo xtask ensure-tools installs it): {e}")))?;
+        .map_err(|e| {
+            bad(format!(
+                "dtc, which compiles a board without {SIM_BLOB} (cargo xtask ensure-tools \
+                 installs it): {e}"
+            ))
+        })?;
     let blob = std::fs::read(&dtb);
     let _ = std::fs::remove_file(&dts);
     let _ = std::fs::remove_file(&dtb);
@@ -117,7 +140,32 @@ pub fn load(name: &str, sched: &SchedConfig) -> Result<SimBoard, SimError> {
             String::from_utf8_lossy(&output.stderr).trim()
         )));
     }
-    let blob = blob.map_err(|e| bad(format!("{}: {e}", dtb.display())))?;
+    blob.map(Some)
+        .map_err(|e| bad(format!("{}: {e}", dtb.display())))
+}
+
+/// Loads board `name` for `sched`'s governor and call sites: from its committed
+/// [`SIM_BLOB`] when it has one (no external tool), else compiled with dtc (a
+/// board of the user's own, given as a path).
+pub fn load(name: &str, sched: &SchedConfig) -> Result<SimBoard, SimError> {
+    let bad = |what: String| SimError::Config(format!("--board {name}: {what}"));
+    let dir = folder(name);
+    let (cpus, dtsi) = board_toml(name, &dir)?;
+    if dtsi.is_none() {
+        // QEMU's identical CPUs.
+        return Ok(SimBoard {
+            capacities: vec![CpuCapacity::default(); cpus],
+            dvfs: None,
+        });
+    }
+    let committed = dir.join(SIM_BLOB);
+    let blob = match std::fs::read(&committed) {
+        Ok(blob) => blob,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+            compile_merged(name)?.expect("a board with cpus_dtsi has a merged tree")
+        }
+        Err(error) => return Err(bad(format!("{}: {error}", committed.display()))),
+    };
     let info = BoardInfo::parse(&blob, 0, 0).map_err(|e| bad(e.to_string()))?;
     let capacities = info
         .cpus

@@ -109,6 +109,8 @@ pub struct Options {
     pub quiet: bool,
     /// `--verbose`.
     pub verbose: bool,
+    /// `-h` or `--help`: print the usage and do nothing else.
+    pub help: bool,
 }
 
 impl Default for Options {
@@ -134,6 +136,7 @@ impl Default for Options {
             encode: None,
             quiet: false,
             verbose: false,
+            help: false,
         }
     }
 }
@@ -173,6 +176,11 @@ pub fn parse_args(args: &[String]) -> Result<Options, SimError> {
     let mut scenario = None;
     // The scheduler's settings, as the kernel's command line writes them.
     let mut sched_words = String::new();
+    // Help first, whatever else the line holds (every command takes -h and --help).
+    if args.iter().any(|arg| arg == "-h" || arg == "--help") {
+        options.help = true;
+        return Ok(options);
+    }
     let mut iter = args.iter();
     while let Some(arg) = iter.next() {
         if !arg.starts_with("--") {
@@ -196,7 +204,6 @@ pub fn parse_args(args: &[String]) -> Result<Options, SimError> {
                 options.verbose = true;
                 continue;
             }
-            "--help" | "-h" => return Err(SimError::Config(USAGE.into())),
             _ => {}
         }
         let value = iter
@@ -459,6 +466,10 @@ pub fn prepare(options: &Options) -> Result<Prepared, SimError> {
 
 /// Runs the command.
 pub fn run(options: &Options) -> Result<(), SimError> {
+    if options.help {
+        print!("{USAGE}");
+        return Ok(());
+    }
     let prepared = prepare(options)?;
     let (scenario, options) = (&prepared.scenario, &prepared.options);
     if let Some(path) = &options.encode {
@@ -687,6 +698,14 @@ mod tests {
             "--duration -1: outside 0..=1e18 ns"
         );
         assert!(parse_time("--duration", "soon").is_err());
+    }
+
+    #[test]
+    fn dash_h_and_dash_dash_help_ask_for_the_usage() {
+        for line in [&["-h"][..], &["--help"], &["s.json", "--cpus", "2", "-h"]] {
+            assert!(parse_args(&args(line)).unwrap().help, "{line:?}");
+        }
+        assert!(!parse_args(&args(&["s.json"])).unwrap().help);
     }
 
     #[test]

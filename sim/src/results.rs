@@ -58,6 +58,8 @@ pub struct TaskResult {
     pub pending_wakeups: u64,
     /// Changes of CPU.
     pub migrations: u64,
+    /// The CPUs it ran on, one bit each (CPU n is bit n; at most 64 CPUs).
+    pub cpus_run_on: u64,
     /// Switches out because it slept or exited (Linux's `nvcsw`).
     pub voluntary_switches: u64,
     /// Switches out while still runnable (Linux's `nivcsw`).
@@ -80,6 +82,39 @@ impl TaskResult {
             p99: nearest_rank(latencies, 99),
             max: latencies.last().copied().unwrap_or(0),
         };
+    }
+
+    /// The CPUs it ran on, in order.
+    pub fn cpus(&self) -> Vec<usize> {
+        (0..64)
+            .filter(|cpu| self.cpus_run_on & (1 << cpu) != 0)
+            .collect()
+    }
+
+    /// The CPUs it ran on as a list with ranges (`0,3-5`; `-` if none).
+    pub fn cpu_list(&self) -> String {
+        let cpus = self.cpus();
+        let mut parts: Vec<String> = Vec::new();
+        let mut index = 0;
+        while index < cpus.len() {
+            let first = cpus[index];
+            let mut last = first;
+            while index + 1 < cpus.len() && cpus[index + 1] == last + 1 {
+                index += 1;
+                last = cpus[index];
+            }
+            parts.push(if first == last {
+                first.to_string()
+            } else {
+                format!("{first}-{last}")
+            });
+            index += 1;
+        }
+        if parts.is_empty() {
+            "-".into()
+        } else {
+            parts.join(",")
+        }
     }
 
     /// Voluntary plus involuntary switches.
@@ -190,6 +225,7 @@ impl Results {
                     "missed_periods": t.missed_periods,
                     "pending_wakeups": t.pending_wakeups,
                     "migrations": t.migrations,
+                    "cpus": t.cpus(),
                     "context_switches": t.context_switches(),
                     "voluntary_switches": t.voluntary_switches,
                     "involuntary_switches": t.involuntary_switches,
@@ -305,7 +341,7 @@ impl Results {
         )?;
         writeln!(
             out,
-            "{:<20} {:>14} {:>14} {:>12} {:>12} {:>12} {:>7} {:>7} {:>6} {:>8}",
+            "{:<20} {:>14} {:>14} {:>12} {:>12} {:>12} {:>7} {:>7} {:>6} {:>8}  cpus",
             "task",
             "runtime_ns",
             "wait_ns",
@@ -320,7 +356,7 @@ impl Results {
         for t in &self.tasks {
             writeln!(
                 out,
-                "{:<20} {:>14} {:>14} {:>12} {:>12} {:>12} {:>7} {:>7} {:>6} {:>8}",
+                "{:<20} {:>14} {:>14} {:>12} {:>12} {:>12} {:>7} {:>7} {:>6} {:>8}  {}",
                 t.name,
                 t.runtime_ns,
                 t.wait_ns,
@@ -330,7 +366,8 @@ impl Results {
                 t.missed_periods,
                 t.pending_wakeups,
                 t.migrations,
-                t.context_switches()
+                t.context_switches(),
+                t.cpu_list()
             )?;
         }
         writeln!(

@@ -217,3 +217,38 @@ fn uclamp_min_moves_a_small_task_to_a_big_cpu_and_raises_its_frequency() {
     assert_eq!(top.0, 1_200_000);
     assert!(top.1 >= 30 * MS, "{top:?}");
 }
+
+/// Each board's committed `sim.dtb`, which the simulator reads so that it needs
+/// no device-tree compiler, is its `board.toml` and `cpus.dtsi` compiled now:
+/// read by the kernel's reader, both give the same board (`cargo xtask
+/// board-blobs` writes them again after a change).
+#[test]
+fn the_committed_board_trees_are_their_sources_compiled() {
+    let boards = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../boards");
+    let mut checked = 0;
+    for entry in std::fs::read_dir(&boards).unwrap() {
+        let dir = entry.unwrap().path();
+        let name = dir.file_name().unwrap().to_string_lossy().into_owned();
+        if !dir.join("board.toml").exists() {
+            continue;
+        }
+        let Some(compiled) = fairway_sim::board::compile_merged(dir.to_str().unwrap()).unwrap()
+        else {
+            assert!(!dir.join(fairway_sim::board::SIM_BLOB).exists(), "{name}");
+            continue;
+        };
+        let committed = std::fs::read(dir.join(fairway_sim::board::SIM_BLOB))
+            .unwrap_or_else(|e| panic!("{name}: {e}: run cargo xtask board-blobs"));
+        let read = |blob: &[u8]| format!("{:?}", fairway_devicetree::BoardInfo::parse(blob, 0, 0));
+        assert_eq!(
+            read(&committed),
+            read(&compiled),
+            "{name}: the committed sim.dtb is stale: run cargo xtask board-blobs"
+        );
+        checked += 1;
+    }
+    assert_eq!(
+        checked, 3,
+        "juno-r0, juno-r2 and pixel6 have their own CPUs"
+    );
+}

@@ -79,7 +79,7 @@ use qemu::QemuConfig;
 fn usage() -> String {
     "usage: cargo xtask <runner KERNEL [--board NAME] [--cpus N] [--gic 2|3] [--el 1|2] [--icount] [--image] \
      [--timeout S] [--append ARGS] [--dtb FILE] [--scenario FILE.json] [--report FILE.json] [--trace FILE] [--explain N] [--rtapp-logs DIR] [--verbose] [--qemu-log FILE] \
-     | compare SCENARIO.json [--board NAME] [--cpus N] [--append ARGS] [--timeout S] [--kernel FILE] [--phases N] [--check] | judge-phases [--board NAME]... [--shape NAME]... [--seeds N] [--kernel FILE] [--sim-only] | report TRANSCRIPT [--json FILE] | agree TRANSCRIPT SCENARIO.json POLICY [--limit N] [--sim FILE.csv] | replay TRANSCRIPT | bandwidth-experiment KERNEL [--quick | --energy] | cpufreq-experiment KERNEL | eas-experiment KERNEL [--runs N] [--quick] | bench [--check | --check-targets] [--kernel FILE] | test [--only NAME] [--sabotage] [--no-lint] [--gaps | --groups-sweep] | hil KERNEL --console PATH (--tftp DIR | --serial-load) [...] (docs/hil.md) | lint | ensure-tools | trace-checks | rtapp-log-checks | plot TRACE OUT_DIR>"
+     | compare SCENARIO.json [--board NAME] [--cpus N] [--append ARGS] [--timeout S] [--kernel FILE] [--phases N] [--check] | judge-phases [--board NAME]... [--shape NAME]... [--seeds N] [--kernel FILE] [--sim-only] | report TRANSCRIPT [--json FILE] | agree TRANSCRIPT SCENARIO.json POLICY [--limit N] [--sim FILE.csv] | replay TRANSCRIPT | bandwidth-experiment KERNEL [--quick | --energy] | cpufreq-experiment KERNEL | eas-experiment KERNEL [--runs N] [--quick] | bench [--check | --check-targets] [--kernel FILE] | test [--only NAME] [--sabotage] [--no-lint] [--gaps | --groups-sweep] | hil KERNEL --console PATH (--tftp DIR | --serial-load) [...] (docs/hil.md) | lint | ensure-tools | board-blobs | trace-checks | rtapp-log-checks | plot TRACE OUT_DIR>"
         .into()
 }
 
@@ -238,6 +238,19 @@ fn runner(args: &[String]) -> Result<ExitCode, String> {
         fairway_sim::cli::check_folder(dir)
             .map_err(|e| format!("--rtapp-logs {}: {e}", dir.display()))?;
     }
+    if (trace_file.is_some() || explain.is_some())
+        && !kernel_has_tracepoints(std::path::Path::new(kernel))?
+    {
+        let option = if trace_file.is_some() {
+            "--trace"
+        } else {
+            "--explain"
+        };
+        return Err(format!(
+            "{option}: {kernel} was built without tracepoints; build and run it with them: \
+             cargo run --release --features trace -- {option} ..."
+        ));
+    }
     if let Some(count) = explain {
         config.append.push_str(&format!(" explain={count}"));
         config.append = config.append.trim_start().to_string();
@@ -357,6 +370,14 @@ pub(crate) fn exit_status(status: Option<i32>, written: Result<(), String>) -> E
     }
 }
 
+/// Whether the kernel image was built with tracepoints: it holds the marker
+/// `FEATURE_MARKER` of `src/arch/aarch64/mod.rs`.
+fn kernel_has_tracepoints(kernel: &std::path::Path) -> Result<bool, String> {
+    const MARKER: &[u8] = b"fairway-features: trace\0";
+    let image = std::fs::read(kernel).map_err(|e| format!("{}: {e}", kernel.display()))?;
+    Ok(image.windows(MARKER.len()).any(|window| window == MARKER))
+}
+
 /// Records per CPU the runner asks for with `--trace` when `--append` does
 /// not set `trace_records=` (24 bytes each).
 const DEFAULT_TRACE_RECORDS: u64 = 200_000;
@@ -378,8 +399,51 @@ fn write_trace(lines: &[String], path: &std::path::Path) -> Result<(), String> {
     Ok(())
 }
 
+/// `cargo xtask board-blobs`: compiles each board's tree for the simulator
+/// (`boards/NAME/sim.dtb`, `fairway_sim::board::compile_merged`) with dtc, so that
+/// the simulator reads boards without it.
+fn board_blobs() -> Result<ExitCode, String> {
+    tools::ensure()?;
+    let boards = board::workspace_root().join("boards");
+    let mut folders: Vec<PathBuf> = std::fs::read_dir(&boards)
+        .map_err(|e| format!("{}: {e}", boards.display()))?
+        .filter_map(|entry| entry.ok().map(|e| e.path()))
+        .filter(|dir| dir.join("board.toml").exists())
+        .collect();
+    folders.sort();
+    for dir in folders {
+        let path = dir.to_string_lossy().into_owned();
+        if let Some(blob) = fairway_sim::board::compile_merged(&path).map_err(|e| e.to_string())? {
+            let target = dir.join(fairway_sim::board::SIM_BLOB);
+            std::fs::write(&target, &blob).map_err(|e| format!("{}: {e}", target.display()))?;
+            println!("{}: {} bytes", target.display(), blob.len());
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The usage of `command` (its alternative of [`usage`]), or all of it.
+fn usage_of(command: Option<&str>) -> String {
+    let all = usage();
+    let body = all
+        .trim_start_matches("usage: cargo xtask <")
+        .trim_end_matches('>');
+    match command.and_then(|c| {
+        body.split(" | ")
+            .find(|alternative| alternative.split_whitespace().next() == Some(c))
+    }) {
+        Some(alternative) => format!("usage: cargo xtask {alternative}"),
+        None => all,
+    }
+}
+
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    // Every command takes -h and --help, wherever on its line.
+    if args.iter().any(|arg| arg == "-h" || arg == "--help") {
+        println!("{}", usage_of(args.first().map(String::as_str)));
+        return ExitCode::SUCCESS;
+    }
     let result = match args.first().map(String::as_str) {
         Some("runner") => runner(&args[1..]),
         Some("test") => test::run(&args[1..]),
@@ -423,6 +487,7 @@ fn main() -> ExitCode {
         Some("compare") => compare::command(&args[1..]),
         Some("judge-phases") => judge_phases::command(&args[1..]),
         Some("replay") => replay::command(&args[1..]),
+        Some("board-blobs") => board_blobs(),
         _ => Err(usage()),
     };
     match result {
@@ -437,6 +502,23 @@ fn main() -> ExitCode {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn each_command_has_its_usage_for_dash_h() {
+        assert_eq!(
+            usage_of(Some("replay")),
+            "usage: cargo xtask replay TRANSCRIPT"
+        );
+        assert_eq!(
+            usage_of(Some("plot")),
+            "usage: cargo xtask plot TRACE OUT_DIR"
+        );
+        assert!(
+            usage_of(Some("runner")).starts_with("usage: cargo xtask runner KERNEL [--board NAME]")
+        );
+        assert_eq!(usage_of(None), usage());
+        assert_eq!(usage_of(Some("nonsense")), usage());
+    }
 
     /// An output the runner cannot write is refused before QEMU starts; a
     /// file already there is not emptied by the check.

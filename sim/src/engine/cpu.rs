@@ -366,6 +366,7 @@ impl Simulation<'_> {
             if let Some(n) = next {
                 let task = &mut self.tasks[n];
                 task.state = TaskState::Running;
+                task.result.cpus_run_on |= 1 << cpu;
                 task.result.wait_ns += now - task.runnable_since;
                 if let Some(woke) = task.woke_at.take() {
                     task.latencies.push(now - woke);
