@@ -29,9 +29,10 @@ fn finish() {
     FINISHED.complete();
     REPORTED.wait_for(1);
 }
-/// The work each hog did, in µs at capacity 1024 and the highest frequency
-/// (rt-app's unit, `fairway::workload::work_rate`).
-static HOG_WORK_US: [AtomicU64; 2 * MAX_PAIRS] = [const { AtomicU64::new(0) }; 2 * MAX_PAIRS];
+/// The hogs' work done on each CPU, in ns at capacity 1024 and the highest
+/// frequency (rt-app's unit, `fairway::workload::work_rate`): counted where it
+/// was done, as a hog may run on any CPU (wake-up placement and balancing).
+static CPU_WORK_NS: [AtomicU64; MAX_PAIRS] = [const { AtomicU64::new(0) }; MAX_PAIRS];
 
 struct PingPong {
     to_pong: Pipe,
@@ -40,19 +41,26 @@ struct PingPong {
 
 static PAIRS: [Once<PingPong>; MAX_PAIRS] = [const { Once::new() }; MAX_PAIRS];
 
-/// Spins until the deadline, counting the work its CPU time was worth there.
-fn hog(index: usize) {
+/// Spins until the deadline, counting the work its CPU time was worth on the
+/// CPU it ran on; the sum is handed to that CPU's counter when it moves.
+fn hog(_index: usize) {
     let deadline = DEADLINE.load(Ordering::Relaxed);
+    let mut cpu = this_cpu();
     let mut work: u128 = 0;
     let mut last = current_runtime_ns();
     let mut busy = BusyLoop::new();
     while now_ns() < deadline {
         busy.pause();
         let runtime = current_runtime_ns();
-        work += u128::from(runtime - last) * u128::from(work_rate(this_cpu()));
+        let here = this_cpu();
+        if here != cpu {
+            CPU_WORK_NS[cpu].fetch_add((work >> 20) as u64, Ordering::Relaxed);
+            (cpu, work) = (here, 0);
+        }
+        work += u128::from(runtime - last) * u128::from(work_rate(here));
         last = runtime;
     }
-    HOG_WORK_US[index].store((work >> 20) as u64 / 1000, Ordering::Relaxed);
+    CPU_WORK_NS[cpu].fetch_add((work >> 20) as u64, Ordering::Relaxed);
     finish();
 }
 
@@ -121,23 +129,16 @@ fn demo() -> ExitCode {
         ROUND_TRIPS
     );
     // The hogs' work: on a board with capacities and frequencies, a
-    // LITTLE CPU's hogs do less in the same time (docs/boards.md).
-    let work: u64 = HOG_WORK_US
-        .iter()
-        .take(2 * cpus)
-        .map(|w| w.load(Ordering::Relaxed))
-        .sum();
+    // LITTLE CPU does less in the same time (docs/boards.md).
+    let work_us = |cpu: usize| CPU_WORK_NS[cpu].load(Ordering::Relaxed) / 1000;
+    let work: u64 = (0..cpus).map(work_us).sum();
     defmt::println!(
-        "demo: the hogs did {=u64} us of work (at capacity 1024 and fmax):",
+        "demo: the hogs did {=u64} us of work (at capacity 1024 and fmax), on the CPUs where \
+         they ran:",
         work
     );
     for cpu in 0..cpus {
-        defmt::println!(
-            "demo:   cpu {=usize}: {=u64} us",
-            cpu,
-            HOG_WORK_US[2 * cpu].load(Ordering::Relaxed)
-                + HOG_WORK_US[2 * cpu + 1].load(Ordering::Relaxed)
-        );
+        defmt::println!("demo:   cpu {=usize}: {=u64} us", cpu, work_us(cpu));
     }
     fairway::report::print_runtime_report(elapsed);
     REPORTED.complete();
