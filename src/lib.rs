@@ -16,7 +16,7 @@
 //!  fairway_sched::RunQueue (policy: pure functions of time and events)
 //! ```
 //!
-//! Layers (DESIGN.md): boot and arch code in [`arch`], board discovery in
+//! Layers (ARCHITECTURE.md, "Layout"): boot and arch code in [`arch`], board discovery in
 //! [`board`], drivers in [`drivers`], kernel services (per-CPU data, interrupts,
 //! high-resolution timers, SMP, tasks, wait queues, pipes) in the other modules.
 //! Unsafe code is confined to `arch`, `drivers`, `init` (boot), the locks in

@@ -1,5 +1,5 @@
 //! Board discovery: everything Fairway needs to know about the machine, read from
-//! the flattened device tree (the single source of truth, DESIGN.md layer 2).
+//! the flattened device tree (the single source of truth for the machine, ARCHITECTURE.md, "How it fits together").
 //!
 //! Each property that is missing or malformed is either fatal, with an error that
 //! names it ([`BoardError`]), or replaced by a stated fallback recorded as a

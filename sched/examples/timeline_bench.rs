@@ -22,7 +22,7 @@
 //! `reference/rbtree_intrusive.c` runs the identical workload (same keys, same
 //! final leftmost) on an intrusive pointer red-black tree in C with the same
 //! algorithm, as the calibration point (on AArch64:
-//! `reference/aarch64/run.sh`, figures in the README):
+//! `reference/aarch64/run.sh`, figures in docs/tree.md):
 //!
 //! ```text
 //! gcc -O2 -o /tmp/rbtree_intrusive sched/examples/reference/rbtree_intrusive.c
@@ -46,7 +46,7 @@
 //! (x86_64's addressing modes scale by at most 8, so the shift by 4 or 5 is
 //! an instruction of its own), where C follows a pointer. On AArch64, the
 //! budget's architecture, one shifted add does it, and the ratio is 0.93–0.97
-//! for CFS and 1.06–1.10 for EEVDF (README).
+//! for CFS and 1.06–1.10 for EEVDF (docs/tree.md).
 //!
 //! `cfs-class` / `eevdf-class` measure the whole class instead: one context
 //! switch of CPU-bound tasks (tick, put_prev, pick, set_next, PELT included)

@@ -1,6 +1,6 @@
 //! # Fairway's portable scheduling core
 //!
-//! This crate is the policy half of Fairway (README.md, "How it fits together"): Linux's
+//! This crate is the policy half of Fairway (ARCHITECTURE.md, "How it fits together"): Linux's
 //! scheduling rules as pure, deterministic logic over plain data. It never reads a
 //! clock, takes a lock, switches context or touches a register. Time (in
 //! nanoseconds), CPU ids and capacities come in as values; decisions come out as

@@ -24,7 +24,7 @@
 //! with the instances: a fair `main` that created them took turns with the
 //! hogs on its CPU, and under `--icount` (vCPUs run one at a time) it was
 //! always switched in after its slice had passed, so it stalled for seconds
-//! (README, "icount runs one vCPU at a time"; `cargo xtask test --only
+//! (docs/icount.md, "One vCPU at a time"; `cargo xtask test --only
 //! rtapp-start-balance-off`).
 
 use alloc::collections::BTreeMap;

@@ -386,7 +386,7 @@ pub mod ceiling {
     pub const MEMORY_CFS: f64 = 3.82;
 }
 
-/// Prints `figures` as the README's Markdown table.
+/// Prints `figures` as docs/performance.md's Markdown table.
 pub fn print_table(figures: &[Figure]) {
     println!("| benchmark | Linux 6.1 | Fairway | Fairway / Linux | target | ceiling |");
     println!("|---|---|---|---|---|---|");

@@ -342,7 +342,7 @@ const LAG_QUANTUM_LIMIT_NS: u64 = 12_000_000;
 /// (`hrtick=1`) ends it there; without the timer the tick sees the end, so `q`
 /// is at most the tick on hardware. Here `r` = 2.1 ms (0.70 ms × 3 on 4 CPUs)
 /// and the tick is 4 ms (HZ 250). Under QEMU icount a CPU can be held back
-/// while the virtual clock runs on (README, "icount runs one vCPU at a time"):
+/// while the virtual clock runs on (docs/icount.md, "One vCPU at a time"):
 /// its timers, the tick and the slice-end timer alike, fire on its next turn,
 /// and the time is charged to the running task, so `q` is what the kernel
 /// measured, each CPU's longest run between two ticks
@@ -368,7 +368,7 @@ const LAG_QUANTUM_LIMIT_NS: u64 = 12_000_000;
 /// (1991 / 3541 of it, 562 ms), 1.4 % of the nice 0 hog's (289 ms) and 2.7 %
 /// of the nice 3 hog's (149 ms): the 2 % this check used before was tighter
 /// than the theory for the lightest hog (its lag swings by about a slice,
-/// README) and looser for the heaviest. Comparing tasks across CPUs, as that
+/// docs/groups.md) and looser for the heaviest. Comparing tasks across CPUs, as that
 /// check did with the mean of all twelve, also compared the CPUs' totals,
 /// which the lag bound says nothing about (the CPU that runs `main` and the
 /// starter gives its hogs less).

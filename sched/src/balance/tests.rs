@@ -703,7 +703,8 @@ fn skipped_candidates_go_back_to_the_head_of_their_list() {
     assert_eq!(recorder.rotated, vec![(CpuId(0), vec![TaskId(1)])]);
 }
 
-/// The tie of the README's groups sweep: {g0} | {g1, g2} | {g1, g3, g3} |
+/// The tie of the groups sweep (docs/testing.md, the 10 s groups check):
+/// {g0} | {g1, g2} | {g1, g3, g3} |
 /// {g2, g2, g3, g3}, root loads 1024 / 853 / 1024 / 1194 (§2.7: g2's entity
 /// weighs 2/3 of 1024 on CPU 3, g3's 2/4). CPU 1 computes the imbalance
 /// min(1194 - 1023, 1023 - 853) = 170 (average 4095 × 1024 / 4096 = 1023);
@@ -857,7 +858,7 @@ fn cache_hot_tasks_wait_for_failed_attempts() {
 /// `update_sd_pick_busiest` keeps the first of two equally loaded groups in
 /// the order of the balancing CPU's group list, which starts at its own
 /// group and wraps (`build_sched_groups`): each CPU prefers the sources
-/// that follow it. The loads are the README's balance cycle of the
+/// that follow it. The loads are the balance cycle (docs/testing.md) of the
 /// equal-share groups: 1109 / 1024 / 853 / 1109.
 #[test]
 fn equally_busy_sources_are_taken_in_wrap_order_from_the_balancing_cpu() {

@@ -1,4 +1,4 @@
-//! The command lines of issue 10's reproductions, and the defaults the README lists.
+//! The command lines of issue 10's reproductions, and the defaults docs/running.md lists.
 
 use super::*;
 use alloc::string::ToString;

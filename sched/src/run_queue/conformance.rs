@@ -1,4 +1,4 @@
-//! One suite for every policy (STYLE.md): nothing lost, nothing duplicated,
+//! One suite for every policy (docs/testing.md): nothing lost, nothing duplicated,
 //! idle when empty, nr_running consistent with a model, no starvation.
 
 use super::*;
