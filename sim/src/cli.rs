@@ -700,6 +700,68 @@ mod tests {
         assert!(parse_time("--duration", "soon").is_err());
     }
 
+    fn readme() -> String {
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap()
+    }
+
+    /// sim/README.md shows the options as `--help` prints them, whole.
+    #[test]
+    fn the_readme_shows_the_usage_as_the_tool_prints_it() {
+        assert!(
+            readme().contains(&format!("```text\n{USAGE}\n```")),
+            "sim/README.md's Options must be USAGE, verbatim"
+        );
+    }
+
+    /// sim/README.md's results JSON lists the keys a run writes, in their order
+    /// (objects depth-first, an array by its first element): a run with a limited
+    /// group on a board with an energy model, so that every key is there.
+    #[test]
+    fn the_readme_lists_the_results_keys_in_order() {
+        fn keys(value: &serde_json::Value, out: &mut Vec<String>) {
+            match value {
+                serde_json::Value::Object(map) => {
+                    for (key, value) in map {
+                        out.push(key.clone());
+                        keys(value, out);
+                    }
+                }
+                serde_json::Value::Array(values) => {
+                    if let Some(first) = values.first() {
+                        keys(first, out);
+                    }
+                }
+                _ => {}
+            }
+        }
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../tests/scenarios/bandwidth-25-100.json"
+        );
+        let options = parse_args(&args(&[path, "--board", "juno-r2", "--quiet"])).unwrap();
+        let prepared = prepare(&options).unwrap();
+        let mut config = prepared.config().unwrap();
+        config.duration_ns = Some(300_000_000);
+        let results = Simulation::new(&prepared.scenario, config)
+            .unwrap()
+            .run(None)
+            .unwrap();
+        let mut written = Vec::new();
+        keys(&results.to_json(10), &mut written);
+        let text = readme();
+        let start = text.find("**Results JSON**").unwrap();
+        let block = &text[start..];
+        let block = &block[block.find("```").unwrap() + 3..];
+        let block = &block[..block.find("```").unwrap()];
+        let listed: Vec<String> = block
+            .split('"')
+            .skip(1)
+            .step_by(2)
+            .map(str::to_string)
+            .collect();
+        assert_eq!(listed, written);
+    }
+
     #[test]
     fn dash_h_and_dash_dash_help_ask_for_the_usage() {
         for line in [&["-h"][..], &["--help"], &["s.json", "--cpus", "2", "-h"]] {

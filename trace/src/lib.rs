@@ -196,7 +196,8 @@ pub enum CounterTrack {
     /// A CPU's signal.
     Cpu(usize, CpuSignal),
     /// A performance domain's energy since the run's start, nJ (the
-    /// simulator's meter, at each of the domain's frequency changes).
+    /// simulator's meter, at each of the domain's frequency changes and at the
+    /// run's end).
     DomainEnergy(usize),
     /// The root domain's overutilized flag, 0 or 1 (EAS, §5.5).
     Overutilized,

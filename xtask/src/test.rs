@@ -1001,6 +1001,9 @@ fn host_tests() -> Result<(u64, u64), String> {
     let output = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
         .args([
             "test",
+            // Every test binary runs, whatever fails first: a failure must not hide
+            // how many others pass or fail.
+            "--no-fail-fast",
             "--target",
             "host-tuple",
             "--package",

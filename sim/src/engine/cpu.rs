@@ -401,6 +401,12 @@ impl Simulation<'_> {
             if next.is_none() {
                 self.trace_event(cpu, Event::CpuIdle { state: Some(0) });
             }
+            // The task leaving, as its dequeue or put left its signals (a task going
+            // to sleep is at its peak): a chart drawn from switch-ins alone shows
+            // only the troughs of a periodic task.
+            if previous.is_some() {
+                self.trace_signals(cpu, previous);
+            }
             self.trace_signals(cpu, next);
         }
         if let Some(n) = next

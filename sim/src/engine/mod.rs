@@ -769,6 +769,15 @@ impl<'s> Simulation<'s> {
         }
         self.trace_bandwidth();
         let energy = self.energy_results();
+        // Every counter closed at the run's end: a domain's energy line would
+        // otherwise stop at its last frequency change, and a CPU's signals at its
+        // last switch or tick.
+        for (domain, meter) in energy.iter().enumerate() {
+            self.trace_energy(domain, meter.energy_nj);
+        }
+        for cpu in 0..self.cpus.len() {
+            self.trace_signals(cpu, self.cpus[cpu].current);
+        }
         let now = self.now;
         let groups = self.bandwidth.as_ref().map_or_else(Vec::new, |state| {
             let cores: Vec<&CpuCore> = self.cpus.iter().map(|c| &c.core).collect();
