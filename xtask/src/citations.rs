@@ -215,7 +215,8 @@ pub fn file_references(text: &str) -> Vec<(usize, String)> {
             let word = &line[start..end];
             // A URL's path (`https://host/x.md`) or a pattern (`lab*.md`) names no file here.
             let before = &line[..start];
-            if word.starts_with("//") || before.ends_with(':') || before.ends_with('*') {
+            // A word from `/` is the tail of a path built in code (`concat!(dir, "/x.md")`).
+            if word.starts_with('/') || before.ends_with(':') || before.ends_with('*') {
                 continue;
             }
             let word = word.trim_start_matches("./");
@@ -272,7 +273,8 @@ mod tests {
     #[test]
     fn file_reference_forms() {
         let text = "/// See docs/icount.md, \"One vCPU\"; [eas](eas.md#verdicts) and README.md.\n\
-                    https://example.org/x.md and lab*.md and notes.mdx and ./ARCHITECTURE.md";
+                    https://example.org/x.md and lab*.md and notes.mdx and ./ARCHITECTURE.md\n\
+                    concat!(dir, \"/README.md\")";
         let found: Vec<(usize, String)> = file_references(text);
         let expect = [
             (1, "docs/icount.md"),
