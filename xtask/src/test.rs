@@ -1513,19 +1513,31 @@ pub fn run(args: &[String]) -> Result<ExitCode, String> {
         with_lint = false;
         with_host = false;
     }
+    // Each phase's wall time, printed at the end: where the command's time goes.
+    let mut phases: Vec<(&str, f64)> = Vec::new();
+    let mut phase_start = Instant::now();
+    let mut phase_done = |name: &'static str, phases: &mut Vec<(&str, f64)>| {
+        phases.push((name, phase_start.elapsed().as_secs_f64()));
+        phase_start = Instant::now();
+    };
     if with_lint {
         lint()?;
+        phase_done("lint", &mut phases);
     }
     let (mut passed, mut failed) = if with_host { host_tests()? } else { (0, 0) };
     if with_host {
+        phase_done("host tests", &mut phases);
         let (trace_passed, trace_failed) = crate::trace_cases::run()?;
         passed += trace_passed;
         failed += trace_failed;
+        phase_done("trace and lab checks", &mut phases);
         let (log_passed, log_failed) = crate::rtapp_log_cases::run()?;
         passed += log_passed;
         failed += log_failed;
+        phase_done("rt-app log checks", &mut phases);
     }
     let images = build_images()?;
+    phase_done("kernel images", &mut phases);
     let all = if gaps {
         let mut gaps = crate::workload_cases::known_gaps();
         gaps.extend(crate::eas_cases::known_gaps());
@@ -1551,11 +1563,13 @@ pub fn run(args: &[String]) -> Result<ExitCode, String> {
         return Err("no QEMU case matches --only".into());
     }
     let (mut qemu_passed, mut qemu_failed) = run_qemu_cases(&selected, &images, sabotage, jobs)?;
+    phase_done("QEMU cases", &mut phases);
     if hil_selected {
         // The board runner against its rehearsal board (QEMU with U-Boot).
         let (hil_passed, hil_failed) = crate::hil_cases::run(only.as_deref(), &images);
         qemu_passed += hil_passed;
         qemu_failed += hil_failed;
+        phase_done("board runner", &mut phases);
     }
     eprintln!("xtask: QEMU tests: {qemu_passed} passed, {qemu_failed} failed");
     passed += qemu_passed;
@@ -1581,7 +1595,13 @@ pub fn run(args: &[String]) -> Result<ExitCode, String> {
                 );
             }
         }
+        phase_done("benchmarks", &mut phases);
     }
+    let phases: Vec<String> = phases
+        .iter()
+        .map(|(name, seconds)| format!("{name} {seconds:.0} s"))
+        .collect();
+    eprintln!("xtask: phases: {}", phases.join(", "));
     eprintln!(
         "xtask: whole test command took {:.1} s",
         start.elapsed().as_secs_f64()
