@@ -35,9 +35,12 @@ const SIZE: (u32, u32) = (1200, 700);
 /// One line of a chart: its name, points (seconds, value), dashed or not.
 struct Line {
     name: String,
-    points: Vec<(f64, f64)>,
+    points: Points,
     dashed: bool,
 }
+
+/// A line's points, (seconds, value).
+type Points = Vec<(f64, f64)>;
 
 /// `cargo xtask plot TRACE OUT_DIR`.
 pub fn command(args: &[String]) -> Result<ExitCode, String> {
@@ -96,7 +99,10 @@ pub fn command(args: &[String]) -> Result<ExitCode, String> {
         seconds(end),
     )?);
 
-    let mut frequency = Vec::new();
+    // One line per performance domain: the CPUs of a domain change frequency
+    // together, so their lines are the same and were drawn over each other (four
+    // of juno-r2's six invisible). CPUs with the same changes share one line.
+    let mut frequency: Vec<(Vec<usize>, Points, String)> = Vec::new();
     for cpu in 0..trace.nr_cpus {
         let changes: Vec<(u64, u64)> = trace
             .records
@@ -129,12 +135,23 @@ pub fn command(args: &[String]) -> Result<ExitCode, String> {
                 )
             })
             .collect();
-        frequency.push(Line {
-            name: format!("cpu{cpu} ({})", shares.join(", ")),
-            points,
-            dashed: false,
-        });
+        match frequency.iter_mut().find(|(_, same, _)| *same == points) {
+            Some((cpus, _, _)) => cpus.push(cpu),
+            None => frequency.push((vec![cpu], points, shares.join(", "))),
+        }
     }
+    let frequency: Vec<Line> = frequency
+        .into_iter()
+        .map(|(cpus, points, shares)| {
+            let cpus: Vec<String> = cpus.iter().map(usize::to_string).collect();
+            let label = if cpus.len() == 1 { "cpu" } else { "cpus" };
+            Line {
+                name: format!("{label} {} ({shares})", cpus.join(",")),
+                points,
+                dashed: false,
+            }
+        })
+        .collect();
     written.extend(lines_chart(
         &out,
         "frequency",
@@ -171,7 +188,7 @@ pub fn command(args: &[String]) -> Result<ExitCode, String> {
     written.extend(lines_chart(
         &out,
         "energy",
-        "Energy per performance domain (mJ, at each frequency change)",
+        "Energy per performance domain (mJ, at each frequency change and at the end)",
         "mJ",
         &energy,
         seconds(end),
