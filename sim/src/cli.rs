@@ -593,11 +593,7 @@ fn check_csv_size(
     options: &Options,
     nr_cpus: usize,
 ) -> Result<(), SimError> {
-    let end_ns = options.duration_ns.or_else(|| {
-        let seconds = scenario.global.duration_s;
-        (seconds > 0).then(|| seconds as u64 * 1_000_000_000)
-    });
-    let Some(end_ns) = end_ns else {
+    let Some(end_ns) = crate::engine::run_end(options.duration_ns, scenario) else {
         return Ok(());
     };
     let interval = options.sample_interval_ns;

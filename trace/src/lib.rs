@@ -138,6 +138,22 @@ pub enum Event {
     },
 }
 
+impl Event {
+    /// The tasks the event names (a switch's previous and next, a waking's waker
+    /// and wakee, the task of the others), which index [`Trace::tasks`].
+    pub fn tasks(&self) -> [Option<TaskIndex>; 2] {
+        match *self {
+            Event::Switch { prev, next, .. } => [prev, next],
+            Event::Waking { waker, task, .. } => [waker, Some(task)],
+            Event::Wakeup { task, .. }
+            | Event::WakeupNew { task, .. }
+            | Event::Migrate { task, .. }
+            | Event::Exit { task } => [Some(task), None],
+            Event::CpuFrequency { .. } | Event::CpuIdle { .. } => [None, None],
+        }
+    }
+}
+
 /// An event at a time on a CPU.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Record {
@@ -832,16 +848,12 @@ fn task_of(pid: i32, field: &str) -> Result<Option<TaskIndex>, String> {
 /// Whether every task `event` names is in the process tree (`tasks` long):
 /// the readers of a [`Trace`] index [`Trace::tasks`] by them.
 fn check_tasks(event: &Event, tasks: usize) -> Result<(), String> {
-    let named: [Option<TaskIndex>; 2] = match *event {
-        Event::Switch { prev, next, .. } => [prev, next],
-        Event::Waking { waker, task, .. } => [waker, Some(task)],
-        Event::Wakeup { task, .. }
-        | Event::WakeupNew { task, .. }
-        | Event::Migrate { task, .. }
-        | Event::Exit { task } => [Some(task), None],
-        Event::CpuFrequency { .. } | Event::CpuIdle { .. } => [None, None],
-    };
-    match named.into_iter().flatten().find(|&task| task >= tasks) {
+    match event
+        .tasks()
+        .into_iter()
+        .flatten()
+        .find(|&task| task >= tasks)
+    {
         Some(task) => Err(format!(
             "{} names pid {}, which the process tree does not list ({tasks} tasks)",
             event_name(event),

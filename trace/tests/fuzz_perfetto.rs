@@ -15,7 +15,7 @@
 use fairway_fuzzing::proptest::prelude::*;
 use fairway_fuzzing::proptest::test_runner::TestCaseError;
 use fairway_fuzzing::{ByteOrder, Outcome, apply, byte_edits};
-use fairway_trace::{CounterTrack, Event, MAX_CPUS, MAX_GROUPS, MAX_TASKS, Trace};
+use fairway_trace::{CounterTrack, MAX_CPUS, MAX_GROUPS, MAX_TASKS, Trace};
 
 const FIXTURES: [&[u8]; 2] = [
     include_bytes!("fixtures/juno-r2-eas-workload-a-30ms.pftrace"),
@@ -30,15 +30,7 @@ fn check(trace: &Trace) -> Result<(), TestCaseError> {
     let tasks = trace.tasks.len();
     for record in &trace.records {
         prop_assert!(record.cpu < trace.nr_cpus, "{:?}", record);
-        let named = match record.event {
-            Event::Switch { prev, next, .. } => [prev, next],
-            Event::Waking { waker, task, .. } => [waker, Some(task)],
-            Event::Wakeup { task, .. }
-            | Event::WakeupNew { task, .. }
-            | Event::Migrate { task, .. }
-            | Event::Exit { task } => [Some(task), None],
-            Event::CpuFrequency { .. } | Event::CpuIdle { .. } => [None, None],
-        };
+        let named = record.event.tasks();
         prop_assert!(
             named.into_iter().flatten().all(|t| t < tasks),
             "{:?}",

@@ -164,27 +164,43 @@ pub fn check(root: &Path) -> Result<usize, String> {
     let reference_path = root.join(REFERENCE);
     let reference = std::fs::read_to_string(&reference_path)
         .map_err(|e| format!("{}: {e}", reference_path.display()))?;
+    let files: Vec<(String, String)> = sources(root)?
+        .into_iter()
+        .filter(|(path, _)| !NOT_SCANNED.iter().any(|skip| *path == root.join(skip)))
+        .map(|(path, text)| (shown(root, &path), text))
+        .collect();
+    let (checked, missing) = unresolved(&reference, &files);
+    verdict("§ citations", checked, &missing)
+}
+
+/// The `.rs` and `.md` files under `root` ([`source_files`]), with their text.
+fn sources(root: &Path) -> Result<Vec<(PathBuf, String)>, String> {
     let mut paths = Vec::new();
     source_files(root, &mut paths)?;
-    let mut files = Vec::new();
-    for path in paths {
-        if NOT_SCANNED.iter().any(|skip| path == root.join(skip)) {
-            continue;
-        }
-        let bytes = std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-        let name = path
-            .strip_prefix(root)
-            .unwrap_or(&path)
-            .display()
-            .to_string();
-        files.push((name, String::from_utf8_lossy(&bytes).into_owned()));
-    }
-    let (checked, missing) = unresolved(&reference, &files);
+    paths
+        .into_iter()
+        .map(|path| {
+            let bytes = std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+            Ok((path, String::from_utf8_lossy(&bytes).into_owned()))
+        })
+        .collect()
+}
+
+/// `path` relative to `root`, for messages.
+fn shown(root: &Path, path: &Path) -> String {
+    path.strip_prefix(root)
+        .unwrap_or(path)
+        .display()
+        .to_string()
+}
+
+/// The number checked, or the list of `what` that do not resolve.
+fn verdict(what: &str, checked: usize, missing: &[String]) -> Result<usize, String> {
     if missing.is_empty() {
         Ok(checked)
     } else {
         Err(format!(
-            "{} of {checked} § citations do not resolve:\n{}",
+            "{} of {checked} {what} do not resolve:\n{}",
             missing.len(),
             missing.join("\n")
         ))
@@ -232,38 +248,21 @@ pub fn file_references(text: &str) -> Vec<(usize, String)> {
 /// exists, from the workspace root or from the naming file's folder; returns the
 /// number checked, or the list of those that do not resolve (`file:line: name`).
 pub fn check_files(root: &Path) -> Result<usize, String> {
-    let mut paths = Vec::new();
-    source_files(root, &mut paths)?;
     let mut checked = 0;
     let mut missing = Vec::new();
-    for path in paths {
+    for (path, text) in sources(root)? {
         if path == root.join("xtask/src/citations.rs") {
             continue;
         }
-        let text =
-            std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
         let folder = path.parent().unwrap_or(root);
         for (line, name) in file_references(&text) {
             checked += 1;
             if !root.join(&name).is_file() && !folder.join(&name).is_file() {
-                let shown = path
-                    .strip_prefix(root)
-                    .unwrap_or(&path)
-                    .display()
-                    .to_string();
-                missing.push(format!("{shown}:{line}: {name}"));
+                missing.push(format!("{}:{line}: {name}", shown(root, &path)));
             }
         }
     }
-    if missing.is_empty() {
-        Ok(checked)
-    } else {
-        Err(format!(
-            "{} of {checked} file references do not resolve:\n{}",
-            missing.len(),
-            missing.join("\n")
-        ))
-    }
+    verdict("file references", checked, &missing)
 }
 
 #[cfg(test)]

@@ -100,6 +100,12 @@ impl QemuConfig {
         }
     }
 
+    /// Whether the board brings its own CPUs (its device tree, or a `cpus_dtsi`
+    /// merged into QEMU's), so that it runs with exactly its count.
+    fn board_has_own_cpus(&self) -> bool {
+        self.board.dts.is_some() || self.board.cpus_dtsi.is_some()
+    }
+
     /// Compiles the board's own device tree source, if it has one, and uses it; or
     /// merges the board's CPUs (`cpus_dtsi`) into QEMU's own tree for this machine.
     pub fn use_board_device_tree(&mut self) -> Result<(), String> {
@@ -194,10 +200,9 @@ impl QemuConfig {
         let scenario = parsed.scenario;
         scenario.validate(self.cpus as usize).map_err(|e| {
             // A CPU number past the machine: say where its CPU count came from.
-            let own_cpus = self.board.dts.is_some() || self.board.cpus_dtsi.is_some();
             let hint = if !e.path.contains(".cpus") {
                 String::new()
-            } else if own_cpus {
+            } else if self.board_has_own_cpus() {
                 format!(" (board {} has {} CPUs)", self.board.name, self.cpus)
             } else {
                 format!(
@@ -271,8 +276,7 @@ impl QemuConfig {
         // exactly that many: the kernel would stop at boot on the merged
         // tree (`/cpus/cpu/reg: missing or shorter than #address-cells`).
         // The simulator refuses the same with the same words.
-        let own_cpus = self.board.dts.is_some() || self.board.cpus_dtsi.is_some();
-        if own_cpus && self.dtb.is_none() && self.cpus != self.board.cpus {
+        if self.board_has_own_cpus() && self.dtb.is_none() && self.cpus != self.board.cpus {
             return Err(format!(
                 "--cpus {}: board {} has {} CPUs",
                 self.cpus, self.board.name, self.board.cpus

@@ -599,14 +599,9 @@ impl<'s> Simulation<'s> {
         }));
     }
 
-    /// The end of the run: the override, else a positive `global.duration` (rt-app
-    /// stops its tasks only after a positive duration; 0 and -1 run until every task
-    /// has finished), else none.
+    /// The end of the run ([`run_end`]).
     fn end(&self) -> Option<u64> {
-        self.config.duration_ns.or_else(|| {
-            let seconds = self.scenario.global.duration_s;
-            (seconds > 0).then(|| seconds as u64 * 1_000_000_000)
-        })
+        run_end(self.config.duration_ns, self.scenario)
     }
 
     /// Runs to the end, feeding `sampler` (if any) every sample interval.
@@ -822,6 +817,16 @@ impl<'s> Simulation<'s> {
             explained_picks: self.explain.map(|e| e.picks).unwrap_or_default(),
         }
     }
+}
+
+/// The end of a run: `duration_ns` (the simulator's `--duration`), else a positive
+/// `global.duration` (rt-app stops its tasks only after a positive duration; 0
+/// and -1 run until every task has finished), else none.
+pub fn run_end(duration_ns: Option<u64>, scenario: &Scenario) -> Option<u64> {
+    duration_ns.or_else(|| {
+        let seconds = scenario.global.duration_s;
+        (seconds > 0).then(|| seconds as u64 * 1_000_000_000)
+    })
 }
 
 #[cfg(test)]
