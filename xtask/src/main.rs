@@ -57,6 +57,7 @@ mod hil_cases;
 mod icount_warnings;
 mod judge_phases;
 mod kernel_trace;
+mod lab_keys;
 mod plot;
 mod progress;
 mod qemu;
@@ -79,7 +80,7 @@ use qemu::QemuConfig;
 fn usage() -> String {
     "usage: cargo xtask <runner KERNEL [--board NAME] [--cpus N] [--gic 2|3] [--el 1|2] [--icount] [--image] \
      [--timeout S] [--append ARGS] [--dtb FILE] [--scenario FILE.json] [--report FILE.json] [--trace FILE] [--explain N] [--rtapp-logs DIR] [--verbose] [--qemu-log FILE] \
-     | compare SCENARIO.json [--board NAME] [--cpus N] [--append ARGS] [--timeout S] [--kernel FILE] [--phases N] [--check] | judge-phases [--board NAME]... [--shape NAME]... [--seeds N] [--kernel FILE] [--sim-only] | report TRANSCRIPT [--json FILE] | agree TRANSCRIPT SCENARIO.json POLICY [--limit N] [--sim FILE.csv] | replay TRANSCRIPT | bandwidth-experiment KERNEL [--quick | --energy] | cpufreq-experiment KERNEL | eas-experiment KERNEL [--runs N] [--quick] | bench [--check | --check-targets] [--kernel FILE] | test [--only NAME] [--sabotage] [--no-lint] [--gaps | --groups-sweep] | hil KERNEL --console PATH (--tftp DIR | --serial-load) [...] (docs/hil.md) | lint | ensure-tools | board-blobs | trace-checks | rtapp-log-checks | plot TRACE OUT_DIR>"
+     | compare SCENARIO.json [--board NAME] [--cpus N] [--append ARGS] [--timeout S] [--kernel FILE] [--phases N] [--check] | judge-phases [--board NAME]... [--shape NAME]... [--seeds N] [--kernel FILE] [--sim-only] | report TRANSCRIPT [--json FILE] | agree TRANSCRIPT SCENARIO.json POLICY [--limit N] [--sim FILE.csv] | replay TRANSCRIPT | bandwidth-experiment KERNEL [--quick | --energy] | cpufreq-experiment KERNEL | eas-experiment KERNEL [--runs N] [--quick] | bench [--check | --check-targets] [--kernel FILE] | test [--only NAME] [--sabotage] [--no-lint] [--gaps | --groups-sweep] | hil KERNEL --console PATH (--tftp DIR | --serial-load) [...] (docs/hil.md) | lint | ensure-tools | board-blobs | trace-checks | labs [--only NAME] [--checks-only] | rtapp-log-checks | plot TRACE OUT_DIR>"
         .into()
 }
 
@@ -473,6 +474,7 @@ fn main() -> ExitCode {
                 ExitCode::FAILURE
             }
         }),
+        Some("labs") => lab_keys::command(&args[1..]),
         Some("rtapp-log-checks") => tools::ensure()
             .and_then(|()| rtapp_log_cases::run())
             .map(|(_, failed)| {
@@ -515,6 +517,10 @@ mod tests {
         );
         assert!(
             usage_of(Some("runner")).starts_with("usage: cargo xtask runner KERNEL [--board NAME]")
+        );
+        assert_eq!(
+            usage_of(Some("labs")),
+            "usage: cargo xtask labs [--only NAME] [--checks-only]"
         );
         assert_eq!(usage_of(None), usage());
         assert_eq!(usage_of(Some("nonsense")), usage());

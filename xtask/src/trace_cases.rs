@@ -131,16 +131,12 @@ pub fn run() -> Result<(u64, u64), String> {
             );
         }
     }
-    for (lab, outcome) in lab_checks(&root)? {
-        match outcome {
-            Ok(()) => {
-                passed += 1;
-                eprintln!("lab   {lab:<32} ok");
-            }
-            Err(report) => {
-                failed += 1;
-                eprintln!("lab   {lab:<32} FAILED\n    {report}");
-            }
+    // The lab sheets' commands, and their answer keys' checks.
+    for outcome in crate::lab_keys::lab_checks(&root, None, true)? {
+        if crate::lab_keys::print_outcome(&outcome) {
+            passed += 1;
+        } else {
+            failed += 1;
         }
     }
     eprintln!("xtask: trace checks: {passed} passed, {failed} failed");
@@ -699,72 +695,4 @@ fn plot_check(trace: &std::path::Path, charts: &std::path::Path) -> Result<Strin
         sizes.push(format!("{name} {} KB", png.len() / 1024));
     }
     Ok(format!("PNG and SVG charts: {}", sizes.join(", ")))
-}
-
-/// A lab sheet's name, and whether its commands ran.
-type LabOutcome = (String, Result<(), String>);
-
-/// The lab sheets' commands (`docs/labs/lab*.md`): each sheet's ```sh blocks,
-/// in order, run as one `bash -euo pipefail` script from the repository's
-/// root, so that a sheet whose commands stop working fails the test command.
-fn lab_checks(root: &std::path::Path) -> Result<Vec<LabOutcome>, String> {
-    let dir = root.join("docs/labs");
-    let mut sheets: Vec<std::path::PathBuf> = std::fs::read_dir(&dir)
-        .map_err(|e| format!("{}: {e}", dir.display()))?
-        .filter_map(|entry| entry.ok().map(|e| e.path()))
-        .filter(|path| {
-            path.file_name()
-                .and_then(|n| n.to_str())
-                .is_some_and(|n| n.starts_with("lab") && n.ends_with(".md"))
-        })
-        .collect();
-    sheets.sort();
-    let mut outcomes = Vec::new();
-    for sheet in sheets {
-        let name = sheet
-            .file_stem()
-            .and_then(|n| n.to_str())
-            .unwrap_or("lab")
-            .to_string();
-        let text =
-            std::fs::read_to_string(&sheet).map_err(|e| format!("{}: {e}", sheet.display()))?;
-        let mut script = String::new();
-        let mut inside = false;
-        for line in text.lines() {
-            match (inside, line.trim_end()) {
-                (false, "```sh") => inside = true,
-                (true, "```") => inside = false,
-                (true, _) => {
-                    script.push_str(line);
-                    script.push('\n');
-                }
-                _ => {}
-            }
-        }
-        let outcome = if script.is_empty() {
-            Err("no ```sh block".to_string())
-        } else {
-            Command::new("bash")
-                .args(["-euo", "pipefail", "-c", &script])
-                .current_dir(root)
-                .stdin(Stdio::null())
-                .output()
-                .map_err(|e| format!("bash: {e}"))
-                .and_then(|output| {
-                    if output.status.success() {
-                        Ok(())
-                    } else {
-                        let stderr = String::from_utf8_lossy(&output.stderr);
-                        let tail: Vec<&str> = stderr.lines().rev().take(5).collect();
-                        Err(format!(
-                            "its commands failed ({}): {}",
-                            output.status,
-                            tail.into_iter().rev().collect::<Vec<_>>().join(" | ")
-                        ))
-                    }
-                })
-        };
-        outcomes.push((name, outcome));
-    }
-    Ok(outcomes)
 }
