@@ -21,6 +21,9 @@ mod series;
 mod throttling;
 mod window;
 
+#[cfg(test)]
+mod against_results;
+
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
