@@ -672,11 +672,28 @@ fn progress_reads(kernel: &Path) -> Result<String, String> {
     ))
 }
 
-/// `cargo xtask plot` on `trace`: every chart written as PNG (its signature
-/// and a 1200 × 700 header) and SVG (an `<svg` root of that size).
+/// `cargo xtask plot` on `trace`, over the whole run and over a window: every
+/// chart written as PNG (its signature and a 1200 × 700 header) and SVG (an
+/// `<svg` root of that size).
 fn plot_check(trace: &std::path::Path, charts: &std::path::Path) -> Result<String, String> {
-    let _ = std::fs::remove_dir_all(charts);
-    crate::plot::command(&[trace.display().to_string(), charts.display().to_string()])?;
+    let mut summary = Vec::new();
+    // The whole run, then a window of it (the burst task's start).
+    for (folder, window) in [
+        ("whole", &[][..]),
+        ("window", &["--from", "0.3", "--to", "350ms"][..]),
+    ] {
+        let charts = charts.join(folder);
+        let _ = std::fs::remove_dir_all(&charts);
+        let mut args = vec![trace.display().to_string(), charts.display().to_string()];
+        args.extend(window.iter().map(|arg| arg.to_string()));
+        crate::plot::command(&args)?;
+        summary.push(format!("{folder}: {}", chart_files(&charts)?));
+    }
+    Ok(format!("PNG and SVG charts, {}", summary.join("; ")))
+}
+
+/// Each chart of `charts`: a 1200 × 700 PNG and a 1200-wide SVG; their sizes.
+fn chart_files(charts: &std::path::Path) -> Result<String, String> {
     let mut sizes = Vec::new();
     for name in ["util", "frequency", "energy", "occupancy"] {
         let png = std::fs::read(charts.join(format!("{name}.png")))
@@ -698,7 +715,7 @@ fn plot_check(trace: &std::path::Path, charts: &std::path::Path) -> Result<Strin
         }
         sizes.push(format!("{name} {} KB", png.len() / 1024));
     }
-    Ok(format!("PNG and SVG charts: {}", sizes.join(", ")))
+    Ok(sizes.join(", "))
 }
 
 /// A lab sheet's name, and whether its commands ran.
