@@ -307,16 +307,19 @@ mod tests {
         );
     }
 
-    /// juno-r2's capacities (docs/linux-sched-reference.md §7.3): 446 for
-    /// the Cortex-A53s, 1024 for the A72s; a third level makes a mid class.
+    /// juno-r2's capacities (docs/linux-sched-reference.md §7.3): 383 for
+    /// the Cortex-A53s, 1024 for the A72s; three levels, as gs101's A55,
+    /// A76 and X1 (§7.4), make a mid class.
     #[test]
     fn two_capacities_are_little_and_big_three_add_mid() {
-        let juno = [446, 1024, 1024, 446, 446, 446].map(Some);
+        let juno = [383, 1024, 1024, 383, 383, 383].map(Some);
         assert_eq!(
             classes(&juno),
             ["LITTLE", "big", "big", "LITTLE", "LITTLE", "LITTLE"].map(Some)
         );
-        let three = [Some(160), Some(500), Some(1024), Some(1022), None];
+        // Within 2 % is the same level (1022 and 1024); a CPU without a
+        // capacity in the trace has no class.
+        let three = [Some(160), Some(498), Some(1024), Some(1022), None];
         assert_eq!(
             classes(&three),
             [Some("LITTLE"), Some("mid"), Some("big"), Some("big"), None]

@@ -257,10 +257,16 @@ pub fn frequency_lines(trace: &Trace, window: &Window) -> Vec<Line> {
                 if cpus.len() == 1 { "cpu" } else { "cpus" },
                 names.join(",")
             )];
+            // Three operating points a line: a board with many (gs101's
+            // domains have 11 to 17) keeps every domain's in the legend.
+            let shares: Vec<String> = residency
+                .iter()
+                .map(|(mhz, time)| format!("{mhz} MHz {:.0} %", 100.0 * time / total))
+                .collect();
             label.extend(
-                residency
-                    .iter()
-                    .map(|(mhz, time)| format!("  {mhz} MHz: {:.0} %", 100.0 * time / total)),
+                shares
+                    .chunks(3)
+                    .map(|line| format!("  {}", line.join(", "))),
             );
             Line {
                 label,
