@@ -464,7 +464,8 @@ const COST_LOOPS: u64 = 2_000;
 /// compiled in, off (`trace_records=0`) and on; the instructions the run
 /// gained over the records it made (every record kind of a switch and a
 /// wake-up: `sched_switch`, `sched_waking`, `sched_wakeup`, and the
-/// counters of the CPU and the task switched in).
+/// counters of the CPU with those of the task switched out and of the task
+/// switched in).
 fn record_cost(kernel: &Path) -> Result<String, String> {
     let run = |records: u64| -> Result<(u64, u64), String> {
         let config = icount_config(
@@ -475,19 +476,27 @@ fn record_cost(kernel: &Path) -> Result<String, String> {
         let lines = boot(kernel, &config)?;
         let report = crate::report::parse_report(&lines)?;
         let wall_ns = report.runs.first().map(|r| r.wall_ns).ok_or("no report")?;
-        let made: u64 = lines
-            .iter()
-            .filter_map(|l| l.split("tracepoint-cpu: ").nth(1))
-            .filter_map(|rest| {
-                rest.split_whitespace()
-                    .find_map(|w| w.strip_prefix("records="))
-            })
-            .filter_map(|n| n.parse::<u64>().ok())
-            .sum();
-        Ok((wall_ns, made))
+        let count = |field: &str| -> u64 {
+            lines
+                .iter()
+                .filter_map(|l| l.split("tracepoint-cpu: ").nth(1))
+                .filter_map(|rest| rest.split_whitespace().find_map(|w| w.strip_prefix(field)))
+                .filter_map(|n| n.parse::<u64>().ok())
+                .sum()
+        };
+        // A dropped record costs its tracepoint's work but is not counted:
+        // the buffer must hold every record for the figure to mean anything.
+        let dropped = count("dropped=");
+        if dropped > 0 {
+            return Err(format!(
+                "{dropped} records dropped (trace_records={records} per CPU is too few)"
+            ));
+        }
+        Ok((wall_ns, count("records=")))
     };
     let (off, none) = run(0)?;
-    let (on, records) = run(COST_LOOPS * 20)?;
+    // Pinned, both tasks run on one CPU: about 32 records per round trip.
+    let (on, records) = run(COST_LOOPS * 50)?;
     if none != 0 || records == 0 {
         return Err(format!("{none} records made off, {records} on"));
     }
