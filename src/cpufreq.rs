@@ -311,7 +311,10 @@ pub fn metrics(domains: &[DomainReport]) -> Vec<(alloc::string::String, u64)> {
 }
 
 /// Brings every meter up to now and returns the domains' figures since
-/// [`restart_meters`] (or boot; empty on a board without domains).
+/// [`restart_meters`] (or boot; empty on a board without domains). While
+/// tracing, each domain's energy is recorded at now too: its energy line
+/// would otherwise stop at its last frequency change, short of the figure
+/// reported.
 pub fn report() -> Vec<DomainReport> {
     let now = crate::arch::timer::now_ns();
     let Some(domains) = DOMAINS.get() else {
@@ -319,10 +322,19 @@ pub fn report() -> Vec<DomainReport> {
     };
     domains
         .iter()
-        .map(|domain| {
+        .enumerate()
+        .map(|(index, domain)| {
             let mut policy = domain.policy.lock();
             let busy = busy_of(domain, now);
             policy.update_meter(now, &busy);
+            tracepoint::record(
+                now,
+                domain.cpus[0],
+                Kind::DomainEnergy,
+                index as u16,
+                0,
+                policy.energy_nanojoules(),
+            );
             let meter = policy.meter();
             DomainReport {
                 cpus: domain.cpus.iter().fold(0u32, |m, &c| m | 1 << c),

@@ -511,8 +511,10 @@ pub fn schedule() {
 }
 
 /// The switch's tracepoints, as the simulator records them: leaving idle,
-/// `sched_switch`, entering idle, then the counters of the CPU and of the
-/// task switched in.
+/// `sched_switch`, entering idle, then the counters of the CPU with those
+/// of the task switched out (as its dequeue or put left them: a task going
+/// to sleep is at its peak, so a chart drawn from switch-ins alone shows only
+/// the troughs of a periodic task), and with those of the task switched in.
 #[inline(never)]
 fn trace_switch(
     cpu: usize,
@@ -541,6 +543,9 @@ fn trace_switch(
     );
     if next == rq.idle {
         record(now, cpu, Kind::CpuIdle, 0, 0, 0);
+    }
+    if previous != rq.idle {
+        tracepoint::signals(now, cpu, rq.core.run_queue(), Some(previous));
     }
     let next = (next != rq.idle).then_some(next);
     tracepoint::signals(now, cpu, rq.core.run_queue(), next);

@@ -26,8 +26,9 @@ each against a figure the run reports by another path (docs/tracing.md):
   all carry values; a task's util_avg and util_est and a CPU's capacity and
   clamps lie in 0..=1024 (a run queue's util_avg may exceed it for a while
   after tasks migrate in, as Linux's does, and load_avg is weighted);
-  overutilized is 0 or 1; a domain's energy never decreases and stays at or
-  below the run's final figure for that domain;
+  overutilized is 0 or 1; a domain's energy never decreases and ends on the
+  run's final figure for that domain (the simulator records it at the run's
+  end, the kernel when its report reads the meters);
 - per task group with CFS bandwidth control (the results' `groups`): a track
   named by its path, with `cpuN throttled` and `cpuN runtime_remaining` for
   every CPU and the pool's `runtime` below it; `throttled` is 0 or 1; per
@@ -274,8 +275,8 @@ def main():
             if values != sorted(values):
                 fail(f"{name} decreases")
             final = energy[domain]
-            if values[-1] > final:
-                fail(f"{name} reaches {values[-1]}, above the run's {final} nJ")
+            if values[-1] != final:
+                fail(f"{name} ends on {values[-1]}, not on the run's {final} nJ")
         elif not (name.startswith("cpu") and name.split(" ")[-1] in cpu_signals):
             fail(f"unexpected counter track {name!r}")
         bounded = name in ("util_avg", "util_est") or name.split(" ")[-1] in cpu_signals[1:]

@@ -10,7 +10,8 @@
 //! cargo xtask ensure-tools              install QEMU, dtc and U-Boot for QEMU if missing
 //! cargo xtask trace-checks              traced simulator runs decoded by Perfetto's bindings
 //! cargo xtask rtapp-log-checks          rt-app's logs of a kernel run against the scenario and the simulator
-//! cargo xtask plot TRACE OUT_DIR        PNG and SVG charts of a traced run (docs/tracing.md)
+//! cargo xtask plot TRACE OUT_DIR [--from T] [--to T]
+//!                                       PNG and SVG charts of a traced run (docs/tracing.md)
 //! cargo xtask experiment KERNEL [LOOPS] the uclamp and group-depth sched-pipe table
 //! cargo xtask bandwidth-experiment KERNEL [--quick | --energy]
 //!                                       the bandwidth timer interleaving table (bw_timer=);
@@ -80,7 +81,7 @@ use qemu::QemuConfig;
 fn usage() -> String {
     "usage: cargo xtask <runner KERNEL [--board NAME] [--cpus N] [--gic 2|3] [--el 1|2] [--icount] [--image] \
      [--timeout S] [--append ARGS] [--dtb FILE] [--scenario FILE.json] [--report FILE.json] [--trace FILE] [--explain N] [--rtapp-logs DIR] [--verbose] [--qemu-log FILE] \
-     | compare SCENARIO.json [--board NAME] [--cpus N] [--append ARGS] [--timeout S] [--kernel FILE] [--phases N] [--check] | judge-phases [--board NAME]... [--shape NAME]... [--seeds N] [--kernel FILE] [--sim-only] | report TRANSCRIPT [--json FILE] | agree TRANSCRIPT SCENARIO.json POLICY [--limit N] [--sim FILE.csv] | replay TRANSCRIPT | bandwidth-experiment KERNEL [--quick | --energy] | cpufreq-experiment KERNEL | eas-experiment KERNEL [--runs N] [--quick] | bench [--check | --check-targets] [--kernel FILE] | test [--only NAME] [--sabotage] [--no-lint] [--gaps | --groups-sweep] | hil KERNEL --console PATH (--tftp DIR | --serial-load) [...] (docs/hil.md) | lint | ensure-tools | board-blobs | trace-checks | labs [--only NAME] [--checks-only] | rtapp-log-checks | plot TRACE OUT_DIR>"
+     | compare SCENARIO.json [--board NAME] [--cpus N] [--append ARGS] [--timeout S] [--kernel FILE] [--phases N] [--check] | judge-phases [--board NAME]... [--shape NAME]... [--seeds N] [--kernel FILE] [--sim-only] | report TRANSCRIPT [--json FILE] | agree TRANSCRIPT SCENARIO.json POLICY [--limit N] [--sim FILE.csv] | replay TRANSCRIPT | bandwidth-experiment KERNEL [--quick | --energy] | cpufreq-experiment KERNEL | eas-experiment KERNEL [--runs N] [--quick] | bench [--check | --check-targets] [--kernel FILE] | test [--only NAME] [--sabotage] [--no-lint] [--gaps | --groups-sweep] | hil KERNEL --console PATH (--tftp DIR | --serial-load) [...] (docs/hil.md) | lint | ensure-tools | board-blobs | trace-checks | labs [--only NAME] [--checks-only] | rtapp-log-checks | plot TRACE OUT_DIR [--from T] [--to T]>"
         .into()
 }
 
@@ -513,7 +514,7 @@ mod tests {
         );
         assert_eq!(
             usage_of(Some("plot")),
-            "usage: cargo xtask plot TRACE OUT_DIR"
+            "usage: cargo xtask plot TRACE OUT_DIR [--from T] [--to T]"
         );
         assert!(
             usage_of(Some("runner")).starts_with("usage: cargo xtask runner KERNEL [--board NAME]")

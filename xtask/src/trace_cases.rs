@@ -460,7 +460,8 @@ const COST_LOOPS: u64 = 2_000;
 /// compiled in, off (`trace_records=0`) and on; the instructions the run
 /// gained over the records it made (every record kind of a switch and a
 /// wake-up: `sched_switch`, `sched_waking`, `sched_wakeup`, and the
-/// counters of the CPU and the task switched in).
+/// counters of the CPU with those of the task switched out and of the task
+/// switched in).
 fn record_cost(kernel: &Path) -> Result<String, String> {
     let run = |records: u64| -> Result<(u64, u64), String> {
         let config = icount_config(
@@ -471,19 +472,27 @@ fn record_cost(kernel: &Path) -> Result<String, String> {
         let lines = boot(kernel, &config)?;
         let report = crate::report::parse_report(&lines)?;
         let wall_ns = report.runs.first().map(|r| r.wall_ns).ok_or("no report")?;
-        let made: u64 = lines
-            .iter()
-            .filter_map(|l| l.split("tracepoint-cpu: ").nth(1))
-            .filter_map(|rest| {
-                rest.split_whitespace()
-                    .find_map(|w| w.strip_prefix("records="))
-            })
-            .filter_map(|n| n.parse::<u64>().ok())
-            .sum();
-        Ok((wall_ns, made))
+        let count = |field: &str| -> u64 {
+            lines
+                .iter()
+                .filter_map(|l| l.split("tracepoint-cpu: ").nth(1))
+                .filter_map(|rest| rest.split_whitespace().find_map(|w| w.strip_prefix(field)))
+                .filter_map(|n| n.parse::<u64>().ok())
+                .sum()
+        };
+        // A dropped record costs its tracepoint's work but is not counted:
+        // the buffer must hold every record for the figure to mean anything.
+        let dropped = count("dropped=");
+        if dropped > 0 {
+            return Err(format!(
+                "{dropped} records dropped (trace_records={records} per CPU is too few)"
+            ));
+        }
+        Ok((wall_ns, count("records=")))
     };
     let (off, none) = run(0)?;
-    let (on, records) = run(COST_LOOPS * 20)?;
+    // Pinned, both tasks run on one CPU: about 32 records per round trip.
+    let (on, records) = run(COST_LOOPS * 50)?;
     if none != 0 || records == 0 {
         return Err(format!("{none} records made off, {records} on"));
     }
@@ -668,11 +677,28 @@ fn progress_reads(kernel: &Path) -> Result<String, String> {
     ))
 }
 
-/// `cargo xtask plot` on `trace`: every chart written as PNG (its signature
-/// and a 1200 × 700 header) and SVG (an `<svg` root of that size).
+/// `cargo xtask plot` on `trace`, over the whole run and over a window: every
+/// chart written as PNG (its signature and a 1200 × 700 header) and SVG (an
+/// `<svg` root of that size).
 fn plot_check(trace: &std::path::Path, charts: &std::path::Path) -> Result<String, String> {
-    let _ = std::fs::remove_dir_all(charts);
-    crate::plot::command(&[trace.display().to_string(), charts.display().to_string()])?;
+    let mut summary = Vec::new();
+    // The whole run, then a window of it (the burst task's start).
+    for (folder, window) in [
+        ("whole", &[][..]),
+        ("window", &["--from", "0.3", "--to", "350ms"][..]),
+    ] {
+        let charts = charts.join(folder);
+        let _ = std::fs::remove_dir_all(&charts);
+        let mut args = vec![trace.display().to_string(), charts.display().to_string()];
+        args.extend(window.iter().map(|arg| arg.to_string()));
+        crate::plot::command(&args)?;
+        summary.push(format!("{folder}: {}", chart_files(&charts)?));
+    }
+    Ok(format!("PNG and SVG charts, {}", summary.join("; ")))
+}
+
+/// Each chart of `charts`: a 1200 × 700 PNG and a 1200-wide SVG; their sizes.
+fn chart_files(charts: &std::path::Path) -> Result<String, String> {
     let mut sizes = Vec::new();
     for name in ["util", "frequency", "energy", "occupancy"] {
         let png = std::fs::read(charts.join(format!("{name}.png")))
@@ -694,5 +720,5 @@ fn plot_check(trace: &std::path::Path, charts: &std::path::Path) -> Result<Strin
         }
         sizes.push(format!("{name} {} KB", png.len() / 1024));
     }
-    Ok(format!("PNG and SVG charts: {}", sizes.join(", ")))
+    Ok(sizes.join(", "))
 }
