@@ -12,11 +12,24 @@ pub mod sched_pipe;
 
 /// Iterations of a busy loop between two `YIELD` hints ([`BusyLoop`]).
 ///
-/// An rt-app `run` iteration is about 50 instructions, so this hands the turn
-/// on about every 13 µs of virtual time under icount: well inside a tick, and
-/// rare enough that QEMU's turn changes cost little wall time (every
-/// iteration made the same runs 4.8 times slower, docs/icount.md).
-pub const BUSY_LOOP_PAUSE_EVERY: u32 = 256;
+/// An rt-app `run` iteration is about 50 instructions plus the
+/// [`BUSY_LOOP_SPIN`] `NOP`s, so this hands the turn on about every 14 µs of
+/// virtual time under icount (as 256 iterations of 50 instructions did before
+/// the `NOP`s): well inside a tick, and rare enough that QEMU's turn changes
+/// cost little wall time (every iteration made the same runs 4.8 times
+/// slower, docs/icount.md).
+pub const BUSY_LOOP_PAUSE_EVERY: u32 = 32;
+
+/// `NOP`s ([`crate::arch::cpu::nops`]) between two reads of the clock in a
+/// busy loop.
+///
+/// A read of the task's runtime masks interrupts and reads the counter, and
+/// under QEMU each of those ends a translated block: with a read every 50
+/// instructions QEMU spent most of its wall time leaving and entering blocks,
+/// while a run of `NOP`s costs it almost nothing. With 384 a 10 s CPU-bound
+/// run on 4 CPUs took 6.7 s of wall time instead of 44 (docs/icount.md); a
+/// `run` event ends at most one iteration late, under 0.5 µs of virtual time.
+pub const BUSY_LOOP_SPIN: usize = 384;
 
 /// The pause of a workload's busy loop (rt-app's `run`, the demo's hogs).
 ///
@@ -40,10 +53,10 @@ impl BusyLoop {
         Self { iterations: 0 }
     }
 
-    /// One iteration's pause: the `YIELD` hint every
-    /// [`BUSY_LOOP_PAUSE_EVERY`] calls.
+    /// One iteration's pause: [`BUSY_LOOP_SPIN`] `NOP`s, and the `YIELD` hint every [`BUSY_LOOP_PAUSE_EVERY`] calls.
     #[inline(always)]
     pub fn pause(&mut self) {
+        crate::arch::cpu::nops::<BUSY_LOOP_SPIN>();
         self.iterations += 1;
         if self.iterations == BUSY_LOOP_PAUSE_EVERY {
             self.iterations = 0;

@@ -76,6 +76,29 @@ pub fn relax() {
     unsafe { core::arch::asm!("yield", options(nomem, nostack, preserves_flags)) };
 }
 
+/// `COUNT` `NOP` instructions in a row: `COUNT` instructions of time that
+/// touch no memory, no system register and no interrupt mask.
+///
+/// Busy loops put them between two reads of the clock. Under QEMU's TCG a
+/// read of the task's runtime (the counter, with interrupts masked around it)
+/// ends a translated block and goes back to QEMU's loop, which costs far more
+/// host time than the instructions themselves, while a straight run of `NOP`s
+/// is one block that QEMU translates to nothing but its instruction count
+/// (docs/icount.md, "Busy loops hand the turn on").
+#[inline(always)]
+pub fn nops<const COUNT: usize>() {
+    // SAFETY: NOP has no architectural effect on state or memory.
+    unsafe {
+        core::arch::asm!(
+            ".rept {count}",
+            "nop",
+            ".endr",
+            count = const COUNT,
+            options(nomem, nostack, preserves_flags),
+        )
+    };
+}
+
 /// Waits for an interrupt (returns at once if one is pending, even masked).
 #[inline(always)]
 pub fn wait_for_interrupt() {
