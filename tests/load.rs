@@ -31,8 +31,10 @@ fn worker(index: usize) {
     let mut state = 0x2545_f491_4f6c_dd1d_u64 ^ (index as u64 + 1).wrapping_mul(0x9e37_79b9);
     loop {
         let busy_until = now_ns() + BUSY_NS;
+        // The workloads' busy loop (YIELD and NOPs, docs/icount.md).
+        let mut busy = fairway::workload::BusyLoop::new();
         while now_ns() < busy_until {
-            core::hint::spin_loop();
+            busy.pause();
         }
         state ^= state << 13;
         state ^= state >> 7;

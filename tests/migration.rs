@@ -33,10 +33,12 @@ fn periodic(_: usize) {
     let mut next = START.load(Ordering::Relaxed);
     while !STOP.load(Ordering::Relaxed) {
         let busy_until = now_ns() + BUSY_NS;
+        // The workloads' busy loop: its YIELD every few µs lets QEMU's
+        // round-robin run the sampling CPU (a spin without it takes the whole
+        // time slice, docs/icount.md), and its NOPs keep QEMU's cost low.
+        let mut busy = fairway::workload::BusyLoop::new();
         while now_ns() < busy_until {
-            // YIELD, so that QEMU's round-robin lets the sampling CPU run
-            // (a spin without it takes the whole time slice, toolchain notes).
-            fairway::arch::cpu::relax();
+            busy.pause();
         }
         BUSY_END.store(now_ns(), Ordering::Relaxed);
         next += PERIOD_NS;

@@ -329,6 +329,22 @@ fn no_prompt_silent(images: &BTreeMap<String, PathBuf>) -> Result<String, String
 /// GiB boundaries needs (Juno r2's ends at 0xff00_0000).
 const MOVED_RAM: (u64, u64) = (0x4800_0000, 0x6000_0000);
 
+/// raspi3b's RAM, for `hil-16550-console-raspi3b`: `0x0..0x3c000000`.
+const RASPI3B_RAM: (u64, u64) = (0x0, 0x3c00_0000);
+
+/// Builds, side by side, the kernels of the cases that build their own
+/// (`hil-uboot-ram-moved`, `hil-16550-console-raspi3b`), so that their two
+/// whole-program LTO links, each on one core, overlap; `also` runs beside
+/// them (the benchmarks' kernel). Errors are left to the cases, which build
+/// again (then a no-op) and report them.
+pub(crate) fn build_kernels_beside(also: impl FnOnce() + Send) {
+    std::thread::scope(|scope| {
+        scope.spawn(|| build_kernel_for_ram("ram-moved", MOVED_RAM).ok());
+        scope.spawn(|| build_kernel_for_ram("raspi3b", RASPI3B_RAM).ok());
+        scope.spawn(also);
+    });
+}
+
 /// Builds the kernel for the RAM window `ram` (`FAIRWAY_RAM`, build.rs) in
 /// its own target directory, `target/xtask-hil/FOLDER`.
 fn build_kernel_for_ram(folder: &str, ram: (u64, u64)) -> Result<PathBuf, String> {
@@ -451,7 +467,6 @@ fn ram_moved(_images: &BTreeMap<String, PathBuf>) -> Result<String, String> {
 /// failure`, then the CPUs parked). QEMU is stopped (by its handle) once
 /// the lines are in, or after 30 s.
 fn console_16550(_images: &BTreeMap<String, PathBuf>) -> Result<String, String> {
-    const RASPI3B_RAM: (u64, u64) = (0x0, 0x3c00_0000);
     let kernel = build_kernel_for_ram("raspi3b", RASPI3B_RAM)?;
     let image = crate::qemu::make_image(&kernel)?;
     let folder = workspace_root()

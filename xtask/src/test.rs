@@ -1577,6 +1577,16 @@ pub fn run(args: &[String]) -> Result<ExitCode, String> {
     }
     let (mut qemu_passed, mut qemu_failed) = run_qemu_cases(&selected, &images, sabotage, jobs)?;
     phase_done("QEMU cases", &mut phases);
+    if hil_selected && only.is_none() {
+        // The board runner's own kernels and the benchmarks' build side by
+        // side: each ends in a link that runs on one core.
+        crate::hil_cases::build_kernels_beside(|| {
+            if with_bench {
+                let _ = crate::bench::build_kernel();
+            }
+        });
+        phase_done("kernels of the board runner and benchmarks", &mut phases);
+    }
     if hil_selected {
         // The board runner against its rehearsal board (QEMU with U-Boot).
         let (hil_passed, hil_failed) = crate::hil_cases::run(only.as_deref(), &images);
