@@ -187,6 +187,9 @@ pub struct Results {
     pub rtapp_logs: Option<Vec<Vec<crate::rtapp_log::RtappLogRow>>>,
     /// The picks `--explain` explained: the candidates and the task chosen.
     pub explained_picks: Vec<crate::engine::explain::ExplainedPick>,
+    /// The round-robin picks `--explain` explained: the candidates in FIFO
+    /// order and the task chosen.
+    pub explained_rr_picks: Vec<crate::engine::explain::ExplainedRrPick>,
     /// The wake-ups `--explain` explained under EAS, with the energy
     /// estimates `find_energy_efficient_cpu` made.
     pub explained_wakes: Vec<crate::engine::explain::ExplainedWake>,

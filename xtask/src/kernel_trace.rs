@@ -13,7 +13,8 @@ use std::collections::BTreeMap;
 
 use fairway_contract::tracepoint::{Kind, PrevState as KernelPrevState};
 use fairway_trace::explain::{
-    self, Candidate, Competitor, DomainCpuView, EnergyView, PlacementView, ThrottleView,
+    self, Candidate, Competitor, DomainCpuView, EnergyView, PlacementView, RrCandidate,
+    ThrottleView,
 };
 use fairway_trace::{
     CounterTrack, CpuSignal, Event, GroupCpuSignal, PrevState, Record, TaskIndex, TaskInfo,
@@ -148,6 +149,19 @@ pub enum Decision {
         /// The task chosen (`None`: idle).
         chosen: Option<TaskIndex>,
     },
+    /// A pick under round robin.
+    RrPick {
+        /// When, ns since the run's start.
+        time_ns: u64,
+        /// Where.
+        cpu: usize,
+        /// The time slice, ns.
+        slice: u64,
+        /// The candidates in FIFO order, head first.
+        candidates: Vec<RrCandidate>,
+        /// The task chosen (`None`: idle).
+        chosen: Option<TaskIndex>,
+    },
     /// A wake-up's placement.
     Wake {
         /// When.
@@ -207,6 +221,15 @@ impl Explained {
                     chosen,
                 } => lines.extend(explain::pick_lines(
                     *time_ns, *cpu, *eevdf, candidates, name, *chosen,
+                )),
+                Decision::RrPick {
+                    time_ns,
+                    cpu,
+                    slice,
+                    candidates,
+                    chosen,
+                } => lines.extend(explain::rr_pick_lines(
+                    *time_ns, *cpu, *slice, candidates, name, *chosen,
                 )),
                 Decision::Wake {
                     time_ns,
@@ -321,6 +344,23 @@ pub fn explained(lines: &[String]) -> Result<Option<Explained>, String> {
                     time_ns,
                     cpu,
                     eevdf: head.value == 1,
+                    candidates,
+                    chosen: parsed.task(head.a),
+                }
+            }
+            Kind::ExplainRrPick => {
+                let mut candidates = Vec::new();
+                for _ in 0..head.b {
+                    let record = next(Kind::ExplainRrCandidate)?;
+                    candidates.push(RrCandidate {
+                        task: required(record.a)?,
+                        ran: (record.b & 1 != 0).then_some(record.value),
+                    });
+                }
+                Decision::RrPick {
+                    time_ns,
+                    cpu,
+                    slice: head.value,
                     candidates,
                     chosen: parsed.task(head.a),
                 }
@@ -499,7 +539,9 @@ fn task_ids(record: &Line) -> Vec<u16> {
         | Kind::ExplainDeadline
         | Kind::ExplainLag
         | Kind::ExplainWake
-        | Kind::ExplainTaskUtil => vec![record.a],
+        | Kind::ExplainTaskUtil
+        | Kind::ExplainRrPick
+        | Kind::ExplainRrCandidate => vec![record.a],
         _ => vec![],
     };
     ids.into_iter().filter(|&id| id != NO_TASK).collect()

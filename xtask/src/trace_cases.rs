@@ -643,6 +643,8 @@ struct ExplainCase {
     cpus: u32,
     /// Its task groups: picks descend through them.
     groups: bool,
+    /// Round robin (`sched=rr`) instead of the default EEVDF.
+    round_robin: bool,
 }
 
 /// The explain-mode runs (`explain=N`, the runner's `--explain`). Each is
@@ -651,19 +653,29 @@ struct ExplainCase {
 /// and two periodic tasks free to move, one queue per CPU;
 /// `explain-groups-eevdf.json`, one CPU with a hog beside groups /a (with
 /// /a/b inside) and /c of different shares, and a periodic task waking
-/// into /a/b.
-const EXPLAIN_CASES: [ExplainCase; 2] = [
+/// into /a/b; and `explain-rr-1cpu.json` under round robin
+/// (`sim/tests/explain_rr.rs`), three tasks that never sleep on one CPU.
+const EXPLAIN_CASES: [ExplainCase; 3] = [
     ExplainCase {
         name: "kernel-explain-eevdf",
         scenario: "explain-eevdf-2cpus.json",
         cpus: 2,
         groups: false,
+        round_robin: false,
     },
     ExplainCase {
         name: "kernel-explain-groups",
         scenario: "explain-groups-eevdf.json",
         cpus: 1,
         groups: true,
+        round_robin: false,
+    },
+    ExplainCase {
+        name: "kernel-explain-rr",
+        scenario: "explain-rr-1cpu.json",
+        cpus: 1,
+        groups: false,
+        round_robin: true,
     },
 ];
 
@@ -678,12 +690,20 @@ const EXPLAIN_CASES: [ExplainCase; 2] = [
 fn kernel_explain(kernel: &Path, case: &ExplainCase) -> Result<String, String> {
     use crate::kernel_trace::Decision;
     use fairway_trace::explain_rule::check_eevdf_pick;
-    let mut config = icount_config("qemu-virt", case.cpus, "trace_records=200000 explain=3000")?;
+    let append = if case.round_robin {
+        "trace_records=200000 explain=3000 sched=rr"
+    } else {
+        "trace_records=200000 explain=3000"
+    };
+    let mut config = icount_config("qemu-virt", case.cpus, append)?;
     config.scenario = Some(workspace_root().join("tests/scenarios").join(case.scenario));
     config.load_scenario()?;
     let lines = boot(kernel, &config)?;
     let explained =
         crate::kernel_trace::explained(&lines)?.ok_or("the kernel printed no explain records")?;
+    if case.round_robin {
+        return kernel_explain_rr(&explained);
+    }
     let (mut picks, mut levels_checked, mut kept, mut wakes) = (0, 0, 0, 0);
     let (mut deepest, mut deep) = (0, 0);
     for decision in &explained.decisions {
@@ -724,6 +744,7 @@ fn kernel_explain(kernel: &Path, case: &ExplainCase) -> Result<String, String> {
             }
             Decision::Frequency { .. } => return Err("a frequency change on qemu-virt".into()),
             Decision::Throttle { .. } => return Err("a throttle without cpu.max".into()),
+            Decision::RrPick { .. } => return Err("a round-robin pick under EEVDF".into()),
         }
     }
     // About 500 picks are explained in each run; /a/b is three levels
@@ -745,6 +766,70 @@ fn kernel_explain(kernel: &Path, case: &ExplainCase) -> Result<String, String> {
         "{picks} explained EEVDF picks follow the rule at each of their levels \
          ({deep} down {levels} levels; {kept} of {levels_checked} levels kept by RUN_TO_PARITY), {wakes} wake-ups, \
          {} lines as the simulator prints them",
+        explained.lines().len()
+    ))
+}
+
+/// Every round-robin pick the kernel explains follows round robin's rule,
+/// from the printed numbers alone (`fairway_trace::explain_rule`): the task
+/// chosen is the FIFO's head, the task that was running is at the tail
+/// having spent its slice (the scenario's tasks never sleep, and the
+/// kernel's own tasks sleep rather than being rotated), and between two
+/// rotations among the same tasks the FIFO turns by one. The scenario's
+/// three tasks share the CPU for 1 s: a rotation at most every 4 ms slice,
+/// at least every second tick (a slice that starts just after a tick ends
+/// at the tick after next).
+fn kernel_explain_rr(explained: &crate::kernel_trace::Explained) -> Result<String, String> {
+    use crate::kernel_trace::Decision;
+    use fairway_trace::explain_rule::{check_rr_pick, check_rr_rotation};
+    let mut rotations: Vec<&[fairway_trace::explain::RrCandidate]> = Vec::new();
+    let (mut picks, mut turns) = (0, 0);
+    for decision in &explained.decisions {
+        let Decision::RrPick {
+            time_ns,
+            slice,
+            candidates,
+            chosen,
+            ..
+        } = decision
+        else {
+            return Err(format!(
+                "a decision other than a round-robin pick: {decision:?}"
+            ));
+        };
+        picks += 1;
+        if *slice != fairway_sched::round_robin::DEFAULT_SLICE_NS {
+            return Err(format!("the pick at {time_ns} ns has a {slice} ns slice"));
+        }
+        if check_rr_pick(candidates, *chosen, *slice, true)
+            .map_err(|e| format!("the pick at {time_ns} ns: {e}"))?
+        {
+            let same_tasks = |c: &[fairway_trace::explain::RrCandidate]| {
+                let mut tasks: Vec<usize> = c.iter().map(|c| c.task).collect();
+                tasks.sort_unstable();
+                tasks
+            };
+            if let Some(before) = rotations.last()
+                && same_tasks(before) == same_tasks(candidates)
+            {
+                check_rr_rotation(before, candidates)
+                    .map_err(|e| format!("the pick at {time_ns} ns: {e}"))?;
+                turns += 1;
+            }
+            rotations.push(candidates);
+        }
+    }
+    // 1 s of 4 ms ticks: between 125 (every second tick) and 250 rotations.
+    if !(120..=250).contains(&rotations.len()) || turns < 100 {
+        return Err(format!(
+            "{picks} picks explained, {} rotations, {turns} turns of the FIFO by one",
+            rotations.len()
+        ));
+    }
+    Ok(format!(
+        "{picks} explained round-robin picks took the FIFO's head; {} rotated a task whose slice \
+         had expired, {turns} turned the FIFO by one; {} lines as the simulator prints them",
+        rotations.len(),
         explained.lines().len()
     ))
 }
