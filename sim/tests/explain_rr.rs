@@ -90,6 +90,13 @@ fn explain_prints_the_fifo_order_of_each_round_robin_pick() {
     assert!(output.status.success(), "{output:?}");
     let text = String::from_utf8(output.stdout).unwrap();
     let lines: Vec<&str> = text.lines().filter(|l| l.starts_with("explain:")).collect();
+    // --explain 3: the picks at 0 (the three tasks started together), 4 and
+    // 8 ms, each a block of a header, the three tasks and the choice.
+    let headers: Vec<usize> = (0..lines.len())
+        .filter(|&i| lines[i].contains(" pick (round robin: "))
+        .collect();
+    assert_eq!(headers, [0, 5, 10], "in:\n{text}");
+    assert_eq!(lines.len(), 15, "in:\n{text}");
     // The picks at 4 and 8 ms: the head chosen, the rotated task last, its
     // slice spent.
     let head = "pick (round robin: the head of the FIFO run queue), 3 candidates in FIFO order (slice 4000000 ns):";
