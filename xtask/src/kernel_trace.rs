@@ -800,6 +800,49 @@ mod tests {
     }
 
     #[test]
+    fn round_robin_pick_records_decode_in_fifo_order() {
+        let k = |kind: Kind| kind as u8;
+        // CPU 0 at 100 ns: a round-robin pick of task 5 (the head) among 5
+        // and 7, which was running and ran 4,000,000 ns of a 4,000,000 ns
+        // slice.
+        let text = format!(
+            "tracepoint: {} 0 100 5 2 4000000\n\
+             tracepoint: {} 0 100 5 0 0\n\
+             tracepoint: {} 0 100 7 1 4000000\n\
+             tracepoint-cpu: 0 records=3 dropped=0\n\
+             tracepoint-task: 5 b\n\
+             tracepoint-task: 7 a\n\
+             tracepoint-end: 200\n\
+             report: task id=7 name=a cpu=0",
+            k(Kind::ExplainRrPick),
+            k(Kind::ExplainRrCandidate),
+            k(Kind::ExplainRrCandidate),
+        );
+        let explained = explained(&lines(&text)).unwrap().unwrap();
+        assert_eq!(explained.names, ["a", "b"]);
+        assert_eq!(
+            explained.decisions,
+            [Decision::RrPick {
+                time_ns: 100,
+                cpu: 0,
+                slice: 4_000_000,
+                candidates: vec![
+                    RrCandidate { task: 1, ran: None },
+                    RrCandidate {
+                        task: 0,
+                        ran: Some(4_000_000)
+                    },
+                ],
+                chosen: Some(1),
+            }]
+        );
+        let printed = explained.lines();
+        assert!(printed[1].contains(" 1 b ") && printed[1].ends_with("head of the FIFO"));
+        assert!(printed[2].contains(" 2 a ") && printed[2].ends_with("rotated to the back"));
+        assert!(printed[3].starts_with("explain:   chose b:"));
+    }
+
+    #[test]
     fn a_full_buffer_is_an_error_and_no_records_no_trace() {
         let full = from_lines(&lines(
             "tracepoint-cpu: 2 records=10 dropped=3\ntracepoint-end: 5",
