@@ -98,6 +98,14 @@ pub enum Kind {
     ExplainThrottlePeriod = 35,
     /// The group's burst.
     ExplainThrottleBurst = 36,
+    /// Explain mode: a round-robin pick that chose task `a`
+    /// (`u16::MAX`: idle) among `b` candidates, each slice `value` ns; the
+    /// candidates' records follow in FIFO order, head first.
+    ExplainRrPick = 37,
+    /// A candidate of a round-robin pick: task `a`; `b` 1 for the task that
+    /// was running (put back at the tail), `value` then the time it ran of
+    /// its slice, ns.
+    ExplainRrCandidate = 38,
 }
 
 /// How the previous task left the CPU at a switch (`sched_switch`'s
@@ -115,7 +123,7 @@ pub enum PrevState {
 
 impl Kind {
     /// Every kind, in number order.
-    pub const ALL: [Kind; 37] = [
+    pub const ALL: [Kind; 39] = [
         Kind::Switch,
         Kind::Waking,
         Kind::Wakeup,
@@ -153,6 +161,8 @@ impl Kind {
         Kind::ExplainThrottleQuota,
         Kind::ExplainThrottlePeriod,
         Kind::ExplainThrottleBurst,
+        Kind::ExplainRrPick,
+        Kind::ExplainRrCandidate,
     ];
 
     /// The kind numbered `number`.
@@ -195,6 +205,8 @@ mod tests {
             Kind::ExplainEnergyUtil,
             Kind::ExplainThrottle,
             Kind::ExplainThrottleBurst,
+            Kind::ExplainRrPick,
+            Kind::ExplainRrCandidate,
         ] {
             assert!(kind.is_explain(), "{kind:?}");
         }

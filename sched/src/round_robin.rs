@@ -63,6 +63,39 @@ impl RoundRobin {
         self
     }
 
+    /// The tasks waiting in the FIFO, head first (the running task is not in
+    /// it: it goes to the back when it is put back). Explain mode reads it
+    /// right after a pick to name the order the pick followed.
+    pub fn fifo(&self) -> impl Iterator<Item = TaskId> + '_ {
+        let mut cursor = self.head;
+        // At most one step per slot: a corrupt link cannot loop forever.
+        (0..self.slots.len()).map_while(move |_| {
+            let at = cursor?;
+            cursor = self.slots[at.index()].next;
+            Some(at)
+        })
+    }
+
+    /// The task running from this queue (its last pick), if any.
+    pub fn current(&self) -> Option<TaskId> {
+        self.current
+    }
+
+    /// The time slice each task gets when it is picked.
+    pub fn slice(&self) -> Nanoseconds {
+        self.slice
+    }
+
+    /// When `task`'s last slice started (its last pick); `None` for a task
+    /// it does not know. Kept after the task is put back, so the time it ran
+    /// in that slice can be read at the next pick.
+    pub fn slice_start(&self, task: TaskId) -> Option<Nanoseconds> {
+        self.slots
+            .get(task.index())
+            .filter(|slot| slot.known)
+            .map(|slot| slot.slice_start)
+    }
+
     fn push_back(&mut self, task: TaskId) {
         let slot = &mut self.slots[task.index()];
         debug_assert!(!slot.waiting, "task {task:?} queued twice");
@@ -284,6 +317,21 @@ mod tests {
         rr.enqueue_task(TaskId(1), 3, EnqueueFlags::default());
         assert_eq!(rr.slice_remaining(t, 3), Some(7));
         assert_eq!(rr.slice_remaining(t, 12), Some(0));
+    }
+
+    #[test]
+    fn fifo_lists_the_waiting_tasks_head_first_and_the_put_back_task_last() {
+        let mut rr = queue(3);
+        let t0 = run_next(&mut rr, 0).unwrap();
+        assert_eq!(rr.fifo().collect::<Vec<_>>(), [TaskId(1), TaskId(2)]);
+        rr.put_prev_task(t0, 10);
+        let t1 = run_next(&mut rr, 10).unwrap();
+        assert_eq!(t1, TaskId(1));
+        assert_eq!(rr.fifo().collect::<Vec<_>>(), [TaskId(2), TaskId(0)]);
+        // t0's slice started at 0: it ran 10 ns of it before it went back.
+        assert_eq!(rr.slice_start(t0), Some(0));
+        assert_eq!(rr.slice_start(t1), Some(10));
+        assert_eq!(rr.slice(), 10);
     }
 
     #[test]

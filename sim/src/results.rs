@@ -48,7 +48,9 @@ pub struct TaskResult {
     pub runtime_ns: u64,
     /// Time runnable but waiting for its CPU, in ns.
     pub wait_ns: u64,
-    /// From wake-up (or start) to first running.
+    /// Each wake-up's latency, from the wake-up to the switch-in (a start is
+    /// no wake-up, nor is a timer event reached after its expiry: docs/report-format.md,
+    /// "Overruns").
     pub wakeup_latency: Latency,
     /// Timer events reached after their period boundary (rt-app's negative slack).
     pub missed_periods: u64,
@@ -185,6 +187,9 @@ pub struct Results {
     pub rtapp_logs: Option<Vec<Vec<crate::rtapp_log::RtappLogRow>>>,
     /// The picks `--explain` explained: the candidates and the task chosen.
     pub explained_picks: Vec<crate::engine::explain::ExplainedPick>,
+    /// The round-robin picks `--explain` explained: the candidates in FIFO
+    /// order and the task chosen.
+    pub explained_rr_picks: Vec<crate::engine::explain::ExplainedRrPick>,
     /// The wake-ups `--explain` explained under EAS, with the energy
     /// estimates `find_energy_efficient_cpu` made.
     pub explained_wakes: Vec<crate::engine::explain::ExplainedWake>,

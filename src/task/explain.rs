@@ -12,7 +12,10 @@
 //! - a wake-up's placement: each CPU's snapshot as placement read it;
 //! - a frequency change: its domain's CPUs' utilization;
 //! - a throttle or unthrottle of a task group's run queue (§4.2): its
-//!   `runtime_remaining`, the pool's runtime and the group's `cpu.max`.
+//!   `runtime_remaining`, the pool's runtime and the group's `cpu.max`;
+//! - under round robin, a pick among two or more tasks: the FIFO run queue
+//!   in order, head first, and the time the task that was running ran of
+//!   its slice.
 //!
 //! Reading state and changing none, explaining leaves the decisions as they
 //! are; it costs the tracepoints' load and branch when off.
@@ -65,6 +68,10 @@ fn take() -> bool {
 #[inline(never)]
 pub fn pick(cpu: usize, rq: &CpuRunQueue, now: u64, previous: TaskId, next: TaskId) {
     let queue = rq.core.run_queue();
+    if let Some(rr) = queue.round_robin() {
+        rr_pick(cpu, rr, rq, now, previous, next);
+        return;
+    }
     let Some(view) = queue.fair() else { return };
     // The groups above `task`, innermost first (the root not included).
     let groups_above = |task: TaskId| {
@@ -138,6 +145,57 @@ pub fn pick(cpu: usize, rq: &CpuRunQueue, now: u64, previous: TaskId, next: Task
     }
     for (group, entity, v) in group_entities() {
         put(group.0, 1, running_groups & bit(group) != 0, entity, v);
+    }
+}
+
+/// A round-robin pick just made on `cpu` (its run queue `rq` locked, `rr`
+/// its round-robin class), where `previous` was running and `next` was
+/// chosen: `next`, the FIFO's head that the pick took out, then the FIFO in
+/// order, where `previous`, still runnable, was put back at the tail, with
+/// the time it ran of its slice (as the simulator reads them). Nothing for a
+/// pick that was not round robin's (an RT task, idle) or among fewer than
+/// two tasks.
+///
+/// Records: the header `a` the task chosen, `b` the candidates, `value`
+/// the slice; per candidate `a` the task, `b` 1 for `previous` with `value`
+/// the time it ran of its slice.
+fn rr_pick(
+    cpu: usize,
+    rr: &fairway_sched::round_robin::RoundRobin,
+    rq: &CpuRunQueue,
+    now: u64,
+    previous: TaskId,
+    next: TaskId,
+) {
+    if next == rq.idle || next == previous || rr.current() != Some(next) {
+        return;
+    }
+    let candidates = || core::iter::once(next).chain(rr.fifo());
+    let count = candidates().count();
+    if count < 2 || !take() {
+        return;
+    }
+    record(
+        now,
+        cpu,
+        Kind::ExplainRrPick,
+        next.0,
+        count as u16,
+        rr.slice(),
+    );
+    for id in candidates() {
+        let ran = (id == previous)
+            .then(|| rr.slice_start(id))
+            .flatten()
+            .map(|start| now.saturating_sub(start));
+        record(
+            now,
+            cpu,
+            Kind::ExplainRrCandidate,
+            id.0,
+            u16::from(ran.is_some()),
+            ran.unwrap_or(0),
+        );
     }
 }
 

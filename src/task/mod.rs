@@ -54,7 +54,7 @@ use crate::sync::IrqSpinLock;
 
 pub use scheduler::{
     DeferredKicks, current, preempt_on_irq_return, preempt_point, process_wake_list, schedule,
-    sleep_for, sleep_until, wake_up, yield_now,
+    sleep_for, sleep_until, sleep_until_expiry, wake_up, yield_now,
 };
 
 /// Life cycle of a slot.

@@ -932,6 +932,34 @@ pub fn sleep_until(deadline_ns: u64) {
     irq_enable();
 }
 
+/// Sleeps until `deadline_ns` unless it has already come: returns whether
+/// the task slept. Checked with interrupts masked, so neither the tick nor a
+/// preemption can pass the deadline between the check and the sleep: a
+/// deadline reached while the task was still running is no sleep, so no
+/// wake-up and no latency (an rt-app timer event reached after its expiry,
+/// docs/report-format.md, "Overruns"). `clock_nanosleep` of an absolute
+/// time that has passed returns at once in the same way.
+pub fn sleep_until_expiry(deadline_ns: u64) -> bool {
+    let me = current();
+    irq_disable();
+    if now_ns() >= deadline_ns {
+        irq_enable();
+        return false;
+    }
+    task(me)
+        .state
+        .store(TaskState::Sleeping as u8, Ordering::Release);
+    hrtimer::start(
+        hrtimer::task_timer(me.index()),
+        deadline_ns,
+        wake_from_timer,
+        me.index(),
+    );
+    schedule();
+    irq_enable();
+    true
+}
+
 /// Sleeps for `duration_ns`.
 pub fn sleep_for(duration_ns: u64) {
     sleep_until(now_ns() + duration_ns);

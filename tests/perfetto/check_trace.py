@@ -20,6 +20,12 @@ each against a figure the run reports by another path (docs/tracing.md):
   that finished, a `sched_waking` before each `sched_wakeup` and a
   `sched_wakeup` after each `sched_waking` (the kernel's last one of a task
   may be alone: recording stopped while it was in flight);
+- per task, its `sched_waking` events up to the end are its wake-ups run
+  (the simulator's `wakeup_latency_ns.count`, the kernel's `wakeups`) plus
+  its `pending_wakeups`, and from each `sched_wakeup` to its next switch-in
+  by the end come as many latencies as the run counted, the largest its
+  max: a timer event reached after its expiry (an overrun, a missed period)
+  is no wake-up and has no latency (docs/report-format.md, "Overruns");
 - `prev_state` is one of Linux's report values (R 0, S 1, X 0x10, R+ 0x100);
 - the counter tracks (util_avg, util_est, load_avg below a thread track;
   cpuN util, capacity, uclamp_min, uclamp_max; pdN energy_nj; overutilized)
@@ -44,8 +50,7 @@ each against a figure the run reports by another path (docs/tracing.md):
 RESULTS.json is the simulator's `--results`, or the kernel runner's
 `--report` (its run's `cpu_stats`, `tasks`, `wall_ns` and `energy_nj.pdN`
 metrics and `groups` stand for the same figures; the kernel's report does
-not say which tasks finished, so exits are not counted there, each task's
-`sched_waking` events are its `wakeups`, and a group's throttled time is
+not say which tasks finished, so exits are not counted there, and a group's throttled time is
 held against the intervals closed at the end or at any later event, as the
 other figures are).
 
@@ -104,15 +109,17 @@ def check_subset():
 def expected(results):
     """The figures the trace is checked against, from either kind of results:
     (per-CPU switches, end_ns, tasks, energy per domain). A task is a dict
-    with name, runtime_ns, migrations, started, and finished and wakeups
-    (None where the results do not say)."""
+    with name, runtime_ns, migrations, started, finished (None where the
+    results do not say), wakeups and pending (wake-ups run, and made but not
+    run at the end) and lat_max (their largest latency)."""
     if "runs" not in results:
         tasks = [{
             "name": t["name"], "runtime_ns": t["runtime_ns"], "migrations": t["migrations"],
             # Switched in at least once (a start is not a wake-up, so the
             # latency count alone misses a task that started and never slept).
             "started": t["runtime_ns"] > 0 or t["wakeup_latency_ns"]["count"] > 0,
-            "finished": t["finished"], "wakeups": None,
+            "finished": t["finished"], "wakeups": t["wakeup_latency_ns"]["count"],
+            "pending": t["pending_wakeups"], "lat_max": t["wakeup_latency_ns"]["max"],
         } for t in results["tasks"]]
         switches = {c["cpu"]: c["context_switches"] for c in results["cpus"]}
         energy = {i: d["energy_nj"] for i, d in enumerate(results.get("energy", []))}
@@ -123,6 +130,7 @@ def expected(results):
     tasks = [{
         "name": t["name"], "runtime_ns": t["runtime_ns"], "migrations": t["migrations"],
         "started": t["switches"] > 0, "finished": None, "wakeups": t["wakeups"],
+        "pending": t["pending_wakeups"], "lat_max": t["lat_max_ns"],
     } for t in run["tasks"]]
     switches = {c["id"]: c["switches"] for c in run["cpu_stats"]}
     energy = {int(m["name"][len("energy_nj.pd"):]): m["value"]
@@ -225,8 +233,20 @@ def main():
             fail(f"pid {pid} is named {names.get(pid)!r}, the run's task {index} is {task['name']!r}")
         check(f"{task['name']}: runtime_ns by its switches", task["runtime_ns"],
               figures=[runtime[pid] for runtime in by_limit])
-        if task["wakeups"] is not None:
-            check(f"{task['name']}: sched_waking events", task["wakeups"], wakings[pid])
+        # One definition of a wake-up (docs/report-format.md, "Overruns"): a
+        # sched_waking, so a timer event reached after its expiry (the task
+        # never slept) is none; each wake-up run or pending at the end is one.
+        check(f"{task['name']}: sched_waking events (wakeups + pending_wakeups)",
+              task["wakeups"] + task["pending"], wakings[pid])
+        # Its latencies: from each sched_wakeup to its next switch-in, those
+        # switched in by the end (the others are pending).
+        latencies = wakeup_latencies(pid, pid_times["sched_wakeup"], switches, end)
+        if len(latencies) != task["wakeups"]:
+            fail(f"{task['name']}: {len(latencies)} wake-ups switched in by the trace, "
+                 f"the run counted {task['wakeups']} latencies")
+        if max(latencies, default=0) != task["lat_max"]:
+            fail(f"{task['name']}: the largest wake-up latency is {max(latencies, default=0)} ns "
+                 f"by the trace, the run's is {task['lat_max']}")
 
     # The run's tasks are pids 1..=len(tasks); the kernel's own tasks
     # (main, rtapp-start) follow and are not in its report.
@@ -289,6 +309,19 @@ def main():
     print(f"check_trace: ok: {fields} subset fields match Perfetto's, {len(trace.packet)} packets, {summary}, "
           f"{len(tracks)} counter tracks, {sum(len(v) for v in counter_values.values())} counter values, "
           f"{throttled_tracks} throttled tracks")
+
+
+def wakeup_latencies(pid, wakeups, switches, end):
+    """`pid`'s wake-up latencies by the trace: from each of its sched_wakeup
+    events (the woken task queued) to its next switch-in on any CPU, those
+    switched in by `end` (the report's window)."""
+    ins = sorted(ts for events in switches.values() for ts, _, next_pid in events if next_pid == pid)
+    latencies = []
+    for woken in sorted(ts for ts, p in wakeups if p == pid):
+        switched = next((ts for ts in ins if ts >= woken), None)
+        if switched is not None and switched <= end:
+            latencies.append(switched - woken)
+    return latencies
 
 
 def check_groups(results, tracks, plain_tracks, counter_values, counter_times, limits):

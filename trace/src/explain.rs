@@ -4,7 +4,8 @@
 //! Each decision is a block of `explain:` lines: a pick among fair tasks
 //! (§1.4, §1.5 of docs/linux-sched-reference.md), a wake-up's placement
 //! (the CPUs as placement saw them), a frequency change (schedutil, §6.1),
-//! a group's run queue throttled or unthrottled (CFS bandwidth, §4.2).
+//! a group's run queue throttled or unthrottled (CFS bandwidth, §4.2), or a
+//! pick under round robin (the head of the FIFO run queue).
 
 /// What competes in a pick at one level: a task, or a task group's entity
 /// (the group's run queue behind it, §2.6).
@@ -133,6 +134,64 @@ pub fn pick_lines(
             _ => format!("explain:   chose {chose}"),
         });
     }
+    lines
+}
+
+/// A task queued for a round-robin pick (`sched=rr`), in FIFO order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RrCandidate {
+    /// The task's index.
+    pub task: usize,
+    /// For the task that was running, put back at the FIFO's tail: the time
+    /// it ran in its slice, ns; `None` for the tasks that were waiting.
+    pub ran: Option<u64>,
+}
+
+/// A round-robin pick on `cpu` at `now` (`fairway_sched::round_robin`):
+/// `candidates` in FIFO order, head first, as the pick found them (the
+/// task that was running already put back at the tail), each slice
+/// `slice` ns; it chose `next`, the head. The running task's line says
+/// whether its slice expired (the tick rotated it to the back) or it was
+/// put back before the end of its slice. The slice's end is checked at the
+/// tick (`RoundRobin::task_tick`): a slice that starts just after a tick
+/// runs to the tick after next.
+pub fn rr_pick_lines(
+    now: u64,
+    cpu: usize,
+    slice: u64,
+    candidates: &[RrCandidate],
+    name: impl Fn(usize) -> String,
+    next: Option<usize>,
+) -> Vec<String> {
+    let mut lines = vec![format!(
+        "explain: {now} ns cpu{cpu} pick (round robin: the head of the FIFO run queue), {} candidates in FIFO order (slice {slice} ns):",
+        candidates.len()
+    )];
+    for (position, c) in candidates.iter().enumerate() {
+        let what = match c.ran {
+            Some(ran) if ran >= slice => {
+                format!("ran {ran} ns of its {slice} ns slice: expired, rotated to the back")
+            }
+            Some(ran) => format!(
+                "ran {ran} ns of its {slice} ns slice, {} ns left: put back at the tail",
+                slice - ran
+            ),
+            None if position == 0 => "head of the FIFO".to_string(),
+            None => "waiting".to_string(),
+        };
+        lines.push(format!(
+            "explain:   {:>2} {:<16} {what}",
+            position + 1,
+            name(c.task)
+        ));
+    }
+    lines.push(match next {
+        Some(task) => format!(
+            "explain:   chose {}: a fresh slice of {slice} ns, rotated at the first tick after it runs out while another task waits",
+            name(task)
+        ),
+        None => "explain:   chose idle".to_string(),
+    });
     lines
 }
 

@@ -6,6 +6,10 @@
 //! virtual deadline of the level's eligible candidates, unless it was
 //! running and RUN_TO_PARITY keeps it (eligible, its slice protected).
 //!
+//! The same module checks an explained round-robin pick ([`check_rr_pick`],
+//! [`check_rr_rotation`]): the FIFO's head chosen, the running task rotated
+//! to the tail.
+//!
 //! It reads only what explain prints, not the scheduler's state, so the
 //! simulator's test (`sim/tests/explain.rs`) and the kernel's
 //! (`cargo xtask trace-checks`, `kernel-explain-*`) hold both sides to the
@@ -72,6 +76,68 @@ pub fn check_eevdf_pick(
         }
     }
     Ok(found)
+}
+
+/// Checks one explained round-robin pick (`sched=rr`,
+/// `fairway_sched::round_robin`) from its printed numbers alone: the task
+/// chosen is the FIFO's head, the first candidate; the task that was
+/// running (the one candidate with the time it ran) was put back at the
+/// tail, the last; and, when `slice_expiry_only` (a workload of tasks that
+/// never sleep nor yield, and no RT task: the tick's slice expiry is then
+/// the only way a runnable task leaves the CPU), it ran its whole slice.
+/// Returns whether the pick rotated a task that was running.
+pub fn check_rr_pick(
+    candidates: &[crate::explain::RrCandidate],
+    chosen: Option<usize>,
+    slice: u64,
+    slice_expiry_only: bool,
+) -> Result<bool, String> {
+    let head = candidates.first().ok_or("a pick without candidates")?;
+    if chosen != Some(head.task) {
+        return Err(format!(
+            "chose {chosen:?}, the FIFO's head is {}",
+            head.task
+        ));
+    }
+    let running: Vec<usize> = (0..candidates.len())
+        .filter(|&i| candidates[i].ran.is_some())
+        .collect();
+    match running[..] {
+        [] => Ok(false),
+        [at] if at + 1 != candidates.len() => Err(format!(
+            "the task that was running is {} of {} in the FIFO, not at its tail",
+            at + 1,
+            candidates.len()
+        )),
+        [at] => match candidates[at].ran {
+            Some(ran) if slice_expiry_only && ran < slice => Err(format!(
+                "the task that was running was rotated after {ran} ns of its {slice} ns slice"
+            )),
+            _ => Ok(true),
+        },
+        _ => Err(format!("{} candidates were running", running.len())),
+    }
+}
+
+/// Checks consecutive round-robin picks on one CPU, each
+/// `(candidates, chosen)`, when no task arrives or leaves between them:
+/// each pick's FIFO is the previous one's without its head, which went to
+/// the tail when its slice expired (the FIFO rotates by one).
+pub fn check_rr_rotation(
+    before: &[crate::explain::RrCandidate],
+    after: &[crate::explain::RrCandidate],
+) -> Result<(), String> {
+    let order = |c: &[crate::explain::RrCandidate]| c.iter().map(|c| c.task).collect::<Vec<_>>();
+    let mut expected = order(before);
+    expected.rotate_left(1);
+    if order(after) != expected {
+        return Err(format!(
+            "the FIFO went from {:?} to {:?}, not rotated by one",
+            order(before),
+            order(after)
+        ));
+    }
+    Ok(())
 }
 
 #[cfg(test)]

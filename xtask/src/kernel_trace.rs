@@ -13,7 +13,8 @@ use std::collections::BTreeMap;
 
 use fairway_contract::tracepoint::{Kind, PrevState as KernelPrevState};
 use fairway_trace::explain::{
-    self, Candidate, Competitor, DomainCpuView, EnergyView, PlacementView, ThrottleView,
+    self, Candidate, Competitor, DomainCpuView, EnergyView, PlacementView, RrCandidate,
+    ThrottleView,
 };
 use fairway_trace::{
     CounterTrack, CpuSignal, Event, GroupCpuSignal, PrevState, Record, TaskIndex, TaskInfo,
@@ -148,6 +149,19 @@ pub enum Decision {
         /// The task chosen (`None`: idle).
         chosen: Option<TaskIndex>,
     },
+    /// A pick under round robin.
+    RrPick {
+        /// When, ns since the run's start.
+        time_ns: u64,
+        /// Where.
+        cpu: usize,
+        /// The time slice, ns.
+        slice: u64,
+        /// The candidates in FIFO order, head first.
+        candidates: Vec<RrCandidate>,
+        /// The task chosen (`None`: idle).
+        chosen: Option<TaskIndex>,
+    },
     /// A wake-up's placement.
     Wake {
         /// When.
@@ -207,6 +221,15 @@ impl Explained {
                     chosen,
                 } => lines.extend(explain::pick_lines(
                     *time_ns, *cpu, *eevdf, candidates, name, *chosen,
+                )),
+                Decision::RrPick {
+                    time_ns,
+                    cpu,
+                    slice,
+                    candidates,
+                    chosen,
+                } => lines.extend(explain::rr_pick_lines(
+                    *time_ns, *cpu, *slice, candidates, name, *chosen,
                 )),
                 Decision::Wake {
                     time_ns,
@@ -321,6 +344,23 @@ pub fn explained(lines: &[String]) -> Result<Option<Explained>, String> {
                     time_ns,
                     cpu,
                     eevdf: head.value == 1,
+                    candidates,
+                    chosen: parsed.task(head.a),
+                }
+            }
+            Kind::ExplainRrPick => {
+                let mut candidates = Vec::new();
+                for _ in 0..head.b {
+                    let record = next(Kind::ExplainRrCandidate)?;
+                    candidates.push(RrCandidate {
+                        task: required(record.a)?,
+                        ran: (record.b & 1 != 0).then_some(record.value),
+                    });
+                }
+                Decision::RrPick {
+                    time_ns,
+                    cpu,
+                    slice: head.value,
                     candidates,
                     chosen: parsed.task(head.a),
                 }
@@ -499,7 +539,9 @@ fn task_ids(record: &Line) -> Vec<u16> {
         | Kind::ExplainDeadline
         | Kind::ExplainLag
         | Kind::ExplainWake
-        | Kind::ExplainTaskUtil => vec![record.a],
+        | Kind::ExplainTaskUtil
+        | Kind::ExplainRrPick
+        | Kind::ExplainRrCandidate => vec![record.a],
         _ => vec![],
     };
     ids.into_iter().filter(|&id| id != NO_TASK).collect()
@@ -755,6 +797,49 @@ mod tests {
         let printed = explained.lines();
         assert!(printed.iter().any(|l| l.contains("pd0 without the task")));
         assert!(printed.iter().any(|l| l.contains("chose a")));
+    }
+
+    #[test]
+    fn round_robin_pick_records_decode_in_fifo_order() {
+        let k = |kind: Kind| kind as u8;
+        // CPU 0 at 100 ns: a round-robin pick of task 5 (the head) among 5
+        // and 7, which was running and ran 4,000,000 ns of a 4,000,000 ns
+        // slice.
+        let text = format!(
+            "tracepoint: {} 0 100 5 2 4000000\n\
+             tracepoint: {} 0 100 5 0 0\n\
+             tracepoint: {} 0 100 7 1 4000000\n\
+             tracepoint-cpu: 0 records=3 dropped=0\n\
+             tracepoint-task: 5 b\n\
+             tracepoint-task: 7 a\n\
+             tracepoint-end: 200\n\
+             report: task id=7 name=a cpu=0",
+            k(Kind::ExplainRrPick),
+            k(Kind::ExplainRrCandidate),
+            k(Kind::ExplainRrCandidate),
+        );
+        let explained = explained(&lines(&text)).unwrap().unwrap();
+        assert_eq!(explained.names, ["a", "b"]);
+        assert_eq!(
+            explained.decisions,
+            [Decision::RrPick {
+                time_ns: 100,
+                cpu: 0,
+                slice: 4_000_000,
+                candidates: vec![
+                    RrCandidate { task: 1, ran: None },
+                    RrCandidate {
+                        task: 0,
+                        ran: Some(4_000_000)
+                    },
+                ],
+                chosen: Some(1),
+            }]
+        );
+        let printed = explained.lines();
+        assert!(printed[1].contains(" 1 b ") && printed[1].ends_with("head of the FIFO"));
+        assert!(printed[2].contains(" 2 a ") && printed[2].ends_with("rotated to the back"));
+        assert!(printed[3].starts_with("explain:   chose b:"));
     }
 
     #[test]

@@ -21,32 +21,118 @@ struct TraceCase {
     name: &'static str,
     scenario: &'static str,
     options: &'static [&'static str],
+    /// Counts the scenario's arithmetic gives, checked in the results.
+    counts: &'static [Counts],
+}
+
+/// A task's wake-ups and missed periods as a scenario's arithmetic gives
+/// them (docs/report-format.md, "Overruns"), not as a run printed them.
+struct Counts {
+    task: &'static str,
+    wakeups: u64,
+    missed_periods: u64,
+}
+
+/// `tests/scenarios/overrun-12-10.json`: ten timer events 2 ms after their
+/// expiry (12 ms of work, 10 ms period), missed and not slept, then ten
+/// 4 ms loops that sleep 6 ms each and are woken.
+const OVERRUN_COUNTS: [Counts; 1] = [Counts {
+    task: "late",
+    wakeups: 10,
+    missed_periods: 10,
+}];
+
+/// Each of `expected` against a run's `(name, wakeups, pending_wakeups,
+/// missed_periods)`.
+fn check_counts(
+    expected: &[Counts],
+    tasks: &[(String, u64, u64, u64)],
+) -> Result<Option<String>, String> {
+    if expected.is_empty() {
+        return Ok(None);
+    }
+    let mut shown = Vec::new();
+    for want in expected {
+        let &(_, wakeups, pending, missed) = tasks
+            .iter()
+            .find(|t| t.0 == want.task)
+            .ok_or_else(|| format!("no task {} in the results", want.task))?;
+        if (wakeups, pending, missed) != (want.wakeups, 0, want.missed_periods) {
+            return Err(format!(
+                "{}: {wakeups} wake-ups, {pending} pending, {missed} missed periods; \
+                 the scenario gives {}, 0 and {}",
+                want.task, want.wakeups, want.missed_periods
+            ));
+        }
+        shown.push(format!(
+            "{}: {wakeups} wake-ups and {missed} missed periods, as the scenario gives",
+            want.task
+        ));
+    }
+    Ok(Some(shown.join("; ")))
+}
+
+/// The simulator's results JSON as `check_counts` reads it.
+fn sim_task_counts(results: &Path) -> Result<Vec<(String, u64, u64, u64)>, String> {
+    let text =
+        std::fs::read_to_string(results).map_err(|e| format!("{}: {e}", results.display()))?;
+    let json: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| format!("{}: {e}", results.display()))?;
+    let number = |v: &serde_json::Value| v.as_u64().unwrap_or(u64::MAX);
+    Ok(json["tasks"]
+        .as_array()
+        .map(|tasks| {
+            tasks
+                .iter()
+                .map(|t| {
+                    (
+                        t["name"].as_str().unwrap_or_default().to_string(),
+                        number(&t["wakeup_latency_ns"]["count"]),
+                        number(&t["pending_wakeups"]),
+                        number(&t["missed_periods"]),
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default())
 }
 
 /// A big.LITTLE board with DVFS and EAS (frequencies, idle, migrations), 4
 /// CPUs of task groups under load balancing, rt-app's events (sleeps,
 /// wake-ups by other tasks, exits), and a group throttled by its `cpu.max`
-/// on 2 CPUs (the throttling tracks).
-const CASES: [TraceCase; 4] = [
+/// on 2 CPUs (the throttling tracks); and a periodic task that overruns
+/// (docs/report-format.md, "Overruns": its late timer events are missed
+/// periods, not wake-ups, in the results and in the trace).
+const CASES: [TraceCase; 5] = [
     TraceCase {
         name: "juno-r2-eas-workload-a",
         scenario: "tests/scenarios/eas-workload-a.json",
         options: &["--board", "juno-r2"],
+        counts: &[],
     },
     TraceCase {
         name: "groups-4cpus-1s",
         scenario: "tests/scenarios/groups-4-equal-shares-10s.json",
         options: &["--cpus", "4", "--duration", "1s"],
+        counts: &[],
     },
     TraceCase {
         name: "rtapp-events-chain-4cpus",
         scenario: "tests/scenarios/rtapp-events-chain-4cpus.json",
         options: &["--cpus", "4"],
+        counts: &[],
     },
     TraceCase {
         name: "bandwidth-150-100-2cpus",
         scenario: "tests/scenarios/bandwidth-150-100-2cpus.json",
         options: &["--cpus", "2"],
+        counts: &[],
+    },
+    TraceCase {
+        name: "overrun-12-10",
+        scenario: "tests/scenarios/overrun-12-10.json",
+        options: &["--cpus", "1"],
+        counts: &OVERRUN_COUNTS,
     },
 ];
 
@@ -92,7 +178,15 @@ pub fn run() -> Result<(u64, u64), String> {
                 }
                 Ok(())
             })
-            .and_then(|()| check_trace(&python, &trace, &results));
+            .and_then(|()| check_trace(&python, &trace, &results))
+            .and_then(|summary| {
+                Ok(
+                    match check_counts(case.counts, &sim_task_counts(&results)?)? {
+                        Some(counts) => format!("{summary}\n    {counts}"),
+                        None => summary,
+                    },
+                )
+            });
         tally(&mut passed, &mut failed, case.name, outcome);
     }
     match build_trace_kernel() {
@@ -186,18 +280,21 @@ struct KernelCase {
     cpus: u32,
     scenario: &'static str,
     append: &'static str,
+    /// Counts the scenario's arithmetic gives, checked in the report.
+    counts: &'static [Counts],
 }
 
 /// The juno-r2 EAS run of the simulator's cases, task groups balanced
 /// over 4 CPUs, and a group with CFS bandwidth control over 2 CPUs, on the
-/// kernel under icount.
-const KERNEL_CASES: [KernelCase; 3] = [
+/// kernel under icount; and the periodic task that overruns, alone on a CPU.
+const KERNEL_CASES: [KernelCase; 4] = [
     KernelCase {
         name: "kernel-juno-r2-eas-workload-a",
         board: "juno-r2",
         cpus: 6,
         scenario: "tests/scenarios/eas-workload-a.json",
         append: "trace_records=100000 explain=2000",
+        counts: &[],
     },
     KernelCase {
         name: "kernel-rtapp-events-chain-4cpus",
@@ -205,6 +302,7 @@ const KERNEL_CASES: [KernelCase; 3] = [
         cpus: 4,
         scenario: "tests/scenarios/rtapp-events-chain-4cpus.json",
         append: "trace_records=100000",
+        counts: &[],
     },
     KernelCase {
         name: "kernel-bandwidth-150-100-2cpus",
@@ -212,6 +310,15 @@ const KERNEL_CASES: [KernelCase; 3] = [
         cpus: 2,
         scenario: "tests/scenarios/bandwidth-150-100-2cpus.json",
         append: "trace_records=100000 explain=1000",
+        counts: &[],
+    },
+    KernelCase {
+        name: "kernel-overrun-12-10",
+        board: "qemu-virt",
+        cpus: 1,
+        scenario: "tests/scenarios/overrun-12-10.json",
+        append: "trace_records=100000",
+        counts: &OVERRUN_COUNTS,
     },
 ];
 
@@ -291,7 +398,23 @@ fn kernel_case(
         .ok_or("the kernel printed no tracepoint records")?;
     let path = out.join(format!("{}.pftrace", case.name));
     std::fs::write(&path, trace.to_perfetto()).map_err(|e| format!("{}: {e}", path.display()))?;
-    let summary = check_trace(python, &path, &results)?;
+    let mut summary = check_trace(python, &path, &results)?;
+    let tasks: Vec<(String, u64, u64, u64)> = report
+        .runs
+        .iter()
+        .flat_map(|run| &run.tasks)
+        .map(|t| {
+            (
+                t.name.clone(),
+                t.wakeups,
+                t.pending_wakeups,
+                t.missed_periods,
+            )
+        })
+        .collect();
+    if let Some(counts) = check_counts(case.counts, &tasks)? {
+        summary = format!("{summary}\n    {counts}");
+    }
     if !case.append.contains("explain=") {
         return Ok(summary);
     }
@@ -520,6 +643,8 @@ struct ExplainCase {
     cpus: u32,
     /// Its task groups: picks descend through them.
     groups: bool,
+    /// Round robin (`sched=rr`) instead of the default EEVDF.
+    round_robin: bool,
 }
 
 /// The explain-mode runs (`explain=N`, the runner's `--explain`). Each is
@@ -528,19 +653,29 @@ struct ExplainCase {
 /// and two periodic tasks free to move, one queue per CPU;
 /// `explain-groups-eevdf.json`, one CPU with a hog beside groups /a (with
 /// /a/b inside) and /c of different shares, and a periodic task waking
-/// into /a/b.
-const EXPLAIN_CASES: [ExplainCase; 2] = [
+/// into /a/b; and `explain-rr-1cpu.json` under round robin
+/// (`sim/tests/explain_rr.rs`), three tasks that never sleep on one CPU.
+const EXPLAIN_CASES: [ExplainCase; 3] = [
     ExplainCase {
         name: "kernel-explain-eevdf",
         scenario: "explain-eevdf-2cpus.json",
         cpus: 2,
         groups: false,
+        round_robin: false,
     },
     ExplainCase {
         name: "kernel-explain-groups",
         scenario: "explain-groups-eevdf.json",
         cpus: 1,
         groups: true,
+        round_robin: false,
+    },
+    ExplainCase {
+        name: "kernel-explain-rr",
+        scenario: "explain-rr-1cpu.json",
+        cpus: 1,
+        groups: false,
+        round_robin: true,
     },
 ];
 
@@ -555,12 +690,20 @@ const EXPLAIN_CASES: [ExplainCase; 2] = [
 fn kernel_explain(kernel: &Path, case: &ExplainCase) -> Result<String, String> {
     use crate::kernel_trace::Decision;
     use fairway_trace::explain_rule::check_eevdf_pick;
-    let mut config = icount_config("qemu-virt", case.cpus, "trace_records=200000 explain=3000")?;
+    let append = if case.round_robin {
+        "trace_records=200000 explain=3000 sched=rr"
+    } else {
+        "trace_records=200000 explain=3000"
+    };
+    let mut config = icount_config("qemu-virt", case.cpus, append)?;
     config.scenario = Some(workspace_root().join("tests/scenarios").join(case.scenario));
     config.load_scenario()?;
     let lines = boot(kernel, &config)?;
     let explained =
         crate::kernel_trace::explained(&lines)?.ok_or("the kernel printed no explain records")?;
+    if case.round_robin {
+        return kernel_explain_rr(&explained);
+    }
     let (mut picks, mut levels_checked, mut kept, mut wakes) = (0, 0, 0, 0);
     let (mut deepest, mut deep) = (0, 0);
     for decision in &explained.decisions {
@@ -601,6 +744,7 @@ fn kernel_explain(kernel: &Path, case: &ExplainCase) -> Result<String, String> {
             }
             Decision::Frequency { .. } => return Err("a frequency change on qemu-virt".into()),
             Decision::Throttle { .. } => return Err("a throttle without cpu.max".into()),
+            Decision::RrPick { .. } => return Err("a round-robin pick under EEVDF".into()),
         }
     }
     // About 500 picks are explained in each run; /a/b is three levels
@@ -622,6 +766,70 @@ fn kernel_explain(kernel: &Path, case: &ExplainCase) -> Result<String, String> {
         "{picks} explained EEVDF picks follow the rule at each of their levels \
          ({deep} down {levels} levels; {kept} of {levels_checked} levels kept by RUN_TO_PARITY), {wakes} wake-ups, \
          {} lines as the simulator prints them",
+        explained.lines().len()
+    ))
+}
+
+/// Every round-robin pick the kernel explains follows round robin's rule,
+/// from the printed numbers alone (`fairway_trace::explain_rule`): the task
+/// chosen is the FIFO's head, the task that was running is at the tail
+/// having spent its slice (the scenario's tasks never sleep, and the
+/// kernel's own tasks sleep rather than being rotated), and between two
+/// rotations among the same tasks the FIFO turns by one. The scenario's
+/// three tasks share the CPU for 1 s: a rotation at most every 4 ms slice,
+/// at least every second tick (a slice that starts just after a tick ends
+/// at the tick after next).
+fn kernel_explain_rr(explained: &crate::kernel_trace::Explained) -> Result<String, String> {
+    use crate::kernel_trace::Decision;
+    use fairway_trace::explain_rule::{check_rr_pick, check_rr_rotation};
+    let mut rotations: Vec<&[fairway_trace::explain::RrCandidate]> = Vec::new();
+    let (mut picks, mut turns) = (0, 0);
+    for decision in &explained.decisions {
+        let Decision::RrPick {
+            time_ns,
+            slice,
+            candidates,
+            chosen,
+            ..
+        } = decision
+        else {
+            return Err(format!(
+                "a decision other than a round-robin pick: {decision:?}"
+            ));
+        };
+        picks += 1;
+        if *slice != fairway_sched::round_robin::DEFAULT_SLICE_NS {
+            return Err(format!("the pick at {time_ns} ns has a {slice} ns slice"));
+        }
+        if check_rr_pick(candidates, *chosen, *slice, true)
+            .map_err(|e| format!("the pick at {time_ns} ns: {e}"))?
+        {
+            let same_tasks = |c: &[fairway_trace::explain::RrCandidate]| {
+                let mut tasks: Vec<usize> = c.iter().map(|c| c.task).collect();
+                tasks.sort_unstable();
+                tasks
+            };
+            if let Some(before) = rotations.last()
+                && same_tasks(before) == same_tasks(candidates)
+            {
+                check_rr_rotation(before, candidates)
+                    .map_err(|e| format!("the pick at {time_ns} ns: {e}"))?;
+                turns += 1;
+            }
+            rotations.push(candidates);
+        }
+    }
+    // 1 s of 4 ms ticks: between 125 (every second tick) and 250 rotations.
+    if !(120..=250).contains(&rotations.len()) || turns < 100 {
+        return Err(format!(
+            "{picks} picks explained, {} rotations, {turns} turns of the FIFO by one",
+            rotations.len()
+        ));
+    }
+    Ok(format!(
+        "{picks} explained round-robin picks took the FIFO's head; {} rotated a task whose slice \
+         had expired, {turns} turned the FIFO by one; {} lines as the simulator prints them",
+        rotations.len(),
         explained.lines().len()
     ))
 }

@@ -111,6 +111,15 @@ impl RunQueue {
         dispatch!(self, rq => rq.fair())
     }
 
+    /// The round-robin class in the fair slot, when the policy is round
+    /// robin: explain mode reads its FIFO order and slices.
+    pub fn round_robin(&self) -> Option<&crate::round_robin::RoundRobin> {
+        match self {
+            RunQueue::RoundRobin(rq) => Some(rq.stack.fair()),
+            _ => None,
+        }
+    }
+
     /// See [`RunQueueOf::avg_vruntime`].
     pub fn avg_vruntime(&self, group: GroupId) -> Option<u64> {
         dispatch!(self, rq => rq.avg_vruntime(group))

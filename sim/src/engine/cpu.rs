@@ -344,6 +344,8 @@ impl Simulation<'_> {
         let next = switch.next.map(|t| t.index());
         if let Some(candidates) = self.explain_candidates(cpu, previous) {
             self.explain_pick(cpu, candidates, next);
+        } else if let Some(candidates) = self.explain_rr_candidates(cpu, previous, next) {
+            self.explain_rr_pick(cpu, candidates, next);
         }
         self.cpus[cpu].current = next;
         if let Some(p) = previous

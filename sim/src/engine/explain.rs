@@ -12,7 +12,11 @@
 //! - a frequency change: the domain's CPUs' util and capacity, and the
 //!   frequency chosen (schedutil, §6.1);
 //! - a throttle: the group's run queue on the CPU, its `runtime_remaining`,
-//!   the pool's `runtime` and the group's quota and period (§4.2).
+//!   the pool's `runtime` and the group's quota and period (§4.2);
+//! - under round robin, a pick among two or more tasks: the FIFO run queue
+//!   in order, head first (the task chosen), the task that was running at
+//!   its tail with the time it ran of its slice (expired: rotated), and the
+//!   slice the chosen task starts.
 //!
 //! Explaining reads state and changes none.
 
@@ -21,7 +25,7 @@ use fairway_sched::task::{GroupId, TaskId};
 
 use super::{Simulation, TaskState};
 
-pub use fairway_trace::explain::{Candidate, Competitor};
+pub use fairway_trace::explain::{Candidate, Competitor, RrCandidate};
 use fairway_trace::explain::{DomainCpuView, PlacementView};
 
 /// Explain mode's state: decisions left to explain, and what was printed.
@@ -32,6 +36,8 @@ pub(super) struct Explain {
     pub(super) picks: Vec<ExplainedPick>,
     /// The wake-ups explained with energy estimates (for tests).
     pub(super) wakes: Vec<ExplainedWake>,
+    /// The round-robin picks explained, with the task chosen (for tests).
+    pub(super) rr_picks: Vec<ExplainedRrPick>,
     /// The throttles and unthrottles explained (for tests).
     pub(super) throttles: Vec<(u64, fairway_trace::explain::ThrottleView)>,
 }
@@ -163,6 +169,73 @@ impl Simulation<'_> {
             }
         }
         (tasks >= 2).then_some(candidates)
+    }
+
+    /// Under round robin, the tasks of the pick just made on `cpu`, where
+    /// `previous` was running and `next` was chosen: read right after the
+    /// pick, `next` (the FIFO's head, which the pick took out) and then the
+    /// FIFO in order, where `previous`, still runnable, was put back at the
+    /// tail, with the time it ran of its slice. `None` when not explaining,
+    /// when the pick was not round robin's (an RT task, or idle) or fewer
+    /// than two competed.
+    pub(super) fn explain_rr_candidates(
+        &self,
+        cpu: usize,
+        previous: Option<usize>,
+        next: Option<usize>,
+    ) -> Option<Vec<RrCandidate>> {
+        if !self.explaining() {
+            return None;
+        }
+        let rr = self.cpus[cpu].core.run_queue().round_robin()?;
+        let next = next?;
+        if rr.current() != Some(TaskId(next as u16)) || previous == Some(next) {
+            return None;
+        }
+        let ran = |task: usize| {
+            (previous == Some(task))
+                .then(|| rr.slice_start(TaskId(task as u16)))
+                .flatten()
+                .map(|start| self.now.saturating_sub(start))
+        };
+        let candidates: Vec<RrCandidate> = core::iter::once(next)
+            .chain(rr.fifo().map(|task| task.index()))
+            .map(|task| RrCandidate {
+                task,
+                ran: ran(task),
+            })
+            .collect();
+        (candidates.len() >= 2).then_some(candidates)
+    }
+
+    /// Prints a round-robin pick on `cpu` among `candidates` (FIFO order),
+    /// which chose `next`.
+    pub(super) fn explain_rr_pick(
+        &mut self,
+        cpu: usize,
+        candidates: Vec<RrCandidate>,
+        next: Option<usize>,
+    ) {
+        let slice = self.cpus[cpu]
+            .core
+            .run_queue()
+            .round_robin()
+            .map_or(0, |rr| rr.slice());
+        let lines = fairway_trace::explain::rr_pick_lines(
+            self.now,
+            cpu,
+            slice,
+            &candidates,
+            |task| self.tasks[task].name.clone(),
+            next,
+        );
+        for line in lines {
+            println!("{line}");
+        }
+        if let Some(explain) = &mut self.explain {
+            explain.left -= 1;
+            explain.rr_picks.push((candidates, next));
+        }
     }
 
     /// Prints a pick on `cpu` among `candidates`, which chose `next`.
@@ -303,3 +376,7 @@ impl Simulation<'_> {
 
 /// A pick explained, for tests: its candidates and the task chosen.
 pub type ExplainedPick = (Vec<Candidate>, Option<usize>);
+
+/// A round-robin pick explained, for tests: its candidates in FIFO order
+/// and the task chosen.
+pub type ExplainedRrPick = (Vec<RrCandidate>, Option<usize>);

@@ -814,6 +814,11 @@ impl<'s> Simulation<'s> {
                 .as_mut()
                 .map(|e| std::mem::take(&mut e.throttles))
                 .unwrap_or_default(),
+            explained_rr_picks: self
+                .explain
+                .as_mut()
+                .map(|e| std::mem::take(&mut e.rr_picks))
+                .unwrap_or_default(),
             explained_picks: self.explain.map(|e| e.picks).unwrap_or_default(),
         }
     }

@@ -110,7 +110,9 @@ impl Simulation<'_> {
                         self.block(task, next);
                         return Ok(());
                     }
-                    // Overrun: no sleep. rt-app's relative mode restarts the grid from now.
+                    // Overrun: no sleep, so no wake-up and no latency; a missed
+                    // period when strictly past (docs/report-format.md,
+                    // "Overruns"). rt-app's relative mode restarts the grid from now.
                     if next < now {
                         self.tasks[task].result.missed_periods += 1;
                     }
