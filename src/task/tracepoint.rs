@@ -109,8 +109,21 @@ pub fn start(origin_ns: u64) {
 
 /// Stops recording; the run ended at `end_ns` (the report's counters were
 /// read between then and now, so the records go on to now).
+///
+/// Each CPU's signals, and its running task's, are recorded once more at
+/// the end, as last updated, so that every chart's lines reach the run's end
+/// as the simulator's do, instead of stopping at each CPU's last switch or
+/// tick. The run-queue locks mask interrupts, so no holder can be
+/// interrupted by the deadline's timer that may call this; they are taken
+/// one at a time.
 pub fn stop(end_ns: u64) {
     if recording() {
+        let now = crate::arch::timer::now_ns();
+        for cpu in 0..crate::percpu::nr_online() {
+            super::scheduler::with_run_queue(cpu, |rq| {
+                record_signals(now, cpu, rq.core.run_queue(), rq.core.current());
+            });
+        }
         RECORDING.store(false, Ordering::Release);
         END_NS.store(end_ns, Ordering::Relaxed);
     }

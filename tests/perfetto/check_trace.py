@@ -34,7 +34,8 @@ each against a figure the run reports by another path (docs/tracing.md):
   after tasks migrate in, as Linux's does, and load_avg is weighted);
   overutilized is 0 or 1; a domain's energy never decreases and ends on the
   run's final figure for that domain (the simulator records it at the run's
-  end, the kernel when its report reads the meters);
+  end, the kernel when its report reads the meters); a CPU's signals have a
+  value at or after the run's end (both record them once more there);
 - per task group with CFS bandwidth control (the results' `groups`): a track
   named by its path, with `cpuN throttled` and `cpuN runtime_remaining` for
   every CPU and the pool's `runtime` below it; `throttled` is 0 or 1; per
@@ -299,6 +300,12 @@ def main():
                 fail(f"{name} ends on {values[-1]}, not on the run's {final} nJ")
         elif not (name.startswith("cpu") and name.split(" ")[-1] in cpu_signals):
             fail(f"unexpected counter track {name!r}")
+        else:
+            # A CPU's signals are recorded once more at the run's end, so its
+            # lines reach the end instead of stopping at its last switch or tick.
+            last = counter_times[uuid][-1]
+            if last < end:
+                fail(f"{name}'s last value is at {last} ns, before the run's end at {end} ns")
         bounded = name in ("util_avg", "util_est") or name.split(" ")[-1] in cpu_signals[1:]
         if not all(0 <= v and (v <= 1024 or not bounded) for v in values):
             fail(f"counter {name!r} out of range: {min(values)}..{max(values)}")
