@@ -917,18 +917,8 @@ fn wake_from_timer(id: usize) {
 
 /// Sleeps until the kernel clock reaches `deadline_ns`.
 pub fn sleep_until(deadline_ns: u64) {
-    let me = current();
     irq_disable();
-    task(me)
-        .state
-        .store(TaskState::Sleeping as u8, Ordering::Release);
-    hrtimer::start(
-        hrtimer::task_timer(me.index()),
-        deadline_ns,
-        wake_from_timer,
-        me.index(),
-    );
-    schedule();
+    sleep_masked(deadline_ns);
     irq_enable();
 }
 
@@ -940,12 +930,20 @@ pub fn sleep_until(deadline_ns: u64) {
 /// docs/report-format.md, "Overruns"). `clock_nanosleep` of an absolute
 /// time that has passed returns at once in the same way.
 pub fn sleep_until_expiry(deadline_ns: u64) -> bool {
-    let me = current();
     irq_disable();
-    if now_ns() >= deadline_ns {
-        irq_enable();
-        return false;
+    let sleeps = now_ns() < deadline_ns;
+    if sleeps {
+        sleep_masked(deadline_ns);
     }
+    irq_enable();
+    sleeps
+}
+
+/// The sleep of [`sleep_until`] and [`sleep_until_expiry`], interrupts
+/// masked: the current task marked sleeping, its timer armed for
+/// `deadline_ns`, and the switch away; returns once the timer woke it.
+fn sleep_masked(deadline_ns: u64) {
+    let me = current();
     task(me)
         .state
         .store(TaskState::Sleeping as u8, Ordering::Release);
@@ -956,8 +954,6 @@ pub fn sleep_until_expiry(deadline_ns: u64) -> bool {
         me.index(),
     );
     schedule();
-    irq_enable();
-    true
 }
 
 /// Sleeps for `duration_ns`.
