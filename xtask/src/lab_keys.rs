@@ -619,24 +619,6 @@ pub fn evaluate(lab: &str, key: &Key, root: &Path) -> Result<usize, Vec<String>>
     }
 }
 
-/// The ```sh blocks of a sheet, as one script.
-fn sheet_commands(text: &str) -> String {
-    let mut script = String::new();
-    let mut inside = false;
-    for line in text.lines() {
-        match (inside, line.trim_end()) {
-            (false, "```sh") => inside = true,
-            (true, "```") => inside = false,
-            (true, _) => {
-                script.push_str(line);
-                script.push('\n');
-            }
-            _ => {}
-        }
-    }
-    script
-}
-
 /// A lab sheet's name, and its outcome: how many checks held, or why not.
 pub type LabOutcome = (String, Result<String, String>);
 
@@ -673,7 +655,10 @@ fn lab(root: &Path, sheet: &Path, run_commands: bool) -> Result<String, String> 
     let key_text =
         std::fs::read_to_string(&key_path).map_err(|e| format!("{}: {e}", key_path.display()))?;
     let key = parse_key(&key_text).map_err(|e| format!("{key_name}: {e}"))?;
-    let script = sheet_commands(&text);
+    // A sheet's ```sh blocks are read as a key's are (it has no check blocks).
+    let script = parse_key(&text)
+        .map_err(|e| format!("{}: {e}", sheet.display()))?
+        .commands;
     if script.is_empty() {
         return Err("no ```sh block".to_string());
     }
