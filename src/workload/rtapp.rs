@@ -147,7 +147,17 @@ const START_DELAY_NS: u64 = 1_000_000;
 /// being built for every task slot), and the boot's transients are over:
 /// each CPU has ticked and its frequency domain has followed its idle CPUs
 /// down (the DVFS transition-latency cases).
-const RUN_START_NS: u64 = 20_000_000;
+///
+/// And the boot's PELT signals have decayed to zero, so that a run starts on
+/// an idle machine, as the simulator's does: a signal of at most 1024 halves
+/// every 32 periods (§2.1) and is below 1 after 11 halvings, 352 periods
+/// (369 ms). With 20 ms, CPU 0 still held `main`'s utilization when the
+/// instances started: a new task placed there got less of
+/// `post_init_entity_util_avg`'s half of the spare capacity (§2.5), on
+/// juno-r2 big0 became misfit 5 ms later than in the simulator, missed the
+/// newly-idle pull to CPU 1 and was pushed to CPU 2 beside small0 instead
+/// (docs/eas.md, "Verdicts across tick phases").
+const RUN_START_NS: u64 = 400_000_000;
 /// The starter's SCHED_FIFO priority (the highest).
 const STARTER_PRIORITY: u8 = 99;
 
