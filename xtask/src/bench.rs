@@ -386,6 +386,157 @@ pub mod ceiling {
     pub const MEMORY_CFS: f64 = 3.82;
 }
 
+/// Linux 6.1's pinned sched-pipe round trip, split by code: per round trip,
+/// both CPUs, at the root and three cgroup levels down, in instructions
+/// (`(part, root, depth 3)`). Measured instruction by instruction in the same
+/// emulator (QEMU's execution log of a `nokaslr` boot, each block's address
+/// mapped to its function through the image's `System.map`); the anchor of
+/// the scheduler-only comparison (docs/performance.md, "Against Linux's
+/// scheduler code alone").
+pub const LINUX_ROUND_TRIP_PARTS: [(&str, f64, f64); 8] = [
+    (
+        "kernel/sched core (fair class, PELT, __schedule, wake-up, update_curr, rq clock)",
+        5_023.0,
+        10_140.0,
+    ),
+    ("PSI (kernel/sched/psi.c)", 1_172.0, 3_536.0),
+    ("cpuacct and cgroup rstat", 76.0, 249.0),
+    ("wait queues (kernel/sched/wait.c)", 682.0, 682.0),
+    (
+        "arm64 context switch (__switch_to, ASID, FP, mitigations)",
+        1_082.0,
+        1_082.0,
+    ),
+    (
+        "syscall entry and exit, vectors, KPTI, kstack randomisation",
+        1_746.0,
+        1_746.0,
+    ),
+    ("VFS and pipe, LSM hooks", 3_707.0, 3_708.0),
+    (
+        "the rest (return-to-user work, locks, list debugging, RCU, clock reads, user space)",
+        2_317.0,
+        2_841.0,
+    ),
+];
+
+/// Linux's parts that Fairway's own round trip also does: its scheduler
+/// (the core, PSI and cpuacct), its wait queues and its context switch.
+/// Fairway's kernel threads make no system calls and have no VFS, so those
+/// parts (5,453 instructions) and the rest have no counterpart.
+const LINUX_SCHEDULER_PARTS: [usize; 5] = [0, 1, 2, 3, 4];
+
+/// Prints the comparison against Linux's scheduler code alone beside the
+/// whole round trip's: Fairway's pinned round trip and per-level cost (the
+/// first three of `figures`, as [`measure`] orders them) against the whole
+/// of Linux's, its scheduler core alone, and its scheduler with wait queues
+/// and context switch; then the anchor, [`LINUX_ROUND_TRIP_PARTS`].
+pub fn print_scheduler_only(figures: &[Figure]) {
+    let [pinned, level_eevdf, level_cfs, ..] = figures else {
+        return;
+    };
+    let root = |index: usize| LINUX_ROUND_TRIP_PARTS[index].1;
+    let per_level =
+        |index: usize| (LINUX_ROUND_TRIP_PARTS[index].2 - LINUX_ROUND_TRIP_PARTS[index].1) / 3.0;
+    // The whole round trip as the benchmark measured it (the first table's
+    // figures); the profiled run's parts add up to 2 % more (below).
+    let (Some(whole), Some(whole_level)) = (pinned.linux_value, level_eevdf.linux_value) else {
+        return;
+    };
+    let scheduler: f64 = LINUX_SCHEDULER_PARTS.iter().map(|&i| root(i)).sum();
+    let scheduler_level: f64 = LINUX_SCHEDULER_PARTS.iter().map(|&i| per_level(i)).sum();
+    let rows = [
+        (
+            "sched-pipe pinned, root",
+            "Linux's whole round trip",
+            whole,
+            pinned.value,
+        ),
+        (
+            "sched-pipe pinned, root",
+            "Linux's scheduler core alone",
+            root(0),
+            pinned.value,
+        ),
+        (
+            "sched-pipe pinned, root",
+            "Linux's scheduler (core, PSI, cpuacct) + wait queues + context switch",
+            scheduler,
+            pinned.value,
+        ),
+        (
+            "per task-group level, EEVDF",
+            "Linux's whole round trip, per level",
+            whole_level,
+            level_eevdf.value,
+        ),
+        (
+            "per task-group level, EEVDF",
+            "Linux's scheduler core alone, per level",
+            per_level(0),
+            level_eevdf.value,
+        ),
+        (
+            "per task-group level, CFS",
+            "Linux's scheduler core alone, per level",
+            per_level(0),
+            level_cfs.value,
+        ),
+        (
+            "per task-group level, EEVDF",
+            "Linux's scheduler + wait queues + context switch, per level",
+            scheduler_level,
+            level_eevdf.value,
+        ),
+    ];
+    println!();
+    println!("Against Linux's scheduler code alone (Linux's round trip, split by code, below):");
+    println!();
+    println!("| Fairway | against | Linux 6.1 | Fairway | Fairway / Linux |");
+    println!("|---|---|---|---|---|");
+    for (what, against, linux, fairway) in rows {
+        println!(
+            "| {what} | {against} | {} | {} | {:.2} |",
+            group_digits(linux.round() as i64),
+            group_digits(fairway.round() as i64),
+            fairway / linux
+        );
+    }
+    println!();
+    println!(
+        "Linux 6.1's pinned sched-pipe round trip by code (instructions per round trip, both \
+         CPUs; QEMU execution log of a nokaslr boot, blocks mapped to functions by System.map):"
+    );
+    println!();
+    println!("| part of Linux's round trip | root | depth 3 |");
+    println!("|---|---|---|");
+    for (part, at_root, at_depth3) in LINUX_ROUND_TRIP_PARTS {
+        println!(
+            "| {part} | {} | {} |",
+            group_digits(at_root.round() as i64),
+            group_digits(at_depth3.round() as i64)
+        );
+    }
+    println!(
+        "| sum of the parts (the profiled run; the benchmark's run gave {} at the root) | {} | {} |",
+        group_digits(whole.round() as i64),
+        group_digits(
+            LINUX_ROUND_TRIP_PARTS
+                .iter()
+                .map(|p| p.1)
+                .sum::<f64>()
+                .round() as i64
+        ),
+        group_digits(
+            LINUX_ROUND_TRIP_PARTS
+                .iter()
+                .map(|p| p.2)
+                .sum::<f64>()
+                .round() as i64
+        )
+    );
+}
+
 /// Prints `figures` as docs/performance.md's Markdown table.
 pub fn print_table(figures: &[Figure]) {
     println!("| benchmark | Linux 6.1 | Fairway | Fairway / Linux | target | ceiling |");
@@ -434,6 +585,7 @@ pub fn command(args: &[String]) -> Result<ExitCode, String> {
     };
     let figures = measure(&kernel)?;
     print_table(&figures);
+    print_scheduler_only(&figures);
     let mut failed = false;
     for f in &figures {
         if check_ceilings && !f.within_ceiling() {

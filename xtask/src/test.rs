@@ -1601,6 +1601,7 @@ pub fn run(args: &[String]) -> Result<ExitCode, String> {
         let kernel = crate::bench::build_kernel()?;
         let figures = crate::bench::measure(&kernel)?;
         crate::bench::print_table(&figures);
+        crate::bench::print_scheduler_only(&figures);
         for figure in &figures {
             let (ok, bound, what) = if gaps {
                 (figure.within_target(), figure.target, "issue 15's target")
