@@ -34,6 +34,10 @@ pub struct RoundRobin {
     current: Option<TaskId>,
     nr_running: usize,
     slice: Nanoseconds,
+    /// When the running task's slice was found spent (the tick or timer at
+    /// which [`SchedClass::task_tick`] asked for the switch): the next slice
+    /// starts there, not at the switch that follows it.
+    slice_ended_at: Option<Nanoseconds>,
     /// Task groups handed out so far, the root included (round robin has no
     /// groups of its own, but scenarios with groups still run under it).
     pub(crate) groups: usize,
@@ -51,6 +55,7 @@ impl RoundRobin {
             current: None,
             nr_running: 0,
             slice,
+            slice_ended_at: None,
             groups: 1,
             max_groups: crate::run_queue::DEFAULT_MAX_GROUPS,
         }
@@ -194,17 +199,32 @@ impl SchedClass for RoundRobin {
         }
     }
 
+    /// A slice that ended at a tick (or its timer) hands the next one its
+    /// start at that instant, so that slices follow each other back to back
+    /// whatever the switch between them costs: a kernel switches some µs
+    /// after the tick that asked for it, and a slice of one tick measured
+    /// from the switch would be found a few ns short at the next tick and run
+    /// to the one after (8 ms instead of 4 at HZ 250), while the simulator,
+    /// whose switches take no time, rotated every tick. A task picked for
+    /// another reason (its predecessor blocked or yielded) starts its slice
+    /// when it is switched in; so does one picked a slice or more after the
+    /// end was found (a real-time task ran in between).
     fn set_next_task(&mut self, task: TaskId, now: Nanoseconds) {
         if self.slots[task.index()].waiting {
             self.unlink(task);
         }
-        self.slots[task.index()].slice_start = now;
+        let start = self
+            .slice_ended_at
+            .take()
+            .filter(|&at| at <= now && now - at < self.slice);
+        self.slots[task.index()].slice_start = start.unwrap_or(now);
         self.current = Some(task);
     }
 
     fn task_tick(&mut self, task: TaskId, now: Nanoseconds) -> Resched {
         let ran = now.saturating_sub(self.slots[task.index()].slice_start);
         if ran >= self.slice && self.head.is_some() {
+            self.slice_ended_at = Some(now);
             Resched::Reschedule
         } else {
             Resched::Keep
@@ -253,6 +273,37 @@ mod tests {
         let next = rr.pick_next_task(now)?;
         rr.set_next_task(next, now);
         Some(next)
+    }
+
+    /// A slice found spent at a tick hands the next task its start at that
+    /// tick: with a 10 ns slice and ticks every 10 ns, a switch 3 ns after
+    /// each tick still rotates at every tick (measured from the switch, the
+    /// next tick would find 7 ns run and keep the task a second slice).
+    #[test]
+    fn slices_follow_each_other_back_to_back_whatever_the_switch_costs() {
+        let mut rr = queue(2);
+        assert_eq!(run_next(&mut rr, 0), Some(TaskId(0)));
+        for tick in 1..=4u64 {
+            let now = 10 * tick;
+            let running = rr.current.unwrap();
+            assert_eq!(
+                rr.task_tick(running, now),
+                Resched::Reschedule,
+                "tick {tick}"
+            );
+            rr.put_prev_task(running, now + 3);
+            let next = run_next(&mut rr, now + 3).unwrap();
+            assert_ne!(next, running, "tick {tick}: the other task runs");
+        }
+        // A switch for another reason (the task blocked) starts afresh.
+        let running = rr.current.unwrap();
+        rr.dequeue_task(running, 45, DequeueFlags::default());
+        rr.put_prev_task(running, 45);
+        let next = run_next(&mut rr, 45).unwrap();
+        assert_eq!(rr.task_tick(next, 50), Resched::Keep, "alone");
+        rr.enqueue_task(running, 51, EnqueueFlags::default());
+        assert_eq!(rr.task_tick(next, 54), Resched::Keep, "9 ns of 10 run");
+        assert_eq!(rr.task_tick(next, 55), Resched::Reschedule);
     }
 
     #[test]
