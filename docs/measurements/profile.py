@@ -17,6 +17,10 @@ Run (after `cargo build --release --no-default-features`):
     python3 docs/measurements/profile.py /tmp/q.log \\
       target/aarch64-unknown-none-softfloat/release/fairway --per 2000 --from sched_pipe
 
+A block cut short by a device access (icount stops it there and runs the access as a
+block of its own) is still counted whole: the console's writes after a run (`--to defmt`
+ends before them).
+
 `--per N` divides by N (round trips); `--from SYMBOL` starts counting at the first
 block of the function whose name contains SYMBOL (boot and set-up are left out);
 `--to SYMBOL` stops before the first block, after the start, of a function whose name
@@ -64,11 +68,20 @@ def symbol(pc):
     k = bisect.bisect_right(starts, pc) - 1
     return names[k] if k >= 0 else "?"
 
-# Translation blocks: start -> (instruction pcs, last mnemonic).
+# Translation blocks: translation -> (instruction pcs, last mnemonic). A block executed is
+# known by the host address of its code (the `Trace` line's second field), not by its start
+# address: under icount QEMU translates a block again when it must stop early (at the end of
+# the instruction budget: a block of as many instructions as are left), and the blocks run
+# from that address afterwards are the full one again. Taking an address's latest translation
+# charged every later run of the full block with the short one's length (87 instructions per
+# round trip too few in a 2,000-trip sched-pipe profile: 3 short translations in PELT's code).
 def read_log(path):
-    """The log's translation blocks and the blocks executed (their start addresses), from
+    """The log's translations and the translations executed (indices into them), from
     --from's start to --to's stop."""
-    blocks = {}; cur = None
+    blocks = []; cur = None
+    latest = {}   # start address -> its latest translation
+    pending = {}  # start address -> translation logged, not yet executed
+    host = {}     # host code address -> translation
     execs = []
     with open(path, errors="replace") as f:
         for line in f:
@@ -78,17 +91,30 @@ def read_log(path):
                 m = re.match(r"0x([0-9a-f]+):\s+[0-9a-f]+\s+(\S+)", line)
                 if m:
                     cur.append((int(m.group(1), 16), m.group(2))); continue
-                if cur: blocks[cur[0][0]] = ([p for p, _ in cur], cur[-1][1])
+                if cur:
+                    pending[cur[0][0]] = latest[cur[0][0]] = len(blocks)
+                    blocks.append(([p for p, _ in cur], cur[-1][1]))
                 cur = None
             if line.startswith("Trace"):
-                m = re.match(r"Trace (\d+): \S+ \[[0-9a-f]+/([0-9a-f]+)/", line)
-                if m and (a.cpu is None or int(m.group(1)) == a.cpu): execs.append(int(m.group(2), 16))
+                m = re.match(r"Trace (\d+): (\S+) \[[0-9a-f]+/([0-9a-f]+)/", line)
+                if m:
+                    pc = int(m.group(3), 16)
+                    t = pending.pop(pc, None)  # a block runs right after its translation
+                    if t is not None:
+                        host[m.group(2)] = t
+                    else:
+                        t = host.get(m.group(2))
+                        if t is None or blocks[t][0][0] != pc:  # not translated in the log
+                            t = latest.get(pc)
+                            if t is None:
+                                latest[pc] = t = len(blocks); blocks.append(([pc], ""))
+                    if a.cpu is None or int(m.group(1)) == a.cpu: execs.append(t)
     if a.start:
-        k = next((i for i, pc in enumerate(execs) if a.start in symbol(pc)), None)
+        k = next((i for i, t in enumerate(execs) if a.start in symbol(blocks[t][0][0])), None)
         if k is None: raise SystemExit(f"{path}: no block in a function named like {a.start}")
         execs = execs[k:]
     if a.stop:
-        k = next((i for i, pc in enumerate(execs) if i > 0 and a.stop in symbol(pc)), None)
+        k = next((i for i, t in enumerate(execs) if i > 0 and a.stop in symbol(blocks[t][0][0])), None)
         if k is None: raise SystemExit(f"{path}: no block after the start in a function named like {a.stop}")
         execs = execs[:k]
     return blocks, execs
@@ -187,10 +213,10 @@ def part_of(frame):
 def categories_of(blocks, execs):
     """Instructions by (part, the frame charged), and the total."""
     runs = defaultdict(int)
-    for b in execs: runs[b] += 1
+    for t in execs: runs[t] += 1
     count = defaultdict(int)
-    for b, k in runs.items():
-        for p in blocks.get(b, ([b], ""))[0]: count[p] += k
+    for t, k in runs.items():
+        for p in blocks[t][0]: count[p] += k
     inlined = inlined_frames(sorted(count)) if a.by == "frame" else {}
     parts = defaultdict(lambda: defaultdict(int))
     for p, k in count.items():
@@ -278,15 +304,15 @@ if a.categories:
     raise SystemExit(0)
 
 # Inlined frames of every instruction that ran (innermost first).
-pcs = sorted({p for b in set(execs) for p in blocks.get(b, ([b], ""))[0]})
+pcs = sorted({p for t in set(execs) for p in blocks[t][0]})
 inlined = inlined_frames(pcs)
 
 self_count = defaultdict(int); total = defaultdict(int); callers = defaultdict(int); n = 0
 library = defaultdict(int)
 LIBRARY = re.compile(r"^(core::|alloc::|<|_\$LT\$(usize|alloc|core|u64|u32))")
 stack = []  # (return address, function)
-for b in execs:
-    body, last = blocks.get(b, ([b], ""))
+for t in execs:
+    body, last = blocks[t]; b = body[0]
     if stack and any(r == b for r, _ in stack):
         while stack:
             r, _ = stack.pop()
