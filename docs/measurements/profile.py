@@ -34,6 +34,9 @@ below, with Linux's figures), beside Linux's; `--depth3 LOG` adds the same run w
 
     python3 docs/measurements/profile.py /tmp/root.log KERNEL --per 2000 \\
       --from sched_pipe::ping --to defmt --categories --depth3 /tmp/depth3.log
+
+(`--per3 N` when the depth-3 run has another number of round trips.) The parts add up to
+the profile's total; the script says so, and lists the largest frames charged to each.
 """
 import argparse, bisect, re, subprocess
 from collections import defaultdict
@@ -52,6 +55,7 @@ ap.add_argument("--to", dest="stop", default=None,
 ap.add_argument("--categories", action="store_true",
                 help="instead of the tables by function: Fairway's counterparts of Linux's parts of the round trip")
 ap.add_argument("--depth3", default=None, help="with --categories: the log of the same run at depth=3")
+ap.add_argument("--per3", type=float, default=None, help="with --depth3: what its log is divided by, if not --per")
 ap.add_argument("--by", choices=("frame", "symbol"), default="frame",
                 help="with --categories: charge by the innermost project frame (default) or by the function symbol")
 ap.add_argument("--each", type=int, default=6, help="with --categories: the largest frames listed for each part")
@@ -181,6 +185,10 @@ SUMS = [("total", [c[0] for c in CATEGORIES]),
 # queues (wait.c) are functions of their own. Library code inlined into the project's is
 # charged to the project's function around it (bounds checks, atomics, integer helpers),
 # as in C those are compiled into the function that uses them; so are the accessors below.
+# The frames come from DWARF's line table, which gives the instructions the compiler moved
+# or shared between frames to one of them (the register moves around cost_probe's disabled
+# check in update_entity_load, for instance, are the probe's): a frame's figure is exact to
+# a few instructions per call, a part's to the instructions at its frames' edges.
 RULES = [(re.compile(pattern), key) for pattern, key in [
     (r"fairway::percpu::", None),                    # per-CPU data: Linux's this_cpu_* are inline
     (r"fairway::arch::aarch64::cpu::", None),        # irq_save/irq_restore, this_cpu, relax: Linux's arch inlines
@@ -227,15 +235,21 @@ def categories_of(blocks, execs):
     return parts, sum(count.values())
 
 def print_categories(blocks, execs):
+    # Both runs' counts are divided by their round trips (--per, --per3) first: the
+    # figures below are per round trip, whatever the runs' lengths.
+    scale = lambda parts, by: {key: {f: k / by for f, k in d.items()} for key, d in parts.items()}
     root, n = categories_of(blocks, execs)
-    levels = [("root", root)]
+    checks = [("The parts", root, n)]
+    root = defaultdict(dict, scale(root, a.per))
     print(f"{n} instructions in {len(execs)} blocks; {n / a.per:.1f} per {a.per:g}")
     if a.depth3:
+        per3 = a.per3 or a.per
         blocks3, execs3 = read_log(a.depth3)
         deep, n3 = categories_of(blocks3, execs3)
-        levels.append(("depth 3", deep))
-        print(f"depth 3: {n3} instructions in {len(execs3)} blocks; {n3 / a.per:.1f} per {a.per:g}")
-    per = lambda d, key: sum(d[key].values()) / a.per
+        checks.append(("Depth 3: the parts", deep, n3))
+        deep = defaultdict(dict, scale(deep, per3))
+        print(f"depth 3: {n3} instructions in {len(execs3)} blocks; {n3 / per3:.1f} per {per3:g}")
+    per = lambda d, key: sum(d[key].values())
     rows = [(c[1], [c[4]], [per(root, c[0])]) for c in CATEGORIES]
     linux = {c[0]: (c[4], c[5]) for c in CATEGORIES}
     if a.depth3:
@@ -250,17 +264,16 @@ def print_categories(blocks, execs):
         else:
             rows.append((name, [lr], [fr]))
     how = "the innermost project frame" if a.by == "frame" else "the function symbol"
-    print(f"\nFairway's round trip in the parts of Linux 6.1's (per {a.per:g}: instructions; charged by {how})")
-    heads = ["root", "depth 3", "per level"] if a.depth3 else ["Linux root", "this run"]
+    print(f"\nFairway's round trip in the parts of Linux 6.1's (instructions per round trip; charged by {how})")
     if a.depth3:
-        print(f"{'':32}" + "".join(f"{h:>22}" for h in heads))
+        print(f"{'':32}" + "".join(f"{h:>22}" for h in ("root", "depth 3", "per level")))
         print(f"{'':32}" + f"{'Linux':>11}{'Fairway':>11}" * 3)
     else:
         print(f"{'':32}{'Linux root':>12}{'Linux depth 3':>15}{'Fairway':>11}")
     for name, lx, fw in rows:
-        if name == "total": print("-" * (32 + 66))
+        if name == "total": print("-" * (32 + (66 if a.depth3 else 38)))
         if a.depth3:
-            print(f"{name:32}" + "".join(f"{l:11,.0f}{f:11,.1f}" for l, f in zip(lx, fw)))
+            print(f"{name:32}" + "".join(f"{l:11,.0f}{round(f, 1) + 0.0:11,.1f}" for l, f in zip(lx, fw)))
         else:
             lkey = next((c for c in CATEGORIES if c[1] == name), None)
             ld = lkey[5] if lkey else sum(linux[k][1] for k in dict(SUMS)[name])
@@ -268,7 +281,7 @@ def print_categories(blocks, execs):
     print("\nWhat each part holds (Linux's; Fairway's counterpart):")
     for c in CATEGORIES:
         print(f"  {c[1]}: {c[2]}; {c[3]}.")
-    print(f"\nThe largest frames charged to each part (per {a.per:g}" + ("; root, depth 3, per level)" if a.depth3 else ")"))
+    print("\nThe largest frames charged to each part (per round trip" + ("; root, depth 3, per level)" if a.depth3 else ")"))
     for c in CATEGORIES:
         top = sorted(root[c[0]].items(), key=lambda kv: -kv[1])[:a.each]
         if a.depth3:
@@ -279,23 +292,23 @@ def print_categories(blocks, execs):
         for f, k in top:
             if a.depth3:
                 d = deep[c[0]].get(f, 0)
-                print(f"    {k / a.per:9.1f}{d / a.per:9.1f}{(d - k) / a.per / 3:9.1f}  {f[:110]}")
+                print(f"    {k:9.1f}{d:9.1f}{round((d - k) / 3, 1) + 0.0:9.1f}  {f[:110]}")
             else:
-                print(f"    {k / a.per:9.1f}  {f[:120]}")
+                print(f"    {k:9.1f}  {f[:120]}")
     if a.depth3:
-        print(f"\nWhat a level adds, the largest frames ((depth 3 - root) / 3, per {a.per:g})")
+        print("\nWhat a level adds, the largest frames ((depth 3 - root) / 3, per round trip)")
         grow = defaultdict(float)
         for key in deep:
-            for f, d in deep[key].items(): grow[(key, f)] += d / a.per / 3
+            for f, d in deep[key].items(): grow[(key, f)] += d / 3
         for key in root:
-            for f, k in root[key].items(): grow[(key, f)] -= k / a.per / 3
+            for f, k in root[key].items(): grow[(key, f)] -= k / 3
         for (key, f), g in sorted(grow.items(), key=lambda kv: -kv[1])[:2 * a.each]:
             print(f"  {g:9.1f}  {key:7} {f[:110]}")
-    total = sum(sum(d.values()) for d in root.values())
-    print(f"\nThe parts add up to {total} instructions; the profile's total is {n}" + (" (equal)." if total == n else " (NOT EQUAL)."))
-    if a.depth3:
-        total3 = sum(sum(d.values()) for d in deep.values())
-        print(f"Depth 3: the parts add up to {total3}; the profile's total is {n3}" + (" (equal)." if total3 == n3 else " (NOT EQUAL)."))
+    print()
+    for label, parts, count in checks:
+        added = sum(sum(d.values()) for d in parts.values())
+        print(f"{label} add up to {added} instructions; the profile's total is {count}"
+              + (" (equal)." if added == count else " (NOT EQUAL)."))
 
 blocks, execs = read_log(a.log)
 
