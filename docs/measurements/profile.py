@@ -186,7 +186,7 @@ SUMS = [("total", [c[0] for c in CATEGORIES]),
 # charged to the project's function around it (bounds checks, atomics, integer helpers),
 # as in C those are compiled into the function that uses them; so are the accessors below.
 # The frames come from DWARF's line table, which gives the instructions the compiler moved
-# or shared between frames to one of them (the register moves around cost_probe's disabled
+# or shared between frames to one of them (the register moves around CostProbe's disabled
 # check in update_entity_load, for instance, are the probe's): a frame's figure is exact to
 # a few instructions per call, a part's to the instructions at its frames' edges.
 RULES = [(re.compile(pattern), key) for pattern, key in [
