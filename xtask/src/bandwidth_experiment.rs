@@ -38,8 +38,8 @@ use fairway_sched::bandwidth::PeriodTimerStart;
 use fairway_sched::run_queue::CpuCapacity;
 use fairway_sim::{Config, Simulation, policy_kind};
 
-use crate::board::{Board, workspace_root};
-use crate::qemu::{self, QemuConfig};
+use crate::run::board::{Board, workspace_root};
+use crate::run::qemu::{self, QemuConfig};
 
 const MS: u64 = 1_000_000;
 const SECOND: u64 = 1_000 * MS;
@@ -455,7 +455,7 @@ fn run_kernel(kernel: &Path, point: &Point, folder: &Path) -> Result<(Measure, u
             tail.join("\n")
         ));
     }
-    let report = crate::report::parse_report(&outcome.lines)?;
+    let report = crate::run::report::parse_report(&outcome.lines)?;
     let [run] = report.runs.as_slice() else {
         return Err(format!(
             "expected one report section, got {}",
@@ -822,7 +822,7 @@ pub fn command(args: &[String]) -> Result<ExitCode, String> {
     if !kernel.is_file() {
         return Err(format!("{}: no such kernel image", kernel.display()));
     }
-    crate::tools::ensure()?;
+    crate::run::tools::ensure()?;
     if energy {
         return energy_command(&kernel);
     }
@@ -1029,7 +1029,7 @@ fn energy_kernel(kernel: &Path, point: &Point, folder: &Path) -> Result<EnergyMe
             outcome.lines.last().map_or("", String::as_str)
         ));
     }
-    let report = crate::report::parse_report(&outcome.lines)?;
+    let report = crate::run::report::parse_report(&outcome.lines)?;
     let [run] = report.runs.as_slice() else {
         return Err(format!(
             "expected one report section, got {}",

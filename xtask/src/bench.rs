@@ -33,9 +33,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 use std::time::Duration;
 
-use crate::board::{Board, workspace_root};
-use crate::qemu::{self, QemuConfig};
-use crate::report::Run;
+use crate::run::board::{Board, workspace_root};
+use crate::run::qemu::{self, QemuConfig};
+use crate::run::report::Run;
 
 /// sched-pipe's round trips per run (enough that start-up is below 0.1 %).
 const PIPE_LOOPS: u64 = 20_000;
@@ -145,7 +145,7 @@ fn boot(kernel: &Path, append: &str) -> Result<Run, String> {
             outcome.lines.last().map_or("", String::as_str)
         ));
     }
-    let report = crate::report::parse_report(&outcome.lines)?;
+    let report = crate::run::report::parse_report(&outcome.lines)?;
     match <[Run; 1]>::try_from(report.runs) {
         Ok([run]) => Ok(run),
         Err(runs) => Err(format!(
@@ -193,7 +193,7 @@ fn kernel_memory(kernel: &Path, cpus: u32, append: &str) -> Result<(f64, String)
     config.echo = false;
     config.timeout = Duration::from_secs(120);
     config.append = append.to_string();
-    config.scenario = Some(crate::board::workspace_root().join(MEMORY_SCENARIO));
+    config.scenario = Some(crate::run::board::workspace_root().join(MEMORY_SCENARIO));
     config.load_scenario()?;
     let outcome = qemu::run(kernel, &config)?;
     if outcome.status != Some(0) {
@@ -427,7 +427,7 @@ pub fn command(args: &[String]) -> Result<ExitCode, String> {
         }
         i += 1;
     }
-    crate::tools::ensure()?;
+    crate::run::tools::ensure()?;
     let kernel = match kernel {
         Some(kernel) => kernel,
         None => build_kernel()?,

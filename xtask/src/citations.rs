@@ -353,7 +353,7 @@ mod tests {
     /// `cargo xtask lint`).
     #[test]
     fn repository_citations_resolve() {
-        let checked = check(&crate::board::workspace_root()).unwrap_or_else(|e| panic!("{e}"));
+        let checked = check(&crate::run::board::workspace_root()).unwrap_or_else(|e| panic!("{e}"));
         assert!(checked > 0);
     }
 }

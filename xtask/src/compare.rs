@@ -21,8 +21,8 @@ use std::time::Duration;
 
 use fairway_sched::boot_options::SchedConfig;
 
-use crate::board::{Board, workspace_root};
-use crate::qemu::{self, QemuConfig};
+use crate::run::board::{Board, workspace_root};
+use crate::run::qemu::{self, QemuConfig};
 use crate::test::Case;
 
 /// Runtime may differ by this fraction of the simulator's.
@@ -290,7 +290,7 @@ pub fn compare_lines(
     lines: &[String],
 ) -> Result<Comparison, String> {
     let (results, capacities) = simulate(scenario, board, cpus, append)?;
-    let report = crate::report::parse_report(lines).map_err(|e| format!("report: {e}"))?;
+    let report = crate::run::report::parse_report(lines).map_err(|e| format!("report: {e}"))?;
     let run = report
         .runs
         .first()
@@ -457,10 +457,10 @@ pub fn command(args: &[String]) -> Result<ExitCode, String> {
     let scenario = scenario.ok_or_else(|| format!("compare: no scenario\n{USAGE}"))?;
     let loaded = Board::load(&board)?;
     let cpus = cpus.unwrap_or(loaded.cpus);
-    crate::tools::ensure()?;
+    crate::run::tools::ensure()?;
     let kernel = match kernel {
         Some(path) => path,
-        None => crate::rtapp_log_cases::build_kernel()?,
+        None => crate::run::build::release_kernel()?,
     };
     let mut config = QemuConfig::for_board(loaded);
     config.cpus = cpus;
@@ -489,7 +489,7 @@ pub fn command(args: &[String]) -> Result<ExitCode, String> {
         comparison.set_spread(&others);
     }
     print!("{}", comparison.table());
-    crate::icount_warnings::print(&lines, true);
+    crate::run::icount_warnings::print(&lines, true);
     Ok(if check && !comparison.disagreements().is_empty() {
         ExitCode::FAILURE
     } else {

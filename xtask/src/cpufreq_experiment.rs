@@ -17,9 +17,9 @@ use std::path::Path;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use crate::board::Board;
-use crate::board::workspace_root;
-use crate::qemu::{self, QemuConfig};
+use crate::run::board::Board;
+use crate::run::board::workspace_root;
+use crate::run::qemu::{self, QemuConfig};
 
 /// The figures of one run.
 struct Figures {
@@ -50,7 +50,7 @@ fn run(kernel: &Path, append: &str, scenario: Option<&str>) -> Result<Figures, S
             outcome.lines.last().map_or("", String::as_str)
         ));
     }
-    let report = crate::report::parse_report(&outcome.lines)?;
+    let report = crate::run::report::parse_report(&outcome.lines)?;
     let [run] = report.runs.as_slice() else {
         return Err(format!(
             "expected one report section, got {}",

@@ -129,12 +129,12 @@ fn feec_within_budget(lines: &[String]) -> Result<(), String> {
 
 /// `find_energy_efficient_cpu`'s calls and the tasks' wake-ups in a run.
 fn feec_calls_and_wakeups(lines: &[String]) -> Result<(u64, u64), String> {
-    let report = crate::report::parse_report(lines)?;
+    let report = crate::run::report::parse_report(lines)?;
     let run = report.runs.first().ok_or("no report")?;
     let calls = run
         .costs
         .iter()
-        .find(|c| c.cpu == crate::report::CpuScope::All && c.op == "find_energy_efficient_cpu")
+        .find(|c| c.cpu == crate::run::report::CpuScope::All && c.op == "find_energy_efficient_cpu")
         .map_or(0, |c| c.count);
     Ok((calls, run.tasks.iter().map(|t| t.wakeups).sum()))
 }

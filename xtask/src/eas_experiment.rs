@@ -30,9 +30,9 @@ use std::path::Path;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-use crate::board::{Board, workspace_root};
-use crate::qemu::{self, QemuConfig};
-use crate::report::{CpuScope, Run};
+use crate::run::board::{Board, workspace_root};
+use crate::run::qemu::{self, QemuConfig};
+use crate::run::report::{CpuScope, Run};
 
 /// The seed's hackbench shapes (loops, groups), scaled by 1/32.
 const HACKBENCH_SHAPES: [(u64, u64, &str); 4] = [
@@ -68,7 +68,7 @@ fn run(kernel: &Path, append: &str, scenario: Option<&str>) -> Result<Run, Strin
             outcome.lines.last().map_or("", String::as_str)
         ));
     }
-    let report = crate::report::parse_report(&outcome.lines)?;
+    let report = crate::run::report::parse_report(&outcome.lines)?;
     match <[Run; 1]>::try_from(report.runs) {
         Ok([run]) => Ok(run),
         Err(runs) => Err(format!("expected one report section, got {}", runs.len())),
@@ -149,7 +149,7 @@ pub(crate) fn command(args: &[String]) -> Result<ExitCode, String> {
     if !kernel.is_file() {
         return Err(format!("{}: no such kernel image", kernel.display()));
     }
-    crate::tools::ensure()?;
+    crate::run::tools::ensure()?;
     let shapes = if quick {
         &HACKBENCH_SHAPES[..1]
     } else {

@@ -8,8 +8,8 @@
 use std::path::Path;
 use std::process::ExitCode;
 
-use crate::board::Board;
-use crate::qemu::{self, QemuConfig};
+use crate::run::board::Board;
+use crate::run::qemu::{self, QemuConfig};
 
 /// The value of `key=` in the first line containing `needle`.
 fn value_in(lines: &[String], needle: &str, key: &str) -> Option<u64> {
@@ -23,7 +23,7 @@ const LINUX_JUNO: [u64; 4] = [50097, 46615, 43806, 41078];
 
 /// Runs the experiment with `kernel` and prints the table.
 pub fn run(kernel: &Path, loops: u64) -> Result<ExitCode, String> {
-    crate::tools::ensure()?;
+    crate::run::tools::ensure()?;
     let mut rows = Vec::new();
     for uclamp in [false, true] {
         for depth in 0..4 {

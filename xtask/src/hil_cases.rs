@@ -9,10 +9,10 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-use crate::board::workspace_root;
 use crate::hil::console::Console;
 use crate::hil::rehearsal::{RehearsalBoard, SilentBoard};
 use crate::hil::{self, HilOptions, HilOutcome, Load};
+use crate::run::board::workspace_root;
 
 /// The scenario of the full runs: a 20 ms hog on CPU 0 and a task on CPU 1
 /// that runs 2 ms and sleeps 8 ms five times.
@@ -468,7 +468,7 @@ fn ram_moved(_images: &BTreeMap<String, PathBuf>) -> Result<String, String> {
 /// the lines are in, or after 30 s.
 fn console_16550(_images: &BTreeMap<String, PathBuf>) -> Result<String, String> {
     let kernel = build_kernel_for_ram("raspi3b", RASPI3B_RAM)?;
-    let image = crate::qemu::make_image(&kernel)?;
+    let image = crate::run::qemu::make_image(&kernel)?;
     let folder = workspace_root()
         .join("target")
         .join("xtask-hil")
@@ -516,7 +516,7 @@ fn console_16550(_images: &BTreeMap<String, PathBuf>) -> Result<String, String> 
         let mut decoder = table.new_stream_decoder();
         decoder.received(&bytes);
         lines.clear();
-        crate::qemu::decode_frames(decoder.as_mut(), false, |line| lines.push(line));
+        crate::run::qemu::decode_frames(decoder.as_mut(), false, |line| lines.push(line));
         if needles
             .iter()
             .all(|needle| lines.iter().any(|l| l.contains(needle)))

@@ -17,8 +17,8 @@ use std::time::Duration;
 
 use fairway_sim::judge::{self, SETTLE_NS};
 
-use crate::board::Board;
-use crate::qemu::QemuConfig;
+use crate::run::board::Board;
+use crate::run::qemu::QemuConfig;
 
 const USAGE: &str = "usage: cargo xtask judge-phases [--board NAME]... [--shape NAME]... \
                      [--seeds N] [--kernel FILE] [--sim-only]";
@@ -50,7 +50,7 @@ fn kernel_run(kernel: &Path, board: &str, shape: &str, seed: u64) -> Result<(f64
     config.append = format!("trace_switches=20000 tick_seed={seed}");
     config.timeout = Duration::from_secs(300);
     config.scenario = Some(
-        crate::board::workspace_root().join(format!("tests/scenarios/eas-shape-{shape}.json")),
+        crate::run::board::workspace_root().join(format!("tests/scenarios/eas-shape-{shape}.json")),
     );
     let what = format!("judge-phases: the kernel's run of {shape} on {board} at tick_seed={seed}");
     let lines = crate::compare::run_under_icount(kernel, config, &what)?;
@@ -117,10 +117,10 @@ pub fn command(args: &[String]) -> Result<ExitCode, String> {
     let kernel = if sim_only {
         None
     } else {
-        crate::tools::ensure()?;
+        crate::run::tools::ensure()?;
         Some(match kernel {
             Some(path) => path,
-            None => crate::rtapp_log_cases::build_kernel()?,
+            None => crate::run::build::release_kernel()?,
         })
     };
     println!("board     shape                 seed  simulator      kernel");

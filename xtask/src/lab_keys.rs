@@ -755,7 +755,7 @@ pub fn command(args: &[String]) -> Result<ExitCode, String> {
         }
         i += 1;
     }
-    let root = crate::board::workspace_root();
+    let root = crate::run::board::workspace_root();
     let outcomes = lab_checks(&root, only, run_commands)?;
     let failed = outcomes.iter().filter(|o| !print_outcome(o)).count();
     eprintln!(
@@ -964,7 +964,7 @@ mod tests {
     /// Every key in the repository reads, and has checks.
     #[test]
     fn the_repositorys_keys_read() {
-        let root = crate::board::workspace_root();
+        let root = crate::run::board::workspace_root();
         let sheets = sheets(&root, None).unwrap();
         assert!(sheets.len() >= 5);
         for sheet in sheets {

@@ -11,10 +11,9 @@
 //! instructions of its interrupts, wake-ups and switches (1 instruction =
 //! 1 ns under icount). [`OVERHEAD_US`] bounds them; see there.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::path::Path;
 
-use crate::board::workspace_root;
+use crate::run::board::workspace_root;
 
 const SCENARIO: &str = "tests/scenarios/periodic-work4ms-16ms-cpu1.json";
 /// The scenario's `run`, `timer` period and duration, µs.
@@ -50,7 +49,7 @@ pub fn run() -> Result<(u64, u64), String> {
             eprintln!("rtapp-log {name:<32} FAILED\n    {report}");
         }
     };
-    match build_kernel() {
+    match crate::run::build::release_kernel() {
         Ok(kernel) => {
             tally("kernel-periodic-alone", periodic_alone(&kernel));
             tally("kernel-log-full", log_full(&kernel));
@@ -59,33 +58,6 @@ pub fn run() -> Result<(u64, u64), String> {
     }
     eprintln!("xtask: rt-app log checks: {passed} passed, {failed} failed");
     Ok((passed, failed))
-}
-
-/// The default release kernel (rt-app's logs are a boot option, not a
-/// feature), built where `cargo build --release` puts it (`cargo run` boots
-/// it; `cargo xtask compare` too).
-pub(crate) fn build_kernel() -> Result<PathBuf, String> {
-    let root = workspace_root();
-    let output = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
-        .current_dir(&root)
-        .args([
-            "build",
-            "--release",
-            "--package",
-            "fairway",
-            "--bin",
-            "fairway",
-        ])
-        .stdin(Stdio::null())
-        .output()
-        .map_err(|e| format!("cargo: {e}"))?;
-    if !output.status.success() {
-        return Err(format!(
-            "the kernel did not build: {}",
-            String::from_utf8_lossy(&output.stderr).trim()
-        ));
-    }
-    Ok(root.join("target/aarch64-unknown-none-softfloat/release/fairway"))
 }
 
 /// Boots `kernel` on the scenario under icount, 2 CPUs, with `append`; the
@@ -151,7 +123,7 @@ fn periodic_alone(kernel: &Path) -> Result<String, String> {
         let _ = std::fs::remove_dir_all(dir);
     }
     let lines = boot(kernel, "rtapp_log_rows=1000")?;
-    crate::rtapp_logs::write(&lines, &kernel_dir)?;
+    crate::run::rtapp_logs::write(&lines, &kernel_dir)?;
     let rows = read_log(&kernel_dir.join("rt-app-periodic-0.log"))?;
     if rows.len() != ROWS {
         return Err(format!("{} rows, {ROWS} loops end within 3 s", rows.len()));
@@ -262,7 +234,7 @@ fn periodic_alone(kernel: &Path) -> Result<String, String> {
 fn log_full(kernel: &Path) -> Result<String, String> {
     const ROOM: usize = 100;
     let lines = boot(kernel, &format!("rtapp_log_rows={ROOM}"))?;
-    match crate::rtapp_logs::from_lines(&lines) {
+    match crate::run::rtapp_logs::from_lines(&lines) {
         Ok(_) => Err("a log with room for 100 rows took 187 loops without an error".into()),
         Err(error) => {
             let dropped = format!("{} loops not logged", ROWS - ROOM);

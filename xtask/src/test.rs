@@ -16,9 +16,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::board::{Board, workspace_root};
-use crate::qemu::{self, QemuConfig};
-use crate::tools;
+use crate::run::board::{Board, workspace_root};
+use crate::run::qemu::{self, QemuConfig};
+use crate::run::tools;
 
 /// What a case must end with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -30,7 +30,7 @@ pub(crate) enum Expect {
 
 /// Where edited device trees are loaded for the `device_tree` image: free RAM
 /// between QEMU's own device tree (first MiB of RAM) and the kernel (at +2 MiB).
-const LOADED_BLOB_ADDRESS: u64 = crate::qemu::BLOB_ADDRESS;
+const LOADED_BLOB_ADDRESS: u64 = crate::run::qemu::BLOB_ADDRESS;
 
 /// A change to QEMU's own device tree before booting.
 type DtsEdit = fn(&str) -> Result<String, String>;
@@ -869,22 +869,6 @@ fn cases() -> Vec<Case> {
     cases
 }
 
-/// Runs `cargo` with `args` in the workspace, failing with its output on error.
-fn cargo(args: &[&str]) -> Result<String, String> {
-    let output = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
-        .args(args)
-        .current_dir(workspace_root())
-        .stdin(Stdio::null())
-        .stderr(Stdio::inherit())
-        .output()
-        .map_err(|e| format!("cannot run cargo: {e}"))?;
-    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
-    if !output.status.success() {
-        return Err(format!("cargo {} failed\n{stdout}", args.join(" ")));
-    }
-    Ok(stdout)
-}
-
 /// The section-citation check (`crate::citations`), then rustfmt and clippy with
 /// `-D warnings`, host and aarch64.
 pub fn lint() -> Result<(), String> {
@@ -897,9 +881,9 @@ pub fn lint() -> Result<(), String> {
     let files = crate::citations::check_files(&workspace_root())?;
     eprintln!("xtask: {files} references to Markdown files resolve");
     eprintln!("xtask: cargo fmt --check");
-    cargo(&["fmt", "--all", "--", "--check"])?;
+    crate::run::build::cargo(&["fmt", "--all", "--", "--check"])?;
     eprintln!("xtask: clippy (host)");
-    cargo(&[
+    crate::run::build::cargo(&[
         "clippy",
         "--quiet",
         "--target",
@@ -927,14 +911,14 @@ pub fn lint() -> Result<(), String> {
     ])?;
     eprintln!("xtask: clippy (aarch64-unknown-none-softfloat)");
     let deny = ["--", "-D", "warnings"];
-    cargo(
+    crate::run::build::cargo(
         &[
             &["clippy", "--quiet", "--package", "fairway", "--all-targets"],
             &deny[..],
         ]
         .concat(),
     )?;
-    cargo(
+    crate::run::build::cargo(
         &[
             &[
                 "clippy",
@@ -949,7 +933,7 @@ pub fn lint() -> Result<(), String> {
         .concat(),
     )?;
     eprintln!("xtask: clippy (aarch64, instrumentation compiled out)");
-    cargo(
+    crate::run::build::cargo(
         &[
             &[
                 "clippy",
@@ -963,7 +947,7 @@ pub fn lint() -> Result<(), String> {
         .concat(),
     )?;
     eprintln!("xtask: clippy (aarch64, tracepoints compiled in)");
-    cargo(
+    crate::run::build::cargo(
         &[
             &[
                 "clippy",
@@ -1094,7 +1078,7 @@ fn build_images() -> Result<BTreeMap<String, PathBuf>, String> {
             "--message-format=json",
         ][..],
     ] {
-        let stdout = cargo(args)?;
+        let stdout = crate::run::build::cargo(args)?;
         for line in stdout.lines() {
             let Ok(message) = serde_json::from_str::<serde_json::Value>(line) else {
                 continue;
@@ -1260,8 +1244,8 @@ fn run_case(case: &Case, image: &Path, expect: Expect) -> Result<Vec<String>, St
     }
     if case.twice_identical {
         let again = qemu::run(image, &config)?;
-        let first = crate::report::parse_report(&outcome.lines).map(|r| r.to_json());
-        let second = crate::report::parse_report(&again.lines).map(|r| r.to_json());
+        let first = crate::run::report::parse_report(&outcome.lines).map(|r| r.to_json());
+        let second = crate::run::report::parse_report(&again.lines).map(|r| r.to_json());
         match (first, second) {
             (Ok(a), Ok(b)) if a == b => {}
             (Ok(a), Ok(b)) => problems.push(format!(

@@ -11,10 +11,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use crate::board::Board;
-use crate::qemu::{self, QemuConfig};
+use crate::run::board::Board;
+use crate::run::qemu::{self, QemuConfig};
 
-use crate::board::workspace_root;
+use crate::run::board::workspace_root;
 
 /// One traced run: a name, the scenario, the simulator's options.
 struct TraceCase {
@@ -138,7 +138,7 @@ const CASES: [TraceCase; 5] = [
 
 /// Runs the trace checks; returns (passed, failed).
 pub fn run() -> Result<(u64, u64), String> {
-    let python = crate::tools::perfetto_python()?;
+    let python = crate::run::tools::perfetto_python()?;
     let root = workspace_root();
     let out = root.join("target/trace-checks");
     std::fs::create_dir_all(&out).map_err(|e| format!("{}: {e}", out.display()))?;
@@ -391,10 +391,10 @@ fn kernel_case(
     config.load_scenario()?;
     let lines = boot(kernel, &config)?;
     let results = out.join(format!("{}.json", case.name));
-    let report = crate::report::parse_report(&lines).map_err(|e| format!("report: {e}"))?;
+    let report = crate::run::report::parse_report(&lines).map_err(|e| format!("report: {e}"))?;
     std::fs::write(&results, report.to_json())
         .map_err(|e| format!("{}: {e}", results.display()))?;
-    let trace = crate::kernel_trace::from_lines(&lines)?
+    let trace = crate::run::kernel_trace::from_lines(&lines)?
         .ok_or("the kernel printed no tracepoint records")?;
     let path = out.join(format!("{}.pftrace", case.name));
     std::fs::write(&path, trace.to_perfetto()).map_err(|e| format!("{}: {e}", path.display()))?;
@@ -418,8 +418,8 @@ fn kernel_case(
     if !case.append.contains("explain=") {
         return Ok(summary);
     }
-    let explained =
-        crate::kernel_trace::explained(&lines)?.ok_or("the kernel printed no explain records")?;
+    let explained = crate::run::kernel_trace::explained(&lines)?
+        .ok_or("the kernel printed no explain records")?;
     let detail = if case.board == "juno-r2" {
         check_energy_estimates(&explained)?
     } else {
@@ -436,10 +436,10 @@ fn kernel_case(
 /// one and to the nanosecond, the changes of the trace's `throttled` tracks
 /// (the simulator's test of the rule is `sim/tests/explain_throttle.rs`).
 fn check_throttle_explains(
-    explained: &crate::kernel_trace::Explained,
+    explained: &crate::run::kernel_trace::Explained,
     trace: &fairway_trace::Trace,
 ) -> Result<String, String> {
-    use crate::kernel_trace::Decision;
+    use crate::run::kernel_trace::Decision;
     use fairway_trace::{CounterTrack, GroupCpuSignal};
     let mut explains = Vec::new();
     for decision in &explained.decisions {
@@ -528,8 +528,10 @@ fn em_cpu_energy(domain: usize, cpu_cap: u64, max_util: u64, sum_util: u64) -> u
 /// the task placed `sum_util` is the base's plus `task_util_est`, at most
 /// the domain's capacity (`compute_energy`, §5.4). `sim/tests/explain_eas.rs`
 /// checks the simulator's the same way.
-fn check_energy_estimates(explained: &crate::kernel_trace::Explained) -> Result<String, String> {
-    use crate::kernel_trace::Decision;
+fn check_energy_estimates(
+    explained: &crate::run::kernel_trace::Explained,
+) -> Result<String, String> {
+    use crate::run::kernel_trace::Decision;
     let mut checked = 0;
     for decision in &explained.decisions {
         let Decision::Wake {
@@ -593,7 +595,7 @@ fn record_cost(kernel: &Path) -> Result<String, String> {
             &format!("workload=sched-pipe loops={COST_LOOPS} pinned=1 trace_records={records}"),
         )?;
         let lines = boot(kernel, &config)?;
-        let report = crate::report::parse_report(&lines)?;
+        let report = crate::run::report::parse_report(&lines)?;
         let wall_ns = report.runs.first().map(|r| r.wall_ns).ok_or("no report")?;
         let count = |field: &str| -> u64 {
             lines
@@ -688,7 +690,7 @@ const EXPLAIN_CASES: [ExplainCase; 3] = [
 /// branches were taken and, with groups, that picks reached the deepest
 /// group.
 fn kernel_explain(kernel: &Path, case: &ExplainCase) -> Result<String, String> {
-    use crate::kernel_trace::Decision;
+    use crate::run::kernel_trace::Decision;
     use fairway_trace::explain_rule::check_eevdf_pick;
     let append = if case.round_robin {
         "trace_records=200000 explain=3000 sched=rr"
@@ -699,8 +701,8 @@ fn kernel_explain(kernel: &Path, case: &ExplainCase) -> Result<String, String> {
     config.scenario = Some(workspace_root().join("tests/scenarios").join(case.scenario));
     config.load_scenario()?;
     let lines = boot(kernel, &config)?;
-    let explained =
-        crate::kernel_trace::explained(&lines)?.ok_or("the kernel printed no explain records")?;
+    let explained = crate::run::kernel_trace::explained(&lines)?
+        .ok_or("the kernel printed no explain records")?;
     if case.round_robin {
         return kernel_explain_rr(&explained);
     }
@@ -779,8 +781,8 @@ fn kernel_explain(kernel: &Path, case: &ExplainCase) -> Result<String, String> {
 /// three tasks share the CPU for 1 s: a rotation at most every 4 ms slice,
 /// at least every second tick (a slice that starts just after a tick ends
 /// at the tick after next).
-fn kernel_explain_rr(explained: &crate::kernel_trace::Explained) -> Result<String, String> {
-    use crate::kernel_trace::Decision;
+fn kernel_explain_rr(explained: &crate::run::kernel_trace::Explained) -> Result<String, String> {
+    use crate::run::kernel_trace::Decision;
     use fairway_trace::explain_rule::{check_rr_pick, check_rr_rotation};
     let mut rotations: Vec<&[fairway_trace::explain::RrCandidate]> = Vec::new();
     let (mut picks, mut turns) = (0, 0);
@@ -844,7 +846,7 @@ const PROGRESS_LOOPS: u64 = 200_000;
 /// and the reader saw the kernel's time advance.
 fn progress_reads(kernel: &Path) -> Result<String, String> {
     let elf = std::fs::read(kernel).map_err(|e| format!("{}: {e}", kernel.display()))?;
-    let address = crate::progress::tick_time_address(&elf)
+    let address = crate::run::progress::tick_time_address(&elf)
         .ok_or("the kernel image has no PROGRESS_NS pointer")?;
     let config = || -> Result<QemuConfig, String> {
         icount_config(
@@ -854,7 +856,7 @@ fn progress_reads(kernel: &Path) -> Result<String, String> {
         )
     };
     let report = |lines: &[String]| -> Result<String, String> {
-        Ok(crate::report::parse_report(lines)?.to_json())
+        Ok(crate::run::report::parse_report(lines)?.to_json())
     };
     let plain = report(&boot(kernel, &config()?)?)?;
     let socket = std::env::temp_dir().join(format!("fairway-qmp-test-{}.sock", std::process::id()));
@@ -863,8 +865,13 @@ fn progress_reads(kernel: &Path) -> Result<String, String> {
         "-qmp".into(),
         format!("unix:{},server=on,wait=off", socket.display()),
     ]);
-    let line =
-        crate::progress::ProgressLine::start_with(socket, address, None, Duration::ZERO, false);
+    let line = crate::run::progress::ProgressLine::start_with(
+        socket,
+        address,
+        None,
+        Duration::ZERO,
+        false,
+    );
     let lines = boot(kernel, &watched);
     let readings = std::sync::Arc::clone(&line.readings);
     drop(line);

@@ -87,7 +87,7 @@ pub fn from_lines(lines: &[String]) -> Result<Option<Vec<TaskLog>>, String> {
     if announced.is_empty() {
         return Ok(None);
     }
-    let report = crate::report::parse_report(lines).map_err(|e| format!("report: {e}"))?;
+    let report = crate::run::report::parse_report(lines).map_err(|e| format!("report: {e}"))?;
     let tasks = &report
         .runs
         .last()

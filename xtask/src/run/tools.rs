@@ -5,6 +5,10 @@
 
 use std::process::{Command, Stdio};
 
+/// Debian's U-Boot for QEMU's arm64 `virt` (package `u-boot-qemu`): the
+/// firmware of the board runner's rehearsal board.
+pub const UBOOT: &str = "/usr/lib/u-boot/qemu_arm64/u-boot.bin";
+
 /// A host program (or, starting with `/`, a file) and the Debian package that
 /// provides it.
 struct Tool {
@@ -22,7 +26,7 @@ const TOOLS: [Tool; 3] = [
         package: "device-tree-compiler",
     },
     Tool {
-        program: crate::hil::rehearsal::UBOOT,
+        program: UBOOT,
         package: "u-boot-qemu",
     },
 ];
@@ -152,7 +156,7 @@ const PERFETTO_TRACE_MODULE: &str = "perfetto.protos.perfetto.trace.perfetto_tra
 /// `target/tools/perfetto-venv`, made and filled with pip when missing (no
 /// root needed). Returns its interpreter.
 pub fn perfetto_python() -> Result<std::path::PathBuf, String> {
-    let venv = crate::board::workspace_root().join("target/tools/perfetto-venv");
+    let venv = crate::run::board::workspace_root().join("target/tools/perfetto-venv");
     let python = venv.join("bin/python");
     let importable = |python: &std::path::Path| {
         Command::new(python)

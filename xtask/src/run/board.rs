@@ -89,3 +89,26 @@ impl Board {
         workspace_root().join("boards").join(&self.name)
     }
 }
+
+/// `cargo xtask board-blobs`: compiles each board's tree for the simulator
+/// (`boards/NAME/sim.dtb`, `fairway_sim::board::compile_merged`) with dtc, so that
+/// the simulator reads boards without it.
+pub fn board_blobs() -> Result<std::process::ExitCode, String> {
+    crate::run::tools::ensure()?;
+    let boards = workspace_root().join("boards");
+    let mut folders: Vec<PathBuf> = std::fs::read_dir(&boards)
+        .map_err(|e| format!("{}: {e}", boards.display()))?
+        .filter_map(|entry| entry.ok().map(|e| e.path()))
+        .filter(|dir| dir.join("board.toml").exists())
+        .collect();
+    folders.sort();
+    for dir in folders {
+        let path = dir.to_string_lossy().into_owned();
+        if let Some(blob) = fairway_sim::board::compile_merged(&path).map_err(|e| e.to_string())? {
+            let target = dir.join(fairway_sim::board::SIM_BLOB);
+            std::fs::write(&target, &blob).map_err(|e| format!("{}: {e}", target.display()))?;
+            println!("{}: {} bytes", target.display(), blob.len());
+        }
+    }
+    Ok(std::process::ExitCode::SUCCESS)
+}

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use defmt_decoder::{DecodeError, Table};
 
-use crate::board::Board;
+use crate::run::board::Board;
 
 /// Where blobs for the kernel (scenarios, test device trees) are loaded: the free
 /// MiB between QEMU's device tree (first MiB of RAM) and the kernel (at +2 MiB).
@@ -109,7 +109,7 @@ impl QemuConfig {
     /// Compiles the board's own device tree source, if it has one, and uses it; or
     /// merges the board's CPUs (`cpus_dtsi`) into QEMU's own tree for this machine.
     pub fn use_board_device_tree(&mut self) -> Result<(), String> {
-        let folder = crate::board::workspace_root()
+        let folder = crate::run::board::workspace_root()
             .join("target")
             .join("xtask-dtb");
         std::fs::create_dir_all(&folder).map_err(|e| e.to_string())?;
@@ -234,7 +234,7 @@ impl QemuConfig {
                 blob.len()
             ));
         }
-        let folder = crate::board::workspace_root()
+        let folder = crate::run::board::workspace_root()
             .join("target")
             .join("xtask-scenario");
         std::fs::create_dir_all(&folder).map_err(|e| e.to_string())?;
@@ -543,7 +543,7 @@ pub fn run(kernel: &Path, config: &QemuConfig) -> Result<Outcome, String> {
     for line in stderr.lines().filter(|l| !l.trim().is_empty()) {
         let line = format!("qemu: {line}");
         if config.echo {
-            let _terminal = crate::progress::before_output();
+            let _terminal = crate::run::progress::before_output();
             eprintln!("{line}");
         }
         lines.push(line);
@@ -555,7 +555,7 @@ pub fn run(kernel: &Path, config: &QemuConfig) -> Result<Outcome, String> {
             config.timeout
         );
         if config.echo {
-            let _terminal = crate::progress::before_output();
+            let _terminal = crate::run::progress::before_output();
             eprintln!("{line}");
         }
         lines.push(line);
@@ -596,7 +596,7 @@ pub fn decode_frames(
                 // lines for the runner's warnings (`icount_warnings`), not
                 // for a reader.
                 if echo && !line.contains("tracepoint: ") && !line.contains("turns: ") {
-                    let _terminal = crate::progress::before_output();
+                    let _terminal = crate::run::progress::before_output();
                     println!("{line}");
                 }
                 push(line);
@@ -605,7 +605,7 @@ pub fn decode_frames(
             Err(DecodeError::Malformed) => {
                 let line = "(malformed defmt frame skipped)".to_string();
                 if echo {
-                    let _terminal = crate::progress::before_output();
+                    let _terminal = crate::run::progress::before_output();
                     println!("{line}");
                 }
                 push(line);
@@ -679,7 +679,7 @@ pub fn dump_dtb(config: &QemuConfig, path: &Path) -> Result<(), String> {
 /// only such folders, so a QEMU that searches elsewhere fails here rather than
 /// passing the tests by luck.
 pub fn isolated_qemu() -> Result<(PathBuf, PathBuf), String> {
-    let root = crate::board::workspace_root()
+    let root = crate::run::board::workspace_root()
         .join("target")
         .join("xtask-isolated-qemu");
     let program = root.join("bin").join("qemu-system-aarch64");
