@@ -161,70 +161,13 @@ fn feec_at_every_wakeup(lines: &[String]) -> Result<(), String> {
     Ok(())
 }
 
-/// `(time_ns, cpu, next)` of every `trace: switch` line, times since the
-/// scenario's start.
-pub(crate) fn kernel_switches(
-    lines: &[String],
-) -> Result<Vec<(u64, usize, Option<String>)>, String> {
-    let mut out = Vec::new();
-    for line in lines {
-        let Some(at) = line.find("trace: switch ") else {
-            continue;
-        };
-        let rest = &line[at..];
-        let field = |key: &str| {
-            rest.split_whitespace()
-                .find_map(|w| w.strip_prefix(key)?.strip_prefix('='))
-                .ok_or_else(|| format!("no {key}= in: {line}"))
-        };
-        let number = |key: &str| -> Result<u64, String> {
-            field(key)?
-                .parse()
-                .map_err(|_| format!("no number {key}= in: {line}"))
-        };
-        out.push((
-            number("time_ns")?,
-            number("cpu")? as usize,
-            Some(field("next")?.to_string()),
-        ));
-    }
-    if out.is_empty() {
-        return Err("no 'trace: switch' line (trace_switches=N?)".into());
-    }
-    Ok(out)
-}
-
-/// The kernel's run of classic shape `shape` on `board` from its output
-/// `lines` (with `trace_switches=`), judged as the simulator's runs are
-/// (`fairway_sim::judge`, 10 periods of settling per window).
-pub(crate) fn kernel_verdict(
-    board: &str,
-    shape: &str,
-    lines: &[String],
-) -> Result<(fairway_sim::judge::Verdict, fairway_sim::judge::JudgeBoard), String> {
-    use fairway_sim::judge;
-    let shape = judge::classic_shapes()
-        .into_iter()
-        .find(|s| s.name == shape)
-        .ok_or_else(|| format!("no classic shape {shape}"))?;
-    let judge_board = judge::load_board(board).map_err(|e| e.to_string())?;
-    let switches = kernel_switches(lines)?;
-    let end = switches.last().map_or(0, |s| s.0);
-    let verdict = judge::judge(
-        &judge_board,
-        &shape,
-        &judge::stretches(&switches, end),
-        judge::SETTLE_NS,
-    );
-    Ok((verdict, judge_board))
-}
-
 /// The kernel's run of classic shape `shape` on `board`, judged as the
 /// simulator's runs are (`sim/tests/judge.rs`): energy ratio at most 1.05
 /// and each task on a CPU of the capacity the best placement gives it,
 /// after 10 periods of settling per window.
 fn judge_kernel_run(board: &str, shape: &str, lines: &[String]) -> Result<(), String> {
-    let (verdict, judge_board) = kernel_verdict(board, shape, lines)?;
+    let (verdict, judge_board) =
+        crate::experiments::judge_phases::kernel_verdict(board, shape, lines)?;
     let ratio = verdict.ratio();
     if ratio > 1.05 {
         return Err(format!(

@@ -41,23 +41,15 @@
 //! writes them), `--verbose` (notes on what a scenario sets that has no effect
 //! here).
 
-mod agree;
 mod bandwidth_cases;
-mod bandwidth_experiment;
-mod bench;
 mod board_cases;
 mod citations;
-mod compare;
-mod cpufreq_experiment;
 mod eas_cases;
-mod eas_experiment;
-mod experiment;
+mod experiments;
 mod hil;
 mod hil_cases;
-mod judge_phases;
 mod lab_keys;
 mod plot;
-mod replay;
 mod rtapp_log_cases;
 mod run;
 mod test;
@@ -101,16 +93,16 @@ fn main() -> ExitCode {
         Some("test") => test::run(&args[1..]),
         Some("lint") => test::lint().map(|()| ExitCode::SUCCESS),
         Some("experiment") => match args.get(1) {
-            Some(kernel) => experiment::run(
+            Some(kernel) => experiments::uclamp_depth::run(
                 &PathBuf::from(kernel),
                 args.get(2).and_then(|n| n.parse().ok()).unwrap_or(20_000),
             ),
             None => Err("experiment needs the kernel image (target/aarch64-unknown-none-softfloat/release/fairway)".into()),
         },
-        Some("bandwidth-experiment") => bandwidth_experiment::command(&args[1..]),
-        Some("cpufreq-experiment") => cpufreq_experiment::command(&args[1..]),
-        Some("eas-experiment") => eas_experiment::command(&args[1..]),
-        Some("bench") => bench::command(&args[1..]),
+        Some("bandwidth-experiment") => experiments::bandwidth::command(&args[1..]),
+        Some("cpufreq-experiment") => experiments::cpufreq::command(&args[1..]),
+        Some("eas-experiment") => experiments::eas::command(&args[1..]),
+        Some("bench") => experiments::bench::command(&args[1..]),
         // A rig needs no QEMU: only the toolchain (the Image is made with llvm-objcopy).
         // The console's settings survive a Ctrl-C (`stop_on_signals`).
         Some("hil") => hil::console::stop_on_signals().and_then(|()| hil::command(&args[1..])),
@@ -136,10 +128,10 @@ fn main() -> ExitCode {
                 }
             }),
         Some("report") => run::report::command(&args[1..]),
-        Some("agree") => agree::command(&args[1..]),
-        Some("compare") => compare::command(&args[1..]),
-        Some("judge-phases") => judge_phases::command(&args[1..]),
-        Some("replay") => replay::command(&args[1..]),
+        Some("agree") => experiments::agree::command(&args[1..]),
+        Some("compare") => experiments::compare::command(&args[1..]),
+        Some("judge-phases") => experiments::judge_phases::command(&args[1..]),
+        Some("replay") => experiments::replay::command(&args[1..]),
         Some("board-blobs") => run::board::board_blobs(),
         _ => Err(usage()),
     };

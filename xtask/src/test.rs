@@ -74,7 +74,7 @@ pub(crate) struct Case {
     board: &'static str,
 }
 
-/// A host-and-kernel agreement check (`crate::agree`): the scenario's first
+/// A host-and-kernel agreement check (`crate::experiments::agree`): the scenario's first
 /// [`AGREE_SWITCHES`] context switches under `policy`, in the kernel (one CPU,
 /// icount) and in the simulator, name the same tasks in the same order, at least
 /// up to `agree_through`; where they part earlier, `why` says what moves the kernel
@@ -121,7 +121,7 @@ const REPLAY_MIN_SWITCHES: usize = 1000;
 /// The kernel's record replays through the simulator's drivers with every
 /// decision the same, over at least [`REPLAY_MIN_SWITCHES`] switches.
 pub(crate) fn replay_agrees(lines: &[String]) -> Result<(), String> {
-    let (outcome, report) = crate::replay::check(lines)?;
+    let (outcome, report) = crate::experiments::replay::check(lines)?;
     eprintln!("  {report}");
     if outcome.divergence.is_some() {
         return Err(report);
@@ -865,7 +865,7 @@ fn cases() -> Vec<Case> {
     cases.extend(crate::bandwidth_cases::cases());
     cases.extend(crate::board_cases::cases());
     cases.extend(crate::eas_cases::cases());
-    cases.extend(crate::compare::cases());
+    cases.extend(compare_cases());
     cases
 }
 
@@ -1188,8 +1188,8 @@ fn run_case(case: &Case, image: &Path, expect: Expect) -> Result<Vec<String>, St
     config.icount = case.icount;
     config.append = case.append.clone();
     if let Some(agree) = &case.agree {
-        // Room for the harness's own switches (`crate::agree::HARNESS`). Slices end
-        // on the high-resolution timer, as `crate::agree::simulate_like_kernel` has
+        // Room for the harness's own switches (`crate::experiments::agree::HARNESS`). Slices end
+        // on the high-resolution timer, as `crate::experiments::agree::simulate_like_kernel` has
         // them end (exact ends; without it both end them at ticks).
         config.append = format!(
             "{} trace_switches={} sched={} hrtick=1",
@@ -1299,15 +1299,15 @@ fn run_case(case: &Case, image: &Path, expect: Expect) -> Result<Vec<String>, St
 /// Replays the case's scenario in the simulator and compares its switches with
 /// the kernel's trace in `lines`.
 fn check_agreement(agree: &Agree, lines: &[String]) -> Result<(), String> {
-    let trace = crate::agree::parse_kernel_trace(lines)?;
-    let kernel = crate::agree::normalise_kernel(&trace.switches);
-    let sim = crate::agree::simulate_like_kernel(
+    let trace = crate::experiments::agree::parse_kernel_trace(lines)?;
+    let kernel = crate::experiments::agree::normalise_kernel(&trace.switches);
+    let sim = crate::experiments::agree::simulate_like_kernel(
         &workspace_root().join(agree.scenario),
         agree.policy,
         &trace,
     )?;
     let limit = AGREE_SWITCHES;
-    let comparison = crate::agree::compare(&kernel, &sim, limit);
+    let comparison = crate::experiments::agree::compare(&kernel, &sim, limit);
     eprintln!(
         "    agree: {} {}: {} of {} switches agree",
         agree.scenario,
@@ -1538,7 +1538,7 @@ pub fn run(args: &[String]) -> Result<ExitCode, String> {
     let all = if gaps {
         let mut gaps = crate::workload_cases::known_gaps();
         gaps.extend(crate::eas_cases::known_gaps());
-        gaps.extend(crate::compare::known_gaps());
+        gaps.extend(compare_known_gaps());
         gaps
     } else if sweep {
         crate::workload_cases::groups_sweep()
@@ -1550,7 +1550,7 @@ pub fn run(args: &[String]) -> Result<ExitCode, String> {
         .into_iter()
         .filter(|c| !bench_only && only.as_ref().is_none_or(|o| c.name.contains(o.as_str())))
         .collect();
-    // The benchmark figures (issue 15, `crate::bench`): with the whole suite
+    // The benchmark figures (issue 15, `crate::experiments::bench`): with the whole suite
     // against their ceilings, with `--gaps` against issue 15's targets, alone
     // with `--only bench`.
     let with_bench = !sweep && (only.is_none() || bench_only);
@@ -1566,7 +1566,7 @@ pub fn run(args: &[String]) -> Result<ExitCode, String> {
         // side: each ends in a link that runs on one core.
         crate::hil_cases::build_kernels_beside(|| {
             if with_bench {
-                let _ = crate::bench::build_kernel();
+                let _ = crate::experiments::bench::build_kernel();
             }
         });
         phase_done("kernels of the board runner and benchmarks", &mut phases);
@@ -1582,9 +1582,9 @@ pub fn run(args: &[String]) -> Result<ExitCode, String> {
     passed += qemu_passed;
     failed += qemu_failed;
     if with_bench {
-        let kernel = crate::bench::build_kernel()?;
-        let figures = crate::bench::measure(&kernel)?;
-        crate::bench::print_table(&figures);
+        let kernel = crate::experiments::bench::build_kernel()?;
+        let figures = crate::experiments::bench::measure(&kernel)?;
+        crate::experiments::bench::print_table(&figures);
         for figure in &figures {
             let (ok, bound, what) = if gaps {
                 (figure.within_target(), figure.target, "issue 15's target")
@@ -1619,4 +1619,63 @@ pub fn run(args: &[String]) -> Result<ExitCode, String> {
     } else {
         ExitCode::FAILURE
     })
+}
+
+/// One agreement case: `scenario` on `board` under icount, every row of
+/// its comparison with the simulator within its bound.
+fn agreement_case(name: &str, board: &'static str, cpus: u32, scenario: &'static str) -> Case {
+    let sim_board = (board != "qemu-virt").then_some(board);
+    Case::new(name.to_string(), "fairway")
+        .board(board)
+        .cpus(cpus)
+        .icount()
+        .timeout(300)
+        .scenario(scenario)
+        .append(crate::experiments::compare::kernel_append(""))
+        .check(move |lines| {
+            crate::experiments::compare::compare_lines(
+                &workspace_root().join(scenario),
+                sim_board,
+                cpus,
+                "",
+                lines,
+            )?
+            .check()
+        })
+}
+
+/// The agreement cases of the test command: the kernel tells the
+/// simulator's story on each (docs/icount.md, "Agreement").
+pub(crate) fn compare_cases() -> Vec<Case> {
+    vec![
+        agreement_case(
+            "agree-compare-ui-juno-r2",
+            "juno-r2",
+            6,
+            "tests/scenarios/agree-ui-juno-r2.json",
+        ),
+        agreement_case(
+            "agree-compare-mix-pixel6",
+            "pixel6",
+            8,
+            "tests/scenarios/agree-mix-pixel6.json",
+        ),
+        agreement_case(
+            "agree-compare-bandwidth-4cpus",
+            "qemu-virt",
+            4,
+            "tests/scenarios/agree-bandwidth-4cpus.json",
+        ),
+    ]
+}
+
+/// The agreement cases the kernel does not pass yet, each diagnosed in
+/// docs/icount.md (`cargo xtask test --gaps`).
+pub(crate) fn compare_known_gaps() -> Vec<Case> {
+    vec![agreement_case(
+        "agree-compare-three-small-juno-r0",
+        "juno-r0",
+        6,
+        "tests/scenarios/agree-three-small-juno-r0.json",
+    )]
 }

@@ -21,9 +21,8 @@ use std::time::Duration;
 
 use fairway_sched::boot_options::SchedConfig;
 
-use crate::run::board::{Board, workspace_root};
+use crate::run::board::Board;
 use crate::run::qemu::{self, QemuConfig};
-use crate::test::Case;
 
 /// Runtime may differ by this fraction of the simulator's.
 pub const RUNTIME_FRACTION: f64 = 0.02;
@@ -296,7 +295,7 @@ pub fn compare_lines(
         .first()
         .ok_or("the kernel printed no report (did the run end?)")?;
     let classes = classes(&capacities);
-    let switches = crate::eas_cases::kernel_switches(lines)?;
+    let switches = kernel_switches(lines)?;
     if switches.len() as u64 >= TRACE_SWITCHES {
         return Err(format!(
             "the kernel's trace is full ({TRACE_SWITCHES} switches): the class shares would be cut"
@@ -527,56 +526,35 @@ pub(crate) fn run_under_icount(
     Ok(outcome.lines)
 }
 
-/// One agreement case: `scenario` on `board` under icount, every row of
-/// its comparison with the simulator within its bound.
-fn agreement_case(name: &str, board: &'static str, cpus: u32, scenario: &'static str) -> Case {
-    let sim_board = (board != "qemu-virt").then_some(board);
-    Case::new(name.to_string(), "fairway")
-        .board(board)
-        .cpus(cpus)
-        .icount()
-        .timeout(300)
-        .scenario(scenario)
-        .append(kernel_append(""))
-        .check(move |lines| {
-            compare_lines(&workspace_root().join(scenario), sim_board, cpus, "", lines)?.check()
-        })
-}
-
-/// The agreement cases of the test command: the kernel tells the
-/// simulator's story on each (docs/icount.md, "Agreement").
-pub(crate) fn cases() -> Vec<Case> {
-    vec![
-        agreement_case(
-            "agree-compare-ui-juno-r2",
-            "juno-r2",
-            6,
-            "tests/scenarios/agree-ui-juno-r2.json",
-        ),
-        agreement_case(
-            "agree-compare-mix-pixel6",
-            "pixel6",
-            8,
-            "tests/scenarios/agree-mix-pixel6.json",
-        ),
-        agreement_case(
-            "agree-compare-bandwidth-4cpus",
-            "qemu-virt",
-            4,
-            "tests/scenarios/agree-bandwidth-4cpus.json",
-        ),
-    ]
-}
-
-/// The agreement cases the kernel does not pass yet, each diagnosed in
-/// docs/icount.md (`cargo xtask test --gaps`).
-pub(crate) fn known_gaps() -> Vec<Case> {
-    vec![agreement_case(
-        "agree-compare-three-small-juno-r0",
-        "juno-r0",
-        6,
-        "tests/scenarios/agree-three-small-juno-r0.json",
-    )]
+/// `(time_ns, cpu, next)` of every `trace: switch` line, times since the
+/// scenario's start.
+pub fn kernel_switches(lines: &[String]) -> Result<Vec<(u64, usize, Option<String>)>, String> {
+    let mut out = Vec::new();
+    for line in lines {
+        let Some(at) = line.find("trace: switch ") else {
+            continue;
+        };
+        let rest = &line[at..];
+        let field = |key: &str| {
+            rest.split_whitespace()
+                .find_map(|w| w.strip_prefix(key)?.strip_prefix('='))
+                .ok_or_else(|| format!("no {key}= in: {line}"))
+        };
+        let number = |key: &str| -> Result<u64, String> {
+            field(key)?
+                .parse()
+                .map_err(|_| format!("no number {key}= in: {line}"))
+        };
+        out.push((
+            number("time_ns")?,
+            number("cpu")? as usize,
+            Some(field("next")?.to_string()),
+        ));
+    }
+    if out.is_empty() {
+        return Err("no 'trace: switch' line (trace_switches=N?)".into());
+    }
+    Ok(out)
 }
 
 #[cfg(test)]

@@ -53,9 +53,34 @@ fn kernel_run(kernel: &Path, board: &str, shape: &str, seed: u64) -> Result<(f64
         crate::run::board::workspace_root().join(format!("tests/scenarios/eas-shape-{shape}.json")),
     );
     let what = format!("judge-phases: the kernel's run of {shape} on {board} at tick_seed={seed}");
-    let lines = crate::compare::run_under_icount(kernel, config, &what)?;
-    let (verdict, judge_board) = crate::eas_cases::kernel_verdict(board, shape, &lines)?;
+    let lines = crate::experiments::compare::run_under_icount(kernel, config, &what)?;
+    let (verdict, judge_board) = kernel_verdict(board, shape, &lines)?;
     Ok(summary(&verdict, &judge_board))
+}
+
+/// The kernel's run of classic shape `shape` on `board` from its output
+/// `lines` (with `trace_switches=`), judged as the simulator's runs are
+/// (`fairway_sim::judge`, 10 periods of settling per window).
+pub fn kernel_verdict(
+    board: &str,
+    shape: &str,
+    lines: &[String],
+) -> Result<(fairway_sim::judge::Verdict, fairway_sim::judge::JudgeBoard), String> {
+    use fairway_sim::judge;
+    let shape = judge::classic_shapes()
+        .into_iter()
+        .find(|s| s.name == shape)
+        .ok_or_else(|| format!("no classic shape {shape}"))?;
+    let judge_board = judge::load_board(board).map_err(|e| e.to_string())?;
+    let switches = crate::experiments::compare::kernel_switches(lines)?;
+    let end = switches.last().map_or(0, |s| s.0);
+    let verdict = judge::judge(
+        &judge_board,
+        &shape,
+        &judge::stretches(&switches, end),
+        judge::SETTLE_NS,
+    );
+    Ok((verdict, judge_board))
 }
 
 /// `cargo xtask judge-phases [--board B]... [--shape S]... [--seeds N]
