@@ -43,12 +43,12 @@
 
 mod bandwidth_cases;
 mod board_cases;
-mod citations;
 mod eas_cases;
 mod experiments;
 mod hil;
 mod hil_cases;
 mod lab_keys;
+mod lint;
 mod plot;
 mod rtapp_log_cases;
 mod run;
@@ -91,7 +91,7 @@ fn main() -> ExitCode {
     let result = match args.first().map(String::as_str) {
         Some("runner") => run::runner::command(&args[1..], usage),
         Some("test") => test::run(&args[1..]),
-        Some("lint") => test::lint().map(|()| ExitCode::SUCCESS),
+        Some("lint") => lint::run().map(|()| ExitCode::SUCCESS),
         Some("experiment") => match args.get(1) {
             Some(kernel) => experiments::uclamp_depth::run(
                 &PathBuf::from(kernel),

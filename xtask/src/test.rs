@@ -17,6 +17,7 @@ use std::process::{Command, ExitCode, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::run::board::{Board, workspace_root};
+use crate::run::build::cargo;
 use crate::run::qemu::{self, QemuConfig};
 use crate::run::tools;
 
@@ -869,102 +870,6 @@ fn cases() -> Vec<Case> {
     cases
 }
 
-/// The section-citation check (`crate::citations`), then rustfmt and clippy with
-/// `-D warnings`, host and aarch64.
-pub fn lint() -> Result<(), String> {
-    eprintln!(
-        "xtask: section citations resolve in {}",
-        crate::citations::REFERENCE
-    );
-    let checked = crate::citations::check(&workspace_root())?;
-    eprintln!("xtask: {checked} section citations resolve");
-    let files = crate::citations::check_files(&workspace_root())?;
-    eprintln!("xtask: {files} references to Markdown files resolve");
-    eprintln!("xtask: cargo fmt --check");
-    crate::run::build::cargo(&["fmt", "--all", "--", "--check"])?;
-    eprintln!("xtask: clippy (host)");
-    crate::run::build::cargo(&[
-        "clippy",
-        "--quiet",
-        "--target",
-        "host-tuple",
-        "--package",
-        "fairway-sched",
-        "--package",
-        "fairway-contract",
-        "--package",
-        "fairway-rtapp",
-        "--package",
-        "fairway-sim",
-        "--package",
-        "fairway-trace",
-        "--package",
-        "fairway-devicetree",
-        "--package",
-        "fairway-fuzzing",
-        "--package",
-        "xtask",
-        "--all-targets",
-        "--",
-        "-D",
-        "warnings",
-    ])?;
-    eprintln!("xtask: clippy (aarch64-unknown-none-softfloat)");
-    let deny = ["--", "-D", "warnings"];
-    crate::run::build::cargo(
-        &[
-            &["clippy", "--quiet", "--package", "fairway", "--all-targets"],
-            &deny[..],
-        ]
-        .concat(),
-    )?;
-    crate::run::build::cargo(
-        &[
-            &[
-                "clippy",
-                "--quiet",
-                "--package",
-                "fairway-sched",
-                "--package",
-                "fairway-contract",
-            ],
-            &deny[..],
-        ]
-        .concat(),
-    )?;
-    eprintln!("xtask: clippy (aarch64, instrumentation compiled out)");
-    crate::run::build::cargo(
-        &[
-            &[
-                "clippy",
-                "--quiet",
-                "--package",
-                "fairway",
-                "--no-default-features",
-            ],
-            &deny[..],
-        ]
-        .concat(),
-    )?;
-    eprintln!("xtask: clippy (aarch64, tracepoints compiled in)");
-    crate::run::build::cargo(
-        &[
-            &[
-                "clippy",
-                "--quiet",
-                "--package",
-                "fairway",
-                "--no-default-features",
-                "--features",
-                "trace",
-            ],
-            &deny[..],
-        ]
-        .concat(),
-    )?;
-    Ok(())
-}
-
 /// Runs the host tests, returning (passed, failed) from libtest's summaries, and
 /// shows the fuzz targets' report lines (`fuzz: TARGET: N cases in T s ...`, printed
 /// by `fairway_fuzzing::run` and shown by libtest's `--show-output`).
@@ -1078,7 +983,7 @@ fn build_images() -> Result<BTreeMap<String, PathBuf>, String> {
             "--message-format=json",
         ][..],
     ] {
-        let stdout = crate::run::build::cargo(args)?;
+        let stdout = cargo(args)?;
         for line in stdout.lines() {
             let Ok(message) = serde_json::from_str::<serde_json::Value>(line) else {
                 continue;
@@ -1518,7 +1423,7 @@ pub fn run(args: &[String]) -> Result<ExitCode, String> {
         phase_start = Instant::now();
     };
     if with_lint {
-        lint()?;
+        crate::lint::run()?;
         phase_done("lint", &mut phases);
     }
     let (mut passed, mut failed) = if with_host { host_tests()? } else { (0, 0) };
