@@ -41,20 +41,12 @@
 //! writes them), `--verbose` (notes on what a scenario sets that has no effect
 //! here).
 
-mod bandwidth_cases;
-mod board_cases;
-mod eas_cases;
 mod experiments;
 mod hil;
-mod hil_cases;
-mod lab_keys;
 mod lint;
 mod plot;
-mod rtapp_log_cases;
 mod run;
 mod test;
-mod trace_cases;
-mod workload_cases;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -109,7 +101,7 @@ fn main() -> ExitCode {
         Some("ensure-tools") => run::tools::ensure().map(|()| ExitCode::SUCCESS),
         Some("plot") => plot::command(&args[1..]),
         Some("trace-checks") => run::tools::ensure()
-            .and_then(|()| trace_cases::run())
+            .and_then(|()| test::areas::trace_checks::run())
             .map(|(_, failed)| {
             if failed == 0 {
                 ExitCode::SUCCESS
@@ -117,9 +109,9 @@ fn main() -> ExitCode {
                 ExitCode::FAILURE
             }
         }),
-        Some("labs") => lab_keys::command(&args[1..]),
+        Some("labs") => test::areas::labs::command(&args[1..]),
         Some("rtapp-log-checks") => run::tools::ensure()
-            .and_then(|()| rtapp_log_cases::run())
+            .and_then(|()| test::areas::rtapp_log_checks::run())
             .map(|(_, failed)| {
                 if failed == 0 {
                     ExitCode::SUCCESS

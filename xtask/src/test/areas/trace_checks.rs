@@ -226,8 +226,8 @@ pub fn run() -> Result<(u64, u64), String> {
         }
     }
     // The lab sheets' commands, and their answer keys' checks.
-    for outcome in crate::lab_keys::lab_checks(&root, None, true)? {
-        if crate::lab_keys::print_outcome(&outcome) {
+    for outcome in crate::test::areas::labs::lab_checks(&root, None, true)? {
+        if crate::test::areas::labs::print_outcome(&outcome) {
             passed += 1;
         } else {
             failed += 1;

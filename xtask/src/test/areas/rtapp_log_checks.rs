@@ -63,11 +63,11 @@ pub fn run() -> Result<(u64, u64), String> {
 /// Boots `kernel` on the scenario under icount, 2 CPUs, with `append`; the
 /// decoded lines of a clean exit.
 fn boot(kernel: &Path, append: &str) -> Result<Vec<String>, String> {
-    let mut config = crate::trace_cases::icount_config("qemu-virt", 2, append)?;
+    let mut config = crate::test::areas::trace_checks::icount_config("qemu-virt", 2, append)?;
     config.scenario = Some(workspace_root().join(SCENARIO));
     config.use_board_device_tree()?;
     config.load_scenario()?;
-    crate::trace_cases::boot(kernel, &config)
+    crate::test::areas::trace_checks::boot(kernel, &config)
 }
 
 /// A written log's rows: the 11 whitespace-separated numbers after the

@@ -476,7 +476,7 @@ fn console_16550(_images: &BTreeMap<String, PathBuf>) -> Result<String, String> 
     let dts = workspace_root().join("tests/devicetree/raspi3b-16550.dts");
     let dtb = folder.join("raspi3b-16550.dtb");
     let dtb_path = dtb.display().to_string();
-    crate::test::run_dtc(&["-q", "-I", "dts", "-O", "dtb", "-o", &dtb_path], &dts)
+    crate::test::harness::run_dtc(&["-q", "-I", "dts", "-O", "dtb", "-o", &dtb_path], &dts)
         .map_err(|e| format!("{}: {e}", dts.display()))?;
     let serial = folder.join("mini-uart.bin");
     let _ = std::fs::remove_file(&serial);

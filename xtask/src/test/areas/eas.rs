@@ -310,11 +310,11 @@ pub(crate) fn cases() -> Vec<Case> {
             .scenario("tests/scenarios/eas-replay-periodic.json")
             .append(format!(
                 "record_core={} sched=eevdf balance=1",
-                crate::test::REPLAY_RECORDS
+                crate::test::areas::replay::REPLAY_RECORDS
             ))
             .contains("eas: on (3 perf domains)")
             .contains("core: config")
-            .check(crate::test::replay_agrees),
+            .check(crate::test::areas::replay::replay_agrees),
     );
     cases.extend(judge_cases(false));
     cases.push(
