@@ -40,6 +40,28 @@
 //! per-task logs of an rt-app run, `DIR/rt-app-TASK-N.log`, as the simulator
 //! writes them), `--verbose` (notes on what a scenario sets that has no effect
 //! here).
+//!
+//! # Layers
+//!
+//! This file is the dispatch only; each command lives in a folder by
+//! concern, and a folder imports only the folders below it (an arrow is
+//! "may import"), so no two import each other:
+//!
+//! ```text
+//! main.rs       the dispatch: may import every folder
+//! test/         the test command: case, harness, images/, areas/
+//!   ├─► lint/         cargo xtask lint: citations, layers, rustfmt, clippy
+//!   ├─► experiments/  the experiments, benchmarks, comparisons with the simulator
+//!   ├─► hil/          the board runner (U-Boot over a serial console)
+//!   └─► run/ and plot/
+//! lint/, experiments/, hil/ ─► run/     nothing else, and not each other
+//! run/          the runner: QEMU, boards, progress, report, decoders, tools
+//!   └─► plot/     charts of a traced run; imports nothing of the crate
+//! ```
+//!
+//! `cargo xtask lint` checks it (`lint/layers.rs`, whose `ALLOWED` is this
+//! table): an import of `crate::X` (or `super::` up to here) against it
+//! fails, naming the file and line.
 
 mod experiments;
 mod hil;

@@ -1,13 +1,16 @@
 //! `cargo xtask lint`: the repository's own checks of its text (section
-//! citations and Markdown file names resolve), then rustfmt and clippy.
+//! citations and Markdown file names resolve, xtask's folders import down
+//! their layers), then rustfmt and clippy.
 
 pub mod citations;
+pub mod layers;
 
 use crate::run::board::workspace_root;
 use crate::run::build::cargo;
 
-/// `cargo xtask lint`: the section-citation check ([`citations`]), then
-/// rustfmt and clippy with `-D warnings`, host and aarch64.
+/// `cargo xtask lint`: the section-citation check ([`citations`]), the
+/// layers of xtask's folders ([`layers`]), then rustfmt and clippy with
+/// `-D warnings`, host and aarch64.
 pub fn run() -> Result<(), String> {
     eprintln!(
         "xtask: section citations resolve in {}",
@@ -17,6 +20,8 @@ pub fn run() -> Result<(), String> {
     eprintln!("xtask: {checked} section citations resolve");
     let files = citations::check_files(&workspace_root())?;
     eprintln!("xtask: {files} references to Markdown files resolve");
+    let imports = layers::check(&workspace_root())?;
+    eprintln!("xtask: {imports} imports between xtask's folders follow its layers (main.rs)");
     eprintln!("xtask: cargo fmt --check");
     cargo(&["fmt", "--all", "--", "--check"])?;
     eprintln!("xtask: clippy (host)");
