@@ -708,7 +708,7 @@ fn table(rows: &[Row], kernel: bool) -> String {
 /// exist: the explanation, then the generated part.
 const TEMPLATE: &str = "# The bandwidth timer interleaving experiment
 
-`cargo xtask bandwidth-experiment KERNEL` (xtask/src/bandwidth_experiment.rs)
+`cargo xtask bandwidth-experiment KERNEL` (xtask/src/experiments/bandwidth.rs)
 writes the part of this page between the markers below; the rest is kept.
 
 ";

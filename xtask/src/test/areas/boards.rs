@@ -82,7 +82,7 @@ fn check(
 
 /// The transition latency cases: CPU 1 (capacity 1024) alone in a
 /// performance domain with a test table of 450 and 850 MHz whose OPPs give
-/// `clock-latency-ns` (`xtask/src/test.rs`, `with_cpu1_opp_latency`). The
+/// `clock-latency-ns` ([`with_cpu1_opp_latency`], below). The
 /// idle domain sits at 450 MHz (scale 450 × 1024 / 850 = 542) when the task
 /// starts, and its uclamp_min of 1024 makes schedutil ask for 850 MHz at its
 /// first switch-in (`cpufreq_update=switch`, §6.1). The change takes effect

@@ -840,7 +840,7 @@ fn kernel_explain_rr(explained: &crate::run::kernel_trace::Explained) -> Result<
 const PROGRESS_LOOPS: u64 = 200_000;
 
 /// The runner's progress line reads the kernel's time through QEMU's
-/// monitor (xtask/src/progress.rs) without changing the run: sched-pipe
+/// monitor (xtask/src/run/progress.rs) without changing the run: sched-pipe
 /// under icount with the reader attached (reading from the start, printing
 /// nothing) reports what the same run reports without it, byte for byte,
 /// and the reader saw the kernel's time advance.
