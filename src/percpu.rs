@@ -83,7 +83,7 @@ impl PerCpu {
 static CPUS: [PerCpu; MAX_CPUS] = [const { PerCpu::new() }; MAX_CPUS];
 
 /// Where the host runner reads how far a run has got, for its progress line
-/// (`xtask/src/progress.rs`): CPU 0's last tick, ns since boot, which the
+/// (`xtask/src/run/progress.rs`): CPU 0's last tick, ns since boot, which the
 /// tick writes anyway. Data only, kept by `#[used]` and found by name in the
 /// image's symbols, so the kernel spends no instruction on it.
 #[used]

@@ -10,7 +10,7 @@
 //!   -------------------------                  -------------
 //!   rt-app JSON --fairway-rtapp--> Scenario
 //!   scenario::wire::encode ------> blob in RAM --> scenario::wire::decode_and_validate
-//!   xtask/src/report.rs <--------- `report: ` lines <-- report::RunLine, TaskLine ...
+//!   xtask/src/run/report/ <------- `report: ` lines <-- report::RunLine, TaskLine ...
 //! ```
 //!
 //! Like `fairway-sched`, it is `no_std` with `alloc`, without unsafe code, and

@@ -1,6 +1,6 @@
 //! The kernel side of the report's line protocol: `Display` adapters that
 //! write one `report: ` record each (grammar in `docs/report-format.md`; the
-//! host parser is `xtask/src/report.rs`).
+//! host parser is `xtask/src/run/report/`).
 //!
 //! The kernel formats a record into a fixed buffer with `core::fmt::Write`
 //! and prints it with one defmt `println!("{=str}", ...)`. Names are written

@@ -142,7 +142,7 @@ def inlined_frames(pcs):
 # a `nokaslr` boot in the same emulator (qemu-system-aarch64 7.2, `virt`, cortex-a72, 2 CPUs,
 # icount), each block charged to its function through the image's System.map
 # (docs/performance.md, "Against Linux's scheduler code alone"; LINUX_ROUND_TRIP_PARTS in
-# xtask/src/bench.rs).
+# xtask/src/experiments/bench.rs).
 CATEGORIES = [
     # (key, short name, Linux's part, Fairway's counterpart, Linux root, Linux depth 3)
     ("core", "scheduler core",

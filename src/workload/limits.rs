@@ -4,7 +4,7 @@
 //! docs/linux-sched-reference.md §4.1).
 //!
 //! Each setting is logged with where its period grid lies, for readers of
-//! the switch trace (the per-period checks of xtask/src/bandwidth_cases.rs):
+//! the switch trace (the per-period checks of xtask/src/test/areas/bandwidth.rs):
 //!
 //! ```text
 //! rtapp: task group /a: from 0 ns: quota 25000000 ns, period 100000000 ns,

@@ -1054,7 +1054,7 @@ fn report(run: &Run, elapsed: u64) {
         }
     }
     // The longest a running task went uncharged on each CPU: bandwidth
-    // checks bound a period's overrun by it (xtask/src/bandwidth_cases.rs).
+    // checks bound a period's overrun by it (xtask/src/test/areas/bandwidth.rs).
     for cpu in 0..percpu::nr_online() {
         names.push(alloc::format!("max_uncharged_ns.cpu{cpu}"));
         values.push(percpu::of(cpu).max_uncharged_ns.load(Ordering::Relaxed));

@@ -5,7 +5,7 @@
 //! configurable command when none comes), loads the flat Image, the device
 //! tree and the scenario over TFTP or over the console (`loady`), boots with
 //! `booti`, decodes the kernel's defmt frames as the QEMU runner does
-//! ([`crate::qemu::decode_frames`]) until the kernel's last line,
+//! ([`crate::run::qemu::decode_frames`]) until the kernel's last line,
 //! `exit: success` or `exit: failure`, writes the same report, and exits with
 //! the kernel's status. `rehearsal` makes QEMU with U-Boot such a board.
 
@@ -17,8 +17,8 @@ mod ymodem;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use crate::board::Board;
-use crate::qemu::{self, QemuConfig};
+use crate::run::board::Board;
+use crate::run::qemu::{self, QemuConfig};
 use console::{Console, Received};
 use uboot::UBoot;
 
@@ -550,8 +550,8 @@ pub fn finish(
         },
         outcome.wall.as_secs_f64()
     );
-    Ok(crate::exit_status(
+    Ok(crate::run::runner::exit_status(
         outcome.status,
-        crate::report::emit(&outcome.lines, report),
+        crate::run::report::emit(&outcome.lines, report),
     ))
 }

@@ -18,11 +18,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, channel};
 use std::time::Duration;
 
-use crate::board::Board;
-use crate::qemu::{self, QemuConfig};
-
-/// Debian's U-Boot for QEMU's arm64 `virt` (package `u-boot-qemu`).
-pub const UBOOT: &str = "/usr/lib/u-boot/qemu_arm64/u-boot.bin";
+use crate::run::board::Board;
+use crate::run::qemu::{self, QemuConfig};
+use crate::run::tools::UBOOT;
 
 /// The board's root `compatible` (anything but QEMU's).
 const COMPATIBLE: &str = "fairway,hil-rehearsal";

@@ -1,0 +1,108 @@
+//! `cargo xtask lint`: the repository's own checks of its text (section
+//! citations and Markdown file names resolve, xtask's folders import down
+//! their layers), then rustfmt and clippy.
+
+pub mod citations;
+pub mod layers;
+
+use crate::run::board::workspace_root;
+use crate::run::build::cargo;
+
+/// `cargo xtask lint`: the section-citation check ([`citations`]), the
+/// layers of xtask's folders ([`layers`]), then rustfmt and clippy with
+/// `-D warnings`, host and aarch64.
+pub fn run() -> Result<(), String> {
+    eprintln!(
+        "xtask: section citations resolve in {}",
+        citations::REFERENCE
+    );
+    let checked = citations::check(&workspace_root())?;
+    eprintln!("xtask: {checked} section citations resolve");
+    let files = citations::check_files(&workspace_root())?;
+    eprintln!("xtask: {files} references to Markdown files resolve");
+    let imports = layers::check(&workspace_root())?;
+    eprintln!("xtask: {imports} imports between xtask's folders follow its layers (main.rs)");
+    eprintln!("xtask: cargo fmt --check");
+    cargo(&["fmt", "--all", "--", "--check"])?;
+    eprintln!("xtask: clippy (host)");
+    cargo(&[
+        "clippy",
+        "--quiet",
+        "--target",
+        "host-tuple",
+        "--package",
+        "fairway-sched",
+        "--package",
+        "fairway-contract",
+        "--package",
+        "fairway-rtapp",
+        "--package",
+        "fairway-sim",
+        "--package",
+        "fairway-trace",
+        "--package",
+        "fairway-devicetree",
+        "--package",
+        "fairway-fuzzing",
+        "--package",
+        "xtask",
+        "--all-targets",
+        "--",
+        "-D",
+        "warnings",
+    ])?;
+    eprintln!("xtask: clippy (aarch64-unknown-none-softfloat)");
+    let deny = ["--", "-D", "warnings"];
+    cargo(
+        &[
+            &["clippy", "--quiet", "--package", "fairway", "--all-targets"],
+            &deny[..],
+        ]
+        .concat(),
+    )?;
+    cargo(
+        &[
+            &[
+                "clippy",
+                "--quiet",
+                "--package",
+                "fairway-sched",
+                "--package",
+                "fairway-contract",
+            ],
+            &deny[..],
+        ]
+        .concat(),
+    )?;
+    eprintln!("xtask: clippy (aarch64, instrumentation compiled out)");
+    cargo(
+        &[
+            &[
+                "clippy",
+                "--quiet",
+                "--package",
+                "fairway",
+                "--no-default-features",
+            ],
+            &deny[..],
+        ]
+        .concat(),
+    )?;
+    eprintln!("xtask: clippy (aarch64, tracepoints compiled in)");
+    cargo(
+        &[
+            &[
+                "clippy",
+                "--quiet",
+                "--package",
+                "fairway",
+                "--no-default-features",
+                "--features",
+                "trace",
+            ],
+            &deny[..],
+        ]
+        .concat(),
+    )?;
+    Ok(())
+}
