@@ -87,12 +87,33 @@ fn usage_of(command: Option<&str>) -> String {
         .trim_start_matches("usage: cargo xtask <")
         .trim_end_matches('>');
     match command.and_then(|c| {
-        body.split(" | ")
+        alternatives(body)
+            .into_iter()
             .find(|alternative| alternative.split_whitespace().next() == Some(c))
     }) {
         Some(alternative) => format!("usage: cargo xtask {alternative}"),
         None => all,
     }
+}
+
+/// The commands of `body`, split at its ` | ` outside brackets (an option's
+/// own alternatives, `[--gaps | --groups-sweep]`, stay whole).
+fn alternatives(body: &str) -> Vec<&str> {
+    let mut parts = Vec::new();
+    let (mut depth, mut start) = (0i32, 0);
+    for (index, c) in body.char_indices() {
+        match c {
+            '[' | '(' => depth += 1,
+            ']' | ')' => depth -= 1,
+            '|' if depth == 0 => {
+                parts.push(body[start..index].trim());
+                start = index + 1;
+            }
+            _ => {}
+        }
+    }
+    parts.push(body[start..].trim());
+    parts
 }
 
 fn main() -> ExitCode {
@@ -181,5 +202,24 @@ mod tests {
         );
         assert_eq!(usage_of(None), usage());
         assert_eq!(usage_of(Some("nonsense")), usage());
+    }
+}
+
+#[cfg(test)]
+mod usage_tests {
+    use super::*;
+
+    /// A command's usage keeps its options' own alternatives.
+    #[test]
+    fn a_commands_usage_is_whole() {
+        assert_eq!(
+            usage_of(Some("test")),
+            "usage: cargo xtask test [--only NAME] [--sabotage] [--no-lint] [--gaps | --groups-sweep]"
+        );
+        assert_eq!(
+            usage_of(Some("bench")),
+            "usage: cargo xtask bench [--check | --check-targets] [--kernel FILE]"
+        );
+        assert!(usage_of(Some("hil")).ends_with("(docs/hil.md)"));
     }
 }
