@@ -1,11 +1,13 @@
-//! The exception vector table. IRQs go to the interrupt layer and may end in a
-//! reschedule (preemption on return from interrupt); anything else is unexpected
-//! in a kernel without user space, and is reported with the core, ESR, FAR and ELR
-//! before the kernel stops with a failing status.
+//! The exception vector table. IRQs go to the handler registered at boot
+//! ([`set_irq_handler`]: the scheduling floor's, which dispatches them and may
+//! end in a reschedule, the preemption on return from interrupt); anything
+//! else is unexpected in a kernel without user space, and is reported with
+//! the core, ESR, FAR and ELR before the kernel stops with a failing status.
 
 use core::arch::global_asm;
 
 use aarch64_cpu::registers::{ESR_EL1, FAR_EL1, VBAR_EL1};
+use spin::Once;
 use tock_registers::interfaces::{Readable, Writeable};
 
 /// Registers saved on the interrupted stack at exception entry.
@@ -111,6 +113,16 @@ pub fn install_vector_table() {
     aarch64_cpu::asm::barrier::isb(aarch64_cpu::asm::barrier::SY);
 }
 
+/// What an IRQ runs (Linux's `handle_arch_irq`), set once at boot.
+static IRQ_HANDLER: Once<fn()> = Once::new();
+
+/// Sets what every IRQ runs (boot core, once, before any CPU unmasks IRQs).
+/// Registered rather than named, so that the vector, at the bottom of the
+/// kernel, calls nothing above it by name.
+pub fn set_irq_handler(handler: fn()) {
+    IRQ_HANDLER.call_once(|| handler);
+}
+
 const KIND_NAMES: [&str; 4] = ["synchronous", "IRQ", "FIQ", "SError"];
 const ORIGIN_NAMES: [&str; 4] = ["EL1 with SP0", "EL1", "EL0 (AArch64)", "EL0 (AArch32)"];
 
@@ -118,8 +130,9 @@ extern "C" fn exception_dispatch(frame: &mut TrapFrame, kind: u64) {
     match kind {
         // IRQ taken at EL1 with SP_EL1, which is how every task runs.
         5 => {
-            crate::irq::handle_irq();
-            crate::task::preempt_on_irq_return();
+            if let Some(handler) = IRQ_HANDLER.get() {
+                handler();
+            }
         }
         // A synchronous exception at EL1 with SP_EL1: a data abort in the
         // lazy window is the first write to an arena page (`lazy`).
@@ -144,7 +157,7 @@ fn unexpected_exception(frame: &TrapFrame, kind: u64) -> ! {
         frame.exception_link_register,
         frame.saved_program_status
     );
-    crate::exit::exit(crate::exit::ExitCode::Failure)
+    crate::platform::exit::exit(crate::platform::exit::ExitCode::Failure)
 }
 
 fn exception_class_name(exception_class: u64) -> &'static str {

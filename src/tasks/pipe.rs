@@ -4,10 +4,11 @@
 //! can never be lost between a check and a sleep.
 
 use alloc::boxed::Box;
+use core::marker::PhantomData;
 
-use super::preempt_point;
+use super::scheduler::Scheduler;
 use super::wait::{WaitList, wait_until};
-use crate::sync::IrqSpinLock;
+use crate::platform::sync::IrqSpinLock;
 
 /// Bytes a pipe holds (Linux's `PIPE_BUF` page).
 pub const PIPE_CAPACITY: usize = 4096;
@@ -37,18 +38,20 @@ fn copy_bytes(target: &mut [u8], source: &[u8]) {
     }
 }
 
-/// A one-way byte channel between tasks.
-pub struct Pipe {
+/// A one-way byte channel between tasks, generic over the [`Scheduler`]
+/// that sleeps and wakes (the scheduling floor names it `scheduling::Pipe`).
+pub struct Pipe<S> {
     ring: IrqSpinLock<Ring>,
+    scheduler: PhantomData<fn() -> S>,
 }
 
-impl Default for Pipe {
+impl<S: Scheduler> Default for Pipe<S> {
     fn default() -> Self {
         Self::new()
     }
 }
 
-impl Pipe {
+impl<S: Scheduler> Pipe<S> {
     /// An empty pipe (allocates its buffer on the boot-time heap).
     pub fn new() -> Self {
         Pipe {
@@ -59,6 +62,7 @@ impl Pipe {
                 readers: WaitList::new(),
                 writers: WaitList::new(),
             }),
+            scheduler: PhantomData,
         }
     }
 
@@ -69,7 +73,7 @@ impl Pipe {
             return 0;
         }
         let guard = self.ring.lock();
-        let mut ring = wait_until(&self.ring, guard, |r| &mut r.readers, |r| r.length > 0);
+        let mut ring = wait_until::<S, _>(&self.ring, guard, |r| &mut r.readers, |r| r.length > 0);
         let count = buffer.len().min(ring.length);
         // At most two runs: from the head to the end of the ring, then from
         // its start (Linux's pipe copies whole buffers too, not bytes).
@@ -81,9 +85,9 @@ impl Pipe {
         }
         ring.head = (head + count) % PIPE_CAPACITY;
         ring.length -= count;
-        ring.writers.wake_all();
+        ring.writers.wake_all::<S>();
         drop(ring);
-        preempt_point();
+        S::preempt_point();
         count
     }
 
@@ -104,7 +108,7 @@ impl Pipe {
         while written < bytes.len() {
             let guard = self.ring.lock();
             let needed = if atomic { bytes.len() } else { 1 };
-            let mut ring = wait_until(
+            let mut ring = wait_until::<S, _>(
                 &self.ring,
                 guard,
                 |r| &mut r.writers,
@@ -120,9 +124,9 @@ impl Pipe {
             }
             ring.length += count;
             written += count;
-            ring.readers.wake_all();
+            ring.readers.wake_all::<S>();
             drop(ring);
-            preempt_point();
+            S::preempt_point();
         }
     }
 }

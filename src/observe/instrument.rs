@@ -16,7 +16,7 @@ use fairway_sched::stats::probe::{CostProbe, ProbeCosts};
 use fairway_sched::stats::{CostStats, ExactSampler, overhead_from_calibration};
 
 use crate::config::MAX_CPUS;
-use crate::sync::IrqSpinLock;
+use crate::platform::sync::IrqSpinLock;
 
 /// A measured operation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
