@@ -25,7 +25,7 @@ use super::settings;
 use crate::arch::cpu::this_cpu;
 use crate::arch::timer::now_ns;
 use crate::config::{MAX_CPUS, MAX_GROUPS};
-use crate::observe::instrument::{self, Op};
+use crate::observe::instrument;
 use crate::observe::replay;
 use crate::platform::irq::{Ipi, send_ipi};
 use crate::platform::sync::IrqSpinLock;
@@ -52,29 +52,6 @@ impl CpuRunQueue {
     /// The task running on the CPU (its idle task when the core runs none).
     pub fn current(&self) -> TaskId {
         self.core.current().unwrap_or(self.idle)
-    }
-
-    /// Records what the last core call spent in `enqueue_task`,
-    /// `dequeue_task` and the pick (`instrument`).
-    pub fn record_costs(&mut self, cpu: usize) {
-        if !instrument::ENABLED {
-            return;
-        }
-        let costs = self.core.take_op_costs();
-        if let Some(cycles) = costs.enqueue {
-            instrument::record(cpu, Op::EnqueueTask, cycles);
-            instrument::record_internal(cpu, costs.enqueue_internal);
-        }
-        if let Some(cycles) = costs.dequeue {
-            instrument::record(cpu, Op::DequeueTask, cycles);
-            instrument::record_internal(cpu, costs.dequeue_internal);
-        }
-        if let Some(cycles) = costs.pick {
-            instrument::record(cpu, Op::PickNextTask, cycles);
-        }
-        // Every other PELT update (a switch's group levels, the tick, the
-        // blocked-load decay): the PELT histogram covers them all.
-        instrument::record_internal(cpu, costs.other_internal);
     }
 
     /// Records that this run queue owns `id`.

@@ -69,7 +69,7 @@ pub fn schedule() {
         balance::take_push(cpu, &mut rq, previous, now);
     }
     let switch = rq.core.schedule(now, leaving);
-    rq.record_costs(cpu);
+    instrument::record_op_costs(cpu, || rq.core.take_op_costs());
     if cpufreq::active() {
         let context_switch = switch.next.unwrap_or(rq.idle) != previous;
         cpufreq::governor_call(cpu, &mut rq, now, context_switch);

@@ -12,7 +12,7 @@ use super::settings::{next_tick_after, tick_period_ns};
 use super::{balance, bandwidth, cpufreq, eas, groups, load};
 use crate::arch::cpu::this_cpu;
 use crate::arch::timer::now_ns;
-use crate::observe::tracepoint;
+use crate::observe::{instrument, tracepoint};
 use crate::platform::{hrtimer, percpu};
 use crate::tasks::table::account_runtime;
 
@@ -72,7 +72,7 @@ fn scheduler_tick(cpu: usize) {
     }
     groups::exchange_group_load(cpu, &mut rq.core, now);
     // The tick's PELT updates, in the PELT histogram.
-    rq.record_costs(cpu);
+    instrument::record_op_costs(cpu, || rq.core.take_op_costs());
     // schedutil's tick call, in both modes (after the tick's PELT and
     // blocked-load updates).
     let perf = active.then(|| {

@@ -276,7 +276,7 @@ fn activate(id: TaskId) {
     let now = now_ns();
     let migrated = attach_pending(&mut rq, id, now);
     let decision = rq.core.try_to_wake_up(id, now, migrated);
-    rq.record_costs(cpu);
+    instrument::record_op_costs(cpu, || rq.core.take_op_costs());
     trace_group_bandwidth(now, cpu, rq.core.run_queue());
     tracepoint::record(now, cpu, tracepoint::Kind::Wakeup, id.0, 0, cpu as u64);
     slot.on_rq.store(true, Ordering::Relaxed);
@@ -367,7 +367,7 @@ pub fn activate_new(
     let mut rq = run_queue(cpu).lock();
     let now = now_ns();
     let decision = rq.core.wake_up_new_task(id, params, now)?;
-    rq.record_costs(cpu);
+    instrument::record_op_costs(cpu, || rq.core.take_op_costs());
     trace_group_bandwidth(now, cpu, rq.core.run_queue());
     if tracepoint::recording() {
         let prio = prio(params.policy);

@@ -635,7 +635,7 @@ fn cases() -> Vec<Case> {
     cases.push(
         // Without load balancing: with it, spawning 10,003 tasks takes ~95 s of
         // QEMU time instead of ~10 s, because each balance pass scans every task
-        // a run queue owns, asleep or not (`task::balance::candidates`; Linux
+        // a run queue owns, asleep or not (`scheduling::balance::candidates`; Linux
         // scans only the queued ones, at most `sched_nr_migrate`). The limit is
         // what this case checks.
         Case::new("spawn-limit", "spawn_limit")
@@ -896,6 +896,9 @@ pub fn lint() -> Result<(), String> {
     eprintln!("xtask: {checked} section citations resolve");
     let files = crate::citations::check_files(&workspace_root())?;
     eprintln!("xtask: {files} references to Markdown files resolve");
+    eprintln!("xtask: the kernel's floors (src/: every import points down, no circles)");
+    let imports = crate::floors::check(&workspace_root())?;
+    eprintln!("xtask: {imports} imports between kernel files point down");
     eprintln!("xtask: cargo fmt --check");
     cargo(&["fmt", "--all", "--", "--check"])?;
     eprintln!("xtask: clippy (host)");
