@@ -313,11 +313,11 @@ fn init_interrupts(board: &BoardInfo) -> &'static Gic {
     };
     let gic = GIC.call_once(|| gic);
     gic.init_distributor();
-    // Every handler is in place before any CPU unmasks IRQs: the vector's
-    // (the scheduling floor's, which dispatches and then preempts), the
-    // platform's (reschedule, call-function and stop IPIs, the timer) and
-    // the scheduling floor's (the wake-up IPI).
-    exception::set_irq_handler(scheduling::switch::interrupt);
+    // Every handler is in place before any CPU unmasks IRQs: the platform's
+    // (reschedule, call-function and stop IPIs, the timer), the scheduling
+    // floor's (the wake-up IPI), and the vector's way out (the scheduling
+    // floor's preemption on return from interrupt).
+    exception::set_irq_exit(scheduling::switch::preempt_on_irq_return);
     let registered = crate::platform::register_interrupt_handlers(board.timer_intid)
         .and_then(|()| scheduling::register_irq_handlers());
     if let Err(error) = registered {

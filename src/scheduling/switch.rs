@@ -1,7 +1,7 @@
 //! The switch (Linux's `__schedule` and `finish_task_switch`): the pick on
 //! this CPU and the context switch to the task picked; the preemption points
 //! that lead to it (a voluntary one after a wake-up, the return from an
-//! interrupt, a yield); the IRQ vector's handler; and the idle loop.
+//! interrupt, a yield); and the idle loop.
 //!
 //! `schedule()` keeps its CPU's run-queue lock across the switch; the task
 //! switched to releases it in [`finish_task_switch`], and only then clears the
@@ -20,18 +20,9 @@ use crate::arch::cpu::{IrqState, irq_disable, irq_enable, this_cpu, wait_for_int
 use crate::arch::timer::now_ns;
 use crate::observe::instrument::{self, Op};
 use crate::observe::{explain, switches, tracepoint};
-use crate::platform::{irq, percpu};
+use crate::platform::percpu;
 use crate::tasks::table::account_runtime;
 use crate::tasks::{TaskState, task};
-
-/// What the IRQ vector runs (registered at boot with
-/// `exception::set_irq_handler`): the pending interrupts dispatched through
-/// the handler table, then the preemption on the way out (Linux's
-/// `el1_interrupt`: the interrupt handled, then `arm64_preempt_schedule_irq`).
-pub fn interrupt() {
-    irq::handle_irq();
-    preempt_on_irq_return();
-}
 
 /// Picks the next task on this CPU and switches to it. Call with no lock held;
 /// IRQs may be masked or not (the state is restored on return).
@@ -228,7 +219,9 @@ pub fn preempt_point() {
     }
 }
 
-/// Called on the way out of every IRQ: preemption.
+/// Called on the way out of every IRQ (registered at boot with
+/// `exception::set_irq_exit`): preemption, as Linux's
+/// `arm64_preempt_schedule_irq`.
 pub fn preempt_on_irq_return() {
     if percpu::this().need_resched.load(Ordering::Relaxed) {
         schedule();

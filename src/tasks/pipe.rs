@@ -68,6 +68,11 @@ impl<S: Scheduler> Pipe<S> {
 
     /// Reads at least one byte into `buffer` (sleeping while the pipe is empty)
     /// and returns how many were read.
+    ///
+    /// Out of line, as `write`: generic over the scheduler, the pipe's calls
+    /// would otherwise be inlined into each caller, which costs a round trip
+    /// of sched-pipe more instructions than the calls (docs/performance.md).
+    #[inline(never)]
     pub fn read(&self, buffer: &mut [u8]) -> usize {
         if buffer.is_empty() {
             return 0;
@@ -102,6 +107,7 @@ impl<S: Scheduler> Pipe<S> {
     /// Writes all of `bytes`, sleeping whenever the pipe is full. A write of at
     /// most [`PIPE_CAPACITY`] bytes is atomic, as POSIX requires up to `PIPE_BUF`:
     /// it waits for room for all of it, so writers never interleave inside it.
+    #[inline(never)]
     pub fn write(&self, bytes: &[u8]) {
         let atomic = bytes.len() <= PIPE_CAPACITY;
         let mut written = 0;

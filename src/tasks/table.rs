@@ -432,11 +432,13 @@ pub fn current() -> TaskId {
 }
 
 /// Marks the calling task as sleeping (before it adds itself to a wait list
-/// or arms its timer).
-pub fn set_current_sleeping() {
-    task(current())
+/// or arms its timer), and returns it.
+pub fn set_current_sleeping() -> TaskId {
+    let me = current();
+    task(me)
         .state
         .store(TaskState::Sleeping as u8, Ordering::Release);
+    me
 }
 
 /// Charges `id` the time it ran since its `exec_start` until `now`, and

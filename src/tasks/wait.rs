@@ -9,7 +9,7 @@ use core::sync::atomic::Ordering;
 use fairway_sched::task::TaskId;
 
 use super::scheduler::Scheduler;
-use super::table::{NO_TASK, current, set_current_sleeping, task};
+use super::table::{NO_TASK, set_current_sleeping, task};
 use crate::platform::sync::{IrqSpinLock, IrqSpinLockGuard};
 
 /// A FIFO of sleeping tasks, protected by whatever lock its owner holds.
@@ -91,8 +91,8 @@ pub fn wait_until<'a, S: Scheduler, T>(
     mut condition: impl FnMut(&mut T) -> bool,
 ) -> IrqSpinLockGuard<'a, T> {
     while !condition(&mut guard) {
-        set_current_sleeping();
-        list(&mut guard).push(current());
+        let me = set_current_sleeping();
+        list(&mut guard).push(me);
         drop(guard);
         S::schedule();
         guard = lock.lock();

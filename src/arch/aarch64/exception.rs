@@ -1,8 +1,9 @@
-//! The exception vector table. IRQs go to the handler registered at boot
-//! ([`set_irq_handler`]: the scheduling floor's, which dispatches them and may
-//! end in a reschedule, the preemption on return from interrupt); anything
-//! else is unexpected in a kernel without user space, and is reported with
-//! the core, ESR, FAR and ELR before the kernel stops with a failing status.
+//! The exception vector table. IRQs go to the interrupt dispatch
+//! (`platform::irq`, through its table of handlers), then to the hook
+//! registered at boot for the way out ([`set_irq_exit`]: the scheduling
+//! floor's preemption on return from interrupt); anything else is unexpected
+//! in a kernel without user space, and is reported with the core, ESR, FAR
+//! and ELR before the kernel stops with a failing status.
 
 use core::arch::global_asm;
 
@@ -113,14 +114,16 @@ pub fn install_vector_table() {
     aarch64_cpu::asm::barrier::isb(aarch64_cpu::asm::barrier::SY);
 }
 
-/// What an IRQ runs (Linux's `handle_arch_irq`), set once at boot.
-static IRQ_HANDLER: Once<fn()> = Once::new();
+/// What runs on the way out of every IRQ, set once at boot.
+static IRQ_EXIT: Once<fn()> = Once::new();
 
-/// Sets what every IRQ runs (boot core, once, before any CPU unmasks IRQs).
-/// Registered rather than named, so that the vector, at the bottom of the
-/// kernel, calls nothing above it by name.
-pub fn set_irq_handler(handler: fn()) {
-    IRQ_HANDLER.call_once(|| handler);
+/// Sets what runs on the way out of every IRQ, once its interrupts are
+/// handled (boot core, once, before any CPU unmasks IRQs): the scheduling
+/// floor's preemption (Linux's `arm64_preempt_schedule_irq`). Registered
+/// rather than named, so that the vector, at the bottom of the kernel,
+/// calls nothing above it by name.
+pub fn set_irq_exit(exit: fn()) {
+    IRQ_EXIT.call_once(|| exit);
 }
 
 const KIND_NAMES: [&str; 4] = ["synchronous", "IRQ", "FIQ", "SError"];
@@ -130,8 +133,9 @@ extern "C" fn exception_dispatch(frame: &mut TrapFrame, kind: u64) {
     match kind {
         // IRQ taken at EL1 with SP_EL1, which is how every task runs.
         5 => {
-            if let Some(handler) = IRQ_HANDLER.get() {
-                handler();
+            crate::platform::irq::handle_irq();
+            if let Some(exit) = IRQ_EXIT.get() {
+                exit();
             }
         }
         // A synchronous exception at EL1 with SP_EL1: a data abort in the
