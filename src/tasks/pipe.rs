@@ -69,9 +69,10 @@ impl<S: Scheduler> Pipe<S> {
     /// Reads at least one byte into `buffer` (sleeping while the pipe is empty)
     /// and returns how many were read.
     ///
-    /// Out of line, as `write`: generic over the scheduler, the pipe's calls
-    /// would otherwise be inlined into each caller, which costs a round trip
-    /// of sched-pipe more instructions than the calls (docs/performance.md).
+    /// Out of line, as `write`, as they were compiled before the pipe was
+    /// generic over the scheduler: inlined into `read_exact` and each
+    /// caller, they cost sched-pipe's round trip 25 instructions more than
+    /// the calls do (measured under icount, ARCHITECTURE.md's floors).
     #[inline(never)]
     pub fn read(&self, buffer: &mut [u8]) -> usize {
         if buffer.is_empty() {
