@@ -5,7 +5,7 @@
 //!
 //! The boot floor, above scheduling and below the workloads: it builds each
 //! floor in turn and wires them together, handing the lower floors what they
-//! call back (the IRQ vector's handler, the IRQ table's handlers, the lazy
+//! call back (the IRQ vector's way-out hook, the IRQ table's handlers, the lazy
 //! arenas' page source), so that no floor names one above it.
 
 use core::sync::atomic::Ordering;
@@ -172,6 +172,8 @@ pub fn loaded_blob(address: usize, size: usize) -> &'static [u8] {
 /// The ordered bring-up, each step needing the ones before it: the core
 /// itself, then the board from the device tree (and the console), memory,
 /// interrupts, the scheduler, the other cores; then [`kernel_main`].
+// SAFETY (the exported name): `boot.s` calls it by this name with the C ABI
+// declared here (x0 = dtb, x1 = entry EL); no other symbol has the name.
 #[unsafe(no_mangle)]
 pub extern "C" fn kernel_init_primary(dtb: usize, entry_el: u64) -> ! {
     cpu::set_this_cpu(0);
@@ -519,6 +521,8 @@ fn log_scheduler_memory(when: &str) {
 }
 
 /// A secondary core's Rust entry, with its logical number.
+// SAFETY (the exported name): `boot.s` calls it by this name with the C ABI
+// declared here (x0 = the logical CPU number); no other symbol has the name.
 #[unsafe(no_mangle)]
 pub extern "C" fn kernel_init_secondary(cpu_number: usize) -> ! {
     cpu::set_this_cpu(cpu_number);

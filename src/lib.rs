@@ -26,7 +26,7 @@
 //!
 //! A lower floor reaches a higher one only through what the higher one handed
 //! it: a handler in the IRQ table, a callback with its timer, the vector's
-//! IRQ handler, an interface it implements (the tasks floor's
+//! way-out hook, an interface it implements (the tasks floor's
 //! [`tasks::Scheduler`]), a task's entry point.
 //!
 //! Unsafe code is confined to `arch`, `drivers`, `init` (boot), the locks in

@@ -9,6 +9,7 @@
 //!
 //! ```text
 //!   vector ─► handle_irq ─► GIC acknowledge ─► HANDLERS[intid]() ─► GIC end of interrupt
+//!     └──► the way-out hook (exception::set_irq_exit: preemption)
 //!                                               registered at boot:
 //!                                                 SGI 0 reschedule  (percpu flag)
 //!                                                 SGI 1 wake-up     (scheduling)
