@@ -24,11 +24,11 @@
 //!
 //! A timer wake-up, from the vector to the pick (ARCHITECTURE.md, "A timer
 //! wake-up, file by file"): `exception.rs` → `irq.rs` → `hrtimer.rs` →
-//! [`wakeup::wake_from_timer`] (placement, the driver's `try_to_wake_up`,
-//! the decision carried out by `run_queue.rs`, the load published by
-//! `load.rs`) → back to `hrtimer.rs`, `irq.rs` and `exception.rs`, whose way
-//! out is [`switch::preempt_on_irq_return`]: `schedule()` and the driver's
-//! pick.
+//! [`wakeup::wake_from_timer`] (placement over the published load, the
+//! driver's `try_to_wake_up`, the decision carried out, the load published
+//! by `load.rs`) → back to `hrtimer.rs`, `irq.rs` and `exception.rs`, whose
+//! way out is [`switch::preempt_on_irq_return`]: `schedule()` and the
+//! driver's pick.
 
 pub mod balance;
 pub mod bandwidth;
