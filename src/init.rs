@@ -1,6 +1,12 @@
 //! Boot in Rust: the ordered, one-time set-up of each core, from the device tree
 //! to the idle loop. `boot.s` calls [`kernel_init_primary`] on the boot core with
-//! the MMU and caches already on, and [`kernel_init_secondary`] on the others.
+//! the MMU and caches already on, and [`kernel_init_secondary`] on the others
+//! (by symbol: the two are exported under their names).
+//!
+//! The boot floor, above scheduling and below the workloads: it builds each
+//! floor in turn and wires them together, handing the lower floors what they
+//! call back (the IRQ vector's way-out hook, the IRQ table's handlers, the lazy
+//! arenas' page source), so that no floor names one above it.
 
 use core::sync::atomic::Ordering;
 
@@ -12,9 +18,11 @@ use crate::arch::aarch64::{cpu, exception, mmu, pmu, psci, timer};
 use crate::board::{BoardError, BoardInfo, GicInfo, QEMU_DTB_ADDRESS};
 use crate::drivers::console;
 use crate::drivers::gic::{GIC, Gic, v2::GicV2, v3::GicV3};
-use crate::exit::{ExitCode, allow_semihosting, exit};
-use crate::task::{TaskParams, scheduler, spawn};
-use crate::{heap, hrtimer, irq, percpu, smp};
+use crate::observe::{explain, replay, tracepoint};
+use crate::platform::exit::{ExitCode, allow_semihosting, exit};
+use crate::platform::{heap, hrtimer, irq, percpu, smp};
+use crate::scheduling::{self, balance, cpufreq, eas, energy, load};
+use crate::tasks::TaskParams;
 
 /// What the running kernel knows about its machine, for applications and reports.
 #[derive(Debug)]
@@ -164,6 +172,9 @@ pub fn loaded_blob(address: usize, size: usize) -> &'static [u8] {
 /// The ordered bring-up, each step needing the ones before it: the core
 /// itself, then the board from the device tree (and the console), memory,
 /// interrupts, the scheduler, the other cores; then [`kernel_main`].
+// SAFETY (the exported name): `boot.s` calls it by this name with the C ABI
+// declared here (x0 = dtb, x1 = entry EL); no other symbol has the name.
+#[unsafe(no_mangle)]
 pub extern "C" fn kernel_init_primary(dtb: usize, entry_el: u64) -> ! {
     cpu::set_this_cpu(0);
     exception::install_vector_table();
@@ -266,7 +277,7 @@ fn init_memory(board: &BoardInfo) {
         mmu::RAM.end
     );
     heap::init(kernel_end as usize, usable.end as usize);
-    crate::arch::lazy::init();
+    crate::arch::lazy::init(heap::allocate);
 }
 
 /// The PSCI conduit, and the interrupt controller the device tree names, set
@@ -304,7 +315,17 @@ fn init_interrupts(board: &BoardInfo) -> &'static Gic {
     };
     let gic = GIC.call_once(|| gic);
     gic.init_distributor();
-    irq::set_timer_intid(board.timer_intid);
+    // Every handler is in place before any CPU unmasks IRQs: the platform's
+    // (reschedule, call-function and stop IPIs, the timer), the scheduling
+    // floor's (the wake-up IPI), and the vector's way out (the scheduling
+    // floor's preemption on return from interrupt).
+    exception::set_irq_exit(scheduling::switch::preempt_on_irq_return);
+    let registered = crate::platform::register_interrupt_handlers(board.timer_intid)
+        .and_then(|()| scheduling::register_irq_handlers());
+    if let Err(error) = registered {
+        defmt::error!("interrupt {=u32}: a second handler", error.intid);
+        exit(ExitCode::Failure)
+    }
     if let Err(reason) = gic.init_cpu(0, board.timer_intid) {
         defmt::error!("CPU 0: {=str}", reason);
         exit(ExitCode::Failure)
@@ -347,7 +368,7 @@ fn log_topology(board: &BoardInfo) {
 /// The CPUs' identities, the command line's settings fixed once, the
 /// balancer's topology, the timer queues, and this core's run queue and tick.
 fn init_scheduler(board: &BoardInfo) -> BootOptions {
-    if !crate::energy::init(board) {
+    if !energy::init(board) {
         exit(ExitCode::Failure)
     }
     let nr_cpus = board.cpus.len();
@@ -360,9 +381,9 @@ fn init_scheduler(board: &BoardInfo) -> BootOptions {
     }
     // The idle tasks' slots (and the wake lists, sized for `nr_cpus`) exist
     // before anything reads them (`eas::init` does).
-    crate::task::init_table();
+    scheduling::init_table();
     let mut options = read_boot_options(board);
-    crate::exit::set_power_off(options.power_off);
+    crate::platform::exit::set_power_off(options.power_off);
     if !options.semihosting {
         allow_semihosting(false);
     }
@@ -371,14 +392,14 @@ fn init_scheduler(board: &BoardInfo) -> BootOptions {
         defmt::info!("psci=0: the firmware's PSCI is not used (boot CPU only, no power-off)");
     }
     if options.trace_records > 0 {
-        if !crate::task::tracepoint::ENABLED {
+        if !tracepoint::ENABLED {
             defmt::error!(
                 "bootargs: trace_records={=u64}: this kernel was built without tracepoints (build it with --features trace)",
                 options.trace_records
             );
             exit(ExitCode::Failure)
         }
-        if crate::task::tracepoint::allocate(nr_cpus, options.trace_records as usize).is_err() {
+        if tracepoint::allocate(nr_cpus, options.trace_records as usize).is_err() {
             defmt::error!(
                 "bootargs: trace_records={=u64}: no room on the heap for {=usize} CPUs' buffers of 24-byte records",
                 options.trace_records,
@@ -395,19 +416,19 @@ fn init_scheduler(board: &BoardInfo) -> BootOptions {
             );
             exit(ExitCode::Failure)
         }
-        crate::task::explain::set_budget(options.explain);
+        explain::set_budget(options.explain);
     }
     options.sched.uclamp = Some(uclamp_used(&options, nr_cpus));
-    scheduler::configure(options.sched, nr_cpus);
-    crate::cpufreq::init(board, options.sched.governor, options.sched.cpufreq_update);
+    scheduling::configure(options.sched, nr_cpus);
+    cpufreq::init(board, options.sched.governor, options.sched.cpufreq_update);
     if let fairway_sched::boot_options::Workload::RtApp(rtapp) = options.workload {
-        crate::task::replay::set_capacity(rtapp.record_core as usize);
+        replay::set_capacity(rtapp.record_core as usize);
     }
-    if let Err(reason) = crate::task::balance::init(nr_cpus, options.sched.balance) {
+    if let Err(reason) = balance::init(nr_cpus, options.sched.balance) {
         defmt::warn!("load balancing off: {=str}", reason);
     }
-    match crate::task::balance::topology() {
-        Some(topology) if options.sched.balance => crate::task::eas::init(
+    match load::topology() {
+        Some(topology) if options.sched.balance => eas::init(
             board,
             topology,
             options.sched.energy_aware,
@@ -417,9 +438,9 @@ fn init_scheduler(board: &BoardInfo) -> BootOptions {
         None => defmt::info!("eas: off: no CPU topology (no wake-up placement)"),
     }
     hrtimer::init(nr_cpus);
-    scheduler::init_cpu(0);
+    scheduling::init_cpu(0);
     percpu::of(0).online.store(true, Ordering::Release);
-    scheduler::start_tick();
+    scheduling::start_tick();
     options
 }
 
@@ -466,12 +487,12 @@ fn kernel_main() -> ! {
         }
     );
     log_scheduler_memory("");
-    if let Err(error) = spawn("main", run_main, 0, 0, TaskParams::default()) {
+    if let Err(error) = scheduling::spawn("main", run_main, 0, 0, TaskParams::default()) {
         defmt::error!("cannot start the main task: {}", error);
         exit(ExitCode::Failure)
     }
     cpu::irq_enable();
-    scheduler::idle_loop()
+    scheduling::idle_loop()
 }
 
 fn run_main(_: usize) {
@@ -484,7 +505,7 @@ fn run_main(_: usize) {
 /// the run queues' heap and the task table, which grow with the task ids
 /// created (`room for`), out of the kernel's task slots.
 fn log_scheduler_memory(when: &str) {
-    let (run_queues, tables) = crate::task::scheduler::memory_bytes();
+    let (run_queues, tables) = scheduling::memory_bytes();
     defmt::info!(
         "scheduler memory{=str}: {=u64} KiB (run queues {=u64} KiB, task table and wake lists {=u64} KiB) for {=usize} CPUs, room for {=usize} of {=usize} task ids, {=usize} task slots allocated; the tasks' latency statistics take {=u64} KiB more",
         when,
@@ -492,14 +513,17 @@ fn log_scheduler_memory(when: &str) {
         run_queues as u64 / 1024,
         tables as u64 / 1024,
         percpu::nr_online(),
-        crate::task::scheduler::task_ids_reserved(),
+        scheduling::task_ids_reserved(),
         crate::config::MAX_TASKS,
-        crate::task::task_slots_allocated(),
-        crate::task::statistics_bytes() as u64 / 1024
+        crate::tasks::task_slots_allocated(),
+        crate::tasks::statistics_bytes() as u64 / 1024
     );
 }
 
 /// A secondary core's Rust entry, with its logical number.
+// SAFETY (the exported name): `boot.s` calls it by this name with the C ABI
+// declared here (x0 = the logical CPU number); no other symbol has the name.
+#[unsafe(no_mangle)]
 pub extern "C" fn kernel_init_secondary(cpu_number: usize) -> ! {
     cpu::set_this_cpu(cpu_number);
     exception::install_vector_table();
@@ -509,9 +533,9 @@ pub extern "C" fn kernel_init_secondary(cpu_number: usize) -> ! {
         defmt::error!("CPU {=usize}: {=str}", cpu_number, reason);
         cpu::halt()
     }
-    scheduler::init_cpu(cpu_number);
+    scheduling::init_cpu(cpu_number);
     percpu::of(cpu_number).online.store(true, Ordering::Release);
-    scheduler::start_tick();
+    scheduling::start_tick();
     cpu::irq_enable();
-    scheduler::idle_loop()
+    scheduling::idle_loop()
 }

@@ -7,25 +7,35 @@
 //! host and prints for it (the rt-app scenario blob, the `report:` lines) is the
 //! contract crate `fairway_contract` (`contract/`).
 //!
+//! The mechanism is built in floors, each importing only the floors below it
+//! (ARCHITECTURE.md, "The kernel in floors"; `cargo xtask lint` fails on an
+//! import that points up a floor):
+//!
 //! ```text
-//!  boot.s ─► init (device tree ─► UART, heap, GIC, timer, PSCI) ─► every CPU's idle loop
-//!                                                                    │ IRQ
-//!  ┌─────────────── task::scheduler ◄─── irq ◄── GIC ◄── SGIs (IPIs), timer PPI
-//!  │ schedule(), wake_up(), tick                 hrtimer queue ◄─┘
-//!  ▼
-//!  fairway_sched::RunQueue (policy: pure functions of time and events)
+//!   workloads   workload/, main.rs, lib.rs   rt-app, sched-pipe, hackbench, the demo
+//!   boot        init.rs                      the ordered boot of each core; wires the floors
+//!   scheduling  scheduling/                  the door to CpuCore and the files that carry
+//!                                            its decisions out: wake-up, switch, tick, sleep,
+//!                                            balance, EAS, bandwidth, groups, PI, cpufreq
+//!   tasks       tasks/                       the task table, spawn and exit, wait queues, pipes
+//!   observe     observe/                     tracepoints, explain, replay records, the switch
+//!                                            trace, instrumentation: handed values by callers
+//!   platform    platform/, arch/, drivers/,  exceptions, IRQ dispatch through a handler table,
+//!               config.rs, board.rs          IPIs, timers, per-CPU data, locks, heap, drivers
 //! ```
 //!
-//! Layers (ARCHITECTURE.md, "Layout"): boot and arch code in [`arch`], board discovery in
-//! [`board`], drivers in [`drivers`], kernel services (per-CPU data, interrupts,
-//! high-resolution timers, SMP, tasks, wait queues, pipes) in the other modules.
+//! A lower floor reaches a higher one only through what the higher one handed
+//! it: a handler in the IRQ table, a callback with its timer, the vector's
+//! way-out hook, an interface it implements (the tasks floor's
+//! [`tasks::Scheduler`]), a task's entry point.
+//!
 //! Unsafe code is confined to `arch`, `drivers`, `init` (boot), the locks in
-//! [`sync`], the heap, the logger and the two context-switch steps of the
-//! scheduler; each block says why it is sound.
+//! [`platform::sync`], the heap, the logger and the context switch of
+//! [`scheduling::switch`]; each block says why it is sound.
 //!
 //! An application (the demo in `src/main.rs`, each QEMU test in `tests/`) names
 //! its main function with [`entry!`]; it runs as the first task, on CPU 0, and the
-//! [`exit::ExitCode`] it returns becomes QEMU's exit status.
+//! [`ExitCode`] it returns becomes QEMU's exit status.
 #![no_std]
 #![deny(unsafe_op_in_unsafe_fn)]
 #![deny(clippy::undocumented_unsafe_blocks)]
@@ -35,25 +45,16 @@ extern crate alloc;
 pub mod arch;
 pub mod board;
 pub mod config;
-pub mod cpufreq;
 pub mod drivers;
-pub mod energy;
-pub mod exit;
-pub mod heap;
-pub mod hrtimer;
 pub mod init;
-pub mod instrument;
-pub mod irq;
-mod logger;
-pub mod percpu;
-pub mod report;
-pub mod smp;
-pub mod sync;
-pub mod task;
+pub mod observe;
+pub mod platform;
+pub mod scheduling;
+pub mod tasks;
 pub mod workload;
 
-pub use exit::ExitCode;
 pub use init::{boot_options, system};
+pub use platform::exit::ExitCode;
 
 /// Time since boot in nanoseconds.
 pub fn now_ns() -> u64 {

@@ -7,9 +7,8 @@
 use core::sync::atomic::{AtomicU64, Ordering};
 
 use fairway::arch::cpu::this_cpu;
-use fairway::task::pipe::Pipe;
-use fairway::task::wait::Completion;
-use fairway::task::{TaskParams, current_runtime_ns, spawn};
+use fairway::scheduling::{Completion, Pipe, spawn};
+use fairway::tasks::{TaskParams, current_runtime_ns};
 use fairway::workload::{BusyLoop, work_rate};
 use fairway::{ExitCode, now_ns, system};
 use spin::Once;
@@ -140,7 +139,7 @@ fn demo() -> ExitCode {
     for cpu in 0..cpus {
         defmt::println!("demo:   cpu {=usize}: {=u64} us", cpu, work_us(cpu));
     }
-    fairway::report::print_runtime_report(elapsed);
+    fairway::workload::summary::print_runtime_report(elapsed);
     REPORTED.complete();
     ExitCode::Success
 }

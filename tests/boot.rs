@@ -6,9 +6,10 @@
 use core::sync::atomic::{AtomicUsize, Ordering};
 
 use fairway::arch::cpu::this_cpu;
-use fairway::task::wait::Completion;
-use fairway::task::{TaskParams, spawn};
-use fairway::{ExitCode, percpu, smp, system};
+use fairway::platform::{percpu, smp};
+use fairway::scheduling::{Completion, spawn};
+use fairway::tasks::TaskParams;
+use fairway::{ExitCode, system};
 
 fairway::entry!(main);
 
@@ -60,7 +61,7 @@ fn main() -> ExitCode {
     for (cpu, seen) in IPI_SEEN.iter().enumerate().take(info.nr_cpus) {
         while seen.load(Ordering::SeqCst) != cpu {
             assert!(fairway::now_ns() < deadline, "call-function IPI answered");
-            fairway::task::yield_now();
+            fairway::scheduling::yield_now();
         }
     }
     defmt::println!("boot: every CPU ran a task and answered an IPI");

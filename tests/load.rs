@@ -10,8 +10,8 @@
 use core::sync::atomic::{AtomicU64, Ordering};
 
 use fairway::config::MAX_TASKS;
-use fairway::task::wait::Completion;
-use fairway::task::{TaskParams, sleep_until, spawn};
+use fairway::scheduling::{Completion, sleep_until, spawn};
+use fairway::tasks::TaskParams;
 use fairway::{ExitCode, now_ns, system};
 
 fairway::entry!(main);
@@ -71,7 +71,7 @@ fn main() -> ExitCode {
     let wakes: u64 = WAKES.iter().map(|w| w.load(Ordering::Relaxed)).sum();
     let migrations: u64 = {
         let mut total = 0;
-        fairway::task::for_each_task(|_, slot| total += slot.migrations.load(Ordering::Relaxed));
+        fairway::tasks::for_each_task(|_, slot| total += slot.migrations.load(Ordering::Relaxed));
         total
     };
     defmt::println!(
@@ -103,6 +103,6 @@ fn main() -> ExitCode {
         0,
         "no sleep ended early"
     );
-    fairway::report::print_runtime_report(now_ns() - START.load(Ordering::Relaxed));
+    fairway::workload::summary::print_runtime_report(now_ns() - START.load(Ordering::Relaxed));
     ExitCode::Success
 }

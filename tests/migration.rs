@@ -11,8 +11,8 @@
 
 use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
-use fairway::task::scheduler::with_run_queue;
-use fairway::task::{CpuMask, TaskId, TaskParams, set_affinity, sleep_until, spawn, task};
+use fairway::scheduling::{sleep_until, spawn, with_run_queue};
+use fairway::tasks::{CpuMask, TaskId, TaskParams, set_affinity, task};
 use fairway::{ExitCode, now_ns};
 use fairway_sched::task::CpuId;
 
@@ -76,7 +76,7 @@ fn main() -> ExitCode {
         "needs 3 CPUs (main runs on CPU 2)"
     );
     // Keep this sampling task off the CPUs under test (it moves at its first sleep).
-    set_affinity(fairway::task::current(), CpuMask::only(CpuId(2))).expect("CPU 2 exists");
+    set_affinity(fairway::tasks::current(), CpuMask::only(CpuId(2))).expect("CPU 2 exists");
     START.store(now_ns(), Ordering::Relaxed);
     let start = START.load(Ordering::Relaxed);
     let id = spawn("periodic", periodic, 0, 0, TaskParams::pinned(0)).expect("spawn");

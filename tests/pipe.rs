@@ -8,9 +8,8 @@
 use core::sync::atomic::{AtomicU64, Ordering};
 
 use fairway::arch::pmu::cycles;
-use fairway::task::pipe::Pipe;
-use fairway::task::wait::Completion;
-use fairway::task::{TaskParams, spawn, yield_now};
+use fairway::scheduling::{Completion, Pipe, spawn, yield_now};
+use fairway::tasks::TaskParams;
 use fairway::{ExitCode, system};
 use spin::Once;
 
@@ -73,7 +72,7 @@ fn main() -> ExitCode {
         ROUND_TRIPS,
         per_round_trip
     );
-    let cpu0 = fairway::percpu::of(0);
+    let cpu0 = fairway::platform::percpu::of(0);
 
     let before = (
         cpu0.interrupts.load(Ordering::Relaxed),

@@ -7,8 +7,8 @@
 
 use core::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
-use fairway::task::wait::Completion;
-use fairway::task::{TaskParams, spawn, task};
+use fairway::scheduling::{Completion, spawn};
+use fairway::tasks::{TaskParams, task};
 use fairway::{ExitCode, now_ns};
 
 fairway::entry!(main);

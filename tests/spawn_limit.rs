@@ -4,8 +4,8 @@
 #![no_main]
 
 use fairway::config::MAX_TASKS;
-use fairway::task::wait::Completion;
-use fairway::task::{SpawnError, TaskParams, spawn};
+use fairway::scheduling::{Completion, spawn};
+use fairway::tasks::{SpawnError, TaskParams};
 
 fairway::entry!(main);
 
@@ -37,7 +37,7 @@ fn main() -> fairway::ExitCode {
         0,
         0,
         TaskParams {
-            policy: fairway::task::Policy::Normal { nice: 20 },
+            policy: fairway::tasks::Policy::Normal { nice: 20 },
             ..TaskParams::default()
         },
     );

@@ -6,9 +6,10 @@
 
 use core::sync::atomic::{AtomicU64, Ordering};
 
-use fairway::task::wait::Completion;
-use fairway::task::{TaskParams, sleep_until, spawn};
-use fairway::{ExitCode, now_ns, percpu, system};
+use fairway::platform::percpu;
+use fairway::scheduling::{Completion, sleep_until, spawn};
+use fairway::tasks::TaskParams;
+use fairway::{ExitCode, now_ns, system};
 
 fairway::entry!(main);
 

@@ -1,7 +1,7 @@
 //! The kernel's tracepoint records as the host reads them: each record's
 //! kind and how its fields are used (docs/tracing.md, "The kernel's
-//! traces"). The kernel writes them (`src/task/tracepoint.rs`,
-//! `src/task/explain.rs`) and the runner decodes them
+//! traces"). The kernel writes them (`src/observe/tracepoint.rs`,
+//! `src/observe/explain.rs`) and the runner decodes them
 //! (`xtask/src/run/kernel_trace.rs`) by these numbers, so the two cannot drift
 //! apart. A record is `kind cpu time_ns a b value`; a task argument of
 //! `u16::MAX` is no task (an idle task, or no waker).

@@ -12,11 +12,11 @@ use core::sync::atomic::{AtomicU64, Ordering};
 use spin::Once;
 
 use super::report;
+use crate::ExitCode;
 use crate::arch::timer::now_ns;
-use crate::task::pipe::Pipe;
-use crate::task::wait::Completion;
-use crate::task::{TaskId, TaskParams, spawn};
-use crate::{ExitCode, percpu};
+use crate::platform::percpu;
+use crate::scheduling::{Completion, Pipe, spawn};
+use crate::tasks::{TaskId, TaskParams};
 use fairway_sched::boot_options::HackbenchOptions;
 
 /// hackbench's message size.
@@ -98,7 +98,7 @@ fn run_inner(options: &HackbenchOptions) -> Result<ExitCode, ExitCode> {
         loops,
         pipes: (0..groups * fds).map(|_| Pipe::new()).collect(),
     });
-    crate::instrument::reset();
+    crate::observe::instrument::reset();
     let cpus = percpu::nr_online();
     let start = now_ns();
     let mut tasks: Vec<(TaskId, u64)> = Vec::new();
@@ -155,7 +155,7 @@ fn run_inner(options: &HackbenchOptions) -> Result<ExitCode, ExitCode> {
             received * 1_000_000_000 / elapsed.max(1),
         ),
     ];
-    metrics.extend(crate::task::eas::metrics());
+    metrics.extend(crate::scheduling::eas::metrics());
     report::print(&report::RunResults {
         name: "hackbench",
         config: &config,

@@ -21,8 +21,8 @@ use fairway_sched::bandwidth::Bandwidth;
 use fairway_sched::task::GroupId;
 use spin::Once;
 
-use crate::hrtimer;
-use crate::task::SpawnError;
+use crate::platform::hrtimer;
+use crate::tasks::SpawnError;
 
 /// A limit written during the run.
 struct Change {
@@ -128,7 +128,7 @@ fn write_due_changes(_: usize) {
 /// Writes `settings` to `group` at `at` ns after the run's start, and logs
 /// them with the group's period grid; false (logged) if refused.
 fn write(group: GroupId, path: &str, settings: Bandwidth, origin: u64, at: u64) -> bool {
-    match crate::task::bandwidth::set_group_bandwidth(group, settings, origin) {
+    match crate::scheduling::bandwidth::set_group_bandwidth(group, settings, origin) {
         Ok(start) => {
             let quota = settings
                 .quota

@@ -9,6 +9,7 @@ pub mod report;
 pub mod rtapp;
 pub mod rtapp_log;
 pub mod sched_pipe;
+pub mod summary;
 
 /// Iterations of a busy loop between two `YIELD` hints ([`BusyLoop`]).
 ///
@@ -70,7 +71,7 @@ impl BusyLoop {
 /// `t × work_rate / 2^20` ns of work at capacity 1024 and the highest
 /// frequency, rt-app's unit (docs/boards.md).
 pub fn work_rate(cpu: usize) -> u64 {
-    let cpu = crate::percpu::of(cpu);
+    let cpu = crate::platform::percpu::of(cpu);
     u64::from(cpu.capacity.load(core::sync::atomic::Ordering::Relaxed))
         * u64::from(
             cpu.frequency_scale

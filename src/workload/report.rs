@@ -13,9 +13,10 @@ use fairway_sched::stats::{Log2Histogram, Summary, merged_summary};
 use fairway_sched::task::CpuId;
 use heapless::String;
 
-use crate::instrument::{self, OPS};
-use crate::task::{TaskId, idle_task_id, task};
-use crate::{boot_options, percpu};
+use crate::boot_options;
+use crate::observe::instrument::{self, OPS};
+use crate::platform::percpu;
+use crate::tasks::{TaskId, idle_task_id, task};
 
 fn print_line(record: impl core::fmt::Display) {
     let mut line: String<2048> = String::new();
@@ -40,7 +41,10 @@ pub struct RunResults<'a> {
     /// Figures of merit.
     pub metrics: &'a [(&'a str, u64)],
     /// The limited task groups' `cpu.max` and `cpu.stat` (§4.3), by path.
-    pub groups: &'a [(alloc::string::String, crate::task::bandwidth::GroupStats)],
+    pub groups: &'a [(
+        alloc::string::String,
+        crate::scheduling::bandwidth::GroupStats,
+    )],
     /// The counters at the run's start and end, when the workload took them: the
     /// figures then cover the run alone, not the boot before it or the printing
     /// after it. `None`: counted from boot to the printing.
@@ -73,7 +77,7 @@ impl TaskCounters {
         // Woken (by `activate`) and not yet switched in; or on another CPU's
         // wake list, woken but not yet activated.
         let woken = slot.woken_at.load(Ordering::Relaxed) != 0;
-        let on_wake_list = slot.state() == crate::task::TaskState::Running
+        let on_wake_list = slot.state() == crate::tasks::TaskState::Running
             && !slot.on_rq.load(Ordering::Relaxed)
             && !current;
         let waiting = slot.on_rq.load(Ordering::Relaxed) && !current;
@@ -83,7 +87,7 @@ impl TaskCounters {
             0
         };
         TaskCounters {
-            runtime_ns: crate::task::runtime_ns_on(id, cpu, now),
+            runtime_ns: crate::tasks::runtime_ns_on(id, cpu, now),
             wait_ns: slot.wait_total.load(Ordering::Relaxed) + wait_under_way,
             migrations: slot.migrations.load(Ordering::Relaxed),
             switches: slot.switches_in.load(Ordering::Relaxed),
@@ -114,7 +118,7 @@ impl CpuCounters {
             cpus: (0..percpu::nr_online())
                 .map(|cpu| {
                     (
-                        crate::task::runtime_ns_on(idle_task_id(cpu), cpu, now),
+                        crate::tasks::runtime_ns_on(idle_task_id(cpu), cpu, now),
                         percpu::of(cpu).context_switches.load(Ordering::Relaxed),
                     )
                 })
@@ -177,7 +181,7 @@ pub fn config_label(extra: &str) -> String<96> {
         "{}-hz{}-uclamp{}",
         system.options.sched.policy.name(),
         system.options.sched.hz,
-        if crate::task::scheduler::uclamp_enabled() {
+        if crate::scheduling::uclamp_enabled() {
             "on"
         } else {
             "off"

@@ -41,13 +41,12 @@ use spin::Once;
 
 use crate::arch::cpu::this_cpu;
 use crate::arch::timer::now_ns;
-use crate::percpu;
-use crate::sync::IrqSpinLock;
-use crate::task::wait::Completion;
-use crate::task::{
-    self, SpawnError, TaskId, current, current_runtime_ns, sleep_until, sleep_until_expiry,
-    yield_now,
+use crate::platform::percpu;
+use crate::platform::sync::IrqSpinLock;
+use crate::scheduling::{
+    self, Completion, sleep_until, sleep_until_expiry, with_run_queue, yield_now,
 };
+use crate::tasks::{self, SpawnError, TaskId, current, current_runtime_ns};
 use crate::workload::report::{CpuCounters, RunWindow};
 use crate::workload::rtapp_log;
 
@@ -237,7 +236,7 @@ fn instance_main(index: usize) {
     // The starter creates a started instance when its delay has passed (as the
     // simulator starts it); a forked one waits out its delay itself.
     if index >= STARTED_INSTANCES.load(Ordering::Acquire) && spec.delay_us > 0 {
-        crate::task::sleep_for(ns(spec.delay_us));
+        scheduling::sleep_for(ns(spec.delay_us));
     }
     let mut cursor = Cursor::default();
     let mut iteration_start = now_ns();
@@ -354,7 +353,7 @@ fn instance_main(index: usize) {
         end_of_run(run);
         FINISHED.complete();
         // A run with a duration sleeps until its end: end it early.
-        task::wake_up(TaskId(MAIN_TASK.load(Ordering::Acquire)));
+        scheduling::wake_up(TaskId(MAIN_TASK.load(Ordering::Acquire)));
     }
     // Stay (asleep) until the report has read this task's figures.
     REPORTED.wait_for(1);
@@ -397,15 +396,15 @@ fn apply_phase(run: &Run, index: usize, phase: usize) {
     let params = run.scenario.task_params(&attributes);
     let id = current();
     let group = group_of(attributes.taskgroup.as_deref());
-    let cpu = task::task(id).cpu();
-    crate::task::scheduler::with_run_queue(cpu, |rq| {
+    let cpu = tasks::task(id).cpu();
+    with_run_queue(cpu, |rq| {
         // Validated values: the run queue accepts them.
         let _ = rq
             .core
             .set_task_uclamp(id, params.uclamp_min, params.uclamp_max, now_ns());
     });
-    let _ = crate::task::groups::set_task_group(id, group);
-    if task::set_affinity(id, params.affinity).is_ok()
+    let _ = scheduling::groups::set_task_group(id, group);
+    if tasks::set_affinity(id, params.affinity).is_ok()
         && !params
             .affinity
             .contains(fairway_sched::task::CpuId(this_cpu() as u16))
@@ -477,7 +476,7 @@ fn resource_event(run: &Run, me: usize, event: &Event) -> bool {
                 name,
                 defmt::Display2Format(&error)
             );
-            crate::exit::exit(crate::ExitCode::Failure)
+            crate::platform::exit::exit(crate::ExitCode::Failure)
         }
     };
     for &woken in &wake {
@@ -487,7 +486,7 @@ fn resource_event(run: &Run, me: usize, event: &Event) -> bool {
     // queues'), so that they are applied in the order they were decided.
     for (instance, boost) in state.resources.take_pi_changes() {
         if let Some(&id) = run.instances[instance].task.get() {
-            task::pi::rt_mutex_setprio(id, boost);
+            scheduling::pi::rt_mutex_setprio(id, boost);
         }
     }
     if outcome == Outcome::Block && run.scenario.global.duration_s <= 0 {
@@ -497,16 +496,16 @@ fn resource_event(run: &Run, me: usize, event: &Event) -> bool {
     // before this task may park: they must not wait for it.
     for &woken in wake.iter().filter(|&&woken| woken != me) {
         if let Some(&id) = run.instances[woken].task.get() {
-            task::wake_up(id);
+            scheduling::wake_up(id);
         }
     }
     if outcome == Outcome::Block {
         // Woken (possibly by this very call) once the model grants the event.
-        state = crate::task::wait::park_until(&run.sync, state, |s| s.granted[me]);
+        state = scheduling::park_until(&run.sync, state, |s| s.granted[me]);
     }
     state.granted[me] = false;
     drop(state);
-    crate::task::preempt_point();
+    scheduling::preempt_point();
     true
 }
 
@@ -539,23 +538,23 @@ fn end_of_run(run: &Run) {
         .unwrap_or_else(CpuCounters::now);
     let window = RunWindow::close(start, &tasks, now);
     snapshot_group_stats();
-    ENERGY.call_once(crate::cpufreq::report);
+    ENERGY.call_once(scheduling::cpufreq::report);
     ENDED.call_once(|| (now, tasks, window));
     // Recording goes on until the counters above were read: other CPUs
     // switch meanwhile, and the trace shows what the report could see.
-    crate::task::tracepoint::stop(now);
+    scheduling::observe::trace_stop(now);
 }
 
 /// The performance domains' meters at the end of the run (empty without
 /// DVFS).
-static ENERGY: Once<Vec<crate::cpufreq::DomainReport>> = Once::new();
+static ENERGY: Once<Vec<scheduling::cpufreq::DomainReport>> = Once::new();
 
 /// The deadline's timer (interrupt context): the run is over.
 fn deadline_passed(_: usize) {
     if let Some(run) = RUN.get() {
         end_of_run(run);
     }
-    task::wake_up(TaskId(MAIN_TASK.load(Ordering::Acquire)));
+    scheduling::wake_up(TaskId(MAIN_TASK.load(Ordering::Acquire)));
 }
 
 /// The instances that exist, with their missed periods.
@@ -592,8 +591,8 @@ fn check_deadlock(run: &Run, state: &SyncState) {
     );
     // The decisions up to the deadlock can still be replayed (the simulator
     // reaches the same deadlock: it is the scenario's).
-    crate::task::replay::print();
-    crate::exit::exit(crate::ExitCode::Failure)
+    scheduling::observe::print_core_record();
+    crate::platform::exit::exit(crate::ExitCode::Failure)
 }
 
 /// `fork`: one more instance of task `name`, created now on the least-loaded
@@ -610,7 +609,7 @@ fn fork(run: &Run, name: &str) {
             name,
             run.instances.len()
         );
-        crate::exit::exit(crate::ExitCode::Failure)
+        crate::platform::exit::exit(crate::ExitCode::Failure)
     };
     let number = run.instances[..index]
         .iter()
@@ -625,7 +624,7 @@ fn fork(run: &Run, name: &str) {
     let cpu = initial_cpu(params.affinity, &queued_per_cpu());
     if let Err(error) = spawn_instance(run, index, cpu, params, None) {
         defmt::error!("rtapp: fork of {=str}: {}", name, error);
-        crate::exit::exit(crate::ExitCode::Failure)
+        crate::platform::exit::exit(crate::ExitCode::Failure)
     }
 }
 
@@ -650,15 +649,13 @@ fn util_sampler(_: usize) {
             let Some(&id) = instance.task.get() else {
                 continue;
             };
-            if task::task(id).state() != task::TaskState::Running
-                && task::task(id).state() != task::TaskState::Sleeping
+            if tasks::task(id).state() != tasks::TaskState::Running
+                && tasks::task(id).state() != tasks::TaskState::Sleeping
             {
                 continue;
             }
-            let cpu = task::task(id).cpu();
-            let util = crate::task::scheduler::with_run_queue(cpu, |rq| {
-                rq.queue().task_signals(id).util_avg
-            });
+            let cpu = tasks::task(id).cpu();
+            let util = with_run_queue(cpu, |rq| rq.queue().task_signals(id).util_avg);
             let mut range = instance.util_range.lock();
             *range = Some(match *range {
                 None => (util, util),
@@ -680,7 +677,7 @@ fn create_groups(scenario: &Scenario) -> Result<BTreeMap<String, GroupId>, Spawn
             Some(end) => groups.get(&path[..end]).copied().unwrap_or(GroupId::ROOT),
         };
         let shares = scenario.group_shares(&path).max(0) as u64;
-        match crate::task::groups::create_group(parent, shares) {
+        match scheduling::groups::create_group(parent, shares) {
             Ok(group) => {
                 groups.insert(path, group);
             }
@@ -698,7 +695,7 @@ fn create_groups(scenario: &Scenario) -> Result<BTreeMap<String, GroupId>, Spawn
 }
 
 /// The limited groups' `cpu.stat` when the run ended.
-static GROUP_STATS: Once<Vec<(String, crate::task::bandwidth::GroupStats)>> = Once::new();
+static GROUP_STATS: Once<Vec<(String, scheduling::bandwidth::GroupStats)>> = Once::new();
 
 /// Takes the limited groups' statistics (at the end of the run).
 fn snapshot_group_stats() {
@@ -708,7 +705,7 @@ fn snapshot_group_stats() {
             groups
                 .iter()
                 .filter_map(|(path, &group)| {
-                    Some((path.clone(), crate::task::bandwidth::group_stats(group)?))
+                    Some((path.clone(), scheduling::bandwidth::group_stats(group)?))
                 })
                 .collect()
         })
@@ -729,11 +726,11 @@ fn initial_cpu(affinity: fairway_sched::task::CpuMask, load: &[usize]) -> usize 
 fn starter_main(_: usize) {
     let run = RUN.get().expect("scenario set before its starter");
     sleep_until(run.start);
-    crate::task::tracepoint::start(run.start);
+    scheduling::observe::trace_start(run.start);
     STARTED_COUNTERS.call_once(CpuCounters::now);
-    crate::cpufreq::restart_domains();
-    if crate::task::tracepoint::recording() {
-        crate::cpufreq::trace_frequencies(now_ns());
+    scheduling::cpufreq::restart_domains();
+    if crate::observe::tracepoint::recording() {
+        scheduling::cpufreq::trace_frequencies(now_ns());
     }
     let cpus = percpu::nr_online();
     let mut load = alloc::vec![0usize; cpus];
@@ -741,7 +738,7 @@ fn starter_main(_: usize) {
     let started = STARTED_INSTANCES.load(Ordering::Acquire);
     let delay = |index: usize| run.scenario.tasks[run.instances[index].spec()].delay_us;
     // Every CPU is kicked once all are queued (see `DeferredKicks`).
-    let mut kicks = task::DeferredKicks::default();
+    let mut kicks = scheduling::DeferredKicks::default();
     for index in (0..started).filter(|&index| delay(index) == 0) {
         let params = first_params(run, index);
         let cpu = initial_cpu(params.affinity, &load);
@@ -764,8 +761,8 @@ fn starter_main(_: usize) {
         && let Some(&(first, _)) = delayed.first()
     {
         DELAYED.call_once(|| delayed);
-        crate::hrtimer::start(
-            crate::hrtimer::task_timer(current().index()),
+        crate::platform::hrtimer::start(
+            crate::platform::hrtimer::task_timer(current().index()),
             first,
             start_delayed,
             current().index(),
@@ -801,7 +798,12 @@ fn start_delayed(timer: usize) {
             return;
         }
         if at > now {
-            crate::hrtimer::start(crate::hrtimer::task_timer(timer), at, start_delayed, timer);
+            crate::platform::hrtimer::start(
+                crate::platform::hrtimer::task_timer(timer),
+                at,
+                start_delayed,
+                timer,
+            );
             return;
         }
         NEXT_DELAYED.fetch_add(1, Ordering::AcqRel);
@@ -821,8 +823,8 @@ fn start_delayed(timer: usize) {
 fn arm_deadline(run: &Run, timer: usize) {
     if run.scenario.global.duration_s > 0 {
         let deadline = run.start + ns(run.scenario.global.duration_s * 1_000_000);
-        crate::hrtimer::start(
-            crate::hrtimer::task_timer(timer),
+        crate::platform::hrtimer::start(
+            crate::platform::hrtimer::task_timer(timer),
             deadline,
             deadline_passed,
             timer,
@@ -835,7 +837,7 @@ fn arm_deadline(run: &Run, timer: usize) {
 fn queued_per_cpu() -> Vec<usize> {
     (0..percpu::nr_online())
         .map(|cpu| {
-            crate::task::scheduler::with_run_queue(cpu, |rq| {
+            with_run_queue(cpu, |rq| {
                 fairway_sched::class::SchedClass::nr_running(rq.queue())
             })
         })
@@ -843,7 +845,7 @@ fn queued_per_cpu() -> Vec<usize> {
 }
 
 /// The parameters instance `index` starts with (its first phase's attributes).
-fn first_params(run: &Run, index: usize) -> task::TaskParams {
+fn first_params(run: &Run, index: usize) -> tasks::TaskParams {
     let spec = &run.scenario.tasks[run.instances[index].spec()];
     let attributes = spec
         .phases
@@ -859,8 +861,8 @@ fn spawn_instance(
     run: &Run,
     index: usize,
     cpu: usize,
-    params: task::TaskParams,
-    kicks: Option<&mut task::DeferredKicks>,
+    params: tasks::TaskParams,
+    kicks: Option<&mut scheduling::DeferredKicks>,
 ) -> Result<(), SpawnError> {
     let instance = &run.instances[index];
     let name = instance.name.get().map_or("?", String::as_str);
@@ -870,8 +872,8 @@ fn spawn_instance(
         run.sync.lock().resources.set_policy(index, params.policy);
     }
     let id = match kicks {
-        Some(kicks) => task::spawn_deferred(name, instance_main, index, cpu, params, kicks)?,
-        None => task::spawn(name, instance_main, index, cpu, params)?,
+        Some(kicks) => scheduling::spawn_deferred(name, instance_main, index, cpu, params, kicks)?,
+        None => scheduling::spawn(name, instance_main, index, cpu, params)?,
     };
     instance.task.call_once(|| id);
     Ok(())
@@ -891,7 +893,7 @@ pub fn run(scenario: Scenario, options: &RtAppOptions) -> Result<(), SpawnError>
     for instance in &instances {
         rtapp_log::allocate(&instance.rtapp_log, options.rtapp_log_rows);
     }
-    crate::task::reserve_for_spawns(started);
+    scheduling::reserve_for_spawns(started);
     INSTANCES_CREATED.store(started, Ordering::Release);
     STARTED_INSTANCES.store(started, Ordering::Release);
     if scenario.tasks.iter().any(|t| scenario.is_forked(&t.name)) {
@@ -913,11 +915,11 @@ pub fn run(scenario: Scenario, options: &RtAppOptions) -> Result<(), SpawnError>
         timers: IrqSpinLock::new(BTreeMap::new()),
         start: (now_ns() + START_DELAY_NS)
             .max(RUN_START_NS)
-            .next_multiple_of(crate::task::scheduler::tick_period_ns()),
+            .next_multiple_of(scheduling::tick_period_ns()),
         log_rows: options.rtapp_log_rows,
     });
     if trace_limit > 0 {
-        crate::task::trace::start(trace_limit);
+        crate::observe::switches::start(trace_limit);
     }
     let groups = create_groups(&run.scenario)?;
     super::limits::set_limits(&run.scenario, &groups, run.start)?;
@@ -933,7 +935,7 @@ pub fn run(scenario: Scenario, options: &RtAppOptions) -> Result<(), SpawnError>
         );
         // On the last CPU, away from the tasks that scenarios pin to CPU 0.
         let cpu = percpu::nr_online() - 1;
-        task::spawn(
+        scheduling::spawn(
             "util-sampler",
             util_sampler,
             0,
@@ -943,13 +945,13 @@ pub fn run(scenario: Scenario, options: &RtAppOptions) -> Result<(), SpawnError>
     } else {
         SAMPLER_DONE.complete();
     }
-    let starter = task::TaskParams {
-        policy: task::Policy::Fifo {
+    let starter = tasks::TaskParams {
+        policy: tasks::Policy::Fifo {
             priority: STARTER_PRIORITY,
         },
-        ..task::TaskParams::default()
+        ..tasks::TaskParams::default()
     };
-    task::spawn("rtapp-start", starter_main, 0, this_cpu(), starter)?;
+    scheduling::spawn("rtapp-start", starter_main, 0, this_cpu(), starter)?;
     if INSTANCES_CREATED.load(Ordering::Acquire) == 0 {
         FINISHED.complete();
     }
@@ -975,9 +977,9 @@ pub fn run(scenario: Scenario, options: &RtAppOptions) -> Result<(), SpawnError>
     SAMPLER_DONE.wait_for(1);
     let elapsed = ENDED.get().map_or(now_ns(), |(at, _, _)| *at) - run.start;
     if trace_limit > 0 {
-        crate::task::trace::print(run.start);
+        scheduling::observe::print_switches(run.start);
     }
-    crate::task::replay::print();
+    scheduling::observe::print_core_record();
     // The scenario's groups, by the indices the records use.
     let groups: Vec<(GroupId, &str)> = GROUPS
         .get()
@@ -985,7 +987,7 @@ pub fn run(scenario: Scenario, options: &RtAppOptions) -> Result<(), SpawnError>
         .flatten()
         .map(|(path, &group)| (group, path.as_str()))
         .collect();
-    crate::task::tracepoint::print(&groups);
+    scheduling::observe::print_tracepoints(&groups);
     for instance in &run.instances {
         if let (Some(&id), Some(log)) = (instance.task.get(), instance.rtapp_log.get()) {
             rtapp_log::print(id, log, elapsed);
@@ -1016,7 +1018,7 @@ pub fn run_from_boot_options(options: &RtAppOptions) -> crate::ExitCode {
     // Linux without uclamp refuses a clamp (`EOPNOTSUPP`); `uclamp=auto`,
     // the default, would have turned it on for this scenario.
     if let Some((field, value)) = scenario.first_clamp()
-        && !crate::task::scheduler::uclamp_enabled()
+        && !scheduling::uclamp_enabled()
     {
         defmt::error!(
             "rtapp: {=str}={=i64}: uclamp is off (uclamp=0): boot with uclamp=1 or uclamp=auto",
@@ -1077,13 +1079,13 @@ fn report(run: &Run, elapsed: u64) {
     }
     // The energy meter (docs/boards.md): per performance domain, its energy,
     // governor calls, frequency changes and time at each frequency it used.
-    for (name, value) in crate::cpufreq::metrics(ENERGY.get().map_or(&[][..], Vec::as_slice)) {
+    for (name, value) in scheduling::cpufreq::metrics(ENERGY.get().map_or(&[][..], Vec::as_slice)) {
         names.push(name);
         values.push(value);
     }
     let created = INSTANCES_CREATED.load(Ordering::Acquire) as u64;
     let mut metrics: Vec<(&str, u64)> = alloc::vec![("tasks", created)];
-    metrics.extend(crate::task::eas::metrics());
+    metrics.extend(scheduling::eas::metrics());
     metrics.extend(names.iter().map(String::as_str).zip(values.iter().copied()));
     super::report::print(&super::report::RunResults {
         name: "rtapp",

@@ -16,8 +16,8 @@
 use fairway_contract::rtapp_log::RtappLog;
 use spin::Once;
 
-use crate::sync::IrqSpinLock;
-use crate::task::TaskId;
+use crate::platform::sync::IrqSpinLock;
+use crate::tasks::TaskId;
 
 /// One instance's log. Only the instance records into it; the task that
 /// prints the report reads it once the run has ended.
@@ -41,7 +41,7 @@ pub fn allocate(slot: &Once<Log>, rows: u64) {
                 rows,
                 core::mem::size_of::<fairway_contract::rtapp_log::RtappLogRow>() as u64
             );
-            crate::exit::exit(crate::ExitCode::Failure)
+            crate::platform::exit::exit(crate::ExitCode::Failure)
         }
     }
 }

@@ -11,12 +11,12 @@ use core::sync::atomic::{AtomicU64, Ordering};
 use spin::Once;
 
 use super::report;
+use crate::ExitCode;
 use crate::arch::timer::now_ns;
-use crate::task::groups::create_group_chain;
-use crate::task::pipe::Pipe;
-use crate::task::wait::Completion;
-use crate::task::{TaskParams, spawn};
-use crate::{ExitCode, percpu};
+use crate::platform::percpu;
+use crate::scheduling::groups::create_group_chain;
+use crate::scheduling::{Completion, Pipe, spawn};
+use crate::tasks::TaskParams;
 use fairway_sched::boot_options::SchedPipeOptions;
 
 static PIPES: Once<(Pipe, Pipe)> = Once::new();
@@ -92,14 +92,16 @@ fn run_inner(options: &SchedPipeOptions) -> Result<(), ExitCode> {
             quota: Some(quota_us * 1000),
             burst: 0,
         };
-        crate::task::bandwidth::set_group_bandwidth(top, settings, now_ns()).map_err(|error| {
-            defmt::error!(
-                "sched-pipe: cpu.max {=u64}: {}",
-                quota_us,
-                defmt::Debug2Format(&error)
-            );
-            ExitCode::Failure
-        })?;
+        crate::scheduling::bandwidth::set_group_bandwidth(top, settings, now_ns()).map_err(
+            |error| {
+                defmt::error!(
+                    "sched-pipe: cpu.max {=u64}: {}",
+                    quota_us,
+                    defmt::Debug2Format(&error)
+                );
+                ExitCode::Failure
+            },
+        )?;
     }
     let spawn_in_group = |name: &str, entry: fn(usize), cpu: usize| {
         let params = TaskParams {
@@ -116,14 +118,14 @@ fn run_inner(options: &SchedPipeOptions) -> Result<(), ExitCode> {
             ExitCode::Failure
         })
     };
-    crate::instrument::reset();
-    crate::cpufreq::restart_meters();
-    crate::task::tracepoint::start(now_ns());
+    crate::observe::instrument::reset();
+    crate::scheduling::cpufreq::restart_meters();
+    crate::scheduling::observe::trace_start(now_ns());
     let a = spawn_in_group("pipe-a", ping, 0)?;
     let b = spawn_in_group("pipe-b", pong, second_cpu)?;
     DONE.wait_for(2);
-    crate::task::tracepoint::stop(now_ns());
-    let energy = crate::cpufreq::metrics(&crate::cpufreq::report());
+    crate::scheduling::observe::trace_stop(now_ns());
+    let energy = crate::scheduling::cpufreq::metrics(&crate::scheduling::cpufreq::report());
     let elapsed = ELAPSED.load(Ordering::Relaxed).max(1);
     let ops_per_second = loops * 1_000_000_000 / elapsed;
     defmt::println!(
@@ -149,7 +151,7 @@ fn run_inner(options: &SchedPipeOptions) -> Result<(), ExitCode> {
     if quota_us > 0 {
         let _ = core::fmt::write(&mut extra, format_args!("-quota{quota_us}us"));
     }
-    crate::task::tracepoint::print(&[]);
+    crate::scheduling::observe::print_tracepoints(&[]);
     let config = report::config_label(&extra);
     // With DVFS, the energy meter's figures over the run (docs/boards.md).
     let mut metrics: alloc::vec::Vec<(&str, u64)> =

@@ -4,7 +4,7 @@
 //! cargo xtask runner KERNEL [options]   boot an image under QEMU (cargo's runner for `cargo run`)
 //! cargo xtask test [--only NAME] [--sabotage] [--no-lint]
 //!                                       lints, host tests, then the QEMU test matrix
-//! cargo xtask lint                      section citations resolve, rustfmt, clippy
+//! cargo xtask lint                      section citations resolve, the kernel's floors, rustfmt, clippy
 //! cargo xtask hil KERNEL --console PATH (--tftp DIR | --serial-load) [options]
 //!                                       boot on a board through U-Boot (docs/hil.md)
 //! cargo xtask ensure-tools              install QEMU, dtc and U-Boot for QEMU if missing

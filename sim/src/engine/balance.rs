@@ -1,4 +1,4 @@
-//! Load balancing in the simulator, as the kernel's `src/task/balance.rs` carries out
+//! Load balancing in the simulator, as the kernel's `src/scheduling/balance.rs` carries out
 //! `fairway_sched::balance`'s decisions: snapshots of every run queue, the source's
 //! queued tasks as candidates (weighed by `task_h_load`, least recently picked or
 //! enqueued first, as Linux's `detach_tasks` takes them from the tail of `cfs_tasks`),
@@ -260,7 +260,7 @@ impl Simulation<'_> {
     fn carry_out_migration(&mut self, migration: &Migration) -> Result<(), SimError> {
         if migration.active {
             // Only a misfit task's active balance is carried out, as in the
-            // kernel (`is_misfit_push` in src/task/balance.rs).
+            // kernel (`is_misfit_push` in src/scheduling/balance.rs).
             if migration.migration_type == MigrationType::Misfit {
                 return self
                     .active_balance(migration.source.index(), migration.destination.index());

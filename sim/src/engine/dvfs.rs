@@ -1,5 +1,5 @@
 //! DVFS and the energy meter in the simulator, carried out as the kernel's
-//! `src/cpufreq.rs` carries them out (docs/boards.md, "Frequencies and
+//! `src/scheduling/cpufreq.rs` carries them out (docs/boards.md, "Frequencies and
 //! energy"), on the same decisions (`fairway_sched::cpufreq::FrequencyDomain`):
 //!
 //! - at each CPU's tick the frequency scale in effect goes into its run

@@ -1,5 +1,5 @@
 //! Energy-aware placement in the simulator, carried out as the kernel's
-//! `src/task/eas.rs` carries it out (docs/eas.md): EAS is on when the
+//! `src/scheduling/eas.rs` carries it out (docs/eas.md): EAS is on when the
 //! board's domains pass Linux's checks (`fairway_sched::eas::eas_possible`,
 //! §5.3); wake-ups then go through `find_energy_efficient_cpu` in the core's
 //! `select_task_rq` while the root domain is not overutilized. The flag is

@@ -101,7 +101,7 @@ pub struct Config {
     /// (`SchedConfig::tick_offset_ns`).
     pub tick_seed: u64,
     /// Periodic and newly-idle load balancing (`fairway_sched::balance`), carried out as
-    /// the kernel's `src/task/balance.rs` does: each CPU balances from its tick when its
+    /// the kernel's `src/scheduling/balance.rs` does: each CPU balances from its tick when its
     /// `next_balance` is due, and when it finds nothing to run. Off: tasks change CPU
     /// only when a phase's `cpus` excludes their current one.
     pub balance: bool,

@@ -20,9 +20,13 @@ global_asm!(
     boot_stacks = sym BOOT_STACKS,
     boot_stack_size = const BOOT_STACK_SIZE,
     boot_page_table = sym super::mmu::BOOT_PAGE_TABLE,
-    kernel_init_primary = sym crate::init::kernel_init_primary,
-    kernel_init_secondary = sym crate::init::kernel_init_secondary,
 );
+
+// `boot.s` enters Rust at `kernel_init_primary` and `kernel_init_secondary`,
+// by symbol: the boot code at the bottom of the kernel hands control to the
+// ordered boot at the top (`crate::init`, which exports the two names), as
+// Linux's `head.S` enters `start_kernel`, without this floor naming the one
+// above it.
 
 unsafe extern "C" {
     /// The secondary cores' entry point, handed to PSCI CPU_ON.

@@ -44,7 +44,7 @@ primary_entry:
 2:  bl      set_boot_stack
     mov     x0, x19
     lsr     x1, x21, #2
-    bl      {kernel_init_primary}
+    bl      kernel_init_primary
     b       park
 
 .global _secondary_start
@@ -53,7 +53,7 @@ _secondary_start:
     bl      el1_with_mmu
     bl      set_boot_stack
     mov     x0, x20
-    bl      {kernel_init_secondary}
+    bl      kernel_init_secondary
     b       park
 
 // sp = BOOT_STACKS + (x20 + 1) * BOOT_STACK_SIZE

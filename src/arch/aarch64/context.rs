@@ -5,6 +5,10 @@
 use core::arch::global_asm;
 use core::cell::UnsafeCell;
 
+/// Where a new task starts: called by the trampoline with the two arguments
+/// of [`Context::for_new_task`]; it never returns.
+pub type TaskEntry = extern "C" fn(u64, u64) -> !;
+
 /// A task's saved registers while it is switched out.
 #[repr(C)]
 #[derive(Debug, Default, Clone, Copy)]
@@ -32,11 +36,15 @@ impl Context {
     }
 
     /// A context that, when switched to, runs `task_trampoline` on `stack_top`
-    /// with `x19 = argument0` and `x20 = argument1`.
-    pub fn for_new_task(stack_top: u64, argument0: u64, argument1: u64) -> Self {
+    /// with `x19 = argument0`, `x20 = argument1` and `x21 = entry`: the
+    /// trampoline calls `entry(argument0, argument1)`. The entry is handed
+    /// down by the caller (the tasks floor), so that this file names nothing
+    /// above it.
+    pub fn for_new_task(stack_top: u64, entry: TaskEntry, argument0: u64, argument1: u64) -> Self {
         let mut context = Context::new();
         context.callee_saved[0] = argument0;
         context.callee_saved[1] = argument1;
+        context.callee_saved[2] = entry as *const () as u64;
         context.link_register = task_trampoline as *const () as u64;
         context.stack_pointer = stack_top & !0xf;
         context
@@ -62,8 +70,14 @@ impl TaskContext {
 
     /// Makes the context start a new task (see [`Context::for_new_task`]). Only
     /// for a task that no CPU runs and no run queue holds.
-    pub fn prepare_new_task(&self, stack_top: u64, argument0: u64, argument1: u64) {
-        let context = Context::for_new_task(stack_top, argument0, argument1);
+    pub fn prepare_new_task(
+        &self,
+        stack_top: u64,
+        entry: TaskEntry,
+        argument0: u64,
+        argument1: u64,
+    ) {
+        let context = Context::for_new_task(stack_top, entry, argument0, argument1);
         // SAFETY: per this method's contract the task is not running, so no
         // `switch` uses this context concurrently.
         unsafe { *self.0.get() = context };
@@ -115,10 +129,9 @@ task_trampoline:
     mov     x29, #0
     mov     x0, x19
     mov     x1, x20
-    bl      {task_entry}
+    blr     x21
     b       .
-"#,
-    task_entry = sym crate::task::task_entry,
+"#
 );
 
 unsafe extern "C" {

@@ -1,11 +1,14 @@
-//! The exception vector table. IRQs go to the interrupt layer and may end in a
-//! reschedule (preemption on return from interrupt); anything else is unexpected
-//! in a kernel without user space, and is reported with the core, ESR, FAR and ELR
-//! before the kernel stops with a failing status.
+//! The exception vector table. IRQs go to the interrupt dispatch
+//! (`platform::irq`, through its table of handlers), then to the hook
+//! registered at boot for the way out ([`set_irq_exit`]: the scheduling
+//! floor's preemption on return from interrupt); anything else is unexpected
+//! in a kernel without user space, and is reported with the core, ESR, FAR
+//! and ELR before the kernel stops with a failing status.
 
 use core::arch::global_asm;
 
 use aarch64_cpu::registers::{ESR_EL1, FAR_EL1, VBAR_EL1};
+use spin::Once;
 use tock_registers::interfaces::{Readable, Writeable};
 
 /// Registers saved on the interrupted stack at exception entry.
@@ -111,6 +114,18 @@ pub fn install_vector_table() {
     aarch64_cpu::asm::barrier::isb(aarch64_cpu::asm::barrier::SY);
 }
 
+/// What runs on the way out of every IRQ, set once at boot.
+static IRQ_EXIT: Once<fn()> = Once::new();
+
+/// Sets what runs on the way out of every IRQ, once its interrupts are
+/// handled (boot core, once, before any CPU unmasks IRQs): the scheduling
+/// floor's preemption (Linux's `arm64_preempt_schedule_irq`). Registered
+/// rather than named, so that the vector, at the bottom of the kernel,
+/// calls nothing above it by name.
+pub fn set_irq_exit(exit: fn()) {
+    IRQ_EXIT.call_once(|| exit);
+}
+
 const KIND_NAMES: [&str; 4] = ["synchronous", "IRQ", "FIQ", "SError"];
 const ORIGIN_NAMES: [&str; 4] = ["EL1 with SP0", "EL1", "EL0 (AArch64)", "EL0 (AArch32)"];
 
@@ -118,8 +133,10 @@ extern "C" fn exception_dispatch(frame: &mut TrapFrame, kind: u64) {
     match kind {
         // IRQ taken at EL1 with SP_EL1, which is how every task runs.
         5 => {
-            crate::irq::handle_irq();
-            crate::task::preempt_on_irq_return();
+            crate::platform::irq::handle_irq();
+            if let Some(exit) = IRQ_EXIT.get() {
+                exit();
+            }
         }
         // A synchronous exception at EL1 with SP_EL1: a data abort in the
         // lazy window is the first write to an arena page (`lazy`).
@@ -144,7 +161,7 @@ fn unexpected_exception(frame: &TrapFrame, kind: u64) -> ! {
         frame.exception_link_register,
         frame.saved_program_status
     );
-    crate::exit::exit(crate::exit::ExitCode::Failure)
+    crate::platform::exit::exit(crate::platform::exit::ExitCode::Failure)
 }
 
 fn exception_class_name(exception_class: u64) -> &'static str {

@@ -26,9 +26,10 @@
 use core::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use aarch64_cpu::asm::barrier;
+use spin::Once;
 
 use super::mmu::{LAZY_WINDOW_ENTRY, PageTable, install_level1_table};
-use crate::sync::IrqSpinLock;
+use crate::platform::sync::IrqSpinLock;
 
 const PAGE: u64 = 4096;
 const SLOT: u64 = 2 << 20;
@@ -83,9 +84,17 @@ static WINDOW_STATE: IrqSpinLock<Window> = IrqSpinLock::new(Window {
     tables: [None; SLOTS],
 });
 
-/// Installs the window's level-2 table (boot core, once, before any run
-/// queue is built).
-pub fn init() {
+/// Where the window's pages and level-3 tables come from: `allocate(size,
+/// align)`, the kernel heap's, handed down at boot so that this file names
+/// nothing above it (the heap is built on this window's hook, `allocate`).
+pub type PageSource = fn(usize, usize) -> Option<usize>;
+
+static PAGE_SOURCE: Once<PageSource> = Once::new();
+
+/// Installs the window's level-2 table, with `page_source` as where its
+/// pages come from (boot core, once, before any run queue is built).
+pub fn init(page_source: PageSource) {
+    PAGE_SOURCE.call_once(|| page_source);
     install_level1_table(LAZY_WINDOW_ENTRY, table_address(&LEVEL2) | VALID_TABLE);
 }
 
@@ -170,8 +179,9 @@ fn seal() {
 
 /// A zeroed heap page.
 fn new_page() -> Option<usize> {
-    let page = crate::heap::allocate(PAGE as usize, PAGE as usize)?;
-    // SAFETY: the heap just handed out these 4 KiB, aligned, to us alone.
+    let page = PAGE_SOURCE.get()?(PAGE as usize, PAGE as usize)?;
+    // SAFETY: the page source (the kernel heap, given to `init`) just handed
+    // out these 4 KiB, aligned, to us alone.
     unsafe { core::ptr::write_bytes(page as *mut u8, 0, PAGE as usize) };
     Some(page)
 }

@@ -21,7 +21,8 @@ pub enum Gic {
 /// The system's interrupt controller, set once by the boot core.
 pub static GIC: Once<Gic> = Once::new();
 
-/// The priority every interrupt gets (lower is more urgent).
+/// The priority every interrupt gets (lower is more urgent), handed to the
+/// version's `init_cpu`.
 pub const DEFAULT_PRIORITY: u8 = 0x80;
 
 /// Interrupt IDs at or above this are spurious (1020..1023).
@@ -41,10 +42,10 @@ impl Gic {
     pub fn init_cpu(&self, cpu: usize, ppi: u32) -> Result<(), &'static str> {
         match self {
             Gic::V2(gic) => {
-                gic.init_cpu(cpu, ppi);
+                gic.init_cpu(cpu, ppi, DEFAULT_PRIORITY);
                 Ok(())
             }
-            Gic::V3(gic) => gic.init_cpu(cpu, ppi),
+            Gic::V3(gic) => gic.init_cpu(cpu, ppi, DEFAULT_PRIORITY),
         }
     }
 

@@ -9,8 +9,6 @@ use tock_registers::{register_bitfields, register_structs};
 use crate::config::MAX_CPUS;
 use crate::drivers::registers::DeviceRegisters;
 
-use super::DEFAULT_PRIORITY;
-
 register_bitfields! {
     u32,
     /// GICD_CTLR.
@@ -119,13 +117,13 @@ impl GicV2 {
         gicd.ctlr.write(GICD_CTLR::Enable::SET);
     }
 
-    pub(super) fn init_cpu(&self, cpu: usize, ppi: u32) {
+    pub(super) fn init_cpu(&self, cpu: usize, ppi: u32, priority: u8) {
         let gicd = &*self.distributor;
         // The banked ITARGETSR0 reads as this CPU interface's own bit.
         let own = gicd.itargetsr[0].get() as u8;
         self.targets[cpu].store(own, Ordering::Release);
-        for priority in &gicd.ipriorityr[..32] {
-            priority.set(DEFAULT_PRIORITY);
+        for register in &gicd.ipriorityr[..32] {
+            register.set(priority);
         }
         gicd.isenabler[0].set(0xffff | (1 << ppi));
         let gicc = &*self.cpu_interface;

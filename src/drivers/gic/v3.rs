@@ -10,8 +10,6 @@ use tock_registers::{register_bitfields, register_structs};
 use crate::config::MAX_CPUS;
 use crate::drivers::registers::DeviceRegisters;
 
-use super::DEFAULT_PRIORITY;
-
 register_bitfields! {
     u32,
     /// GICD_CTLR, by the names of a GIC with one security state (DS=1).
@@ -162,7 +160,7 @@ impl GicV3 {
         None
     }
 
-    pub(super) fn init_cpu(&self, cpu: usize, ppi: u32) -> Result<(), &'static str> {
+    pub(super) fn init_cpu(&self, cpu: usize, ppi: u32, priority: u8) -> Result<(), &'static str> {
         let mpidr = crate::arch::cpu::mpidr();
         self.affinity[cpu].store(mpidr, Ordering::Release);
         let frame = self
@@ -176,8 +174,8 @@ impl GicV3 {
             crate::arch::cpu::relax();
         }
         frame.sgi.igroupr0.set(u32::MAX);
-        for priority in &frame.sgi.ipriorityr {
-            priority.set(DEFAULT_PRIORITY);
+        for register in &frame.sgi.ipriorityr {
+            register.set(priority);
         }
         frame.sgi.isenabler0.set(0xffff | (1 << ppi));
         // SAFETY: this core's GIC CPU interface registers: enable system-register

@@ -3,6 +3,7 @@
 //! their layers), then rustfmt and clippy.
 
 pub mod citations;
+pub mod floors;
 pub mod layers;
 
 use crate::run::board::workspace_root;
@@ -22,6 +23,9 @@ pub fn run() -> Result<(), String> {
     eprintln!("xtask: {files} references to Markdown files resolve");
     let imports = layers::check(&workspace_root())?;
     eprintln!("xtask: {imports} imports between xtask's folders follow its layers (main.rs)");
+    eprintln!("xtask: the kernel's floors (src/: every import points down, no circles)");
+    let kernel_imports = floors::check(&workspace_root())?;
+    eprintln!("xtask: {kernel_imports} imports between kernel files point down");
     eprintln!("xtask: cargo fmt --check");
     cargo(&["fmt", "--all", "--", "--check"])?;
     eprintln!("xtask: clippy (host)");

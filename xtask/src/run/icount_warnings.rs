@@ -6,7 +6,7 @@
 //! than a tick period, and the virtual clock runs on while it does not run.
 //! The kernel prints, per CPU at its exit, the longest time a running task
 //! went without a tick charging it and when that ended (`turns:` lines,
-//! `src/exit.rs`). A gap of more than two tick periods means that the CPU
+//! `src/platform/exit.rs`). A gap of more than two tick periods means that the CPU
 //! went more than two ticks uncharged, and that for more than a tick another
 //! vCPU held QEMU's turn while this CPU had a task to run (its tick was
 //! due): both are named here, with the CPU and the time.

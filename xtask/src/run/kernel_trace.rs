@@ -1,4 +1,4 @@
-//! The kernel's tracepoint records (`src/task/tracepoint.rs`), read from a
+//! The kernel's tracepoint records (`src/observe/tracepoint.rs`), read from a
 //! decoded run's `tracepoint:` lines into a [`Trace`], the simulator's form,
 //! for the runner's `--trace FILE` (docs/tracing.md, "The kernel's traces").
 //!

@@ -8,7 +8,7 @@ pub(crate) fn cases() -> Vec<Case> {
     vec![
         // Without load balancing: with it, spawning 10,003 tasks takes ~95 s of
         // QEMU time instead of ~10 s, because each balance pass scans every task
-        // a run queue owns, asleep or not (`task::balance::candidates`; Linux
+        // a run queue owns, asleep or not (`scheduling::balance::candidates`; Linux
         // scans only the queued ones, at most `sched_nr_migrate`). The limit is
         // what this case checks.
         Case::new("spawn-limit", "spawn_limit")

@@ -18,19 +18,16 @@
 //!   its slice.
 //!
 //! Reading state and changing none, explaining leaves the decisions as they
-//! are; it costs the tracepoints' load and branch when off.
+//! are; it costs the tracepoints' load and branch when off. The scheduling
+//! floor reads the numbers (only while [`explaining`]) and hands them here;
+//! this file writes them into the trace buffers.
 
 use core::sync::atomic::{AtomicU64, Ordering};
 
 use fairway_sched::balance::CpuSnapshot;
+use fairway_sched::task::TaskId;
 
-use fairway_sched::fair::Entity;
-use fairway_sched::task::GroupId;
-
-use super::TaskId;
-use super::scheduler::CpuRunQueue;
-use super::tracepoint::{self, Kind, record, task_arg};
-use crate::config::MAX_GROUPS;
+use super::tracepoint::{self, Kind, record};
 
 /// Decisions left to explain.
 static LEFT: AtomicU64 = AtomicU64::new(0);
@@ -54,72 +51,56 @@ fn take() -> bool {
     .is_ok()
 }
 
-/// The pick just made on `cpu` (its run queue `rq` locked), where
-/// `previous` was running and `next` was chosen: the fair tasks still
-/// queued, read right after the pick, when a task going to sleep has left
-/// and V is the pick's (as the simulator reads them), and the entities of
-/// the task groups above them (a pick goes level by level, §2.6), each
-/// against its own queue's V.
+/// One candidate of a pick among fair tasks (§1.5, §2.6), as read right
+/// after the pick: a task, or the entity of a task group above the
+/// candidates, each against its own queue's V.
+#[derive(Clone, Copy, Debug)]
+pub struct PickCandidate {
+    /// The task, or the group whose entity it is (`group`).
+    pub id: u16,
+    /// Whether it is a group's entity.
+    pub group: bool,
+    /// The task was running before the pick (for a group: the task that was
+    /// running is below it).
+    pub running: bool,
+    /// The group whose queue it is on (0: the CPU's own).
+    pub queue: u16,
+    /// Its vruntime.
+    pub vruntime: u64,
+    /// Its deadline.
+    pub deadline: u64,
+    /// Its lag against its queue's V (`V - vruntime`).
+    pub lag: i64,
+    /// RUN_TO_PARITY protects its slice (its protected deadline is its
+    /// deadline).
+    pub protected: bool,
+}
+
+/// The pick just made on `cpu`: `chosen` (the task, [`NO_TASK`] for idle)
+/// among `candidates`, the fair tasks still queued and the entities of the
+/// task groups above them (read by the caller right after the pick, when a
+/// task going to sleep has left and V is the pick's, as the simulator reads
+/// them); `eevdf` says whether the policy is EEVDF. The caller calls only
+/// for a pick among two or more tasks.
 ///
 /// A candidate's records: `a` the task, or with flag bit 3 the group whose
 /// entity it is; `b` the flags: bits 0-2 eligible, running (for a group:
 /// the task that was running is below it), slice protected; bits 8-15 the
 /// group whose queue it is on (0: the CPU's own).
+///
+/// [`NO_TASK`]: tracepoint::NO_TASK
 #[inline(never)]
-pub fn pick(cpu: usize, rq: &CpuRunQueue, now: u64, previous: TaskId, next: TaskId) {
-    let queue = rq.core.run_queue();
-    if let Some(rr) = queue.round_robin() {
-        rr_pick(cpu, rr, rq, now, previous, next);
-        return;
-    }
-    let Some(view) = queue.fair() else { return };
-    // The groups above `task`, innermost first (the root not included).
-    let groups_above = |task: TaskId| {
-        view.groups_above(view.task_entity(task).map_or(GroupId::ROOT, |e| e.queue))
-            .take(MAX_GROUPS)
-    };
-    // Groups as a bit set: no allocation here.
-    const _: () = assert!(MAX_GROUPS <= 64, "a pick's groups are a u64 bit set");
-    let bit = |group: GroupId| 1u64 << (group.index() % 64);
-    let running_groups = groups_above(previous).fold(0u64, |set, g| set | bit(g));
-    let candidates = || {
-        rq.members().iter().filter_map(move |&id| {
-            let entity = view.task_entity(id)?;
-            if !entity.on_rq || entity.delayed {
-                return None;
-            }
-            let v = queue.avg_vruntime(entity.queue)?;
-            Some((id, entity, v))
-        })
-    };
-    let count = candidates().count();
-    if count < 2 {
-        return;
-    }
-    let groups = candidates()
-        .flat_map(|(id, _, _)| groups_above(id))
-        .fold(0u64, |set, g| set | bit(g));
-    let group_entity = |index: usize| {
-        let group = GroupId(index as u16);
-        let entity = view.group_entity_of(group)?;
-        if !entity.on_rq || entity.delayed {
-            return None;
-        }
-        let v = queue.avg_vruntime(entity.queue)?;
-        Some((group, entity, v))
-    };
-    let group_entities = || {
-        (1..MAX_GROUPS)
-            .filter(move |&index| groups & 1 << index != 0)
-            .filter_map(group_entity)
-    };
+pub fn pick(
+    now: u64,
+    cpu: usize,
+    chosen: u16,
+    eevdf: bool,
+    candidates: impl Iterator<Item = PickCandidate> + Clone,
+) {
     if !take() {
         return;
     }
-    let count = count + group_entities().count();
-    let eevdf =
-        super::scheduler::config().policy == fairway_sched::boot_options::PolicyChoice::Eevdf;
-    let chosen = task_arg(next, rq.idle);
+    let count = candidates.clone().count();
     record(
         now,
         cpu,
@@ -128,66 +109,45 @@ pub fn pick(cpu: usize, rq: &CpuRunQueue, now: u64, previous: TaskId, next: Task
         count as u16,
         u64::from(eevdf),
     );
-    let put = |a: u16, group_flag: u16, running: bool, entity: &Entity, v: u64| {
-        let lag = v.wrapping_sub(entity.vruntime) as i64;
-        let protected = entity.protected_deadline == entity.deadline;
-        let flags = u16::from(lag >= 0)
-            | u16::from(running) << 1
-            | u16::from(protected) << 2
-            | group_flag << 3
-            | (entity.queue.0 & 0xff) << 8;
-        record(now, cpu, Kind::ExplainCandidate, a, flags, entity.vruntime);
-        record(now, cpu, Kind::ExplainDeadline, a, flags, entity.deadline);
-        record(now, cpu, Kind::ExplainLag, a, flags, lag as u64);
-    };
-    for (id, entity, v) in candidates() {
-        put(id.0, 0, id == previous, entity, v);
-    }
-    for (group, entity, v) in group_entities() {
-        put(group.0, 1, running_groups & bit(group) != 0, entity, v);
+    for candidate in candidates {
+        let flags = u16::from(candidate.lag >= 0)
+            | u16::from(candidate.running) << 1
+            | u16::from(candidate.protected) << 2
+            | u16::from(candidate.group) << 3
+            | (candidate.queue & 0xff) << 8;
+        let put = |kind, value| record(now, cpu, kind, candidate.id, flags, value);
+        put(Kind::ExplainCandidate, candidate.vruntime);
+        put(Kind::ExplainDeadline, candidate.deadline);
+        put(Kind::ExplainLag, candidate.lag as u64);
     }
 }
 
-/// A round-robin pick just made on `cpu` (its run queue `rq` locked, `rr`
-/// its round-robin class), where `previous` was running and `next` was
-/// chosen: `next`, the FIFO's head that the pick took out, then the FIFO in
-/// order, where `previous`, still runnable, was put back at the tail, with
-/// the time it ran of its slice (as the simulator reads them). Nothing for a
-/// pick that was not round robin's (an RT task, idle) or among fewer than
-/// two tasks.
+/// A round-robin pick just made on `cpu`: `candidates()` are the task chosen,
+/// the FIFO's head that the pick took out, then the FIFO in order, where the
+/// task that was running, still runnable, was put back at the tail, with
+/// the time it ran of its slice (as the simulator reads them); `slice` is
+/// the slice. Nothing for fewer than two. The caller calls only for a pick
+/// that was round robin's (not an RT task's, not idle).
 ///
 /// Records: the header `a` the task chosen, `b` the candidates, `value`
-/// the slice; per candidate `a` the task, `b` 1 for `previous` with `value`
-/// the time it ran of its slice.
-fn rr_pick(
-    cpu: usize,
-    rr: &fairway_sched::round_robin::RoundRobin,
-    rq: &CpuRunQueue,
+/// the slice; per candidate `a` the task, `b` 1 for the task that was
+/// running with `value` the time it ran of its slice.
+#[inline(never)]
+pub fn rr_pick<Candidates: Iterator<Item = (TaskId, Option<u64>)>>(
     now: u64,
-    previous: TaskId,
-    next: TaskId,
+    cpu: usize,
+    slice: u64,
+    candidates: impl Fn() -> Candidates,
 ) {
-    if next == rq.idle || next == previous || rr.current() != Some(next) {
-        return;
-    }
-    let candidates = || core::iter::once(next).chain(rr.fifo());
     let count = candidates().count();
     if count < 2 || !take() {
         return;
     }
-    record(
-        now,
-        cpu,
-        Kind::ExplainRrPick,
-        next.0,
-        count as u16,
-        rr.slice(),
-    );
-    for id in candidates() {
-        let ran = (id == previous)
-            .then(|| rr.slice_start(id))
-            .flatten()
-            .map(|start| now.saturating_sub(start));
+    let Some((next, _)) = candidates().next() else {
+        return;
+    };
+    record(now, cpu, Kind::ExplainRrPick, next.0, count as u16, slice);
+    for (id, ran) in candidates() {
         record(
             now,
             cpu,
@@ -239,15 +199,13 @@ pub fn wake(
     }
 }
 
-/// Before EAS prices a wake-up of `id` (its run queue `rq` locked): the
-/// task's `task_util_est`, as `find_energy_efficient_cpu` reads it (§5.4
-/// step 4). The estimates and the wake-up's own records follow.
+/// Before EAS prices a wake-up of `id`: the task's `task_util_est`, `util`,
+/// as `find_energy_efficient_cpu` reads it (§5.4 step 4). The estimates and
+/// the wake-up's own records follow.
 #[inline(never)]
-pub fn task_util_est(id: TaskId, rq: &CpuRunQueue) {
-    let signals = rq.core.run_queue().task_signals_synced(id);
+pub fn task_util_est(id: TaskId, util: u64) {
     let cpu = crate::arch::cpu::this_cpu();
     let now = crate::arch::timer::now_ns();
-    let util = signals.util_avg.max(signals.util_est);
     record(now, cpu, Kind::ExplainTaskUtil, id.0, 0, util);
 }
 

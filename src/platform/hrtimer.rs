@@ -17,10 +17,10 @@ use alloc::vec;
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicU16, Ordering};
 
+use super::sync::IrqSpinLock;
 use crate::arch::cpu::this_cpu;
 use crate::arch::timer;
 use crate::config::{MAX_CPUS, MAX_GROUPS, TASK_SLOTS};
-use crate::sync::IrqSpinLock;
 
 /// What a timer calls when it expires, with the argument it was started with.
 pub type Callback = fn(usize);
@@ -203,7 +203,7 @@ pub fn init(cpus: usize) {
 pub fn start(timer: TimerId, expires: u64, callback: Callback, argument: usize) {
     // IRQs are masked before the CPU number is read: a task preempted and
     // migrated in between would queue the timer on its old CPU and program its
-    // new CPU's comparator for it (see `task::scheduler::schedule`).
+    // new CPU's comparator for it (see `scheduling::switch::schedule`).
     let irq_state = crate::arch::cpu::irq_save();
     let cpu = this_cpu();
     cancel(timer);

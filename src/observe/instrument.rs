@@ -12,11 +12,12 @@
 //! The cargo feature `instrumentation` (on by default) compiles all of it in;
 //! without it, `bracket` is the bare operation and nothing is recorded.
 
+use fairway_sched::cpu_core::OpCosts;
 use fairway_sched::stats::probe::{CostProbe, ProbeCosts};
 use fairway_sched::stats::{CostStats, ExactSampler, overhead_from_calibration};
 
 use crate::config::MAX_CPUS;
-use crate::sync::IrqSpinLock;
+use crate::platform::sync::IrqSpinLock;
 
 /// A measured operation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -139,6 +140,34 @@ pub fn record(cpu: usize, op: Op, cycles: u64) {
     if let Some(costs) = COSTS[cpu].lock().as_mut() {
         costs.ops[op as usize].record(cycles);
     }
+}
+
+/// Records what one call into CPU `cpu`'s driver spent in `enqueue_task`,
+/// `dequeue_task` and the pick, and the PELT updates its probe counted:
+/// `take` hands over the driver's counts (`CpuCore::take_op_costs`), and is
+/// called only when the instrumentation is compiled in.
+#[inline(always)]
+pub fn record_op_costs(cpu: usize, take: impl FnOnce() -> OpCosts) {
+    if ENABLED {
+        record_costs(cpu, take());
+    }
+}
+
+fn record_costs(cpu: usize, costs: OpCosts) {
+    if let Some(cycles) = costs.enqueue {
+        record(cpu, Op::EnqueueTask, cycles);
+        record_internal(cpu, costs.enqueue_internal);
+    }
+    if let Some(cycles) = costs.dequeue {
+        record(cpu, Op::DequeueTask, cycles);
+        record_internal(cpu, costs.dequeue_internal);
+    }
+    if let Some(cycles) = costs.pick {
+        record(cpu, Op::PickNextTask, cycles);
+    }
+    // Every other PELT update (a switch's group levels, the tick, the
+    // blocked-load decay): the PELT histogram covers them all.
+    record_internal(cpu, costs.other_internal);
 }
 
 /// Runs `operation` between two counter reads and records the difference.

@@ -20,11 +20,11 @@ use core::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use alloc::vec::Vec;
 
+use fairway_sched::boot_options::SchedConfig;
 use fairway_sched::cpu_core::record::Record;
 
-use super::scheduler::{config, run_queue};
-use crate::config::{MAX_CPUS, TASK_SLOTS};
-use crate::percpu;
+use crate::config::{MAX_GROUPS, TASK_SLOTS};
+use crate::platform::percpu;
 
 /// Records per CPU (0: off); set once at boot, before the run queues exist.
 static CAPACITY: AtomicUsize = AtomicUsize::new(0);
@@ -37,41 +37,36 @@ pub fn set_capacity(records: usize) {
 }
 
 /// Records per CPU.
-pub(super) fn capacity() -> usize {
+pub fn capacity() -> usize {
     CAPACITY.load(Ordering::Relaxed)
 }
 
 /// The next record's number (taken under the recording CPU's run-queue lock,
 /// so a task's move out of one run queue is numbered before its move in).
-pub(super) fn next_sequence() -> u64 {
+pub fn next_sequence() -> u64 {
     SEQUENCE.fetch_add(1, Ordering::Relaxed)
 }
 
-/// Prints the settings the cores were built with and every CPU's records
-/// (recording stops here).
+/// The number the next record will take (the scheduling floor reads it as
+/// it takes the records, to cut them; see [`print`]).
+pub fn sequence() -> u64 {
+    SEQUENCE.load(Ordering::Relaxed)
+}
+
+/// Prints `settings`, the settings the cores were built with, and every
+/// CPU's records, `taken` (each CPU's records and how many it dropped), cut
+/// at `cut`.
 ///
-/// Every CPU stops recording before anything is printed, and the record is
-/// cut at the sequence number read under CPU 0's lock as it stops: CPU 0
-/// records nothing numbered after it, while the others record on until
-/// their turn, so a record of theirs past the cut may be the second half of
-/// a move whose first half CPU 0 no longer recorded (a task's `MigrateIn`
-/// after its `MigrateOut`). Every record numbered before the cut exists on
-/// every CPU: the record printed is a consistent prefix of the run.
-pub fn print() {
-    if capacity() == 0 {
-        return;
-    }
-    let settings = config();
-    let nr_cpus = percpu::nr_cpus().min(MAX_CPUS);
-    let mut cut = u64::MAX;
-    let mut taken = Vec::with_capacity(nr_cpus);
-    for cpu in 0..nr_cpus {
-        let mut rq = run_queue(cpu).lock();
-        if cpu == 0 {
-            cut = SEQUENCE.load(Ordering::Relaxed);
-        }
-        taken.push(rq.core.take_records());
-    }
+/// The caller (the scheduling floor) stops every CPU's recording before
+/// anything is printed, and cuts the record at the sequence number read
+/// under CPU 0's lock as it stops: CPU 0 records nothing numbered after it,
+/// while the others record on until their turn, so a record of theirs past
+/// the cut may be the second half of a move whose first half CPU 0 no longer
+/// recorded (a task's `MigrateIn` after its `MigrateOut`). Every record
+/// numbered before the cut exists on every CPU: the record printed is a
+/// consistent prefix of the run.
+pub fn print(settings: &SchedConfig, taken: &[(Vec<Record>, u64)], cut: u64) {
+    let nr_cpus = taken.len();
     defmt::println!(
         "core: config sched={=str} hz={=u64} hrtick={=bool} slice_us={=u64} uclamp={=bool} cfs_bandwidth={=bool} tasks={=usize} groups={=usize} cpus={=usize}",
         settings.policy.name(),
@@ -81,7 +76,7 @@ pub fn print() {
         settings.uclamp == Some(true),
         settings.cfs_bandwidth,
         TASK_SLOTS,
-        super::scheduler::MAX_GROUPS,
+        MAX_GROUPS,
         nr_cpus
     );
     for (cpu, (records, dropped)) in taken.iter().enumerate() {

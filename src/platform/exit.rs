@@ -86,8 +86,8 @@ pub fn exit(code: ExitCode) -> ! {
 /// QEMU's icount ran the other vCPUs meanwhile (docs/icount.md). The runner
 /// warns from these lines when emulation, not scheduling, shaped a run.
 fn print_turns() {
-    for cpu in 0..crate::percpu::nr_cpus() {
-        let this = crate::percpu::of(cpu);
+    for cpu in 0..super::percpu::nr_cpus() {
+        let this = super::percpu::of(cpu);
         if this.online.load(Ordering::Acquire) {
             defmt::println!(
                 "turns: cpu={=usize} max_uncharged_ns={=u64} end_ns={=u64}",
@@ -104,9 +104,9 @@ fn print_turns() {
 /// with interrupts masked does not take it, but prints nothing either.
 fn stop_other_cpus() {
     let this = crate::arch::cpu::this_cpu();
-    for cpu in 0..crate::percpu::nr_cpus() {
-        if cpu != this && crate::percpu::of(cpu).online.load(Ordering::Acquire) {
-            crate::irq::send_ipi(cpu, crate::irq::Ipi::Stop);
+    for cpu in 0..super::percpu::nr_cpus() {
+        if cpu != this && super::percpu::of(cpu).online.load(Ordering::Acquire) {
+            super::irq::send_ipi(cpu, super::irq::Ipi::Stop);
         }
     }
 }

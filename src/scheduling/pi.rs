@@ -10,15 +10,15 @@
 
 use core::sync::atomic::Ordering;
 
-use super::scheduler::{CpuRunQueue, run_queue};
-use super::{TaskId, task};
+use fairway_sched::task::TaskId;
+
+use super::run_queue::{CpuRunQueue, run_queue};
 use crate::arch::cpu::this_cpu;
 use crate::arch::timer::now_ns;
-use crate::irq::{Ipi, send_ipi};
-use crate::percpu;
-
-/// `pi_priority` of a task slot with no boost.
-pub(crate) const NO_BOOST: u8 = 0;
+use crate::platform::irq::{Ipi, send_ipi};
+use crate::platform::percpu;
+use crate::tasks::table::NO_BOOST;
+use crate::tasks::task;
 
 /// Runs `id` as an RT task of `boost` (`Some`) or at its own policy (`None`),
 /// and reschedules its CPU when the change asks for it.
@@ -39,7 +39,7 @@ pub fn rt_mutex_setprio(id: TaskId, boost: Option<u8>) {
 
 /// Brings `id`'s run-queue priority to the one its slot wants (the run queue
 /// of `cpu` locked). An unknown task is in transit: its attach applies it.
-pub(super) fn apply(rq: &mut CpuRunQueue, cpu: usize, id: TaskId) {
+pub fn apply(rq: &mut CpuRunQueue, cpu: usize, id: TaskId) {
     let wanted = match task(id).pi_priority.load(Ordering::SeqCst) {
         NO_BOOST => None,
         priority => Some(priority),

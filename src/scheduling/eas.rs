@@ -64,7 +64,7 @@ pub fn metrics() -> Vec<(&'static str, u64)> {
 /// Decides at boot whether EAS runs on `board` under `topology`, with
 /// `sched_energy_aware=` and `governor=`, and logs the answer.
 pub fn init(board: &BoardInfo, topology: &Topology, energy_aware: bool, governor: Governor) {
-    let models = crate::energy::models();
+    let models = super::energy::models();
     let mut states = Vec::new();
     for index in 0..board.perf_domains.len() {
         let cpus = board
@@ -96,7 +96,7 @@ pub fn init(board: &BoardInfo, topology: &Topology, energy_aware: bool, governor
                     model: model.clone(),
                 })
                 .collect();
-            if super::scheduler::config().eas_overutilized {
+            if super::settings::config().eas_overutilized {
                 defmt::info!(
                     "eas: on ({=usize} perf domains), also when overutilized (eas_overutilized=1)",
                     domains.len()
@@ -125,7 +125,7 @@ pub fn context() -> Option<EnergyContext<'static>> {
     DOMAINS.get().map(|domains| EnergyContext {
         domains,
         overutilized: OVERUTILIZED.load(Ordering::Relaxed),
-        when_overutilized: super::scheduler::config().eas_overutilized,
+        when_overutilized: super::settings::config().eas_overutilized,
     })
 }
 

@@ -8,8 +8,9 @@ use core::sync::atomic::{AtomicUsize, Ordering};
 
 use spin::Once;
 
-use super::{TaskId, task};
-use crate::sync::IrqSpinLock;
+use fairway_sched::task::TaskId;
+
+use crate::platform::sync::IrqSpinLock;
 
 /// One recorded switch.
 #[derive(Clone, Copy, Debug)]
@@ -36,7 +37,7 @@ pub fn start(limit: usize) {
 
 /// Records a switch if tracing and the buffer has room (no allocation).
 #[inline]
-pub(super) fn record(switch: Switch) {
+pub fn record(switch: Switch) {
     if LIMIT.load(Ordering::Relaxed) == 0 {
         return;
     }
@@ -49,24 +50,25 @@ pub(super) fn record(switch: Switch) {
 }
 
 /// Prints the recorded switches, with `start_ns` as time zero, after a line
-/// giving that origin and the tick period: the kernel ticks at multiples of the
-/// period since boot, so a replay of the run (the host simulator) needs both to
-/// put its ticks where the kernel's fell.
-pub fn print(start_ns: u64) {
+/// giving that origin and the tick period, `tick_ns`: the kernel ticks at
+/// multiples of the period since boot, so a replay of the run (the host
+/// simulator) needs both to put its ticks where the kernel's fell. `name`
+/// names a task (the tasks floor's, handed down by the caller).
+pub fn print<Name: AsRef<str>>(start_ns: u64, tick_ns: u64, name: impl Fn(TaskId) -> Name) {
     let Some(trace) = TRACE.get() else { return };
     let trace = trace.lock();
     defmt::println!(
         "trace: start boot_ns={=u64} tick_ns={=u64}",
         start_ns,
-        super::scheduler::tick_period_ns()
+        tick_ns
     );
     for switch in trace.iter() {
         defmt::println!(
             "trace: switch time_ns={=u64} cpu={=u16} prev={=str} next={=str}",
             switch.time_ns.saturating_sub(start_ns),
             switch.cpu,
-            task(switch.previous).name().as_str(),
-            task(switch.next).name().as_str()
+            name(switch.previous).as_ref(),
+            name(switch.next).as_ref()
         );
     }
 }

@@ -1,12 +1,13 @@
-//! End-of-run summaries printed over defmt: per-CPU and per-task runtime.
+//! The demo's end-of-run summary printed over defmt: per-CPU and per-task
+//! runtime (the workloads' `report:` lines are [`super::report`]'s).
 
 use core::fmt::Write;
 use core::sync::atomic::Ordering;
 
 use heapless::String;
 
-use crate::percpu;
-use crate::task::{TaskState, for_each_task, idle_task_id, task};
+use crate::platform::percpu;
+use crate::tasks::{TaskState, for_each_task, idle_task_id, task};
 
 /// Prints each online CPU's busy and idle time and each task's runtime,
 /// measured over the `elapsed_ns` since `start_ns`.

@@ -4,10 +4,11 @@
 //! can never be lost between a check and a sleep.
 
 use alloc::boxed::Box;
+use core::marker::PhantomData;
 
-use super::preempt_point;
+use super::scheduler::Scheduler;
 use super::wait::{WaitList, wait_until};
-use crate::sync::IrqSpinLock;
+use crate::platform::sync::IrqSpinLock;
 
 /// Bytes a pipe holds (Linux's `PIPE_BUF` page).
 pub const PIPE_CAPACITY: usize = 4096;
@@ -37,18 +38,20 @@ fn copy_bytes(target: &mut [u8], source: &[u8]) {
     }
 }
 
-/// A one-way byte channel between tasks.
-pub struct Pipe {
+/// A one-way byte channel between tasks, generic over the [`Scheduler`]
+/// that sleeps and wakes (the scheduling floor names it `scheduling::Pipe`).
+pub struct Pipe<S> {
     ring: IrqSpinLock<Ring>,
+    scheduler: PhantomData<fn() -> S>,
 }
 
-impl Default for Pipe {
+impl<S: Scheduler> Default for Pipe<S> {
     fn default() -> Self {
         Self::new()
     }
 }
 
-impl Pipe {
+impl<S: Scheduler> Pipe<S> {
     /// An empty pipe (allocates its buffer on the boot-time heap).
     pub fn new() -> Self {
         Pipe {
@@ -59,17 +62,24 @@ impl Pipe {
                 readers: WaitList::new(),
                 writers: WaitList::new(),
             }),
+            scheduler: PhantomData,
         }
     }
 
     /// Reads at least one byte into `buffer` (sleeping while the pipe is empty)
     /// and returns how many were read.
+    ///
+    /// Out of line, as `write`, as they were compiled before the pipe was
+    /// generic over the scheduler: inlined into `read_exact` and each
+    /// caller, they cost sched-pipe's round trip 25 instructions more than
+    /// the calls do (measured under icount, ARCHITECTURE.md's floors).
+    #[inline(never)]
     pub fn read(&self, buffer: &mut [u8]) -> usize {
         if buffer.is_empty() {
             return 0;
         }
         let guard = self.ring.lock();
-        let mut ring = wait_until(&self.ring, guard, |r| &mut r.readers, |r| r.length > 0);
+        let mut ring = wait_until::<S, _>(&self.ring, guard, |r| &mut r.readers, |r| r.length > 0);
         let count = buffer.len().min(ring.length);
         // At most two runs: from the head to the end of the ring, then from
         // its start (Linux's pipe copies whole buffers too, not bytes).
@@ -81,9 +91,9 @@ impl Pipe {
         }
         ring.head = (head + count) % PIPE_CAPACITY;
         ring.length -= count;
-        ring.writers.wake_all();
+        ring.writers.wake_all::<S>();
         drop(ring);
-        preempt_point();
+        S::preempt_point();
         count
     }
 
@@ -98,13 +108,14 @@ impl Pipe {
     /// Writes all of `bytes`, sleeping whenever the pipe is full. A write of at
     /// most [`PIPE_CAPACITY`] bytes is atomic, as POSIX requires up to `PIPE_BUF`:
     /// it waits for room for all of it, so writers never interleave inside it.
+    #[inline(never)]
     pub fn write(&self, bytes: &[u8]) {
         let atomic = bytes.len() <= PIPE_CAPACITY;
         let mut written = 0;
         while written < bytes.len() {
             let guard = self.ring.lock();
             let needed = if atomic { bytes.len() } else { 1 };
-            let mut ring = wait_until(
+            let mut ring = wait_until::<S, _>(
                 &self.ring,
                 guard,
                 |r| &mut r.writers,
@@ -120,9 +131,9 @@ impl Pipe {
             }
             ring.length += count;
             written += count;
-            ring.readers.wake_all();
+            ring.readers.wake_all::<S>();
             drop(ring);
-            preempt_point();
+            S::preempt_point();
         }
     }
 }

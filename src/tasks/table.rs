@@ -1,5 +1,5 @@
-//! Kernel tasks: the task table, creation, exit and the first instructions of a
-//! new task. Scheduling is in [`scheduler`], blocking in [`wait`], pipes in [`pipe`].
+//! The task table: the slots, what each holds, finding a slot by id, and
+//! growing the table (why a slot could not be had: [`SpawnError`]).
 //!
 //! A task is a slot of the task table, named by its index ([`TaskId`], the same
 //! type the scheduling core uses). Slots `0..MAX_TASKS` are for tasks, the next
@@ -21,41 +21,23 @@
 //!                                              among them (allocated at boot)
 //! ```
 
-pub mod balance;
-pub mod bandwidth;
-pub mod eas;
-pub mod explain;
-pub mod groups;
-pub mod pi;
-pub mod pipe;
-pub mod replay;
-pub mod scheduler;
-pub mod trace;
-pub mod tracepoint;
-pub mod wait;
-
 use core::fmt;
 use core::sync::atomic::{AtomicBool, AtomicU8, AtomicU16, AtomicU64, AtomicUsize, Ordering};
 
-use fairway_sched::task::ParamError;
-pub use fairway_sched::task::{CpuMask, Policy, TaskId, TaskParams};
-
 use alloc::boxed::Box;
 use alloc::vec::Vec;
+use fairway_sched::task::{ParamError, TaskId};
 use once_cell::race::OnceRef;
 
+use super::scheduler::Scheduler;
 use crate::arch::context::TaskContext;
-use crate::config::{MAX_CPUS, MAX_TASKS, TASK_SLOTS, TASK_STACK_SIZE};
+use crate::config::{MAX_TASKS, TASK_SLOTS};
+use crate::platform::percpu;
+use crate::platform::sync::IrqSpinLock;
 
 /// The longest task name kept, in bytes: a scenario's instance names are checked
 /// against the same limit on the host, so no two are cut to the same name.
 pub const TASK_NAME_BYTES: usize = fairway_contract::scenario::MAX_NAME_BYTES;
-use crate::sync::IrqSpinLock;
-
-pub use scheduler::{
-    DeferredKicks, current, preempt_on_irq_return, preempt_point, process_wake_list, schedule,
-    sleep_for, sleep_until, sleep_until_expiry, wake_up, yield_now,
-};
 
 /// Life cycle of a slot.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, defmt::Format)]
@@ -74,7 +56,7 @@ pub enum TaskState {
 }
 
 impl TaskState {
-    fn from_u8(value: u8) -> Self {
+    pub(crate) fn from_u8(value: u8) -> Self {
         match value {
             1 => TaskState::Creating,
             2 => TaskState::Running,
@@ -88,22 +70,30 @@ impl TaskState {
 /// "No task" in intrusive links.
 pub const NO_TASK: u16 = u16::MAX;
 
+/// `Task::wake_list` when the task is on no wake list.
+pub const NOT_LISTED: u16 = u16::MAX;
+
+/// `Task::pi_priority` with no boost.
+pub const NO_BOOST: u8 = 0;
+
 /// One slot of the task table.
 pub struct Task {
-    state: AtomicU8,
+    /// Its [`TaskState`]: the scheduling floor changes it at wake-ups and
+    /// switches.
+    pub(crate) state: AtomicU8,
     /// Queued on its CPU's run queue; changed only under that run queue's lock.
     pub(crate) on_rq: AtomicBool,
     /// Its registers are live on a CPU (cleared after the switch away completes).
-    on_cpu: AtomicBool,
-    /// The CPU whose wake list holds the task's live entry (`NOT_LISTED` if none).
-    wake_list: AtomicU16,
+    pub(crate) on_cpu: AtomicBool,
+    /// The CPU whose wake list holds the task's live entry ([`NOT_LISTED`] if none).
+    pub(crate) wake_list: AtomicU16,
     /// The CPU whose run queue owns the task.
-    cpu: AtomicU16,
+    pub(crate) cpu: AtomicU16,
     /// Next task in the wait list the task sleeps on.
     pub(crate) wait_next: AtomicU16,
     pub(crate) context: TaskContext,
-    stack_base: AtomicUsize,
-    entry: IrqSpinLock<(fn(usize), usize)>,
+    pub(super) stack_base: AtomicUsize,
+    pub(super) entry: IrqSpinLock<(fn(usize), usize)>,
     name: [AtomicU8; TASK_NAME_BYTES],
     /// Total time run, in ns.
     pub sum_exec_runtime: AtomicU64,
@@ -140,7 +130,7 @@ pub struct Task {
     pub(crate) member_index: core::sync::atomic::AtomicU32,
     /// Its scheduling state in transit during a wake-up on another CPU.
     pub(crate) pending_migration: IrqSpinLock<Option<fairway_sched::run_queue::TaskMigration>>,
-    /// The RT priority priority inheritance lends it (`pi::NO_BOOST`: none).
+    /// The RT priority priority inheritance lends it ([`NO_BOOST`]: none).
     pub(crate) pi_priority: AtomicU8,
 }
 
@@ -152,7 +142,7 @@ impl Task {
             state: AtomicU8::new(TaskState::Free as u8),
             on_rq: AtomicBool::new(false),
             on_cpu: AtomicBool::new(false),
-            wake_list: AtomicU16::new(scheduler::NOT_LISTED),
+            wake_list: AtomicU16::new(NOT_LISTED),
             cpu: AtomicU16::new(0),
             wait_next: AtomicU16::new(NO_TASK),
             context: TaskContext::new(),
@@ -174,7 +164,7 @@ impl Task {
             member_index: core::sync::atomic::AtomicU32::new(0),
             latency: IrqSpinLock::new(None),
             pending_migration: IrqSpinLock::new(None),
-            pi_priority: AtomicU8::new(pi::NO_BOOST),
+            pi_priority: AtomicU8::new(NO_BOOST),
         }
     }
 
@@ -200,7 +190,8 @@ impl Task {
         name
     }
 
-    fn set_name(&self, name: &str) {
+    /// Names the task (the first [`TASK_NAME_BYTES`] ASCII bytes of `name`).
+    pub(crate) fn set_name(&self, name: &str) {
         for (i, slot) in self.name.iter().enumerate() {
             let byte = name
                 .as_bytes()
@@ -212,9 +203,6 @@ impl Task {
         }
     }
 }
-
-/// Where [`spawn`] starts looking for a free task slot.
-static NEXT_FREE_SLOT: AtomicUsize = AtomicUsize::new(0);
 
 /// Slots per chunk of the task table: small enough that a few tasks take
 /// little memory, large enough that chunks are not allocated at every spawn.
@@ -260,7 +248,7 @@ fn never_used(id: TaskId) -> ! {
 
 /// Slot `index`, allocating its chunk if no slot of it was used yet (task
 /// creation and boot, never a hot path).
-fn slot_or_allocate(index: usize) -> Result<&'static Task, SpawnError> {
+pub(super) fn slot_or_allocate<S: Scheduler>(index: usize) -> Result<&'static Task, SpawnError> {
     if let Some(slot) = SLOTS[index].get() {
         return Ok(slot);
     }
@@ -272,7 +260,7 @@ fn slot_or_allocate(index: usize) -> Result<&'static Task, SpawnError> {
     let end = (start + CHUNK_SLOTS).min(TASK_SLOTS);
     // Room on the wake lists first: a task in the chunk can be woken as soon
     // as its slot pointer is visible.
-    scheduler::grow_wake_lists(SLOTS_ALLOCATED.load(Ordering::Relaxed) + end - start)
+    S::grow_wake_lists(SLOTS_ALLOCATED.load(Ordering::Relaxed) + end - start)
         .map_err(|bytes| SpawnError::OutOfMemory { bytes })?;
     let chunk = allocate_chunk(end - start)?;
     for (pointer, slot) in SLOTS[start..end].iter().zip(chunk) {
@@ -301,17 +289,12 @@ fn allocate_chunk(slots: usize) -> Result<&'static [Task], SpawnError> {
 
 /// Allocates the chunks of the idle tasks and of the first tasks (boot core,
 /// before the run queues are built: `current_task` starts at slot 0).
-pub fn init_table() {
+pub fn init_table<S: Scheduler>() {
     for index in core::iter::once(0).chain(MAX_TASKS..TASK_SLOTS) {
-        if let Err(error) = slot_or_allocate(index) {
+        if let Err(error) = slot_or_allocate::<S>(index) {
             panic!("task table: {}", error);
         }
     }
-}
-
-/// CPU `cpu`'s idle task.
-pub const fn idle_task_id(cpu: usize) -> TaskId {
-    TaskId((MAX_TASKS + cpu) as u16)
 }
 
 /// Why a task could not be created.
@@ -365,193 +348,28 @@ impl defmt::Format for SpawnError {
     }
 }
 
+/// CPU `cpu`'s idle task.
+pub const fn idle_task_id(cpu: usize) -> TaskId {
+    TaskId((MAX_TASKS + cpu) as u16)
+}
+
 /// Wake-up latencies kept per task for exact quantiles.
-const LATENCY_SAMPLES: usize = 1024;
+pub(super) const LATENCY_SAMPLES: usize = 1024;
 
 /// The heap one task's latency statistics take: the histogram and the
 /// sampler's two buffers of `LATENCY_SAMPLES` values (kept and sorted).
-const LATENCY_STATS_BYTES: usize = core::mem::size_of::<fairway_sched::stats::LatencyStats>()
-    + 2 * LATENCY_SAMPLES * core::mem::size_of::<u64>();
+pub(super) const LATENCY_STATS_BYTES: usize =
+    core::mem::size_of::<fairway_sched::stats::LatencyStats>()
+        + 2 * LATENCY_SAMPLES * core::mem::size_of::<u64>();
 
 /// Heap taken by the tasks' statistics so far.
-static STATISTICS_BYTES: AtomicUsize = AtomicUsize::new(0);
+pub(super) static STATISTICS_BYTES: AtomicUsize = AtomicUsize::new(0);
 
 /// Heap the tasks' latency statistics take (allocated once per slot used,
 /// never freed): the report's measurements, counted apart from the
 /// scheduler's memory.
 pub fn statistics_bytes() -> usize {
     STATISTICS_BYTES.load(Ordering::Relaxed)
-}
-
-/// Makes room in every run queue for the next `count` tasks to be created,
-/// at once (a workload that creates a batch of tasks calls it first: the
-/// run queues' tables then grow once, to whole blocks of ids, and not by a
-/// quarter at a time as single creations do). Ids are given out in order
-/// from the last one taken, so the next `count` are known; should some be
-/// taken meanwhile, creation still grows the tables as it goes.
-pub fn reserve_for_spawns(count: usize) {
-    let next = NEXT_FREE_SLOT.load(Ordering::Relaxed) % MAX_TASKS;
-    scheduler::reserve_task_ids((next + count).min(MAX_TASKS));
-}
-
-/// Creates a task that runs `entry(argument)` on `cpu` with `params`, and makes
-/// it runnable.
-pub fn spawn(
-    name: &str,
-    entry: fn(usize),
-    argument: usize,
-    cpu: usize,
-    params: TaskParams,
-) -> Result<TaskId, SpawnError> {
-    spawn_task(name, entry, argument, cpu, params, None)
-}
-
-/// [`spawn`] for one task of a batch created at one instant: the interrupt
-/// another CPU needs is added to `kicks`, for the creator to send once the
-/// whole batch is queued ([`DeferredKicks::send`]).
-pub fn spawn_deferred(
-    name: &str,
-    entry: fn(usize),
-    argument: usize,
-    cpu: usize,
-    params: TaskParams,
-    kicks: &mut DeferredKicks,
-) -> Result<TaskId, SpawnError> {
-    spawn_task(name, entry, argument, cpu, params, Some(kicks))
-}
-
-fn spawn_task(
-    name: &str,
-    entry: fn(usize),
-    argument: usize,
-    cpu: usize,
-    params: TaskParams,
-    kicks: Option<&mut DeferredKicks>,
-) -> Result<TaskId, SpawnError> {
-    if cpu >= MAX_CPUS || !crate::percpu::of(cpu).online.load(Ordering::Acquire) {
-        return Err(SpawnError::CpuOffline { cpu });
-    }
-    params.validate().map_err(SpawnError::InvalidParameters)?;
-    // The search for a free slot starts after the last one taken (cyclically,
-    // as Linux allocates pids): creating n tasks in a row costs O(n), not the
-    // O(n^2) of scanning from slot 0 each time (10,000 rt-app instances took
-    // 2.3 s of the run's virtual time to create that way).
-    // A chunk not allocated yet is allocated when the search reaches it: its
-    // first slot is free, so a search allocates at most one chunk.
-    let first = NEXT_FREE_SLOT.load(Ordering::Relaxed) % MAX_TASKS;
-    let mut found = None;
-    for index in (first..MAX_TASKS).chain(0..first) {
-        let slot = slot_or_allocate(index)?;
-        if slot
-            .state
-            .compare_exchange(
-                TaskState::Free as u8,
-                TaskState::Creating as u8,
-                Ordering::AcqRel,
-                Ordering::Relaxed,
-            )
-            .is_ok()
-        {
-            found = Some((index, slot));
-            break;
-        }
-    }
-    let (id, slot) = found.ok_or(SpawnError::TooManyTasks { limit: MAX_TASKS })?;
-    NEXT_FREE_SLOT.store(id + 1, Ordering::Relaxed);
-    let id = TaskId(id as u16);
-    if slot.stack_base.load(Ordering::Relaxed) == 0 {
-        match crate::heap::allocate(TASK_STACK_SIZE, 16) {
-            Some(base) => slot.stack_base.store(base, Ordering::Relaxed),
-            None => {
-                slot.state.store(TaskState::Free as u8, Ordering::Release);
-                return Err(SpawnError::OutOfMemory {
-                    bytes: TASK_STACK_SIZE,
-                });
-            }
-        }
-    }
-    {
-        let mut latency = slot.latency.lock();
-        match latency.as_mut() {
-            Some(stats) => {
-                stats.histogram.clear();
-                stats.sampler.clear();
-            }
-            None => {
-                *latency = Some(alloc::boxed::Box::new(
-                    fairway_sched::stats::LatencyStats::new(LATENCY_SAMPLES)
-                        .expect("latency sample capacity"),
-                ));
-                STATISTICS_BYTES.fetch_add(LATENCY_STATS_BYTES, Ordering::Relaxed);
-            }
-        }
-    }
-    slot.set_name(name);
-    *slot.entry.lock() = (entry, argument);
-    for counter in [
-        &slot.sum_exec_runtime,
-        &slot.switches_in,
-        &slot.wakeups,
-        &slot.wakeup_latency_total,
-        &slot.wakeup_latency_max,
-        &slot.last_wakeup_latency,
-        &slot.wait_total,
-        &slot.migrations,
-    ] {
-        counter.store(0, Ordering::Relaxed);
-    }
-    slot.wait_next.store(NO_TASK, Ordering::Relaxed);
-    slot.pi_priority.store(pi::NO_BOOST, Ordering::Relaxed);
-    slot.affinity.store(params.affinity.0, Ordering::Relaxed);
-    if !params
-        .affinity
-        .contains(fairway_sched::task::CpuId(cpu as u16))
-    {
-        slot.state.store(TaskState::Free as u8, Ordering::Release);
-        return Err(SpawnError::InvalidParameters(ParamError::EmptyAffinity));
-    }
-    let stack_top = (slot.stack_base.load(Ordering::Relaxed) + TASK_STACK_SIZE) as u64;
-    slot.context.prepare_new_task(stack_top, u64::from(id.0), 0);
-    slot.cpu.store(cpu as u16, Ordering::Release);
-    if let Err(error) = scheduler::activate_new(id, cpu, &params, kicks) {
-        slot.state.store(TaskState::Free as u8, Ordering::Release);
-        return Err(SpawnError::InvalidParameters(error));
-    }
-    Ok(id)
-}
-
-/// Where every new task starts (called from `task_trampoline` in `context.rs`).
-pub extern "C" fn task_entry(id: u64, _unused: u64) -> ! {
-    scheduler::finish_task_switch(crate::arch::cpu::IrqState::enabled());
-    let (entry, argument) = *task(TaskId(id as u16)).entry.lock();
-    entry(argument);
-    exit()
-}
-
-/// Ends the calling task.
-pub fn exit() -> ! {
-    let me = current();
-    crate::arch::cpu::irq_disable();
-    if tracepoint::recording() {
-        let cpu = crate::arch::cpu::this_cpu();
-        let now = crate::arch::timer::now_ns();
-        tracepoint::record(now, cpu, tracepoint::Kind::Exit, me.0, 0, 0);
-    }
-    task(me)
-        .state
-        .store(TaskState::Dead as u8, Ordering::Release);
-    schedule();
-    unreachable!("a dead task was scheduled again")
-}
-
-/// Changes the CPUs `id` may run on. A task that is not allowed where it is
-/// moves at its next wake-up (the scheduler places it on an allowed CPU).
-pub fn set_affinity(id: TaskId, affinity: CpuMask) -> Result<(), ParamError> {
-    if affinity.0 & ((1u64 << crate::percpu::nr_cpus()) - 1) == 0 {
-        return Err(ParamError::EmptyAffinity);
-    }
-    task(id).affinity.store(affinity.0, Ordering::Release);
-    Ok(())
 }
 
 /// Task `id`'s total runtime at `now` if it last ran on `cpu`, with the
@@ -562,7 +380,7 @@ pub fn set_affinity(id: TaskId, affinity: CpuMask) -> Result<(), ParamError> {
 pub fn runtime_ns_on(id: TaskId, cpu: usize, now: u64) -> u64 {
     let slot = task(id);
     let sum = slot.sum_exec_runtime.load(Ordering::Relaxed);
-    if crate::percpu::of(cpu).current_task.load(Ordering::Relaxed) == id.0 {
+    if percpu::of(cpu).current_task.load(Ordering::Relaxed) == id.0 {
         sum + now.saturating_sub(slot.exec_start.load(Ordering::Relaxed))
     } else {
         sum
@@ -589,4 +407,45 @@ pub fn for_each_task(mut visit: impl FnMut(TaskId, &Task)) {
             visit(TaskId(index as u16), slot);
         }
     }
+}
+
+/// Every live task (not the idle tasks), with its slot, in slot order: what
+/// [`for_each_task`] visits, as an iterator (the observation floor is handed
+/// the tasks' names this way).
+pub fn live_tasks() -> impl Iterator<Item = (TaskId, &'static Task)> {
+    SLOTS[..MAX_TASKS]
+        .iter()
+        .enumerate()
+        .filter_map(|(index, slot)| {
+            let slot = slot.get()?;
+            (!matches!(slot.state(), TaskState::Free | TaskState::Creating))
+                .then_some((TaskId(index as u16), slot))
+        })
+}
+
+/// The task running on this CPU.
+pub fn current() -> TaskId {
+    let irq_state = crate::arch::cpu::irq_save();
+    let id = percpu::this().current_task.load(Ordering::Relaxed);
+    crate::arch::cpu::irq_restore(irq_state);
+    TaskId(id)
+}
+
+/// Marks the calling task as sleeping (before it adds itself to a wait list
+/// or arms its timer), and returns it.
+pub fn set_current_sleeping() -> TaskId {
+    let me = current();
+    task(me)
+        .state
+        .store(TaskState::Sleeping as u8, Ordering::Release);
+    me
+}
+
+/// Charges `id` the time it ran since its `exec_start` until `now`, and
+/// restarts the stretch at `now` (at a switch and at the tick).
+pub fn account_runtime(id: TaskId, now: u64) {
+    let slot = task(id);
+    let start = slot.exec_start.swap(now, Ordering::Relaxed);
+    slot.sum_exec_runtime
+        .fetch_add(now.saturating_sub(start), Ordering::Relaxed);
 }

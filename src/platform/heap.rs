@@ -14,7 +14,7 @@ use core::ptr::NonNull;
 
 use linked_list_allocator::Heap;
 
-use crate::sync::IrqSpinLock;
+use super::sync::IrqSpinLock;
 
 /// The kernel's allocator: the free list under a lock that masks IRQs, so
 /// that an allocation can never be interrupted by one on the same core.

@@ -92,7 +92,7 @@ fn panic(info: &core::panic::PanicInfo<'_>) -> ! {
             defmt::Display2Format(&info.message())
         ),
     }
-    crate::exit::exit(crate::exit::ExitCode::Failure)
+    super::exit::exit(super::exit::ExitCode::Failure)
 }
 
 #[defmt::panic_handler]

@@ -7,21 +7,20 @@
 //! so the ids agree. Each CPU publishes its contribution to a group's load at its
 //! tick and reads back the sum (atomics, like Linux's `tg->load_avg`).
 
-use core::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use core::sync::atomic::{AtomicU64, Ordering};
 
 pub use fairway_sched::fair::GroupError;
 pub use fairway_sched::task::GroupId;
+use fairway_sched::task::TaskId;
 
-use super::scheduler::{MAX_GROUPS, with_run_queue};
-use super::{TaskId, task};
+use super::run_queue::{note_group_created, nr_groups, with_run_queue};
 use crate::arch::timer::now_ns;
-use crate::config::MAX_CPUS;
-use crate::percpu;
-use crate::sync::IrqSpinLock;
+use crate::config::{MAX_CPUS, MAX_GROUPS};
+use crate::platform::percpu;
+use crate::platform::sync::IrqSpinLock;
+use crate::tasks::task;
 
 static CREATE_LOCK: IrqSpinLock<()> = IrqSpinLock::new(());
-/// Groups in use, the root included.
-static NR_GROUPS: AtomicUsize = AtomicUsize::new(1);
 static GROUP_LOAD: [AtomicU64; MAX_GROUPS] = [const { AtomicU64::new(0) }; MAX_GROUPS];
 static PUBLISHED: [[AtomicU64; MAX_GROUPS]; MAX_CPUS] =
     [const { [const { AtomicU64::new(0) }; MAX_GROUPS] }; MAX_CPUS];
@@ -39,13 +38,8 @@ pub fn create_group(parent: GroupId, shares: u64) -> Result<GroupId, GroupError>
         }
     }
     let id = created.unwrap_or(GroupId::ROOT);
-    NR_GROUPS.fetch_max(id.index() + 1, Ordering::Relaxed);
+    note_group_created(id);
     Ok(id)
-}
-
-/// Groups in use, the root included: group indices run below it.
-pub fn nr_groups() -> usize {
-    NR_GROUPS.load(Ordering::Relaxed)
 }
 
 /// Creates a chain of `depth` nested groups below the root (each with the
@@ -71,12 +65,8 @@ pub fn set_task_group(id: TaskId, group: GroupId) -> Result<(), GroupError> {
 
 /// At the tick of `cpu` (its run-queue lock held by the caller): publishes the
 /// CPU's contribution to each group's load and hands the sums back.
-pub(super) fn exchange_group_load(
-    cpu: usize,
-    core: &mut fairway_sched::cpu_core::CpuCore,
-    now: u64,
-) {
-    let groups = NR_GROUPS.load(Ordering::Relaxed);
+pub fn exchange_group_load(cpu: usize, core: &mut fairway_sched::cpu_core::CpuCore, now: u64) {
+    let groups = nr_groups();
     for index in 1..groups {
         let group = GroupId(index as u16);
         let contribution = core.run_queue().group_load_contribution(group);

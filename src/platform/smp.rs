@@ -5,11 +5,11 @@ use core::sync::atomic::Ordering;
 
 use heapless::Deque;
 
+use super::irq::{Ipi, send_ipi};
+use super::percpu;
+use super::sync::IrqSpinLock;
 use crate::arch::{psci, timer};
 use crate::config::MAX_CPUS;
-use crate::irq::{Ipi, send_ipi};
-use crate::percpu;
-use crate::sync::IrqSpinLock;
 
 /// A function to run on another CPU, with its argument.
 pub type CallFunction = fn(usize);

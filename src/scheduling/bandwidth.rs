@@ -17,22 +17,22 @@
 //! default) they pay nothing, and neither does this module: the cores arm
 //! their timers through the hook, so no hot path polls for them.
 
-use alloc::sync::Arc;
-
-use fairway_sched::bandwidth::pools::{BandwidthPools, BandwidthTimer, BandwidthTimerKind};
+use fairway_sched::bandwidth::pools::{BandwidthTimer, BandwidthTimerKind};
 use fairway_sched::bandwidth::{Bandwidth, BandwidthError};
+use fairway_sched::fair::GroupError;
+use fairway_sched::task::GroupId;
 use heapless::Deque;
-use spin::Once;
 
-use super::groups::GroupId;
-use super::scheduler::{carry_out_decision, config, run_queue, with_run_queue};
+use super::observe::trace_group_bandwidth;
+pub use super::run_queue::pools;
+use super::run_queue::{carry_out_decision, pools_attached, run_queue, with_run_queue};
+use super::settings::config;
 use crate::arch::cpu::this_cpu;
 use crate::arch::timer::now_ns;
 use crate::config::{MAX_CPUS, MAX_GROUPS};
-use crate::sync::IrqSpinLock;
-use crate::{hrtimer, percpu};
-
-static POOLS: Once<Arc<BandwidthPools>> = Once::new();
+use crate::observe::{bandwidth as bandwidth_trace, tracepoint};
+use crate::platform::sync::IrqSpinLock;
+use crate::platform::{hrtimer, percpu};
 
 /// A grant waiting for the CPU it is for.
 #[derive(Clone, Copy)]
@@ -54,7 +54,7 @@ pub enum SetBandwidthError {
     /// Linux's `tg_set_cfs_bandwidth` refuses the settings (`EINVAL`).
     Invalid(BandwidthError),
     /// The group does not exist, or is the root.
-    Group(super::groups::GroupError),
+    Group(GroupError),
     /// The run queues were built without bandwidth control: boot with
     /// `cfs_bandwidth=1` (the host runner adds it for a scenario that sets a
     /// `cpu.max`).
@@ -94,17 +94,7 @@ pub fn set_group_bandwidth(
         return Err(SetBandwidthError::NotBuilt);
     }
     let cpus = percpu::nr_cpus();
-    let pools = POOLS.call_once(|| {
-        let pools = Arc::new(BandwidthPools::new(MAX_GROUPS));
-        for cpu in 0..cpus {
-            let attached = with_run_queue(cpu, |rq| {
-                rq.core.set_bandwidth_timer_hook(arm_timer);
-                rq.core.attach_bandwidth(pools.clone())
-            });
-            debug_assert!(attached, "cfs_bandwidth=1 builds every run queue with it");
-        }
-        pools
-    });
+    let pools = pools_attached(cpus, arm_timer);
     let period = settings.period.max(1);
     let offset = (origin + config().bandwidth_timer.offset(group.0, period)) % period;
     // A timer callback on this CPU takes the same pool lock.
@@ -127,16 +117,10 @@ pub fn set_group_bandwidth(
             .core
             .set_group_bandwidth(group, settings.quota.is_some(), now)
             .map_err(SetBandwidthError::Group)?;
-        super::tracepoint::group_bandwidth(now, cpu, rq.core.run_queue());
+        trace_group_bandwidth(now, cpu, rq.core.run_queue());
         carry_out_decision(&mut rq, cpu, decision);
     }
     Ok(start)
-}
-
-/// The groups' pools, once a group has a quota.
-#[inline]
-pub fn pools() -> Option<&'static BandwidthPools> {
-    POOLS.get().map(|pools| &**pools)
 }
 
 /// The cores' hook for a timer request (under the requesting core's
@@ -163,9 +147,9 @@ fn period_timer(group: usize) {
     let Some(outcome) = pools.with(id, |pool| pool.period_timer(now_ns)) else {
         return;
     };
-    if super::tracepoint::recording() {
+    if tracepoint::recording() {
         let runtime = pools.with(id, |pool| pool.runtime());
-        super::tracepoint::pool_runtime(now_ns(), id, runtime);
+        bandwidth_trace::pool_runtime(now_ns(), id, runtime);
     }
     if let Some(at) = outcome.rearm {
         hrtimer::start(
@@ -191,9 +175,9 @@ fn slack_timer(group: usize) {
     let grants = pools
         .with(id, |pool| pool.slack_timer(now))
         .unwrap_or_default();
-    if super::tracepoint::recording() {
+    if tracepoint::recording() {
         let runtime = pools.with(id, |pool| pool.runtime());
-        super::tracepoint::pool_runtime(now, id, runtime);
+        bandwidth_trace::pool_runtime(now, id, runtime);
     }
     for grant in &grants {
         deliver(id, grant.cpu.into(), grant.amount, grant.unthrottle);
@@ -216,7 +200,7 @@ fn deliver(group: GroupId, cpu: usize, amount: u64, unthrottle: bool) {
         // A lost grant would leave the group throttled for good.
         panic!("bandwidth: CPU {}'s grant list is full", cpu);
     }
-    if crate::smp::call_function(cpu, apply_pending_grants, cpu).is_err() {
+    if crate::platform::smp::call_function(cpu, apply_pending_grants, cpu).is_err() {
         // Its mailbox is full: its next tick applies the grant.
         defmt::warn!(
             "bandwidth: CPU {=usize}'s mailbox is full; grant deferred to its tick",
@@ -231,14 +215,14 @@ fn apply(cpu: usize, grant: PendingGrant) {
     let decision = rq
         .core
         .distribute_runtime(grant.group, grant.amount, grant.unthrottle, now);
-    super::tracepoint::group_bandwidth(now, cpu, rq.core.run_queue());
+    trace_group_bandwidth(now, cpu, rq.core.run_queue());
     carry_out_decision(&mut rq, cpu, decision);
 }
 
 /// Applies the grants other CPUs' timers left for this CPU (the
 /// call-function IPI, and each tick as a fallback).
-pub(super) fn apply_pending_grants(cpu: usize) {
-    if POOLS.get().is_none() {
+pub fn apply_pending_grants(cpu: usize) {
+    if pools().is_none() {
         return;
     }
     loop {

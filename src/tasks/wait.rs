@@ -1,11 +1,16 @@
 //! Waiting: intrusive wait lists (the link lives in the task slot, so waiting
-//! allocates nothing), wait queues, and completions.
+//! allocates nothing), wait queues, and completions. Generic over the
+//! [`Scheduler`] that sleeps and wakes (the scheduling floor's, which names
+//! [`WaitQueue`] and [`Completion`] with it).
 
+use core::marker::PhantomData;
 use core::sync::atomic::Ordering;
 
-use super::scheduler::{set_current_sleeping, sleep_current};
-use super::{NO_TASK, TaskId, current, preempt_point, task, wake_up};
-use crate::sync::{IrqSpinLock, IrqSpinLockGuard};
+use fairway_sched::task::TaskId;
+
+use super::scheduler::Scheduler;
+use super::table::{NO_TASK, set_current_sleeping, task};
+use crate::platform::sync::{IrqSpinLock, IrqSpinLockGuard};
 
 /// A FIFO of sleeping tasks, protected by whatever lock its owner holds.
 #[derive(Debug)]
@@ -61,10 +66,10 @@ impl WaitList {
     }
 
     /// Wakes the first waiter; returns whether there was one.
-    pub fn wake_one(&mut self) -> bool {
+    pub fn wake_one<S: Scheduler>(&mut self) -> bool {
         match self.pop() {
             Some(id) => {
-                wake_up(id);
+                S::wake_up(id);
                 true
             }
             None => false,
@@ -72,24 +77,24 @@ impl WaitList {
     }
 
     /// Wakes every waiter.
-    pub fn wake_all(&mut self) {
-        while self.wake_one() {}
+    pub fn wake_all<S: Scheduler>(&mut self) {
+        while self.wake_one::<S>() {}
     }
 }
 
 /// Sleeps on `list` (under `guard`, its owner's lock) until `condition(&mut *guard)`
 /// holds, re-taking the lock after each wake-up; returns with the lock held.
-pub fn wait_until<'a, T>(
+pub fn wait_until<'a, S: Scheduler, T>(
     lock: &'a IrqSpinLock<T>,
     mut guard: IrqSpinLockGuard<'a, T>,
     list: impl Fn(&mut T) -> &mut WaitList,
     mut condition: impl FnMut(&mut T) -> bool,
 ) -> IrqSpinLockGuard<'a, T> {
     while !condition(&mut guard) {
-        set_current_sleeping();
-        list(&mut guard).push(current());
+        let me = set_current_sleeping();
+        list(&mut guard).push(me);
         drop(guard);
-        sleep_current();
+        S::schedule();
         guard = lock.lock();
     }
     guard
@@ -99,7 +104,7 @@ pub fn wait_until<'a, T>(
 /// the task (rt-app's resources name the instances to wake), changes the state
 /// under `lock` and then calls `wake_up`. The task is marked sleeping before the
 /// lock is dropped, so a wake-up between the drop and the switch is not lost.
-pub fn park_until<'a, T>(
+pub fn park_until<'a, S: Scheduler, T>(
     lock: &'a IrqSpinLock<T>,
     mut guard: IrqSpinLockGuard<'a, T>,
     mut condition: impl FnMut(&mut T) -> bool,
@@ -107,28 +112,30 @@ pub fn park_until<'a, T>(
     while !condition(&mut guard) {
         set_current_sleeping();
         drop(guard);
-        sleep_current();
+        S::schedule();
         guard = lock.lock();
     }
     guard
 }
 
 /// A wait queue with its own lock.
-pub struct WaitQueue {
+pub struct WaitQueue<S> {
     list: IrqSpinLock<WaitList>,
+    scheduler: PhantomData<fn() -> S>,
 }
 
-impl Default for WaitQueue {
+impl<S: Scheduler> Default for WaitQueue<S> {
     fn default() -> Self {
         Self::new()
     }
 }
 
-impl WaitQueue {
+impl<S: Scheduler> WaitQueue<S> {
     /// An empty wait queue.
     pub const fn new() -> Self {
         WaitQueue {
             list: IrqSpinLock::new(WaitList::new()),
+            scheduler: PhantomData,
         }
     }
 
@@ -136,39 +143,46 @@ impl WaitQueue {
     /// so a waker that changes the state and then wakes cannot be missed.
     pub fn wait_until(&self, mut condition: impl FnMut() -> bool) {
         let guard = self.list.lock();
-        drop(wait_until(&self.list, guard, |list| list, |_| condition()));
+        drop(wait_until::<S, _>(
+            &self.list,
+            guard,
+            |list| list,
+            |_| condition(),
+        ));
     }
 
     /// Wakes one waiter.
     pub fn wake_one(&self) -> bool {
-        let woke = self.list.lock().wake_one();
-        preempt_point();
+        let woke = self.list.lock().wake_one::<S>();
+        S::preempt_point();
         woke
     }
 
     /// Wakes every waiter.
     pub fn wake_all(&self) {
-        self.list.lock().wake_all();
-        preempt_point();
+        self.list.lock().wake_all::<S>();
+        S::preempt_point();
     }
 }
 
 /// A counter that tasks can wait on reaching a value (Linux's `completion`, counted).
-pub struct Completion {
+pub struct Completion<S> {
     state: IrqSpinLock<(u64, WaitList)>,
+    scheduler: PhantomData<fn() -> S>,
 }
 
-impl Default for Completion {
+impl<S: Scheduler> Default for Completion<S> {
     fn default() -> Self {
         Self::new()
     }
 }
 
-impl Completion {
+impl<S: Scheduler> Completion<S> {
     /// A completion at zero.
     pub const fn new() -> Self {
         Completion {
             state: IrqSpinLock::new((0, WaitList::new())),
+            scheduler: PhantomData,
         }
     }
 
@@ -177,15 +191,15 @@ impl Completion {
         {
             let mut state = self.state.lock();
             state.0 += 1;
-            state.1.wake_all();
+            state.1.wake_all::<S>();
         }
-        preempt_point();
+        S::preempt_point();
     }
 
     /// Sleeps until the count reaches `target`.
     pub fn wait_for(&self, target: u64) {
         let guard = self.state.lock();
-        drop(wait_until(
+        drop(wait_until::<S, _>(
             &self.state,
             guard,
             |state| &mut state.1,

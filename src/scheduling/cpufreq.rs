@@ -11,20 +11,30 @@
 //!
 //! On a board without OPP tables (`qemu-virt`) nothing here runs: every CPU
 //! stays at scale 1024.
+//!
+//! The scheduler's call sites (`cpufreq_update_util`, §6.2) are here too:
+//! the wake-up, the switch and the tick hand their run queue to
+//! [`governor_call`] and [`cpu_perf_request`], which read what the governor
+//! needs from it. The explain records of a frequency change read the CPUs'
+//! published load ([`load::snapshot`], below this file), not the balancer.
 
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 
 use fairway_sched::cpufreq::{DomainSpec, FrequencyChange, FrequencyDomain};
+use fairway_sched::run_queue::RunQueue;
 use fairway_sched::schedutil::{Governor, UpdateSites, default_rate_limit};
 use spin::Once;
 
+use super::load;
+use super::run_queue::CpuRunQueue;
 use crate::board::BoardInfo;
 use crate::config::MAX_CPUS;
-use crate::percpu;
-use crate::sync::IrqSpinLock;
-use crate::task::tracepoint::{self, Kind};
-use crate::task::{idle_task_id, runtime_ns_on};
+use crate::observe::explain;
+use crate::observe::tracepoint::{self, Kind};
+use crate::platform::sync::IrqSpinLock;
+use crate::platform::{hrtimer, percpu};
+use crate::tasks::{idle_task_id, runtime_ns_on};
 
 /// One domain: its CPUs (kernel numbers) and its policy.
 struct Domain {
@@ -47,7 +57,7 @@ static CPU_DOMAIN: [(AtomicU8, AtomicU8); MAX_CPUS] =
 pub fn init(board: &BoardInfo, governor: Governor, sites: UpdateSites) {
     SITES.call_once(|| sites);
     let now = crate::arch::timer::now_ns();
-    let models = crate::energy::models();
+    let models = super::energy::models();
     let mut domains = Vec::new();
     for (index, table) in board.perf_domains.iter().enumerate() {
         let mut cpus = heapless::Vec::<usize, MAX_CPUS>::new();
@@ -156,8 +166,8 @@ pub fn update(cpu: usize, perf: u64, now: u64) {
     } else {
         drop(policy);
         let encoded = usize::from(index) | change.index << 8;
-        crate::hrtimer::start(
-            crate::hrtimer::cpufreq_timer(usize::from(index)),
+        hrtimer::start(
+            hrtimer::cpufreq_timer(usize::from(index)),
             change.at,
             change_due,
             encoded,
@@ -183,12 +193,12 @@ fn apply(index: usize, domain: &Domain, policy: &mut FrequencyDomain, change: Fr
     let busy = busy_of(domain, change.at);
     if policy.apply(change, &busy) {
         publish_scale(domain, policy);
-        if crate::task::explain::explaining() {
+        if explain::explaining() {
             let cpus = domain.cpus.iter().map(|&cpu| {
                 let capacity = u64::from(percpu::of(cpu).capacity.load(Ordering::Relaxed));
-                (capacity, crate::task::balance::snapshot(cpu))
+                (capacity, load::snapshot(cpu))
             });
-            crate::task::explain::frequency(change.at, index, policy.frequency(), cpus);
+            explain::frequency(change.at, index, policy.frequency(), cpus);
         }
         if tracepoint::recording() {
             // The meter was brought up to the change (`apply`).
@@ -235,7 +245,7 @@ pub fn restart_domains() {
         .iter()
         .enumerate()
     {
-        crate::hrtimer::cancel(crate::hrtimer::cpufreq_timer(index));
+        hrtimer::cancel(hrtimer::cpufreq_timer(index));
         let busy = busy_of(domain, now);
         let mut policy = domain.policy.lock();
         if let Ok(fresh) = FrequencyDomain::new(policy.spec().clone(), now, &busy) {
@@ -353,4 +363,54 @@ pub fn report() -> Vec<DomainReport> {
             }
         })
         .collect()
+}
+
+/// `arch_scale_freq_tick` (§2.3): the frequency scale in effect goes into
+/// the run queue's PELT before the tick updates it.
+pub fn apply_frequency_scale(cpu: usize, queue: &mut RunQueue) {
+    let scale = percpu::of(cpu).frequency_scale.load(Ordering::Relaxed);
+    let mut capacity = queue.cpu_capacity();
+    if capacity.frequency_scale != scale {
+        capacity.frequency_scale = scale;
+        queue.set_cpu_capacity(capacity);
+    }
+}
+
+/// schedutil's call from a scheduler path (`cpufreq_update_util`, §6.2), the
+/// run queue locked: with `cpufreq_update=pelt` when the root run queue's
+/// PELT signals changed since the last call site (a decay, attach or
+/// detach; a migration's is seen at the CPU's next site), with
+/// `cpufreq_update=switch` at a context switch.
+/// Out of line: its callers test [`active`] first, so that a board
+/// without DVFS pays one load and branch per site.
+#[inline(never)]
+pub fn governor_call(cpu: usize, rq: &mut CpuRunQueue, now: u64, context_switch: bool) {
+    let queue = rq.core.run_queue_mut();
+    let util_changed = queue.take_util_changed();
+    let call = match update_sites() {
+        UpdateSites::Pelt => util_changed,
+        UpdateSites::ContextSwitch => context_switch,
+    };
+    if call {
+        let perf = cpu_perf_request(queue);
+        update(cpu, perf, now);
+    }
+}
+
+/// The CPU's performance request (`sugov_get_util`, §6.1).
+pub fn cpu_perf_request(queue: &RunQueue) -> u64 {
+    use fairway_sched::uclamp::ClampId;
+    let capacity = queue.cpu_capacity();
+    let uclamp = queue.uclamp_enabled().then(|| {
+        [
+            u64::from(queue.uclamp_value(ClampId::Min)),
+            u64::from(queue.uclamp_value(ClampId::Max)),
+        ]
+    });
+    fairway_sched::schedutil::cpu_perf(
+        &queue.signals(),
+        u64::from(capacity.capacity_orig),
+        uclamp,
+        queue.rt().highest_queued_priority().is_some(),
+    )
 }

@@ -1,0 +1,26 @@
+//! The observation floor: what the kernel records about its own work, and
+//! prints at the end of a run. It sits above the platform and below the
+//! tasks and scheduling floors, which call it with values: nothing here reads
+//! a run queue, a task slot or the scheduler's settings (as Linux's trace
+//! events are called with the values they record). So observing cannot
+//! change what it observes, and the scheduling floor's files never meet each
+//! other through it.
+//!
+//! - [`tracepoint`]: the scheduler's events and signals in per-CPU buffers
+//!   (feature `trace`), for the runner's `--trace`;
+//! - [`bandwidth`]: the tracepoints of CFS bandwidth control, recorded when
+//!   the values change;
+//! - [`explain`]: the numbers behind the first N decisions (`--explain N`),
+//!   in the same buffers;
+//! - [`replay`]: the record of every call into each CPU's scheduler driver,
+//!   for `cargo xtask replay`;
+//! - [`switches`]: the first N context switches (`trace_switches=N`);
+//! - [`instrument`]: cycle-counter costs of the hot paths (feature
+//!   `instrumentation`).
+
+pub mod bandwidth;
+pub mod explain;
+pub mod instrument;
+pub mod replay;
+pub mod switches;
+pub mod tracepoint;
