@@ -136,28 +136,6 @@ pub fn unresolved(reference: &str, files: &[(String, String)]) -> (usize, Vec<St
     (checked, missing)
 }
 
-/// The `.rs` and `.md` files under `dir`, sorted, skipping `target` and hidden
-/// directories.
-fn source_files(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), String> {
-    let mut entries: Vec<_> = std::fs::read_dir(dir)
-        .map_err(|e| format!("{}: {e}", dir.display()))?
-        .filter_map(Result::ok)
-        .map(|entry| entry.path())
-        .collect();
-    entries.sort();
-    for path in entries {
-        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
-        if path.is_dir() {
-            if name != "target" && !name.starts_with('.') {
-                source_files(&path, out)?;
-            }
-        } else if name.ends_with(".rs") || name.ends_with(".md") {
-            out.push(path);
-        }
-    }
-    Ok(())
-}
-
 /// Checks every citation of the repository at `root`: the number checked, or
 /// the list of those that do not resolve.
 pub fn check(root: &Path) -> Result<usize, String> {
@@ -173,11 +151,10 @@ pub fn check(root: &Path) -> Result<usize, String> {
     verdict("§ citations", checked, &missing)
 }
 
-/// The `.rs` and `.md` files under `root` ([`source_files`]), with their text.
+/// The `.rs` and `.md` files under `root` (skipping `target` and hidden
+/// folders), with their text.
 fn sources(root: &Path) -> Result<Vec<(PathBuf, String)>, String> {
-    let mut paths = Vec::new();
-    source_files(root, &mut paths)?;
-    paths
+    super::files_under(root, &[".rs", ".md"])?
         .into_iter()
         .map(|path| {
             let bytes = std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;

@@ -83,7 +83,16 @@ pub const SCHEDULING_RANKS: [(&str, u8); 16] = [
 /// circle.
 pub fn check(root: &Path) -> Result<usize, String> {
     let mut files = Vec::new();
-    collect(root, &root.join("src"), &mut files)?;
+    for path in super::files_under(&root.join("src"), &[".rs"])? {
+        let text =
+            std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let shown = path
+            .strip_prefix(root)
+            .unwrap_or(&path)
+            .to_string_lossy()
+            .replace('\\', "/");
+        files.push((shown, text));
+    }
     let (imports, failures) = check_sources(&files);
     if failures.is_empty() {
         Ok(imports)
@@ -94,31 +103,6 @@ pub fn check(root: &Path) -> Result<usize, String> {
             failures.join("\n  ")
         ))
     }
-}
-
-/// The `.rs` files under `dir`, as (path from `root`, text), sorted.
-fn collect(root: &Path, dir: &Path, out: &mut Vec<(String, String)>) -> Result<(), String> {
-    let mut entries: Vec<_> = std::fs::read_dir(dir)
-        .map_err(|e| format!("{}: {e}", dir.display()))?
-        .filter_map(Result::ok)
-        .map(|entry| entry.path())
-        .collect();
-    entries.sort();
-    for path in entries {
-        if path.is_dir() {
-            collect(root, &path, out)?;
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            let text =
-                std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-            let shown = path
-                .strip_prefix(root)
-                .unwrap_or(&path)
-                .to_string_lossy()
-                .replace('\\', "/");
-            out.push((shown, text));
-        }
-    }
-    Ok(())
 }
 
 /// One kernel file's place: its floor and, on the scheduling floor, its rank.

@@ -257,21 +257,6 @@ fn root_imports(text: &str, depth: usize) -> Vec<(usize, String)> {
     imports
 }
 
-/// Every `.rs` file under `dir`, sorted.
-fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), String> {
-    let entries = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    for entry in entries {
-        let path = entry.map_err(|e| e.to_string())?.path();
-        if path.is_dir() {
-            rust_files(&path, out)?;
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            out.push(path);
-        }
-    }
-    out.sort();
-    Ok(())
-}
-
 /// The file's top-level module (`None` for `main.rs`) and its module depth.
 fn module_of(relative: &Path) -> (Option<String>, usize) {
     let parts: Vec<String> = relative
@@ -355,10 +340,8 @@ pub fn check_sources(files: &[(PathBuf, String)]) -> Result<usize, String> {
 /// imports between its top-level modules.
 pub fn check(root: &Path) -> Result<usize, String> {
     let source = root.join("xtask/src");
-    let mut paths = Vec::new();
-    rust_files(&source, &mut paths)?;
     let mut files = Vec::new();
-    for path in paths {
+    for path in super::files_under(&source, &[".rs"])? {
         let text =
             std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
         let relative = path.strip_prefix(&source).unwrap_or(&path).to_path_buf();

@@ -29,32 +29,10 @@ pub fn run() -> Result<(), String> {
     eprintln!("xtask: cargo fmt --check");
     cargo(&["fmt", "--all", "--", "--check"])?;
     eprintln!("xtask: clippy (host)");
-    cargo(&[
-        "clippy",
-        "--quiet",
-        "--target",
-        "host-tuple",
-        "--package",
-        "fairway-sched",
-        "--package",
-        "fairway-contract",
-        "--package",
-        "fairway-rtapp",
-        "--package",
-        "fairway-sim",
-        "--package",
-        "fairway-trace",
-        "--package",
-        "fairway-devicetree",
-        "--package",
-        "fairway-fuzzing",
-        "--package",
-        "xtask",
-        "--all-targets",
-        "--",
-        "-D",
-        "warnings",
-    ])?;
+    let mut clippy_host = vec!["clippy", "--quiet", "--target", "host-tuple"];
+    clippy_host.extend(crate::run::build::HOST_PACKAGES);
+    clippy_host.extend(["--all-targets", "--", "-D", "warnings"]);
+    cargo(&clippy_host)?;
     eprintln!("xtask: clippy (aarch64-unknown-none-softfloat)");
     let deny = ["--", "-D", "warnings"];
     cargo(
@@ -109,4 +87,31 @@ pub fn run() -> Result<(), String> {
         .concat(),
     )?;
     Ok(())
+}
+
+/// The files under `dir` whose names end in one of `endings`, sorted,
+/// skipping `target` and hidden folders: what each lint reads.
+pub fn files_under(
+    dir: &std::path::Path,
+    endings: &[&str],
+) -> Result<Vec<std::path::PathBuf>, String> {
+    let mut out = Vec::new();
+    let mut folders = vec![dir.to_path_buf()];
+    while let Some(folder) = folders.pop() {
+        let entries =
+            std::fs::read_dir(&folder).map_err(|e| format!("{}: {e}", folder.display()))?;
+        for entry in entries {
+            let path = entry.map_err(|e| e.to_string())?.path();
+            let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+            if path.is_dir() {
+                if name != "target" && !name.starts_with('.') {
+                    folders.push(path);
+                }
+            } else if endings.iter().any(|ending| name.ends_with(ending)) {
+                out.push(path);
+            }
+        }
+    }
+    out.sort();
+    Ok(out)
 }

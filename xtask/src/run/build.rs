@@ -7,6 +7,27 @@ use std::process::{Command, Stdio};
 
 use crate::run::board::workspace_root;
 
+/// The workspace's host packages, each as `--package NAME`: what the lint's
+/// host clippy and the test command's host tests both cover.
+pub const HOST_PACKAGES: [&str; 16] = [
+    "--package",
+    "fairway-sched",
+    "--package",
+    "fairway-contract",
+    "--package",
+    "fairway-rtapp",
+    "--package",
+    "fairway-sim",
+    "--package",
+    "fairway-trace",
+    "--package",
+    "fairway-devicetree",
+    "--package",
+    "fairway-fuzzing",
+    "--package",
+    "xtask",
+];
+
 /// Runs `cargo` with `args` in the workspace, failing with its output on error.
 pub fn cargo(args: &[&str]) -> Result<String, String> {
     let output = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))

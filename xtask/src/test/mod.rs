@@ -54,22 +54,9 @@ fn host_tests() -> Result<(u64, u64), String> {
             "--no-fail-fast",
             "--target",
             "host-tuple",
-            "--package",
-            "fairway-sched",
-            "--package",
-            "fairway-contract",
-            "--package",
-            "fairway-rtapp",
-            "--package",
-            "fairway-sim",
-            "--package",
-            "fairway-trace",
-            "--package",
-            "fairway-devicetree",
-            "--package",
-            "fairway-fuzzing",
-            "--package",
-            "xtask",
+        ])
+        .args(crate::run::build::HOST_PACKAGES)
+        .args([
             // The xtask binary's own target directory: the host tests share
             // its dependencies (same profile, same panic strategy) instead of
             // building them a second time in ./target.
