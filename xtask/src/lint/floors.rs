@@ -170,7 +170,7 @@ pub fn check_sources(files: &[(String, String)]) -> (usize, Vec<String>) {
             Ok(_) => {}
             Err(error) => failures.push(error),
         }
-        let code = strip_comments_and_strings(text);
+        let code = super::code_only(text);
         if let Some(module) = module_of(file) {
             modules.insert(module, file.clone());
         }
@@ -473,120 +473,6 @@ fn expand(tree: &str) -> Vec<Vec<String>> {
         }
     }
     paths
-}
-
-/// `text` with comments, string and character literals blanked (newlines
-/// kept, so lines still count): doc links and strings name no import.
-pub fn strip_comments_and_strings(text: &str) -> String {
-    let chars: Vec<char> = text.chars().collect();
-    let mut out = String::with_capacity(text.len());
-    let blank = |c: char| if c == '\n' { '\n' } else { ' ' };
-    let mut at = 0;
-    while at < chars.len() {
-        let c = chars[at];
-        let next = chars.get(at + 1).copied();
-        if c == '/' && next == Some('/') {
-            while at < chars.len() && chars[at] != '\n' {
-                out.push(' ');
-                at += 1;
-            }
-        } else if c == '/' && next == Some('*') {
-            let mut depth = 0;
-            while at < chars.len() {
-                if chars[at] == '/' && chars.get(at + 1) == Some(&'*') {
-                    depth += 1;
-                    out.push_str("  ");
-                    at += 2;
-                } else if chars[at] == '*' && chars.get(at + 1) == Some(&'/') {
-                    depth -= 1;
-                    out.push_str("  ");
-                    at += 2;
-                    if depth == 0 {
-                        break;
-                    }
-                } else {
-                    out.push(blank(chars[at]));
-                    at += 1;
-                }
-            }
-        } else if c == 'r'
-            && (next == Some('"') || next == Some('#'))
-            && (at == 0
-                || chars[at - 1] == 'b'
-                || !(chars[at - 1].is_alphanumeric() || chars[at - 1] == '_'))
-        {
-            // A raw string: r"…", r#"…"#.
-            let mut hashes = 0;
-            let mut scan = at + 1;
-            while chars.get(scan) == Some(&'#') {
-                hashes += 1;
-                scan += 1;
-            }
-            if chars.get(scan) != Some(&'"') {
-                out.push(c);
-                at += 1;
-                continue;
-            }
-            for _ in at..=scan {
-                out.push(' ');
-            }
-            at = scan + 1;
-            while at < chars.len() {
-                if chars[at] == '"' && (1..=hashes).all(|k| chars.get(at + k) == Some(&'#')) {
-                    for _ in 0..=hashes {
-                        out.push(' ');
-                    }
-                    at += hashes + 1;
-                    break;
-                }
-                out.push(blank(chars[at]));
-                at += 1;
-            }
-        } else if c == '"' {
-            out.push(' ');
-            at += 1;
-            while at < chars.len() && chars[at] != '"' {
-                if chars[at] == '\\' {
-                    out.push(' ');
-                    at += 1;
-                }
-                if at < chars.len() {
-                    out.push(blank(chars[at]));
-                    at += 1;
-                }
-            }
-            out.push(' ');
-            at += 1;
-        } else if c == '\'' {
-            // A character literal ('x', '\n', '\u{1F600}'); a lifetime stays.
-            let literal_end = if next == Some('\\') {
-                chars
-                    .get(at + 3..)
-                    .and_then(|rest| rest.iter().position(|&c| c == '\''))
-                    .map(|k| at + 3 + k)
-            } else if chars.get(at + 2) == Some(&'\'') {
-                Some(at + 2)
-            } else {
-                None
-            };
-            match literal_end {
-                Some(end) => {
-                    for _ in at..=end {
-                        out.push(' ');
-                    }
-                    at = end + 1;
-                }
-                None => {
-                    out.push(c);
-                    at += 1;
-                }
-            }
-        } else {
-            out.push(c);
-            at += 1;
-        }
-    }
-    out
 }
 
 /// The circles of `edges` (file to the files it imports): each strongly

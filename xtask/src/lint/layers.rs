@@ -27,111 +27,6 @@ pub const ALLOWED: [(&str, &[&str]); 6] = [
 /// What an import names at the crate root.
 const DISPATCH: &str = "main.rs";
 
-/// Where the raw string literal (`r"..."`, `r#"..."#`, `br"..."`) that
-/// starts at `chars[i]` ends (the index after it), if one starts there.
-fn raw_string_end(chars: &[char], i: usize) -> Option<usize> {
-    let mut j = i;
-    if chars.get(j) == Some(&'b') {
-        j += 1;
-    }
-    if chars.get(j) != Some(&'r') {
-        return None;
-    }
-    j += 1;
-    let mut hashes = 0;
-    while chars.get(j) == Some(&'#') {
-        hashes += 1;
-        j += 1;
-    }
-    if chars.get(j) != Some(&'"') {
-        return None;
-    }
-    j += 1;
-    while j < chars.len()
-        && !(chars[j] == '"' && (1..=hashes).all(|h| chars.get(j + h) == Some(&'#')))
-    {
-        j += 1;
-    }
-    Some((j + 1 + hashes).min(chars.len()))
-}
-
-/// `text` with its comments, string literals and character literals
-/// replaced by spaces (newlines kept, so line numbers stay).
-fn code_only(text: &str) -> String {
-    let chars: Vec<char> = text.chars().collect();
-    let mut out = String::with_capacity(text.len());
-    let blank = |out: &mut String, c: char| out.push(if c == '\n' { '\n' } else { ' ' });
-    let mut i = 0;
-    while i < chars.len() {
-        let c = chars[i];
-        let next = chars.get(i + 1).copied();
-        let word_before = i > 0 && (chars[i - 1].is_alphanumeric() || chars[i - 1] == '_');
-        if c == '/' && next == Some('/') {
-            while i < chars.len() && chars[i] != '\n' {
-                blank(&mut out, chars[i]);
-                i += 1;
-            }
-        } else if c == '/' && next == Some('*') {
-            let mut depth = 0;
-            while i < chars.len() {
-                if chars[i] == '/' && chars.get(i + 1) == Some(&'*') {
-                    depth += 1;
-                    out.push_str("  ");
-                    i += 2;
-                } else if chars[i] == '*' && chars.get(i + 1) == Some(&'/') {
-                    depth -= 1;
-                    out.push_str("  ");
-                    i += 2;
-                    if depth == 0 {
-                        break;
-                    }
-                } else {
-                    blank(&mut out, chars[i]);
-                    i += 1;
-                }
-            }
-        } else if let Some(end) = raw_string_end(&chars, i).filter(|_| !word_before) {
-            for &skipped in &chars[i..end] {
-                blank(&mut out, skipped);
-            }
-            i = end;
-        } else if c == '"' {
-            blank(&mut out, c);
-            i += 1;
-            while i < chars.len() && chars[i] != '"' {
-                let step = if chars[i] == '\\' { 2 } else { 1 };
-                for &skipped in chars.iter().skip(i).take(step) {
-                    blank(&mut out, skipped);
-                }
-                i += step;
-            }
-            if i < chars.len() {
-                blank(&mut out, chars[i]);
-                i += 1;
-            }
-        } else if c == '\'' && next == Some('\\') {
-            // An escaped character literal: '\n', '\'', '\u{2026}'.
-            let mut j = i + 3;
-            while j < chars.len() && chars[j] != '\'' {
-                j += 1;
-            }
-            let end = (j + 1).min(chars.len());
-            for &skipped in &chars[i..end] {
-                blank(&mut out, skipped);
-            }
-            i = end;
-        } else if c == '\'' && chars.get(i + 2) == Some(&'\'') {
-            // A character literal ('x', '"', '{'); a lifetime ('a) is code.
-            out.push_str("   ");
-            i += 3;
-        } else {
-            out.push(c);
-            i += 1;
-        }
-    }
-    out
-}
-
 /// A token of code: an identifier or keyword, `::`, or one other character.
 #[derive(Debug, PartialEq)]
 enum Token<'a> {
@@ -173,7 +68,7 @@ fn tokens(code: &str) -> Vec<(usize, Token<'_>)> {
 /// `run/qemu.rs` 2). A glob of the root (`super::*` from a top-level
 /// module) is named `*`.
 fn root_imports(text: &str, depth: usize) -> Vec<(usize, String)> {
-    let code = code_only(text);
+    let code = super::code_only(text);
     let tokens = tokens(&code);
     let word = |i: usize| match tokens.get(i) {
         Some((_, Token::Word(w))) => Some(*w),
@@ -372,7 +267,7 @@ mod tests {
     fn comments_strings_and_characters_are_not_code() {
         let text = "let a = \"crate::test\"; // crate::hil\nlet b = '\"'; /* crate::x */ \
                     let c = r#\"crate::y\"#; let d = '{'; fn f<'a>(x: &'a str) {}";
-        let code = code_only(text);
+        let code = crate::lint::code_only(text);
         assert!(!code.contains("crate"), "{code}");
         assert!(code.contains("fn f<'a>(x: &'a str) {}"), "{code}");
         assert_eq!(code.lines().count(), text.lines().count());
