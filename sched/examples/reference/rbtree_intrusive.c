@@ -4,7 +4,7 @@
  * red-black tree written the way kernel trees are (parent pointer and colour in
  * one word, no sentinel, mirror-image cases folded by direction, cached
  * leftmost), optionally augmented with the subtree minimum vruntime. It is the
- * algorithm of sched/src/fair/timeline.rs with raw pointers instead of
+ * algorithm of sched/src/fair/timeline/mod.rs with raw pointers instead of
  * bounds-safe indices (which keeps parent and colour in two fields, since its
  * links are 16-bit indices); it is not Linux code. Like the Rust tree, it
  * compiles the CFS and the EEVDF variants apart (the constant `aug`). One node
