@@ -153,14 +153,14 @@ CATEGORIES = [
     ("psi", "PSI", "PSI (kernel/sched/psi.c)", "none: Fairway keeps no pressure stall information", 1172, 3536),
     ("cpuacct", "cpuacct, rstat", "cpuacct and cgroup rstat",
      "none: Fairway's groups keep no CPU-time statistics (a task's runtime is update_curr's, in the core)", 76, 249),
-    ("wait", "wait queues", "wait queues (kernel/sched/wait.c)", "fairway::task::wait", 682, 682),
+    ("wait", "wait queues", "wait queues (kernel/sched/wait.c)", "fairway::tasks::wait", 682, 682),
     ("switch", "context switch", "arm64 context switch (__switch_to, ASID, FP, mitigations)",
      "switch_context (the switch assembly), task_trampoline, fairway::arch::aarch64::context", 1082, 1082),
     ("entry", "entry, vectors", "syscall entry and exit, vectors, KPTI, kstack randomisation",
      "no system calls: the exception vectors, entry and return, and the IRQ dispatch (ticks, IPIs)", 1746, 1746),
-    ("pipe", "pipe", "VFS and pipe, LSM hooks", "fairway::task::pipe", 3707, 3708),
+    ("pipe", "pipe", "VFS and pipe, LSM hooks", "fairway::tasks::pipe", 3707, 3708),
     ("rest", "the rest", "the rest (return-to-user work, locks, list debugging, RCU, clock reads, user space)",
-     "locks (fairway::sync), clock reads (the arch timer), hrtimers, instrumentation (fairway_sched::stats, "
+     "locks (fairway::platform::sync), clock reads (the arch timer), hrtimers, instrumentation (fairway_sched::stats, "
      "task traces), the workload's own loop (Linux's user space), library code not inlined, any other code",
      2317, 2841),
 ]
@@ -179,7 +179,7 @@ SUMS = [("total", [c[0] for c in CATEGORIES]),
 # inlined call chain (DWARF) that a rule gives a part, its function symbol last; with
 # --by symbol to the function symbol only (what llvm-nm names), as Linux's profile was
 # charged through System.map. The frame is the more faithful for Fairway: LLVM inlines across
-# modules and crates, so the symbol `fairway::task::scheduler::schedule` also executes the
+# modules and crates, so the symbol `fairway::scheduling::switch::schedule` also executes the
 # fair class, the locks, the clock read and the statistics, and `Pipe::read` the wait list,
 # where Linux's locks (_raw_spin_lock...), clock reads (arch_counter_get_cntvct) and wait
 # queues (wait.c) are functions of their own. Library code inlined into the project's is
@@ -190,19 +190,20 @@ SUMS = [("total", [c[0] for c in CATEGORIES]),
 # check in update_entity_load, for instance, are the probe's): a frame's figure is exact to
 # a few instructions per call, a part's to the instructions at its frames' edges.
 RULES = [(re.compile(pattern), key) for pattern, key in [
-    (r"fairway::percpu::", None),                    # per-CPU data: Linux's this_cpu_* are inline
+    (r"fairway::platform::percpu::", None),          # per-CPU data: Linux's this_cpu_* are inline
     (r"fairway::arch::aarch64::cpu::", None),        # irq_save/irq_restore, this_cpu, relax: Linux's arch inlines
-    (r"fairway::task::(task|Task::)", None),         # the task table's accessors: Linux's task_struct pointer
-    (r"fairway::task::scheduler::(current|preempt_point|set_current_sleeping)\b", None),
-                                                     # Linux's `current`, preempt_enable, set_current_state: inline
-    (r"fairway_sched::stats::", "rest"),             # instrumentation: latency statistics, cost probes
+    (r"fairway::tasks::table::(task|current|set_current_sleeping|Task::)\b", None),
+                                                     # the task table's accessors: Linux's task_struct pointer,
+                                                     # `current` and set_current_state, inline
+    (r"fairway::scheduling::switch::preempt_point\b", None),  # Linux's preempt_enable: inline
+    (r"fairway_sched::stats::", "rest"),             # cost counters: latency statistics, cost probes
     (r"fairway_sched::", "core"),
-    (r"fairway::task::(scheduler|balance|groups|eas|bandwidth|pi)::", "core"),
-    (r"fairway::cpufreq::", "core"),                 # schedutil's hooks: Linux's kernel/sched/cpufreq_schedutil.c
-    (r"fairway::task::wait::", "wait"),
-    (r"fairway::task::pipe::", "pipe"),
+    (r"fairway::scheduling::", "core"),              # the scheduling floor: schedule, wake-up, tick, balance,
+                                                     # EAS, bandwidth, groups, PI, cpufreq (Linux's schedutil)
+    (r"fairway::tasks::wait::", "wait"),
+    (r"fairway::tasks::pipe::", "pipe"),
     (r"(switch_context|task_trampoline)$|fairway::arch::aarch64::context::", "switch"),
-    (r"(exception_vector_table|exception_common)$|fairway::(arch::aarch64::exception|irq|drivers::gic)::", "entry"),
+    (r"(exception_vector_table|exception_common)$|fairway::(arch::aarch64::exception|platform::irq|drivers::gic)::", "entry"),
     (r"fairway\w*::", "rest"),                       # the other project code
 ]]
 
