@@ -477,6 +477,13 @@ fn kernel_main() -> ! {
         sched.hrtick,
         heap::free_bytes() as u64 / 1024
     );
+    if let Some(features) = sched.features_in_force() {
+        // The feature switches in force (`sched_feat=`), as Linux's features
+        // file lists them: a run's report says which variant ran.
+        let mut line = heapless::String::<128>::new();
+        let _ = core::fmt::write(&mut line, format_args!("{features}"));
+        defmt::info!("sched_feat: {=str}", line.as_str());
+    }
     defmt::info!(
         "clock: time from the generic timer (CNTPCT_EL0) at {=u64} Hz; costs from {=str}",
         system.timer_frequency,

@@ -17,10 +17,12 @@ use fairway_sched::boot_options::{
     BootOptions, HackbenchOptions, LoadedBlob, MAX_BOOTARGS, PolicyChoice, PowerOff, Problem,
     RtAppOptions, SchedConfig, SchedPipeOptions, Workload,
 };
+use fairway_sched::fair::{Feature, SchedFeatures};
 use fairway_sched::schedutil::{Governor, UpdateSites};
 
-const KEYS: [&str; 43] = [
+const KEYS: [&str; 44] = [
     "sched",
+    "sched_feat",
     "hz",
     "hrtick",
     "skew_tick",
@@ -230,7 +232,7 @@ fn options() -> impl Strategy<Value = BootOptions> {
                 1..=fairway_sched::boot_options::MAX_TRACE_RECORDS
             ],
         ),
-        (any::<bool>(), any::<bool>(), any::<bool>()),
+        (any::<bool>(), any::<bool>(), any::<bool>(), any::<u8>()),
     )
         .prop_map(
             |(
@@ -244,8 +246,19 @@ fn options() -> impl Strategy<Value = BootOptions> {
                 governor,
                 (cpufreq_update, energy_aware, eas_overutilized, tick_seed),
                 (trace_records, explain),
-                (reset, semihosting, psci),
+                (reset, semihosting, psci, feature_bits),
             )| {
+                // Each of the pick's feature switches on or off; round robin
+                // has none (`sched_feat=` is refused under it).
+                let features = policy.feature_set().map_or(SchedFeatures::DEFAULT, |set| {
+                    Feature::ALL
+                        .into_iter()
+                        .filter(|f| set.has(*f))
+                        .enumerate()
+                        .fold(SchedFeatures::DEFAULT, |features, (i, f)| {
+                            features.with(f, feature_bits & 1 << i != 0)
+                        })
+                });
                 // sched-pipe's quota_us implies cfs_bandwidth=1.
                 let quota = matches!(workload, Workload::SchedPipe(p) if p.quota_us > 0);
                 BootOptions {
@@ -269,6 +282,7 @@ fn options() -> impl Strategy<Value = BootOptions> {
                         energy_aware,
                         eas_overutilized,
                         tick_seed,
+                        features,
                     },
                     icount,
                     trace_records,

@@ -42,6 +42,10 @@ usage: fairway-sim SCENARIO.json [options]
   --eas_overutilized 0|1     keep it while overutilized, as the 2024 RFC (default 0)
   --tick_seed N              each CPU's tick also starts at a phase drawn from N
                              (default 0: none)
+  --sched_feat LIST          Linux's feature switches of the pick, e.g.
+                             NO_RUN_TO_PARITY,PREEMPT_SHORT (eevdf: RUN_TO_PARITY,
+                             PREEMPT_SHORT, DELAY_DEQUEUE, DELAY_ZERO; cfs: START_DEBIT,
+                             GENTLE_FAIR_SLEEPERS; all on by default)
   --tick-phase T             ticks fall at T + k/HZ (default 0: at k/HZ)
   --sample-interval T        CSV sampling period (default 1ms)
   --csv FILE                 write the signals CSV
@@ -61,8 +65,8 @@ usage: fairway-sim SCENARIO.json [options]
   --verbose                  notes on what the scenario sets that has no effect here
                              (rt-app's host options, a byte-order mark), on stderr
 times without a unit are seconds; units: ns, us, ms, s
---sched, --hz, --slice_us, --hrtick, --skew_tick, --uclamp, --balance, --bw_timer,
---bw_seed and --cfs_bandwidth are the kernel's
+--sched, --sched_feat, --hz, --slice_us, --hrtick, --skew_tick, --uclamp, --balance,
+--bw_timer, --bw_seed and --cfs_bandwidth are the kernel's
 boot options of the same names, read by the same parser with the same ranges and defaults";
 
 /// Parsed command-line options.
@@ -498,6 +502,12 @@ pub fn run(options: &Options) -> Result<(), SimError> {
     if !options.quiet && io::stderr().is_terminal() && std::env::var_os("CI").is_none() {
         simulation = simulation.with_progress();
     }
+    if !options.quiet
+        && options.sched.features != SchedConfig::DEFAULT.features
+        && let Some(features) = options.sched.features_in_force()
+    {
+        println!("sched_feat: {features}");
+    }
     if options.board.is_some() && !options.quiet {
         // As the kernel says at boot (docs/eas.md).
         match simulation.eas_status() {
@@ -887,7 +897,8 @@ mod tests {
             options.sched.to_string(),
             "sched=cfs hz=1000 hrtick=0 skew_tick=0 slice_us=2000 uclamp=auto balance=0 \
              bw_timer=random bw_seed=0 cfs_bandwidth=0 governor=schedutil cpufreq_update=pelt \
-             sched_energy_aware=1 eas_overutilized=0 tick_seed=0"
+             sched_energy_aware=1 eas_overutilized=0 tick_seed=0 \
+             sched_feat=START_DEBIT,GENTLE_FAIR_SLEEPERS"
         );
         for (flag, value, message) in [
             ("--hz", "abc", "--hz abc: not a number"),
@@ -903,6 +914,13 @@ mod tests {
                 "--governor",
                 "ondemand",
                 "--governor ondemand: must be one of schedutil, performance, powersave",
+            ),
+            (
+                "--sched_feat",
+                "NO_RUN_TO_PARITY,START_DEBIT",
+                "--sched_feat NO_RUN_TO_PARITY,START_DEBIT: 'START_DEBIT' is not a feature \
+                 switch of sched=eevdf (one of RUN_TO_PARITY, PREEMPT_SHORT, DELAY_DEQUEUE, \
+                 DELAY_ZERO, or NO_ and one of them)",
             ),
         ] {
             let error = parse_args(&args(&["s.json", flag, value])).unwrap_err();

@@ -102,6 +102,11 @@ impl fmt::Display for SchedConfig {
             flag(self.energy_aware),
             flag(self.eas_overutilized),
             self.tick_seed
-        )
+        )?;
+        // The features in force, as Linux's features file lists them.
+        if let Some(features) = self.features_in_force() {
+            write!(f, " sched_feat={features}")?;
+        }
+        Ok(())
     }
 }

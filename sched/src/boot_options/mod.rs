@@ -62,6 +62,16 @@ impl PolicyChoice {
         }
     }
 
+    /// The feature switches `sched_feat=` may name under this policy
+    /// ([`crate::fair::features`]); round robin has none.
+    pub fn feature_set(self) -> Option<crate::fair::FeatureSet> {
+        match self {
+            PolicyChoice::RoundRobin => None,
+            PolicyChoice::Cfs => Some(crate::fair::FeatureSet::Cfs),
+            PolicyChoice::Eevdf => Some(crate::fair::FeatureSet::Eevdf),
+        }
+    }
+
     /// The name `sched=` takes.
     pub fn name(self) -> &'static str {
         match self {
@@ -124,6 +134,10 @@ pub struct SchedConfig {
     /// root domain is overutilized, as the 2024 RFC does (§5.6); off by
     /// default, as in Linux.
     pub eas_overutilized: bool,
+    /// `sched_feat=LIST`: Linux's feature switches of the chosen pick
+    /// (`NO_RUN_TO_PARITY,PREEMPT_SHORT`; [`crate::fair::features`]); the
+    /// features it does not name keep Linux's defaults (all on).
+    pub features: crate::fair::SchedFeatures,
     /// `tick_seed=N`: with N > 0, each CPU's tick starts at a pseudo-random
     /// phase of the period drawn from N (added to `skew_tick`'s offset), so
     /// that runs under QEMU's icount, otherwise identical, can be perturbed
@@ -133,7 +147,7 @@ pub struct SchedConfig {
 
 impl SchedConfig {
     /// The option names, as the command line and the simulator's flags spell them.
-    pub const KEYS: [&'static str; 15] = [
+    pub const KEYS: [&'static str; 16] = [
         "sched",
         "hz",
         "hrtick",
@@ -149,6 +163,7 @@ impl SchedConfig {
         "sched_energy_aware",
         "eas_overutilized",
         "tick_seed",
+        "sched_feat",
     ];
 
     /// Every setting at its default.
@@ -167,6 +182,7 @@ impl SchedConfig {
         energy_aware: true,
         eas_overutilized: false,
         tick_seed: 0,
+        features: crate::fair::SchedFeatures::DEFAULT,
     };
 
     /// Reads `key=value` words of [`SchedConfig::KEYS`] only (the simulator's
@@ -237,7 +253,25 @@ impl SchedConfig {
             energy_aware: words.flag("sched_energy_aware", default.energy_aware)?,
             eas_overutilized: words.flag("eas_overutilized", default.eas_overutilized)?,
             tick_seed: words.number("tick_seed", default.tick_seed, 0, u64::MAX)?,
+            features: match words.get("sched_feat") {
+                None => default.features,
+                Some((word, list)) => {
+                    let Some(set) = policy.feature_set() else {
+                        return Err(error(word, Problem::NotAFeature(policy.name(), "none")));
+                    };
+                    crate::fair::SchedFeatures::parse(list, set).map_err(|_| {
+                        error(word, Problem::NotAFeature(policy.name(), set.names()))
+                    })?
+                }
+            },
         })
+    }
+
+    /// The feature switches in force under the chosen policy, as Linux's
+    /// features file lists them (`None` for round robin, which has none).
+    pub fn features_in_force(&self) -> Option<crate::fair::features::Listed> {
+        let set = self.policy.feature_set()?;
+        Some(crate::fair::features::Listed(self.features, set))
     }
 
     /// How long after the tick grid CPU `cpu` of `nr_cpus` ticks, below one
@@ -277,8 +311,12 @@ impl SchedConfig {
             PolicyChoice::RoundRobin => PolicyKind::RoundRobin {
                 slice: self.slice_ns(),
             },
-            PolicyChoice::Cfs => PolicyKind::Cfs(CfsTunables::for_cpus(cpus)),
-            PolicyChoice::Eevdf => PolicyKind::Eevdf(EevdfTunables::for_cpus(cpus, self.tick_ns())),
+            PolicyChoice::Cfs => {
+                PolicyKind::Cfs(CfsTunables::for_cpus(cpus).with_features(self.features))
+            }
+            PolicyChoice::Eevdf => PolicyKind::Eevdf(
+                EevdfTunables::for_cpus(cpus, self.tick_ns()).with_features(self.features),
+            ),
         }
     }
 }
@@ -495,6 +533,10 @@ pub enum Problem {
     Missing(&'static str),
     /// The command line is longer than [`MAX_BOOTARGS`].
     TooLong(usize),
+    /// A `sched_feat=` list with an item that is not a feature switch of the
+    /// policy (its name, then its features' names; the message names the
+    /// item).
+    NotAFeature(&'static str, &'static str),
 }
 
 impl BootOptionError<'_> {
@@ -527,6 +569,23 @@ impl BootOptionError<'_> {
             Problem::Missing(needed) => {
                 write!(f, "{} needs {needed} as well", self.word)
             }
+            Problem::NotAFeature(policy, "none") => {
+                write!(f, "{}: sched={policy} has no feature switches", self.word)
+            }
+            Problem::NotAFeature(policy, features) => {
+                // The first item of the list that is not one of the pick's.
+                let list = self.word.split_once('=').map_or("", |(_, list)| list);
+                let item = PolicyChoice::parse(policy)
+                    .and_then(PolicyChoice::feature_set)
+                    .and_then(|set| crate::fair::SchedFeatures::parse(list, set).err())
+                    .unwrap_or(list);
+                write!(
+                    f,
+                    "{}: '{item}' is not a feature switch of sched={policy} \
+                     (one of {features}, or NO_ and one of them)",
+                    self.word
+                )
+            }
         }
     }
 }
@@ -539,8 +598,9 @@ impl fmt::Display for BootOptionError<'_> {
 }
 
 /// The option keys Fairway knows.
-const KEYS: [&str; 37] = [
+const KEYS: [&str; 38] = [
     "sched",
+    "sched_feat",
     "hz",
     "hrtick",
     "skew_tick",

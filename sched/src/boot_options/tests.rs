@@ -196,7 +196,7 @@ fn options_are_written_back_as_a_full_line() {
     assert_eq!(
         defaults.to_string(),
         "sched=eevdf hz=250 hrtick=0 skew_tick=0 slice_us=4000 uclamp=auto balance=1 \
-         bw_timer=random bw_seed=0 cfs_bandwidth=0 governor=schedutil cpufreq_update=pelt sched_energy_aware=1 eas_overutilized=0 tick_seed=0 icount=0 trace_records=0 explain=0 workload=demo"
+         bw_timer=random bw_seed=0 cfs_bandwidth=0 governor=schedutil cpufreq_update=pelt sched_energy_aware=1 eas_overutilized=0 tick_seed=0 sched_feat=RUN_TO_PARITY,PREEMPT_SHORT,DELAY_DEQUEUE,DELAY_ZERO icount=0 trace_records=0 explain=0 workload=demo"
     );
     let line = "workload=rtapp scenario=0x40100000 scenario_size=512 dtb=0x40180000 dtb_size=9 \
                 slice_us=2000 trace_switches=20";
@@ -204,10 +204,73 @@ fn options_are_written_back_as_a_full_line() {
     assert_eq!(
         options.to_string(),
         "sched=eevdf hz=250 hrtick=0 skew_tick=0 slice_us=2000 uclamp=auto balance=1 \
-         bw_timer=random bw_seed=0 cfs_bandwidth=0 governor=schedutil cpufreq_update=pelt sched_energy_aware=1 eas_overutilized=0 tick_seed=0 icount=0 trace_records=0 explain=0 dtb=0x40180000 dtb_size=9 workload=rtapp scenario=0x40100000 scenario_size=512 \
+         bw_timer=random bw_seed=0 cfs_bandwidth=0 governor=schedutil cpufreq_update=pelt sched_energy_aware=1 eas_overutilized=0 tick_seed=0 sched_feat=RUN_TO_PARITY,PREEMPT_SHORT,DELAY_DEQUEUE,DELAY_ZERO icount=0 trace_records=0 explain=0 dtb=0x40180000 dtb_size=9 workload=rtapp scenario=0x40100000 scenario_size=512 \
          trace_switches=20 record_core=0 util_sample_us=0 util_warmup_ms=1000 rtapp_log_rows=0"
     );
     assert_eq!(BootOptions::parse(&options.to_string()), Ok(options));
+}
+
+/// `sched_feat=` switches the chosen pick's features (§1.4, §1.5) and the
+/// tunables the run queues are built with follow; a word that is not a
+/// feature of that pick is refused by name.
+#[test]
+fn scheduler_features_are_a_boot_option_of_the_chosen_pick() {
+    use crate::run_queue::PolicyKind;
+    let options =
+        BootOptions::parse("sched_feat=NO_RUN_TO_PARITY,PREEMPT_SHORT,NO_DELAY_DEQUEUE").unwrap();
+    let PolicyKind::Eevdf(tunables) = options.sched.policy_kind(4) else {
+        panic!("sched=eevdf is the default");
+    };
+    assert_eq!(
+        (
+            tunables.run_to_parity,
+            tunables.preempt_short,
+            tunables.delay_dequeue,
+            tunables.delay_zero
+        ),
+        (false, true, false, true)
+    );
+    assert!(
+        options
+            .to_string()
+            .contains(" sched_feat=NO_RUN_TO_PARITY,PREEMPT_SHORT,NO_DELAY_DEQUEUE,DELAY_ZERO ")
+    );
+    assert_eq!(BootOptions::parse(&options.to_string()), Ok(options));
+
+    let options = BootOptions::parse("sched=cfs sched_feat=NO_START_DEBIT").unwrap();
+    let PolicyKind::Cfs(tunables) = options.sched.policy_kind(4) else {
+        panic!("sched=cfs");
+    };
+    assert_eq!(
+        (tunables.start_debit, tunables.gentle_fair_sleepers),
+        (false, true)
+    );
+    assert!(
+        options
+            .to_string()
+            .contains(" sched_feat=NO_START_DEBIT,GENTLE_FAIR_SLEEPERS ")
+    );
+    let rr = BootOptions::parse("sched=rr").unwrap();
+    assert!(
+        !rr.to_string().contains("sched_feat"),
+        "round robin has no features"
+    );
+
+    assert_eq!(
+        refused("sched_feat=NO_RUN_TO_PARITY,NO_START_DEBIT"),
+        "bootargs: sched_feat=NO_RUN_TO_PARITY,NO_START_DEBIT: 'NO_START_DEBIT' is not a \
+         feature switch of sched=eevdf (one of RUN_TO_PARITY, PREEMPT_SHORT, DELAY_DEQUEUE, \
+         DELAY_ZERO, or NO_ and one of them)"
+    );
+    assert_eq!(
+        refused("sched=cfs sched_feat=DELAY_ZERO"),
+        "bootargs: sched_feat=DELAY_ZERO: 'DELAY_ZERO' is not a feature switch of sched=cfs \
+         (one of START_DEBIT, GENTLE_FAIR_SLEEPERS, or NO_ and one of them)"
+    );
+    assert_eq!(
+        refused("sched=rr sched_feat=RUN_TO_PARITY"),
+        "bootargs: sched_feat=RUN_TO_PARITY: sched=rr has no feature switches"
+    );
 }
 
 #[test]

@@ -51,6 +51,7 @@
 //! slice, `sched_runtime`, applies at its own level only).
 
 pub mod entity;
+pub mod features;
 pub mod group;
 pub mod timeline;
 
@@ -83,6 +84,7 @@ use alloc::vec;
 use alloc::vec::Vec;
 
 pub use entity::{CfsTunables, EevdfTunables, Entity, EntityKind, FairPolicy};
+pub use features::{Feature, FeatureSet, SchedFeatures};
 pub use group::{DEFAULT_SHARES, GroupError, MAX_SHARES, MIN_SHARES, shares_from_cpu_weight};
 pub use groups_api::FairMigration;
 
