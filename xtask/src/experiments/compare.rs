@@ -246,7 +246,7 @@ fn class_shares(
 
 /// The simulator's run of `scenario` on `board` (`None`: QEMU virt's alike
 /// CPUs, `cpus` of them) with the scheduler options among `append`'s words.
-fn simulate(
+pub(crate) fn simulate(
     scenario: &Path,
     board: Option<&str>,
     cpus: u32,

@@ -9,6 +9,7 @@ pub mod agree;
 pub mod bandwidth;
 pub mod bench;
 pub mod compare;
+pub mod compare_policies;
 pub mod cpufreq;
 pub mod eas;
 pub mod judge_phases;
