@@ -304,7 +304,9 @@ mod tests {
     #[test]
     fn the_reason_counts_only_in_the_leading_doc_comment() {
         assert!(has_reason(&format!("//! A module.\n//!\n{REASON} x.\n")));
-        assert!(!has_reason(&format!("//! A module.\n\nuse a;\n{REASON} x.\n")));
+        assert!(!has_reason(&format!(
+            "//! A module.\n\nuse a;\n{REASON} x.\n"
+        )));
     }
 
     #[test]
@@ -319,7 +321,9 @@ mod tests {
         ]));
         assert_eq!(
             failures,
-            ["sched/src/rt.rs beside the folder sched/src/rt/: a module with children is sched/src/rt/mod.rs"]
+            [
+                "sched/src/rt.rs beside the folder sched/src/rt/: a module with children is sched/src/rt/mod.rs"
+            ]
         );
     }
 
