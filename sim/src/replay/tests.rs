@@ -286,7 +286,7 @@ impl BandwidthRun {
             self.left[t] = self.tasks[t].2.unwrap().0;
             self.wakes += 1;
             let id = TaskId(t as u16);
-            let migrated = self.wakes % 3 == 0;
+            let migrated = self.wakes.is_multiple_of(3);
             if migrated {
                 let from = self.cpu_of[t];
                 let to = 1 - from;
@@ -326,7 +326,7 @@ impl BandwidthRun {
 
     /// Balancing moves a waiting CPU-bound task every 25 ms.
     fn balance(&mut self, now: u64) {
-        if now % (25 * MS) != 0 {
+        if !now.is_multiple_of(25 * MS) {
             return;
         }
         let t = (now / (25 * MS)) as usize % 3;
