@@ -2,7 +2,7 @@
 //! kind and how its fields are used (docs/tracing.md, "The kernel's
 //! traces"). The kernel writes them (`src/observe/tracepoint.rs`,
 //! `src/observe/explain.rs`) and the runner decodes them
-//! (`xtask/src/run/kernel_trace.rs`) by these numbers, so the two cannot drift
+//! (`xtask/src/run/kernel_trace/`) by these numbers, so the two cannot drift
 //! apart. A record is `kind cpu time_ns a b value`; a task argument of
 //! `u16::MAX` is no task (an idle task, or no waker).
 

@@ -248,17 +248,7 @@ fn options() -> impl Strategy<Value = BootOptions> {
                 (trace_records, explain),
                 (reset, semihosting, psci, feature_bits),
             )| {
-                // Each of the pick's feature switches on or off; round robin
-                // has none (`sched_feat=` is refused under it).
-                let features = policy.feature_set().map_or(SchedFeatures::DEFAULT, |set| {
-                    Feature::ALL
-                        .into_iter()
-                        .filter(|f| set.has(*f))
-                        .enumerate()
-                        .fold(SchedFeatures::DEFAULT, |features, (i, f)| {
-                            features.with(f, feature_bits & 1 << i != 0)
-                        })
-                });
+                let features = features_of(policy, feature_bits);
                 // sched-pipe's quota_us implies cfs_bandwidth=1.
                 let quota = matches!(workload, Workload::SchedPipe(p) if p.quota_us > 0);
                 BootOptions {
@@ -299,6 +289,20 @@ fn options() -> impl Strategy<Value = BootOptions> {
                 }
             },
         )
+}
+
+/// Each of `policy`'s feature switches on or off by a bit of `bits`; round
+/// robin has none (`sched_feat=` is refused under it).
+fn features_of(policy: PolicyChoice, bits: u8) -> SchedFeatures {
+    policy.feature_set().map_or(SchedFeatures::DEFAULT, |set| {
+        Feature::ALL
+            .into_iter()
+            .filter(|f| set.has(*f))
+            .enumerate()
+            .fold(SchedFeatures::DEFAULT, |features, (i, f)| {
+                features.with(f, bits & 1 << i != 0)
+            })
+    })
 }
 
 fn line() -> impl Strategy<Value = String> {

@@ -26,6 +26,11 @@
 //! always switched in after its slice had passed, so it stalled for seconds
 //! (docs/icount.md, "One vCPU at a time"; `cargo xtask test --only
 //! rtapp-start-balance-off`).
+//!
+//! Why this file is long: it is one run, start to report: the instances,
+//! their starter, the sampler and the end of the run share the run's statics
+//! (`RUN`, the start, finish and report completions) and their order of use,
+//! which reads best in one place.
 
 use alloc::collections::BTreeMap;
 use alloc::string::String;

@@ -4,7 +4,7 @@
 //! cargo xtask runner KERNEL [options]   boot an image under QEMU (cargo's runner for `cargo run`)
 //! cargo xtask test [--only NAME] [--sabotage] [--no-lint]
 //!                                       lints, host tests, then the QEMU test matrix
-//! cargo xtask lint                      section citations resolve, the kernel's floors, rustfmt, clippy
+//! cargo xtask lint                      section citations resolve, the kernel's floors, sizes, rustfmt, clippy
 //! cargo xtask hil KERNEL --console PATH (--tftp DIR | --serial-load) [options]
 //!                                       boot on a board through U-Boot (docs/hil.md)
 //! cargo xtask ensure-tools              install QEMU, dtc and U-Boot for QEMU if missing
@@ -52,7 +52,7 @@
 //! ```text
 //! main.rs       the dispatch: may import every folder
 //! test/         the test command: case, harness, images/, areas/
-//!   ├─► lint/         cargo xtask lint: citations, layers, rustfmt, clippy
+//!   ├─► lint/         cargo xtask lint: citations, layers, floors, sizes, rustfmt, clippy
 //!   ├─► experiments/  the experiments, benchmarks, comparisons with the simulator
 //!   ├─► hil/          the board runner (U-Boot over a serial console)
 //!   └─► run/ and plot/

@@ -1357,8 +1357,17 @@ impl Stress {
         }
     }
 
-    /// The invariants after every step.
+    /// The invariants after every step: the CPUs', the tasks' (a), the
+    /// groups' and their pools' (b).
     fn check(&self) {
+        self.check_cpus();
+        self.check_tasks();
+        self.check_groups();
+    }
+
+    /// Each CPU's run queue is consistent, an idle CPU has nothing runnable,
+    /// and no CPU runs a task in a throttled hierarchy.
+    fn check_cpus(&self) {
         let what = &self.what;
         let step = self.step;
         let now = self.now;
@@ -1381,6 +1390,13 @@ impl Stress {
                 );
             }
         }
+    }
+
+    /// (a) No task is lost, and the CPUs count the runnable tasks outside
+    /// throttled hierarchies.
+    fn check_tasks(&self) {
+        let what = &self.what;
+        let step = self.step;
         // (a) No task is lost: each is known to exactly its CPU, and is
         // running there, queued there (not delayed), or asleep.
         let mut runnable_unthrottled = 0;
@@ -1432,6 +1448,14 @@ impl Stress {
             counted, runnable_unthrottled,
             "{what}: step {step}: the CPUs count the runnable tasks outside throttled hierarchies"
         );
+    }
+
+    /// (b) Throttled run queues and the pools agree, and none is left behind
+    /// while its pool has runtime.
+    fn check_groups(&self) {
+        let what = &self.what;
+        let step = self.step;
+        let now = self.now;
         // (b) Throttled run queues and the pools agree, and none is left
         // behind while its pool has runtime (§4.2):
         // - a group with a pool has its run queues limited, and exactly its

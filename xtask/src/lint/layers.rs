@@ -65,7 +65,7 @@ fn tokens(code: &str) -> Vec<(usize, Token<'_>)> {
 
 /// The names at the crate root that the file imports, with their lines:
 /// `depth` is how deep its module is (`main.rs` 0, `run/mod.rs` 1,
-/// `run/qemu.rs` 2). A glob of the root (`super::*` from a top-level
+/// `run/qemu/mod.rs` 2). A glob of the root (`super::*` from a top-level
 /// module) is named `*`.
 fn root_imports(text: &str, depth: usize) -> Vec<(usize, String)> {
     let code = super::code_only(text);

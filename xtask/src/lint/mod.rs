@@ -1,17 +1,20 @@
 //! `cargo xtask lint`: the repository's own checks of its text (section
 //! citations and Markdown file names resolve, xtask's folders import down
-//! their layers), then rustfmt and clippy.
+//! their layers, the kernel's files stand in their floors, functions and
+//! files keep their sizes), then rustfmt and clippy.
 
 pub mod citations;
 pub mod floors;
 pub mod layers;
+pub mod sizes;
 
 use crate::run::board::workspace_root;
 use crate::run::build::cargo;
 
 /// `cargo xtask lint`: the section-citation check ([`citations`]), the
-/// layers of xtask's folders ([`layers`]), then rustfmt and clippy with
-/// `-D warnings`, host and aarch64.
+/// layers of xtask's folders ([`layers`]), the kernel's floors
+/// ([`floors`]), the sizes of functions and files ([`sizes`]), then rustfmt
+/// and clippy with `-D warnings`, host and aarch64.
 pub fn run() -> Result<(), String> {
     eprintln!(
         "xtask: section citations resolve in {}",
@@ -26,6 +29,14 @@ pub fn run() -> Result<(), String> {
     eprintln!("xtask: the kernel's floors (src/: every import points down, no circles)");
     let kernel_imports = floors::check(&workspace_root())?;
     eprintln!("xtask: {kernel_imports} imports between kernel files point down");
+    let sizes = sizes::check(&workspace_root())?;
+    eprintln!(
+        "xtask: {} functions within {} lines; {} files over {} lines, each with its reason",
+        sizes.functions,
+        sizes::MAX_FUNCTION_LINES,
+        sizes.long_files,
+        sizes::MAX_FILE_LINES
+    );
     eprintln!("xtask: cargo fmt --check");
     cargo(&["fmt", "--all", "--", "--check"])?;
     eprintln!("xtask: clippy (host)");

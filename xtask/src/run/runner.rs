@@ -113,103 +113,10 @@ pub fn command(args: &[String], usage: fn() -> String) -> Result<ExitCode, Strin
         .ok_or_else(|| format!("runner needs the kernel image\n{}", usage()))?;
     tools::ensure()?;
     let mut options = options.to_vec();
-    let report_json = match options.iter().position(|a| a == "--report") {
-        Some(i) if i + 1 < options.len() => {
-            let path = PathBuf::from(options.remove(i + 1));
-            options.remove(i);
-            Some(path)
-        }
-        Some(_) => return Err("--report needs a file name".into()),
-        None => None,
-    };
-    let trace_file = match options.iter().position(|a| a == "--trace") {
-        Some(i) if i + 1 < options.len() => {
-            let path = PathBuf::from(options.remove(i + 1));
-            options.remove(i);
-            Some(path)
-        }
-        Some(_) => return Err("--trace needs a file name".into()),
-        None => None,
-    };
-    let explain = match options.iter().position(|a| a == "--explain") {
-        Some(i) if i + 1 < options.len() => {
-            let count = options.remove(i + 1);
-            options.remove(i);
-            Some(
-                count
-                    .parse::<u64>()
-                    .ok()
-                    .filter(|&n| n > 0)
-                    .ok_or_else(|| {
-                        format!("--explain {count}: the number of decisions to explain, at least 1")
-                    })?,
-            )
-        }
-        Some(_) => return Err("--explain needs the number of decisions to explain".into()),
-        None => None,
-    };
-    let rtapp_logs = match options.iter().position(|a| a == "--rtapp-logs") {
-        Some(i) if i + 1 < options.len() => {
-            let path = PathBuf::from(options.remove(i + 1));
-            options.remove(i);
-            Some(path)
-        }
-        Some(_) => return Err("--rtapp-logs needs a directory".into()),
-        None => None,
-    };
+    let outputs = Outputs::take(&mut options)?;
     let mut config = parse_runner_options(&options, usage)?;
-    // The outputs are checked before QEMU starts: an unwritable path must not
-    // lose a run of many minutes.
-    for (option, path) in [("--report", &report_json), ("--trace", &trace_file)] {
-        if let Some(path) = path {
-            check_output_file(path).map_err(|e| format!("{option} {}: {e}", path.display()))?;
-        }
-    }
-    if let Some(dir) = &rtapp_logs {
-        fairway_sim::cli::check_folder(dir)
-            .map_err(|e| format!("--rtapp-logs {}: {e}", dir.display()))?;
-    }
-    if (trace_file.is_some() || explain.is_some())
-        && !kernel_has_tracepoints(std::path::Path::new(kernel))?
-    {
-        let option = if trace_file.is_some() {
-            "--trace"
-        } else {
-            "--explain"
-        };
-        return Err(format!(
-            "{option}: {kernel} was built without tracepoints; build and run it with them: \
-             cargo run --release --features trace -- {option} ..."
-        ));
-    }
-    if let Some(count) = explain {
-        config.append.push_str(&format!(" explain={count}"));
-        config.append = config.append.trim_start().to_string();
-    }
-    if (trace_file.is_some() || explain.is_some()) && !config.append.contains("trace_records=") {
-        if !config.append.is_empty() {
-            config.append.push(' ');
-        }
-        config
-            .append
-            .push_str(&format!("trace_records={DEFAULT_TRACE_RECORDS}"));
-    }
-    if rtapp_logs.is_some() {
-        if config.scenario.is_none() {
-            return Err(
-                "--rtapp-logs needs --scenario FILE.json: only rt-app runs keep rt-app's logs"
-                    .into(),
-            );
-        }
-        if !config.append.contains("rtapp_log_rows=") {
-            if !config.append.is_empty() {
-                config.append.push(' ');
-            }
-            config
-                .append
-                .push_str(&format!("rtapp_log_rows={}", rtapp_logs::DEFAULT_ROWS));
-        }
-    }
+    outputs.check(kernel)?;
+    outputs.ask_the_kernel(&mut config)?;
     eprintln!(
         "xtask: booting {} on {} ({}; {} CPUs, GICv{}, EL{}{})",
         kernel,
@@ -220,9 +127,161 @@ pub fn command(args: &[String], usage: fn() -> String) -> Result<ExitCode, Strin
         config.el,
         if config.icount { ", icount" } else { "" }
     );
-    // The progress line, on a terminal: QEMU's monitor on a socket of this
-    // run's own, read by the line's thread (progress.rs).
-    let progress = progress::wanted()
+    let progress = start_progress(kernel, &mut config);
+    let outcome = qemu::run(&PathBuf::from(kernel), &config);
+    drop(progress);
+    let outcome = outcome?;
+    print_ending(&outcome);
+    icount_warnings::print(&outcome.lines, config.icount);
+    let written = outputs.write(&outcome.lines);
+    Ok(exit_status(outcome.status, written))
+}
+
+/// What the runner writes from a run besides its console (`--report`,
+/// `--trace`, `--explain`, `--rtapp-logs`): options of the runner, not of
+/// QEMU, taken out of the command line before the rest is parsed.
+struct Outputs {
+    report_json: Option<PathBuf>,
+    trace_file: Option<PathBuf>,
+    explain: Option<u64>,
+    rtapp_logs: Option<PathBuf>,
+}
+
+impl Outputs {
+    /// The output options, removed from `options`.
+    fn take(options: &mut Vec<String>) -> Result<Self, String> {
+        let report_json = take_option(options, "--report", "a file name")?.map(PathBuf::from);
+        let trace_file = take_option(options, "--trace", "a file name")?.map(PathBuf::from);
+        let explain = take_option(options, "--explain", "the number of decisions to explain")?
+            .map(|count| {
+                count.parse::<u64>().ok().filter(|&n| n > 0).ok_or_else(|| {
+                    format!("--explain {count}: the number of decisions to explain, at least 1")
+                })
+            })
+            .transpose()?;
+        let rtapp_logs = take_option(options, "--rtapp-logs", "a directory")?.map(PathBuf::from);
+        Ok(Outputs {
+            report_json,
+            trace_file,
+            explain,
+            rtapp_logs,
+        })
+    }
+
+    /// The outputs are checked before QEMU starts: an unwritable path must
+    /// not lose a run of many minutes, nor a trace asked of a kernel built
+    /// without tracepoints.
+    fn check(&self, kernel: &str) -> Result<(), String> {
+        for (option, path) in [
+            ("--report", &self.report_json),
+            ("--trace", &self.trace_file),
+        ] {
+            if let Some(path) = path {
+                check_output_file(path).map_err(|e| format!("{option} {}: {e}", path.display()))?;
+            }
+        }
+        if let Some(dir) = &self.rtapp_logs {
+            fairway_sim::cli::check_folder(dir)
+                .map_err(|e| format!("--rtapp-logs {}: {e}", dir.display()))?;
+        }
+        if (self.trace_file.is_some() || self.explain.is_some())
+            && !kernel_has_tracepoints(std::path::Path::new(kernel))?
+        {
+            let option = if self.trace_file.is_some() {
+                "--trace"
+            } else {
+                "--explain"
+            };
+            return Err(format!(
+                "{option}: {kernel} was built without tracepoints; build and run it with them: \
+                 cargo run --release --features trace -- {option} ..."
+            ));
+        }
+        Ok(())
+    }
+
+    /// The kernel's options the outputs need on its command line
+    /// (`explain=`, `trace_records=`, `rtapp_log_rows=`, unless given).
+    fn ask_the_kernel(&self, config: &mut QemuConfig) -> Result<(), String> {
+        if let Some(count) = self.explain {
+            config.append.push_str(&format!(" explain={count}"));
+            config.append = config.append.trim_start().to_string();
+        }
+        if (self.trace_file.is_some() || self.explain.is_some())
+            && !config.append.contains("trace_records=")
+        {
+            if !config.append.is_empty() {
+                config.append.push(' ');
+            }
+            config
+                .append
+                .push_str(&format!("trace_records={DEFAULT_TRACE_RECORDS}"));
+        }
+        if self.rtapp_logs.is_some() {
+            if config.scenario.is_none() {
+                return Err(
+                    "--rtapp-logs needs --scenario FILE.json: only rt-app runs keep rt-app's logs"
+                        .into(),
+                );
+            }
+            if !config.append.contains("rtapp_log_rows=") {
+                if !config.append.is_empty() {
+                    config.append.push(' ');
+                }
+                config
+                    .append
+                    .push_str(&format!("rtapp_log_rows={}", rtapp_logs::DEFAULT_ROWS));
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes each output asked for from the run's `lines`, in order, until
+    /// one fails. A bad report (or trace) fails a clean run, but never hides
+    /// a failing exit status ([`exit_status`]).
+    fn write(&self, lines: &[String]) -> Result<(), String> {
+        let mut written = report::emit(lines, self.report_json.as_deref());
+        if let (Ok(()), Some(path)) = (&written, &self.trace_file) {
+            written = write_trace(lines, path);
+        }
+        if let (Ok(()), Some(_)) = (&written, self.explain) {
+            written = kernel_trace::explained(lines).and_then(|explained| {
+                let explained = explained.ok_or("--explain: the kernel printed no records")?;
+                for line in explained.lines() {
+                    println!("{line}");
+                }
+                Ok(())
+            });
+        }
+        if let (Ok(()), Some(dir)) = (&written, &self.rtapp_logs) {
+            written = rtapp_logs::write(lines, dir);
+        }
+        written
+    }
+}
+
+/// Removes `flag` and its value from `options`: the value, `None` without
+/// the flag, or an error saying the flag `needs` a value when none follows.
+fn take_option(
+    options: &mut Vec<String>,
+    flag: &str,
+    needs: &str,
+) -> Result<Option<String>, String> {
+    match options.iter().position(|a| a == flag) {
+        Some(i) if i + 1 < options.len() => {
+            let value = options.remove(i + 1);
+            options.remove(i);
+            Ok(Some(value))
+        }
+        Some(_) => Err(format!("{flag} needs {needs}")),
+        None => Ok(None),
+    }
+}
+
+/// The progress line, on a terminal: QEMU's monitor on a socket of this
+/// run's own, read by the line's thread (progress.rs).
+fn start_progress(kernel: &str, config: &mut QemuConfig) -> Option<progress::ProgressLine> {
+    progress::wanted()
         .then(|| std::fs::read(kernel).ok())
         .flatten()
         .and_then(|elf| progress::tick_time_address(&elf))
@@ -234,10 +293,12 @@ pub fn command(args: &[String], usage: fn() -> String) -> Result<ExitCode, Strin
                 format!("unix:{},server=on,wait=off", socket.display()),
             ]);
             progress::ProgressLine::start(socket, address, config.scenario_duration_ns)
-        });
-    let outcome = qemu::run(&PathBuf::from(kernel), &config);
-    drop(progress);
-    let outcome = outcome?;
+        })
+}
+
+/// How the run ended: the kernel's exit status (or QEMU's, when the kernel
+/// printed nothing) and the wall time.
+fn print_ending(outcome: &qemu::Outcome) {
     let kernel_spoke = outcome.lines.iter().any(|l| !l.starts_with("qemu: "));
     eprintln!(
         "xtask: {} with {} after {:.2} s",
@@ -252,26 +313,6 @@ pub fn command(args: &[String], usage: fn() -> String) -> Result<ExitCode, Strin
         },
         outcome.wall.as_secs_f64()
     );
-    icount_warnings::print(&outcome.lines, config.icount);
-    // A bad report (or trace) fails a clean run, but never hides a failing
-    // exit status.
-    let mut written = report::emit(&outcome.lines, report_json.as_deref());
-    if let (Ok(()), Some(path)) = (&written, &trace_file) {
-        written = write_trace(&outcome.lines, path);
-    }
-    if let (Ok(()), Some(_)) = (&written, explain) {
-        written = kernel_trace::explained(&outcome.lines).and_then(|explained| {
-            let explained = explained.ok_or("--explain: the kernel printed no records")?;
-            for line in explained.lines() {
-                println!("{line}");
-            }
-            Ok(())
-        });
-    }
-    if let (Ok(()), Some(dir)) = (&written, &rtapp_logs) {
-        written = rtapp_logs::write(&outcome.lines, dir);
-    }
-    Ok(exit_status(outcome.status, written))
 }
 
 /// Checks that output file `path` can be written, without emptying a file

@@ -160,45 +160,106 @@ fn build_images() -> Result<BTreeMap<String, PathBuf>, String> {
     Ok(images)
 }
 
+/// The test command's options (its usage is `main.rs`'s).
+struct Options {
+    only: Option<String>,
+    sabotage: bool,
+    with_lint: bool,
+    with_host: bool,
+    gaps: bool,
+    sweep: bool,
+    jobs: Option<usize>,
+}
+
+impl Options {
+    /// Reads the command line; an unknown option is refused.
+    fn parse(args: &[String]) -> Result<Self, String> {
+        let mut options = Options {
+            only: None,
+            sabotage: false,
+            with_lint: true,
+            with_host: true,
+            gaps: false,
+            sweep: false,
+            jobs: None,
+        };
+        let mut i = 0;
+        while i < args.len() {
+            match args[i].as_str() {
+                "--only" => {
+                    options.only = Some(args.get(i + 1).cloned().ok_or("--only needs a name")?);
+                    i += 1;
+                }
+                "--sabotage" => options.sabotage = true,
+                "--gaps" => options.gaps = true,
+                "--groups-sweep" => options.sweep = true,
+                "--no-lint" => options.with_lint = false,
+                "--jobs" => {
+                    let value = args.get(i + 1).ok_or("--jobs needs a number")?;
+                    options.jobs = Some(
+                        value
+                            .parse::<usize>()
+                            .ok()
+                            .filter(|&n| n > 0)
+                            .ok_or_else(|| format!("--jobs {value}: a number above 0"))?,
+                    );
+                    i += 1;
+                }
+                "--qemu-only" => {
+                    options.with_lint = false;
+                    options.with_host = false;
+                }
+                other => return Err(format!("test: unknown option '{other}'")),
+            }
+            i += 1;
+        }
+        Ok(options)
+    }
+}
+
+/// Each phase's wall time, printed at the end: where the command's time goes.
+struct Phases {
+    done: Vec<(&'static str, f64)>,
+    start: Instant,
+}
+
+impl Phases {
+    /// The first phase starts now.
+    fn start() -> Self {
+        Phases {
+            done: Vec::new(),
+            start: Instant::now(),
+        }
+    }
+
+    /// Phase `name` ends now; the next one starts.
+    fn done(&mut self, name: &'static str) {
+        self.done.push((name, self.start.elapsed().as_secs_f64()));
+        self.start = Instant::now();
+    }
+
+    /// The phases' line.
+    fn print(&self) {
+        let phases: Vec<String> = self
+            .done
+            .iter()
+            .map(|(name, seconds)| format!("{name} {seconds:.0} s"))
+            .collect();
+        eprintln!("xtask: phases: {}", phases.join(", "));
+    }
+}
+
 /// `cargo xtask test`.
 pub fn run(args: &[String]) -> Result<ExitCode, String> {
-    let mut only: Option<String> = None;
-    let mut sabotage = false;
-    let mut with_lint = true;
-    let mut with_host = true;
-    let mut gaps = false;
-    let mut sweep = false;
-    let mut jobs: Option<usize> = None;
-    let mut i = 0;
-    while i < args.len() {
-        match args[i].as_str() {
-            "--only" => {
-                only = Some(args.get(i + 1).cloned().ok_or("--only needs a name")?);
-                i += 1;
-            }
-            "--sabotage" => sabotage = true,
-            "--gaps" => gaps = true,
-            "--groups-sweep" => sweep = true,
-            "--no-lint" => with_lint = false,
-            "--jobs" => {
-                let value = args.get(i + 1).ok_or("--jobs needs a number")?;
-                jobs = Some(
-                    value
-                        .parse::<usize>()
-                        .ok()
-                        .filter(|&n| n > 0)
-                        .ok_or_else(|| format!("--jobs {value}: a number above 0"))?,
-                );
-                i += 1;
-            }
-            "--qemu-only" => {
-                with_lint = false;
-                with_host = false;
-            }
-            other => return Err(format!("test: unknown option '{other}'")),
-        }
-        i += 1;
-    }
+    let Options {
+        only,
+        sabotage,
+        mut with_lint,
+        mut with_host,
+        gaps,
+        sweep,
+        jobs,
+    } = Options::parse(args)?;
     let start = Instant::now();
     tools::ensure()?;
     if gaps && sweep {
@@ -208,31 +269,18 @@ pub fn run(args: &[String]) -> Result<ExitCode, String> {
         with_lint = false;
         with_host = false;
     }
-    // Each phase's wall time, printed at the end: where the command's time goes.
-    let mut phases: Vec<(&str, f64)> = Vec::new();
-    let mut phase_start = Instant::now();
-    let mut phase_done = |name: &'static str, phases: &mut Vec<(&str, f64)>| {
-        phases.push((name, phase_start.elapsed().as_secs_f64()));
-        phase_start = Instant::now();
-    };
+    let mut phases = Phases::start();
     if with_lint {
         crate::lint::run()?;
-        phase_done("lint", &mut phases);
+        phases.done("lint");
     }
-    let (mut passed, mut failed) = if with_host { host_tests()? } else { (0, 0) };
-    if with_host {
-        phase_done("host tests", &mut phases);
-        let (trace_passed, trace_failed) = areas::trace_checks::run()?;
-        passed += trace_passed;
-        failed += trace_failed;
-        phase_done("trace and lab checks", &mut phases);
-        let (log_passed, log_failed) = areas::rtapp_log_checks::run()?;
-        passed += log_passed;
-        failed += log_failed;
-        phase_done("rt-app log checks", &mut phases);
-    }
+    let (mut passed, mut failed) = if with_host {
+        host_checks(&mut phases)?
+    } else {
+        (0, 0)
+    };
     let images = build_images()?;
-    phase_done("kernel images", &mut phases);
+    phases.done("kernel images");
     let all = if gaps {
         cases::known_gaps()
     } else if sweep {
@@ -256,7 +304,7 @@ pub fn run(args: &[String]) -> Result<ExitCode, String> {
     }
     let (mut qemu_passed, mut qemu_failed) =
         harness::run_qemu_cases(&selected, &images, sabotage, jobs)?;
-    phase_done("QEMU cases", &mut phases);
+    phases.done("QEMU cases");
     if hil_selected && only.is_none() {
         // The board runner's own kernels and the benchmarks' build side by
         // side: each ends in a link that runs on one core.
@@ -265,47 +313,25 @@ pub fn run(args: &[String]) -> Result<ExitCode, String> {
                 let _ = crate::experiments::bench::build_kernel();
             }
         });
-        phase_done("kernels of the board runner and benchmarks", &mut phases);
+        phases.done("kernels of the board runner and benchmarks");
     }
     if hil_selected {
         // The board runner against its rehearsal board (QEMU with U-Boot).
         let (hil_passed, hil_failed) = areas::board_runner::run(only.as_deref(), &images);
         qemu_passed += hil_passed;
         qemu_failed += hil_failed;
-        phase_done("board runner", &mut phases);
+        phases.done("board runner");
     }
     eprintln!("xtask: QEMU tests: {qemu_passed} passed, {qemu_failed} failed");
     passed += qemu_passed;
     failed += qemu_failed;
     if with_bench {
-        let kernel = crate::experiments::bench::build_kernel()?;
-        let figures = crate::experiments::bench::measure(&kernel)?;
-        crate::experiments::bench::print_table(&figures);
-        crate::experiments::bench::print_scheduler_only(&figures);
-        for figure in &figures {
-            let (ok, bound, what) = if gaps {
-                (figure.within_target(), figure.target, "issue 15's target")
-            } else {
-                (figure.within_ceiling(), figure.ceiling, "its ceiling")
-            };
-            if ok {
-                passed += 1;
-                eprintln!("bench {:<70} ok", figure.what);
-            } else {
-                failed += 1;
-                eprintln!(
-                    "bench {:<70} FAILED\n    {:.3} is above {what} {bound} by more than 2 %",
-                    figure.what, figure.value
-                );
-            }
-        }
-        phase_done("benchmarks", &mut phases);
+        let (bench_passed, bench_failed) = bench_checks(gaps)?;
+        passed += bench_passed;
+        failed += bench_failed;
+        phases.done("benchmarks");
     }
-    let phases: Vec<String> = phases
-        .iter()
-        .map(|(name, seconds)| format!("{name} {seconds:.0} s"))
-        .collect();
-    eprintln!("xtask: phases: {}", phases.join(", "));
+    phases.print();
     eprintln!(
         "xtask: whole test command took {:.1} s",
         start.elapsed().as_secs_f64()
@@ -316,4 +342,48 @@ pub fn run(args: &[String]) -> Result<ExitCode, String> {
     } else {
         ExitCode::FAILURE
     })
+}
+
+/// The host's checks: the host crates' tests, the traced runs and lab
+/// sheets, rt-app's logs; passed and failed, each phase timed.
+fn host_checks(phases: &mut Phases) -> Result<(u64, u64), String> {
+    let (mut passed, mut failed) = host_tests()?;
+    phases.done("host tests");
+    let (trace_passed, trace_failed) = areas::trace_checks::run()?;
+    passed += trace_passed;
+    failed += trace_failed;
+    phases.done("trace and lab checks");
+    let (log_passed, log_failed) = areas::rtapp_log_checks::run()?;
+    passed += log_passed;
+    failed += log_failed;
+    phases.done("rt-app log checks");
+    Ok((passed, failed))
+}
+
+/// The benchmark figures measured and each checked against its ceiling (or,
+/// with `gaps`, issue 15's target): passed and failed.
+fn bench_checks(gaps: bool) -> Result<(u64, u64), String> {
+    let (mut passed, mut failed) = (0, 0);
+    let kernel = crate::experiments::bench::build_kernel()?;
+    let figures = crate::experiments::bench::measure(&kernel)?;
+    crate::experiments::bench::print_table(&figures);
+    crate::experiments::bench::print_scheduler_only(&figures);
+    for figure in &figures {
+        let (ok, bound, what) = if gaps {
+            (figure.within_target(), figure.target, "issue 15's target")
+        } else {
+            (figure.within_ceiling(), figure.ceiling, "its ceiling")
+        };
+        if ok {
+            passed += 1;
+            eprintln!("bench {:<70} ok", figure.what);
+        } else {
+            failed += 1;
+            eprintln!(
+                "bench {:<70} FAILED\n    {:.3} is above {what} {bound} by more than 2 %",
+                figure.what, figure.value
+            );
+        }
+    }
+    Ok((passed, failed))
 }

@@ -241,36 +241,16 @@ fn check_order(what: &str, figures: &[(&str, u64)]) -> Result<(), String> {
     Ok(())
 }
 
-/// Applies one record to the open run (or opens/closes one).
+/// Applies one record to the open run (or opens/closes one): `run` opens
+/// one, every other kind needs one open and goes to its own function.
 fn apply(
     kind: &str,
-    mut fields: Fields,
+    fields: Fields,
     open: &mut Option<Run>,
     report: &mut Report,
 ) -> Result<(), String> {
     if kind == "run" {
-        if let Some(run) = open {
-            return Err(format!(
-                "run {} ({}) has no 'end' line",
-                run.name, run.config
-            ));
-        }
-        let run = Run {
-            name: fields.name("name")?,
-            config: fields.name("config")?,
-            cpus: fields.number("cpus")?,
-            icount: fields.flag("icount")?,
-            wall_ns: fields.number("wall_ns")?,
-            clock: None,
-            costs: Vec::new(),
-            cpu_records: Vec::new(),
-            tasks: Vec::new(),
-            metrics: Vec::new(),
-            groups: Vec::new(),
-        };
-        fields.finish(kind)?;
-        *open = Some(run);
-        return Ok(());
+        return open_run(fields, open);
     }
     let run = open
         .as_mut()
@@ -280,181 +260,238 @@ fn apply(
             fields.finish(kind)?;
             report.runs.extend(open.take());
         }
-        "clock" => {
-            let clock = Clock {
-                timer: fields.name("timer")?,
-                timer_hz: fields.number("timer_hz")?,
-                cycle_counter: fields.name("cycle_counter")?,
-            };
-            fields.finish(kind)?;
-            if run.clock.is_some() {
-                return Err("clock given twice in one run".to_string());
-            }
-            run.clock = Some(clock);
-        }
-        "cost" => {
-            let cost = Cost {
-                cpu: fields.cpu("cpu")?,
-                op: fields.name("op")?,
-                count: fields.number("count")?,
-                min: fields.number("min")?,
-                p50: fields.number("p50")?,
-                p99: fields.number("p99")?,
-                max: fields.number("max")?,
-                sum: fields.number("sum")?,
-                overhead: fields.number("overhead")?,
-                histogram: None,
-            };
-            fields.finish(kind)?;
-            if let CpuScope::Cpu(cpu) = cost.cpu {
-                check_cpu(run, "cpu", cpu)?;
-            }
-            let figures = [
-                ("min", cost.min),
-                ("p50", cost.p50),
-                ("p99", cost.p99),
-                ("max", cost.max),
-            ];
-            check_order("cost", &figures)?;
-            if run
-                .costs
-                .iter()
-                .any(|c| c.cpu == cost.cpu && c.op == cost.op)
-            {
-                return Err(format!("cost for op={} given twice on that CPU", cost.op));
-            }
-            run.costs.push(cost);
-        }
-        "hist" => {
-            let op = fields.name("op")?;
-            let histogram = parse_buckets(fields.raw("buckets")?)?;
-            let (owner, slot, expected) = match (fields.has("cpu"), fields.has("task")) {
-                (true, false) => {
-                    let cpu = fields.cpu("cpu")?;
-                    let cost = run
-                        .costs
-                        .iter_mut()
-                        .find(|c| c.cpu == cpu && c.op == op)
-                        .ok_or_else(|| format!("hist op={op}: no cost line before it"))?;
-                    ("cost count", &mut cost.histogram, cost.count)
-                }
-                (false, true) => {
-                    let id = fields.number("task")?;
-                    if op != "wakeup_latency" {
-                        return Err(format!("hist task={id}: op={op}, expected wakeup_latency"));
-                    }
-                    let task = run
-                        .tasks
-                        .iter_mut()
-                        .find(|t| t.id == id)
-                        .ok_or_else(|| format!("hist task={id}: no task line before it"))?;
-                    ("task wakeups", &mut task.latency_histogram, task.wakeups)
-                }
-                _ => return Err("hist needs exactly one of cpu= and task=".into()),
-            };
-            fields.finish(kind)?;
-            if slot.is_some() {
-                return Err(format!("hist op={op} given twice"));
-            }
-            if histogram.total() != expected {
-                return Err(format!(
-                    "hist op={op}: buckets add up to {}, the {owner} is {expected}",
-                    histogram.total()
-                ));
-            }
-            *slot = Some(histogram);
-        }
-        "task" => {
-            let task = TaskRecord {
-                id: fields.number("id")?,
-                name: fields.name("name")?,
-                cpu: fields.number("cpu")?,
-                runtime_ns: fields.number("runtime_ns")?,
-                wait_ns: fields.number("wait_ns")?,
-                wakeups: fields.number("wakeups")?,
-                lat_p50_ns: fields.number("lat_p50_ns")?,
-                lat_p99_ns: fields.number("lat_p99_ns")?,
-                lat_max_ns: fields.number("lat_max_ns")?,
-                missed_periods: fields.number("missed_periods")?,
-                pending_wakeups: fields.number("pending_wakeups")?,
-                migrations: fields.number("migrations")?,
-                switches: fields.number("switches")?,
-                latency_histogram: None,
-            };
-            fields.finish(kind)?;
-            check_cpu(run, "cpu", task.cpu)?;
-            let figures = [
-                ("lat_p50_ns", task.lat_p50_ns),
-                ("lat_p99_ns", task.lat_p99_ns),
-                ("lat_max_ns", task.lat_max_ns),
-            ];
-            check_order("task", &figures)?;
-            if run.tasks.iter().any(|t| t.id == task.id) {
-                return Err(format!("task id={} given twice", task.id));
-            }
-            run.tasks.push(task);
-        }
-        "cpu" => {
-            let cpu = CpuRecord {
-                id: fields.number("id")?,
-                busy_ns: fields.number("busy_ns")?,
-                idle_ns: fields.number("idle_ns")?,
-                switches: fields.number("switches")?,
-            };
-            fields.finish(kind)?;
-            check_cpu(run, "id", cpu.id)?;
-            if run.cpu_records.iter().any(|c| c.id == cpu.id) {
-                return Err(format!("cpu id={} given twice", cpu.id));
-            }
-            run.cpu_records.push(cpu);
-        }
-        "group" => {
-            let group = Group {
-                path: fields.name("path")?,
-                quota_us: fields.number_or_max("quota_us")?,
-                period_us: fields.number("period_us")?,
-                burst_us: fields.number("burst_us")?,
-                nr_periods: fields.number("nr_periods")?,
-                nr_throttled: fields.number("nr_throttled")?,
-                throttled_usec: fields.number("throttled_usec")?,
-                nr_bursts: fields.number("nr_bursts")?,
-                burst_usec: fields.number("burst_usec")?,
-                local_throttled_usec: fields.numbers("local_throttled_usec")?,
-            };
-            fields.finish(kind)?;
-            if !group.path.starts_with('/') {
-                return Err(format!("path={}: a group path starts with '/'", group.path));
-            }
-            let figures = [
-                ("nr_throttled", group.nr_throttled),
-                ("nr_periods", group.nr_periods),
-            ];
-            check_order("group", &figures)?;
-            let entries = group.local_throttled_usec.len();
-            if entries as u64 != run.cpus {
-                return Err(format!(
-                    "local_throttled_usec: {entries} entries, the run has {} CPUs",
-                    run.cpus
-                ));
-            }
-            if run.groups.iter().any(|g| g.path == group.path) {
-                return Err(format!("group path={} given twice", group.path));
-            }
-            run.groups.push(group);
-        }
-        "metric" => {
-            let metric = Metric {
-                name: fields.name("name")?,
-                value: fields.number("value")?,
-            };
-            fields.finish(kind)?;
-            if run.metrics.iter().any(|m| m.name == metric.name) {
-                return Err(format!("metric name={} given twice", metric.name));
-            }
-            run.metrics.push(metric);
-        }
+        "clock" => apply_clock(fields, run)?,
+        "cost" => apply_cost(fields, run)?,
+        "hist" => apply_hist(fields, run)?,
+        "task" => apply_task(fields, run)?,
+        "cpu" => apply_cpu(fields, run)?,
+        "group" => apply_group(fields, run)?,
+        "metric" => apply_metric(fields, run)?,
         other => return Err(format!("unknown record kind '{other}'")),
     }
+    Ok(())
+}
+
+/// A `run` record: opens a run, if the one before it was closed.
+fn open_run(mut fields: Fields, open: &mut Option<Run>) -> Result<(), String> {
+    if let Some(run) = open {
+        return Err(format!(
+            "run {} ({}) has no 'end' line",
+            run.name, run.config
+        ));
+    }
+    let run = Run {
+        name: fields.name("name")?,
+        config: fields.name("config")?,
+        cpus: fields.number("cpus")?,
+        icount: fields.flag("icount")?,
+        wall_ns: fields.number("wall_ns")?,
+        clock: None,
+        costs: Vec::new(),
+        cpu_records: Vec::new(),
+        tasks: Vec::new(),
+        metrics: Vec::new(),
+        groups: Vec::new(),
+    };
+    fields.finish("run")?;
+    *open = Some(run);
+    Ok(())
+}
+
+/// A `clock` record: the run's timer and cycle counter, once.
+fn apply_clock(mut fields: Fields, run: &mut Run) -> Result<(), String> {
+    let clock = Clock {
+        timer: fields.name("timer")?,
+        timer_hz: fields.number("timer_hz")?,
+        cycle_counter: fields.name("cycle_counter")?,
+    };
+    fields.finish("clock")?;
+    if run.clock.is_some() {
+        return Err("clock given twice in one run".to_string());
+    }
+    run.clock = Some(clock);
+    Ok(())
+}
+
+/// A `cost` record: one operation's cost on one CPU (or all), its
+/// percentiles in order, once per CPU and operation.
+fn apply_cost(mut fields: Fields, run: &mut Run) -> Result<(), String> {
+    let cost = Cost {
+        cpu: fields.cpu("cpu")?,
+        op: fields.name("op")?,
+        count: fields.number("count")?,
+        min: fields.number("min")?,
+        p50: fields.number("p50")?,
+        p99: fields.number("p99")?,
+        max: fields.number("max")?,
+        sum: fields.number("sum")?,
+        overhead: fields.number("overhead")?,
+        histogram: None,
+    };
+    fields.finish("cost")?;
+    if let CpuScope::Cpu(cpu) = cost.cpu {
+        check_cpu(run, "cpu", cpu)?;
+    }
+    let figures = [
+        ("min", cost.min),
+        ("p50", cost.p50),
+        ("p99", cost.p99),
+        ("max", cost.max),
+    ];
+    check_order("cost", &figures)?;
+    if run
+        .costs
+        .iter()
+        .any(|c| c.cpu == cost.cpu && c.op == cost.op)
+    {
+        return Err(format!("cost for op={} given twice on that CPU", cost.op));
+    }
+    run.costs.push(cost);
+    Ok(())
+}
+
+/// A `hist` record: the histogram of a cost (`cpu=`) or of a task's wake-up
+/// latency (`task=`) given before it, its buckets adding up to the count.
+fn apply_hist(mut fields: Fields, run: &mut Run) -> Result<(), String> {
+    let op = fields.name("op")?;
+    let histogram = parse_buckets(fields.raw("buckets")?)?;
+    let (owner, slot, expected) = match (fields.has("cpu"), fields.has("task")) {
+        (true, false) => {
+            let cpu = fields.cpu("cpu")?;
+            let cost = run
+                .costs
+                .iter_mut()
+                .find(|c| c.cpu == cpu && c.op == op)
+                .ok_or_else(|| format!("hist op={op}: no cost line before it"))?;
+            ("cost count", &mut cost.histogram, cost.count)
+        }
+        (false, true) => {
+            let id = fields.number("task")?;
+            if op != "wakeup_latency" {
+                return Err(format!("hist task={id}: op={op}, expected wakeup_latency"));
+            }
+            let task = run
+                .tasks
+                .iter_mut()
+                .find(|t| t.id == id)
+                .ok_or_else(|| format!("hist task={id}: no task line before it"))?;
+            ("task wakeups", &mut task.latency_histogram, task.wakeups)
+        }
+        _ => return Err("hist needs exactly one of cpu= and task=".into()),
+    };
+    fields.finish("hist")?;
+    if slot.is_some() {
+        return Err(format!("hist op={op} given twice"));
+    }
+    if histogram.total() != expected {
+        return Err(format!(
+            "hist op={op}: buckets add up to {}, the {owner} is {expected}",
+            histogram.total()
+        ));
+    }
+    *slot = Some(histogram);
+    Ok(())
+}
+
+/// A `task` record: one task's figures, its latencies in order, once per id.
+fn apply_task(mut fields: Fields, run: &mut Run) -> Result<(), String> {
+    let task = TaskRecord {
+        id: fields.number("id")?,
+        name: fields.name("name")?,
+        cpu: fields.number("cpu")?,
+        runtime_ns: fields.number("runtime_ns")?,
+        wait_ns: fields.number("wait_ns")?,
+        wakeups: fields.number("wakeups")?,
+        lat_p50_ns: fields.number("lat_p50_ns")?,
+        lat_p99_ns: fields.number("lat_p99_ns")?,
+        lat_max_ns: fields.number("lat_max_ns")?,
+        missed_periods: fields.number("missed_periods")?,
+        pending_wakeups: fields.number("pending_wakeups")?,
+        migrations: fields.number("migrations")?,
+        switches: fields.number("switches")?,
+        latency_histogram: None,
+    };
+    fields.finish("task")?;
+    check_cpu(run, "cpu", task.cpu)?;
+    let figures = [
+        ("lat_p50_ns", task.lat_p50_ns),
+        ("lat_p99_ns", task.lat_p99_ns),
+        ("lat_max_ns", task.lat_max_ns),
+    ];
+    check_order("task", &figures)?;
+    if run.tasks.iter().any(|t| t.id == task.id) {
+        return Err(format!("task id={} given twice", task.id));
+    }
+    run.tasks.push(task);
+    Ok(())
+}
+
+/// A `cpu` record: one CPU's busy and idle time, once per CPU of the run.
+fn apply_cpu(mut fields: Fields, run: &mut Run) -> Result<(), String> {
+    let cpu = CpuRecord {
+        id: fields.number("id")?,
+        busy_ns: fields.number("busy_ns")?,
+        idle_ns: fields.number("idle_ns")?,
+        switches: fields.number("switches")?,
+    };
+    fields.finish("cpu")?;
+    check_cpu(run, "id", cpu.id)?;
+    if run.cpu_records.iter().any(|c| c.id == cpu.id) {
+        return Err(format!("cpu id={} given twice", cpu.id));
+    }
+    run.cpu_records.push(cpu);
+    Ok(())
+}
+
+/// A `group` record: a limited group's `cpu.max` and `cpu.stat`, one local
+/// figure per CPU of the run, once per path.
+fn apply_group(mut fields: Fields, run: &mut Run) -> Result<(), String> {
+    let group = Group {
+        path: fields.name("path")?,
+        quota_us: fields.number_or_max("quota_us")?,
+        period_us: fields.number("period_us")?,
+        burst_us: fields.number("burst_us")?,
+        nr_periods: fields.number("nr_periods")?,
+        nr_throttled: fields.number("nr_throttled")?,
+        throttled_usec: fields.number("throttled_usec")?,
+        nr_bursts: fields.number("nr_bursts")?,
+        burst_usec: fields.number("burst_usec")?,
+        local_throttled_usec: fields.numbers("local_throttled_usec")?,
+    };
+    fields.finish("group")?;
+    if !group.path.starts_with('/') {
+        return Err(format!("path={}: a group path starts with '/'", group.path));
+    }
+    let figures = [
+        ("nr_throttled", group.nr_throttled),
+        ("nr_periods", group.nr_periods),
+    ];
+    check_order("group", &figures)?;
+    let entries = group.local_throttled_usec.len();
+    if entries as u64 != run.cpus {
+        return Err(format!(
+            "local_throttled_usec: {entries} entries, the run has {} CPUs",
+            run.cpus
+        ));
+    }
+    if run.groups.iter().any(|g| g.path == group.path) {
+        return Err(format!("group path={} given twice", group.path));
+    }
+    run.groups.push(group);
+    Ok(())
+}
+
+/// A `metric` record: one named figure, once per name.
+fn apply_metric(mut fields: Fields, run: &mut Run) -> Result<(), String> {
+    let metric = Metric {
+        name: fields.name("name")?,
+        value: fields.number("value")?,
+    };
+    fields.finish("metric")?;
+    if run.metrics.iter().any(|m| m.name == metric.name) {
+        return Err(format!("metric name={} given twice", metric.name));
+    }
+    run.metrics.push(metric);
     Ok(())
 }
 

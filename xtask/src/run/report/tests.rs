@@ -200,7 +200,33 @@ fn malformed_lines_give_errors_naming_the_line() {
         "report: cost cpu=0 op=enqueue_task count=2 min=1 p50=1 p99=2 max=2 sum=3 overhead=0";
     let group = "report: group path=/a quota_us=1 period_us=2 burst_us=0 nr_periods=2 \
                  nr_throttled=1 throttled_usec=5 nr_bursts=0 burst_usec=0";
-    let cases: Vec<(String, usize, &str)> = vec![
+    let mut cases = malformed_record_cases(run);
+    cases.extend(malformed_cost_cases(run, cost));
+    cases.extend(malformed_group_cases(run, group));
+    for (text, line, phrase) in cases {
+        let result = parse_report(&lines(&text));
+        if line == 0 {
+            // `report:` without the space is not a record.
+            assert_eq!(result, Ok(Report::default()), "{text}");
+            continue;
+        }
+        let error = result.expect_err(&text);
+        let quoted = text.lines().nth(line - 1).unwrap();
+        assert!(error.starts_with(&format!("line {line}: ")), "{error}");
+        assert!(error.contains(phrase), "{error} should say {phrase}");
+        assert!(error.ends_with(quoted), "{error} should quote {quoted}");
+    }
+    let cut = parse_report(&lines(
+        "report: run name=r config=c cpus=1 icount=0 wall_ns=1",
+    ));
+    assert!(cut.unwrap_err().contains("cut short"));
+}
+
+/// Malformed cases of the grammar (kinds, keys, values, markers) and of the
+/// `run`, `cpu` and `end` records: the transcript, the line the error names
+/// (0: no record at all), and a phrase it must contain.
+fn malformed_record_cases(run: &str) -> Vec<(String, usize, &'static str)> {
+    vec![
         (
             format!("{run}\nreport: frob x=1"),
             2,
@@ -262,6 +288,20 @@ fn malformed_lines_give_errors_naming_the_line() {
             1,
             "a name is",
         ),
+        (format!("{run}\n{run}"), 2, "has no 'end' line"),
+        (
+            format!("{run}\nreport: end extra=1"),
+            2,
+            "'end' has no key 'extra'",
+        ),
+        ("report:".into(), 0, ""),
+        ("report: ".into(), 1, "without a record kind"),
+    ]
+}
+
+/// Malformed `cost` and `hist` records, as [`malformed_record_cases`].
+fn malformed_cost_cases(run: &str, cost: &str) -> Vec<(String, usize, &'static str)> {
+    vec![
         (
             format!(
                 "{run}\nreport: cost cpu=0 op=x count=2 min=5 p50=4 p99=6 max=6 sum=9 overhead=0"
@@ -309,12 +349,12 @@ fn malformed_lines_give_errors_naming_the_line() {
             2,
             "no task line before it",
         ),
-        (format!("{run}\n{run}"), 2, "has no 'end' line"),
-        (
-            format!("{run}\nreport: end extra=1"),
-            2,
-            "'end' has no key 'extra'",
-        ),
+    ]
+}
+
+/// Malformed `group` records, as [`malformed_record_cases`].
+fn malformed_group_cases(run: &str, group: &str) -> Vec<(String, usize, &'static str)> {
+    vec![
         (
             format!("{run}\n{group} local_throttled_usec=0,0")
                 .replace("quota_us=1", "quota_us=abc"),
@@ -382,26 +422,7 @@ fn malformed_lines_give_errors_naming_the_line() {
             1,
             "'group' outside a run",
         ),
-        ("report:".into(), 0, ""),
-        ("report: ".into(), 1, "without a record kind"),
-    ];
-    for (text, line, phrase) in cases {
-        let result = parse_report(&lines(&text));
-        if line == 0 {
-            // `report:` without the space is not a record.
-            assert_eq!(result, Ok(Report::default()), "{text}");
-            continue;
-        }
-        let error = result.expect_err(&text);
-        let quoted = text.lines().nth(line - 1).unwrap();
-        assert!(error.starts_with(&format!("line {line}: ")), "{error}");
-        assert!(error.contains(phrase), "{error} should say {phrase}");
-        assert!(error.ends_with(quoted), "{error} should quote {quoted}");
-    }
-    let cut = parse_report(&lines(
-        "report: run name=r config=c cpus=1 icount=0 wall_ns=1",
-    ));
-    assert!(cut.unwrap_err().contains("cut short"));
+    ]
 }
 
 #[test]

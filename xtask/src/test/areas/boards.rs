@@ -335,6 +335,15 @@ fn with_opp_table(dts: &str, coefficient: u32, opps: &[(u64, u32)]) -> Result<St
 /// The boards' cases: each board boots, malformed board data is refused,
 /// and the execution model.
 pub(crate) fn cases() -> Vec<Case> {
+    let mut cases = boot_cases();
+    cases.extend(opp_table_cases());
+    cases.extend(execution_model_cases());
+    cases
+}
+
+/// Each heterogeneous board boots with its capacities, performance
+/// domains and energy models as its data gives them, and EAS on.
+fn boot_cases() -> Vec<Case> {
     let mut cases = Vec::new();
     // The heterogeneous boards: QEMU's tree with the board's CPUs merged in. The
     // capacities and OPPs are docs/linux-sched-reference.md §7.2 and §7.3's: Juno
@@ -420,6 +429,13 @@ pub(crate) fn cases() -> Vec<Case> {
             .contains("eas: on (3 perf domains)")
             .contains("sched-pipe: 1000 round trips, every value checked"),
     );
+    cases
+}
+
+/// Board data read from the OPP tables: bad data refused naming the node
+/// and the problem, the idle power, and the transition latency's effect.
+fn opp_table_cases() -> Vec<Case> {
+    let mut cases = Vec::new();
     // Bad board data (issue 13): an OPP table whose frequencies fall, and an
     // energy model whose power is above Linux's 64 W limit (§5.1), stop the
     // boot with a message naming the node and the problem.
@@ -484,6 +500,5 @@ pub(crate) fn cases() -> Vec<Case> {
                 "energy model refused: state 0: power 100000000000 uW is outside 1..=64000000",
             ),
     );
-    cases.extend(execution_model_cases());
     cases
 }
