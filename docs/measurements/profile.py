@@ -160,7 +160,7 @@ CATEGORIES = [
      "no system calls: the exception vectors, entry and return, and the IRQ dispatch (ticks, IPIs)", 1746, 1746),
     ("pipe", "pipe", "VFS and pipe, LSM hooks", "fairway::task::pipe", 3707, 3708),
     ("rest", "the rest", "the rest (return-to-user work, locks, list debugging, RCU, clock reads, user space)",
-     "locks (fairway::sync), clock reads (the arch timer), hrtimers, instrumentation (fairway_sched::stats, "
+     "locks (fairway::sync), clock reads (the arch timer), hrtimers, cost counters (fairway_sched::stats, "
      "task traces), the workload's own loop (Linux's user space), library code not inlined, any other code",
      2317, 2841),
 ]
@@ -195,7 +195,7 @@ RULES = [(re.compile(pattern), key) for pattern, key in [
     (r"fairway::task::(task|Task::)", None),         # the task table's accessors: Linux's task_struct pointer
     (r"fairway::task::scheduler::(current|preempt_point|set_current_sleeping)\b", None),
                                                      # Linux's `current`, preempt_enable, set_current_state: inline
-    (r"fairway_sched::stats::", "rest"),             # instrumentation: latency statistics, cost probes
+    (r"fairway_sched::stats::", "rest"),             # cost counters: latency statistics, cost probes
     (r"fairway_sched::", "core"),
     (r"fairway::task::(scheduler|balance|groups|eas|bandwidth|pi)::", "core"),
     (r"fairway::cpufreq::", "core"),                 # schedutil's hooks: Linux's kernel/sched/cpufreq_schedutil.c

@@ -6,21 +6,21 @@
 //! change what it observes, and the scheduling floor's files never meet each
 //! other through it.
 //!
-//! - [`tracepoint`]: the scheduler's events and signals in per-CPU buffers
+//! - [`trace`]: the scheduler's events and signals in per-CPU buffers
 //!   (feature `trace`), for the runner's `--trace`;
-//! - [`bandwidth`]: the tracepoints of CFS bandwidth control, recorded when
+//! - [`bandwidth`]: the trace events of CFS bandwidth control, recorded when
 //!   the values change;
 //! - [`explain`]: the numbers behind the first N decisions (`--explain N`),
 //!   in the same buffers;
 //! - [`replay`]: the record of every call into each CPU's scheduler driver,
 //!   for `cargo xtask replay`;
 //! - [`switches`]: the first N context switches (`trace_switches=N`);
-//! - [`instrument`]: cycle-counter costs of the hot paths (feature
-//!   `instrumentation`).
+//! - [`costs`]: cycle-counter costs of the hot paths (feature
+//!   `costs`).
 
 pub mod bandwidth;
+pub mod costs;
 pub mod explain;
-pub mod instrument;
 pub mod replay;
 pub mod switches;
-pub mod tracepoint;
+pub mod trace;

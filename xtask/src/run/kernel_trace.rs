@@ -1,5 +1,5 @@
-//! The kernel's tracepoint records (`src/observe/tracepoint.rs`), read from a
-//! decoded run's `tracepoint:` lines into a [`Trace`], the simulator's form,
+//! The kernel's trace records (`src/observe/trace.rs`), read from a
+//! decoded run's `trace-record:` lines into a [`Trace`], the simulator's form,
 //! for the runner's `--trace FILE` (docs/tracing.md, "The kernel's traces").
 //!
 //! The kernel prints its per-CPU buffers one after another; the records are
@@ -11,7 +11,7 @@
 
 use std::collections::BTreeMap;
 
-use fairway_contract::tracepoint::{Kind, PrevState as KernelPrevState};
+use fairway_contract::trace::{Kind, PrevState as KernelPrevState};
 use fairway_trace::explain::{
     self, Candidate, Competitor, DomainCpuView, EnergyView, PlacementView, RrCandidate,
     ThrottleView,
@@ -42,14 +42,14 @@ fn after<'a>(line: &'a str, marker: &str) -> Option<&'a str> {
 
 fn number<T: std::str::FromStr>(word: Option<&str>, line: &str) -> Result<T, String> {
     word.and_then(|w| w.parse().ok())
-        .ok_or_else(|| format!("a malformed tracepoint line: {line:?}"))
+        .ok_or_else(|| format!("a malformed trace line: {line:?}"))
 }
 
 fn parse_record(rest: &str, line: &str) -> Result<Line, String> {
     let mut words = rest.split_whitespace();
     Ok(Line {
         kind: Kind::from_number(number(words.next(), line)?)
-            .ok_or_else(|| format!("a tracepoint record of unknown kind: {line:?}"))?,
+            .ok_or_else(|| format!("a trace record of unknown kind: {line:?}"))?,
         cpu: number(words.next(), line)?,
         time_ns: number(words.next(), line)?,
         a: number(words.next(), line)?,
@@ -78,7 +78,7 @@ struct Parsed {
     nr_cpus: usize,
     tasks: Vec<TaskInfo>,
     indices: BTreeMap<u16, TaskIndex>,
-    /// The task groups' paths by kernel index (`tracepoint-group:`).
+    /// The task groups' paths by kernel index (`trace-group:`).
     groups: BTreeMap<u16, String>,
     /// The groups with bandwidth counters, by kernel index: a group's trace
     /// index is its place here.
@@ -104,12 +104,12 @@ impl Parsed {
         self.groups
             .get(&group)
             .cloned()
-            .ok_or_else(|| format!("task group {group}, which no tracepoint-group line names"))
+            .ok_or_else(|| format!("task group {group}, which no trace-group line names"))
     }
 }
 
 /// The trace in a decoded run's lines; `None` when the kernel printed no
-/// tracepoint records (it ran without `trace_records=`). A CPU whose buffer
+/// trace records (it ran without `trace_records=`). A CPU whose buffer
 /// filled up is an error: the trace would miss events.
 pub fn from_lines(lines: &[String]) -> Result<Option<Trace>, String> {
     let Some(parsed) = parse(lines)? else {
@@ -263,7 +263,7 @@ impl Explained {
 }
 
 /// The decisions explain mode recorded (`explain=N`), `None` without
-/// tracepoint records.
+/// trace records.
 pub fn explained(lines: &[String]) -> Result<Option<Explained>, String> {
     let Some(parsed) = parse(lines)? else {
         return Ok(None);
@@ -444,19 +444,19 @@ fn parse(lines: &[String]) -> Result<Option<Parsed>, String> {
     let mut end = None;
     let mut groups = BTreeMap::new();
     for line in lines {
-        if let Some(rest) = after(line, "tracepoint: ") {
+        if let Some(rest) = after(line, "trace-record: ") {
             records.push(parse_record(rest, line)?);
-        } else if let Some(rest) = after(line, "tracepoint-task: ") {
+        } else if let Some(rest) = after(line, "trace-task: ") {
             let (id, name) = rest
                 .split_once(' ')
-                .ok_or_else(|| format!("a malformed tracepoint line: {line:?}"))?;
+                .ok_or_else(|| format!("a malformed trace line: {line:?}"))?;
             names.insert(number::<u16>(Some(id), line)?, name.to_string());
-        } else if let Some(rest) = after(line, "tracepoint-group: ") {
+        } else if let Some(rest) = after(line, "trace-group: ") {
             let (index, path) = rest
                 .split_once(' ')
-                .ok_or_else(|| format!("a malformed tracepoint line: {line:?}"))?;
+                .ok_or_else(|| format!("a malformed trace line: {line:?}"))?;
             groups.insert(number::<u16>(Some(index), line)?, path.to_string());
-        } else if let Some(rest) = after(line, "tracepoint-cpu: ") {
+        } else if let Some(rest) = after(line, "trace-cpu: ") {
             let mut words = rest.split_whitespace();
             let cpu: usize = number(words.next(), line)?;
             let dropped: u64 = number(words.find_map(|w| w.strip_prefix("dropped=")), line)?;
@@ -467,7 +467,7 @@ fn parse(lines: &[String]) -> Result<Option<Parsed>, String> {
                 ));
             }
             nr_cpus = nr_cpus.max(cpu + 1);
-        } else if let Some(rest) = after(line, "tracepoint-end: ") {
+        } else if let Some(rest) = after(line, "trace-end: ") {
             end = Some(number::<u64>(Some(rest.trim()), line)?);
         }
     }
@@ -645,16 +645,16 @@ mod tests {
         // CPU 1's buffer is printed after CPU 0's but holds the earlier
         // records; task 7 is the report's first task, 5 a kernel task.
         let trace = from_lines(&lines(
-            "0.1 tracepoint: 3 0 500 5 120 0\n\
-             0.1 tracepoint: 0 0 600 65535 5 0\n\
-             tracepoint-cpu: 0 records=2 dropped=0\n\
-             tracepoint: 3 1 100 7 100 1\n\
-             tracepoint: 0 1 200 65535 7 0\n\
-             tracepoint: 8 1 200 7 0 321\n\
-             tracepoint-cpu: 1 records=3 dropped=0\n\
-             tracepoint-task: 5 main\n\
-             tracepoint-task: 7 rt\n\
-             tracepoint-end: 1000\n\
+            "0.1 trace-record: 3 0 500 5 120 0\n\
+             0.1 trace-record: 0 0 600 65535 5 0\n\
+             trace-cpu: 0 records=2 dropped=0\n\
+             trace-record: 3 1 100 7 100 1\n\
+             trace-record: 0 1 200 65535 7 0\n\
+             trace-record: 8 1 200 7 0 321\n\
+             trace-cpu: 1 records=3 dropped=0\n\
+             trace-task: 5 main\n\
+             trace-task: 7 rt\n\
+             trace-end: 1000\n\
              report: task id=7 name=rt cpu=1",
         ))
         .unwrap()
@@ -691,25 +691,25 @@ mod tests {
         // CPU 1 to 0 after one energy estimate; CPU 1 at 70 ns: domain 0 to
         // 950 MHz with CPU 0's numbers.
         let text = format!(
-            "tracepoint: {} 0 100 7 2 1\n\
-             tracepoint: {} 0 100 7 7 1000\n\
-             tracepoint: {} 0 100 7 0 1500\n\
-             tracepoint: {} 0 100 7 0 0\n\
-             tracepoint: {} 0 100 5 0 1003\n\
-             tracepoint: {} 0 100 5 0 1200\n\
-             tracepoint: {} 0 100 5 0 {}\n\
-             tracepoint-cpu: 0 records=7 dropped=0\n\
-             tracepoint: {} 1 40 5 0 191\n\
-             tracepoint: {} 1 45 0 65535 2025423\n\
-             tracepoint: {} 1 45 0 65535 {}\n\
-             tracepoint: {} 1 50 5 1 0\n\
-             tracepoint: {} 1 50 0 {} {}\n\
-             tracepoint: {} 1 70 0 1 950000\n\
-             tracepoint: {} 1 70 0 0 {}\n\
-             tracepoint-cpu: 1 records=7 dropped=0\n\
-             tracepoint-task: 5 b\n\
-             tracepoint-task: 7 a\n\
-             tracepoint-end: 200\n\
+            "trace-record: {} 0 100 7 2 1\n\
+             trace-record: {} 0 100 7 7 1000\n\
+             trace-record: {} 0 100 7 0 1500\n\
+             trace-record: {} 0 100 7 0 0\n\
+             trace-record: {} 0 100 5 0 1003\n\
+             trace-record: {} 0 100 5 0 1200\n\
+             trace-record: {} 0 100 5 0 {}\n\
+             trace-cpu: 0 records=7 dropped=0\n\
+             trace-record: {} 1 40 5 0 191\n\
+             trace-record: {} 1 45 0 65535 2025423\n\
+             trace-record: {} 1 45 0 65535 {}\n\
+             trace-record: {} 1 50 5 1 0\n\
+             trace-record: {} 1 50 0 {} {}\n\
+             trace-record: {} 1 70 0 1 950000\n\
+             trace-record: {} 1 70 0 0 {}\n\
+             trace-cpu: 1 records=7 dropped=0\n\
+             trace-task: 5 b\n\
+             trace-task: 7 a\n\
+             trace-end: 200\n\
              report: task id=7 name=a cpu=0",
             k(Kind::ExplainPick),
             k(Kind::ExplainCandidate),
@@ -806,13 +806,13 @@ mod tests {
         // and 7, which was running and ran 4,000,000 ns of a 4,000,000 ns
         // slice.
         let text = format!(
-            "tracepoint: {} 0 100 5 2 4000000\n\
-             tracepoint: {} 0 100 5 0 0\n\
-             tracepoint: {} 0 100 7 1 4000000\n\
-             tracepoint-cpu: 0 records=3 dropped=0\n\
-             tracepoint-task: 5 b\n\
-             tracepoint-task: 7 a\n\
-             tracepoint-end: 200\n\
+            "trace-record: {} 0 100 5 2 4000000\n\
+             trace-record: {} 0 100 5 0 0\n\
+             trace-record: {} 0 100 7 1 4000000\n\
+             trace-cpu: 0 records=3 dropped=0\n\
+             trace-task: 5 b\n\
+             trace-task: 7 a\n\
+             trace-end: 200\n\
              report: task id=7 name=a cpu=0",
             k(Kind::ExplainRrPick),
             k(Kind::ExplainRrCandidate),
@@ -844,9 +844,7 @@ mod tests {
 
     #[test]
     fn a_full_buffer_is_an_error_and_no_records_no_trace() {
-        let full = from_lines(&lines(
-            "tracepoint-cpu: 2 records=10 dropped=3\ntracepoint-end: 5",
-        ));
+        let full = from_lines(&lines("trace-cpu: 2 records=10 dropped=3\ntrace-end: 5"));
         assert!(
             full.unwrap_err()
                 .contains("cpu2's trace buffer filled up: 3 records dropped")

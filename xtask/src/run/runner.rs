@@ -170,7 +170,7 @@ pub fn command(args: &[String], usage: fn() -> String) -> Result<ExitCode, Strin
             .map_err(|e| format!("--rtapp-logs {}: {e}", dir.display()))?;
     }
     if (trace_file.is_some() || explain.is_some())
-        && !kernel_has_tracepoints(std::path::Path::new(kernel))?
+        && !kernel_has_trace_events(std::path::Path::new(kernel))?
     {
         let option = if trace_file.is_some() {
             "--trace"
@@ -178,7 +178,7 @@ pub fn command(args: &[String], usage: fn() -> String) -> Result<ExitCode, Strin
             "--explain"
         };
         return Err(format!(
-            "{option}: {kernel} was built without tracepoints; build and run it with them: \
+            "{option}: {kernel} was built without trace events; build and run it with them: \
              cargo run --release --features trace -- {option} ..."
         ));
     }
@@ -301,9 +301,9 @@ pub(crate) fn exit_status(status: Option<i32>, written: Result<(), String>) -> E
     }
 }
 
-/// Whether the kernel image was built with tracepoints: it holds the marker
+/// Whether the kernel image was built with trace events: it holds the marker
 /// `FEATURE_MARKER` of `src/arch/aarch64/mod.rs`.
-fn kernel_has_tracepoints(kernel: &std::path::Path) -> Result<bool, String> {
+fn kernel_has_trace_events(kernel: &std::path::Path) -> Result<bool, String> {
     const MARKER: &[u8] = b"fairway-features: trace\0";
     let image = std::fs::read(kernel).map_err(|e| format!("{}: {e}", kernel.display()))?;
     Ok(image.windows(MARKER.len()).any(|window| window == MARKER))
@@ -313,11 +313,10 @@ fn kernel_has_tracepoints(kernel: &std::path::Path) -> Result<bool, String> {
 /// not set `trace_records=` (24 bytes each).
 const DEFAULT_TRACE_RECORDS: u64 = 200_000;
 
-/// `--trace FILE`: the kernel's tracepoint records as a Perfetto trace.
+/// `--trace FILE`: the kernel's trace records as a Perfetto trace.
 fn write_trace(lines: &[String], path: &std::path::Path) -> Result<(), String> {
-    let trace = kernel_trace::from_lines(lines)?.ok_or(
-        "--trace: the kernel printed no tracepoint records (only rt-app runs record them)",
-    )?;
+    let trace = kernel_trace::from_lines(lines)?
+        .ok_or("--trace: the kernel printed no trace records (only rt-app runs record them)")?;
     std::fs::write(path, trace.to_perfetto()).map_err(|e| format!("{}: {e}", path.display()))?;
     eprintln!(
         "xtask: trace: {} events and {} counter values of {} tasks on {} CPUs in {}",
