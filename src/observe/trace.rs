@@ -1,7 +1,8 @@
 //! Trace events: the scheduler's events and signals, recorded where the kernel
 //! carries each out into per-CPU RAM buffers, and printed at the end of a run
-//! as `trace-record:` lines that the host runner turns into a Perfetto trace
-//! (`--trace FILE`; docs/tracing.md, "The kernel's traces").
+//! as `trace-record:` lines (not `trace:`, the switch trace's) that the host
+//! runner turns into a Perfetto trace (`--trace FILE`; docs/tracing.md, "The
+//! kernel's traces").
 //!
 //! Callers hand a trace event the values it records, as Linux's trace events
 //! are called with them: nothing here reads a run queue or the scheduler's
