@@ -18,7 +18,7 @@ use crate::arch::aarch64::{cpu, exception, mmu, pmu, psci, timer};
 use crate::board::{BoardError, BoardInfo, GicInfo, QEMU_DTB_ADDRESS};
 use crate::drivers::console;
 use crate::drivers::gic::{GIC, Gic, v2::GicV2, v3::GicV3};
-use crate::observe::{explain, replay, tracepoint};
+use crate::observe::{explain, replay, trace};
 use crate::platform::exit::{ExitCode, allow_semihosting, exit};
 use crate::platform::{heap, hrtimer, irq, percpu, smp};
 use crate::scheduling::{self, balance, cpufreq, eas, energy, load};
@@ -392,14 +392,14 @@ fn init_scheduler(board: &BoardInfo) -> BootOptions {
         defmt::info!("psci=0: the firmware's PSCI is not used (boot CPU only, no power-off)");
     }
     if options.trace_records > 0 {
-        if !tracepoint::ENABLED {
+        if !trace::ENABLED {
             defmt::error!(
-                "bootargs: trace_records={=u64}: this kernel was built without tracepoints (build it with --features trace)",
+                "bootargs: trace_records={=u64}: this kernel was built without trace events (build it with --features trace)",
                 options.trace_records
             );
             exit(ExitCode::Failure)
         }
-        if tracepoint::allocate(nr_cpus, options.trace_records as usize).is_err() {
+        if trace::allocate(nr_cpus, options.trace_records as usize).is_err() {
             defmt::error!(
                 "bootargs: trace_records={=u64}: no room on the heap for {=usize} CPUs' buffers of 24-byte records",
                 options.trace_records,

@@ -18,8 +18,8 @@
 //!                                            its decisions out: wake-up, switch, tick, sleep,
 //!                                            balance, EAS, bandwidth, groups, PI, cpufreq
 //!   tasks       tasks/                       the task table, spawn and exit, wait queues, pipes
-//!   observe     observe/                     tracepoints, explain, replay records, the switch
-//!                                            trace, instrumentation: handed values by callers
+//!   observe     observe/                     trace events, explain, replay records, the switch
+//!                                            trace, cost counters: handed values by callers
 //!   platform    platform/, arch/, drivers/,  exceptions, IRQ dispatch through a handler table,
 //!               config.rs, board.rs          IPIs, timers, per-CPU data, locks, heap, drivers
 //! ```

@@ -38,4 +38,4 @@ extern crate alloc;
 pub mod report;
 pub mod rtapp_log;
 pub mod scenario;
-pub mod tracepoint;
+pub mod trace;

@@ -160,7 +160,7 @@ CATEGORIES = [
      "no system calls: the exception vectors, entry and return, and the IRQ dispatch (ticks, IPIs)", 1746, 1746),
     ("pipe", "pipe", "VFS and pipe, LSM hooks", "fairway::tasks::pipe", 3707, 3708),
     ("rest", "the rest", "the rest (return-to-user work, locks, list debugging, RCU, clock reads, user space)",
-     "locks (fairway::platform::sync), clock reads (the arch timer), hrtimers, instrumentation (fairway_sched::stats, "
+     "locks (fairway::platform::sync), clock reads (the arch timer), hrtimers, cost counters (fairway_sched::stats, "
      "task traces), the workload's own loop (Linux's user space), library code not inlined, any other code",
      2317, 2841),
 ]

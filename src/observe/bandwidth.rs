@@ -1,4 +1,4 @@
-//! The tracepoints of CFS bandwidth control (§4.2): for each task group with
+//! The trace events of CFS bandwidth control (§4.2): for each task group with
 //! a quota, each CPU's `throttled` and `runtime_remaining` and the pool's
 //! `runtime`, recorded when they change (as the simulator records them after
 //! each event), with explain mode's numbers behind each throttle and
@@ -14,7 +14,7 @@ use fairway_sched::bandwidth::Bandwidth;
 use fairway_sched::task::GroupId;
 
 use super::explain;
-use super::tracepoint::{Kind, record, recording};
+use super::trace::{Kind, record, recording};
 use crate::config::{MAX_CPUS, MAX_GROUPS};
 
 /// A limited group's state on one CPU as last recorded.

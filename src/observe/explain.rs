@@ -1,5 +1,5 @@
 //! Explain mode's records (`explain=N`, the runner's `--explain N`): the
-//! numbers behind the first N decisions, kept with the tracepoint records
+//! numbers behind the first N decisions, kept with the trace records
 //! (the same per-CPU buffers, the `trace` feature) and printed by the host
 //! with the simulator's lines (`fairway_trace::explain`; docs/tracing.md,
 //! "Explain mode"). A decision is a header record and one or more records
@@ -18,7 +18,7 @@
 //!   its slice.
 //!
 //! Reading state and changing none, explaining leaves the decisions as they
-//! are; it costs the tracepoints' load and branch when off. The scheduling
+//! are; it costs the trace events' load and branch when off. The scheduling
 //! floor reads the numbers (only while [`explaining`]) and hands them here;
 //! this file writes them into the trace buffers.
 
@@ -27,7 +27,7 @@ use core::sync::atomic::{AtomicU64, Ordering};
 use fairway_sched::balance::CpuSnapshot;
 use fairway_sched::task::TaskId;
 
-use super::tracepoint::{self, Kind, record};
+use super::trace::{self, Kind, record};
 
 /// Decisions left to explain.
 static LEFT: AtomicU64 = AtomicU64::new(0);
@@ -40,7 +40,7 @@ pub fn set_budget(decisions: u64) {
 /// Whether decisions are being explained now.
 #[inline(always)]
 pub fn explaining() -> bool {
-    tracepoint::recording() && LEFT.load(Ordering::Relaxed) > 0
+    trace::recording() && LEFT.load(Ordering::Relaxed) > 0
 }
 
 /// Takes one decision from the budget; false when it is spent.
@@ -88,7 +88,7 @@ pub struct PickCandidate {
 /// the task that was running is below it), slice protected; bits 8-15 the
 /// group whose queue it is on (0: the CPU's own).
 ///
-/// [`NO_TASK`]: tracepoint::NO_TASK
+/// [`NO_TASK`]: trace::NO_TASK
 #[inline(never)]
 pub fn pick(
     now: u64,
@@ -215,7 +215,7 @@ pub fn task_util_est(id: TaskId, util: u64) {
 pub fn energy_estimate(estimate: fairway_sched::eas::EnergyEstimate) {
     let cpu = crate::arch::cpu::this_cpu();
     let now = crate::arch::timer::now_ns();
-    let dst = estimate.dst.map_or(tracepoint::NO_TASK, |cpu| cpu.0);
+    let dst = estimate.dst.map_or(trace::NO_TASK, |cpu| cpu.0);
     let field = |value: u64| value.min(0xff_ffff);
     let utils =
         field(estimate.cpu_cap) << 48 | field(estimate.max_util) << 24 | field(estimate.sum_util);

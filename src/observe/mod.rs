@@ -6,21 +6,24 @@
 //! change what it observes, and the scheduling floor's files never meet each
 //! other through it.
 //!
-//! - [`tracepoint`]: the scheduler's events and signals in per-CPU buffers
+//! Observing has three words, trace (what happened), explain (why) and
+//! replay (again); the costs are measured beside them:
+//!
+//! - [`trace`]: the scheduler's events and signals in per-CPU buffers
 //!   (feature `trace`), for the runner's `--trace`;
-//! - [`bandwidth`]: the tracepoints of CFS bandwidth control, recorded when
+//! - [`bandwidth`]: the trace events of CFS bandwidth control, recorded when
 //!   the values change;
+//! - [`switches`]: the switch trace, the first N context switches
+//!   (`trace_switches=N`);
 //! - [`explain`]: the numbers behind the first N decisions (`--explain N`),
-//!   in the same buffers;
+//!   in the trace's buffers;
 //! - [`replay`]: the record of every call into each CPU's scheduler driver,
 //!   for `cargo xtask replay`;
-//! - [`switches`]: the first N context switches (`trace_switches=N`);
-//! - [`instrument`]: cycle-counter costs of the hot paths (feature
-//!   `instrumentation`).
+//! - [`costs`]: cycle-counter costs of the hot paths (feature `costs`).
 
 pub mod bandwidth;
+pub mod costs;
 pub mod explain;
-pub mod instrument;
 pub mod replay;
 pub mod switches;
-pub mod tracepoint;
+pub mod trace;

@@ -39,7 +39,7 @@ pub struct PerCpu {
     pub switches_at_tick: AtomicU64,
     /// The task running on this CPU.
     pub current_task: AtomicU16,
-    /// Counter value when the last context switch started (instrumentation).
+    /// Counter value when the last context switch started (cost counters).
     pub switch_start: AtomicU64,
     /// The task switched away from, for `finish_task_switch`.
     pub previous_task: AtomicU16,

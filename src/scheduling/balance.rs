@@ -27,7 +27,7 @@ use super::observe::trace_group_bandwidth;
 use super::run_queue::{CpuRunQueue, carry_out_decision, run_queue};
 use crate::arch::timer::now_ns;
 use crate::config::MAX_CPUS;
-use crate::observe::{instrument, tracepoint};
+use crate::observe::{costs, trace};
 use crate::platform::percpu;
 use crate::platform::sync::IrqSpinLock;
 use crate::tasks::{TaskState, task};
@@ -202,7 +202,7 @@ pub fn take_push(cpu: usize, rq: &mut CpuRunQueue, previous: TaskId, now: u64) -
         ..fairway_sched::class::DequeueFlags::default()
     };
     rq.core.dequeue_task(previous, now, flags);
-    instrument::record_op_costs(cpu, || rq.core.take_op_costs());
+    costs::record_op_costs(cpu, || rq.core.take_op_costs());
     // `on_rq` stays set, as Linux's TASK_ON_RQ_MIGRATING: a wake-up racing
     // with the push (its state set Running before this switch) or a stale
     // wake-list entry must not enqueue the task here or move it elsewhere
@@ -290,7 +290,7 @@ fn carry_out(migration: &Migration) -> usize {
         let Some(state) = source_rq.core.detach_task(id, now) else {
             continue;
         };
-        instrument::record_op_costs(source, || source_rq.core.take_op_costs());
+        costs::record_op_costs(source, || source_rq.core.take_op_costs());
         source_rq.remove_member(id);
         attach(destination_rq, source, destination, id, &state, now);
         moved += 1;
@@ -317,8 +317,8 @@ fn attach(
     let slot = task(id);
     slot.cpu.store(destination as u16, Ordering::Release);
     slot.migrations.fetch_add(1, Ordering::Relaxed);
-    let kind = tracepoint::Kind::Migrate;
-    tracepoint::record(
+    let kind = trace::Kind::Migrate;
+    trace::record(
         now,
         destination,
         kind,
@@ -333,7 +333,7 @@ fn attach(
     }
     rq.add_member(id);
     let decision = rq.core.attach_task(id, now);
-    instrument::record_op_costs(destination, || rq.core.take_op_costs());
+    costs::record_op_costs(destination, || rq.core.take_op_costs());
     trace_group_bandwidth(now, destination, rq.core.run_queue());
     carry_out_decision(rq, destination, decision);
 }

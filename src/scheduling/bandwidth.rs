@@ -30,7 +30,7 @@ use super::settings::config;
 use crate::arch::cpu::this_cpu;
 use crate::arch::timer::now_ns;
 use crate::config::{MAX_CPUS, MAX_GROUPS};
-use crate::observe::{bandwidth as bandwidth_trace, tracepoint};
+use crate::observe::{bandwidth as bandwidth_trace, trace};
 use crate::platform::sync::IrqSpinLock;
 use crate::platform::{hrtimer, percpu};
 
@@ -147,7 +147,7 @@ fn period_timer(group: usize) {
     let Some(outcome) = pools.with(id, |pool| pool.period_timer(now_ns)) else {
         return;
     };
-    if tracepoint::recording() {
+    if trace::recording() {
         let runtime = pools.with(id, |pool| pool.runtime());
         bandwidth_trace::pool_runtime(now_ns(), id, runtime);
     }
@@ -175,7 +175,7 @@ fn slack_timer(group: usize) {
     let grants = pools
         .with(id, |pool| pool.slack_timer(now))
         .unwrap_or_default();
-    if tracepoint::recording() {
+    if trace::recording() {
         let runtime = pools.with(id, |pool| pool.runtime());
         bandwidth_trace::pool_runtime(now, id, runtime);
     }

@@ -31,7 +31,7 @@ use super::run_queue::CpuRunQueue;
 use crate::board::BoardInfo;
 use crate::config::MAX_CPUS;
 use crate::observe::explain;
-use crate::observe::tracepoint::{self, Kind};
+use crate::observe::trace::{self, Kind};
 use crate::platform::sync::IrqSpinLock;
 use crate::platform::{hrtimer, percpu};
 use crate::tasks::{idle_task_id, runtime_ns_on};
@@ -200,10 +200,10 @@ fn apply(index: usize, domain: &Domain, policy: &mut FrequencyDomain, change: Fr
             });
             explain::frequency(change.at, index, policy.frequency(), cpus);
         }
-        if tracepoint::recording() {
+        if trace::recording() {
             // The meter was brought up to the change (`apply`).
             let energy = policy.energy_nanojoules();
-            tracepoint::record(
+            trace::record(
                 change.at,
                 domain.cpus[0],
                 Kind::DomainEnergy,
@@ -219,7 +219,7 @@ fn apply(index: usize, domain: &Domain, policy: &mut FrequencyDomain, change: Fr
 /// `cpu_frequency` for each of `domain`'s CPUs at `now`.
 fn trace_frequency(domain: &Domain, policy: &FrequencyDomain, now: u64) {
     for &cpu in &domain.cpus {
-        tracepoint::record(now, cpu, Kind::CpuFrequency, 0, 0, policy.frequency());
+        trace::record(now, cpu, Kind::CpuFrequency, 0, 0, policy.frequency());
     }
 }
 
@@ -337,7 +337,7 @@ pub fn report() -> Vec<DomainReport> {
             let mut policy = domain.policy.lock();
             let busy = busy_of(domain, now);
             policy.update_meter(now, &busy);
-            tracepoint::record(
+            trace::record(
                 now,
                 domain.cpus[0],
                 Kind::DomainEnergy,

@@ -62,7 +62,7 @@ pub use wakeup::{DeferredKicks, process_wake_list, wake_up};
 use crate::arch::cpu::IrqState;
 use crate::arch::timer::now_ns;
 use crate::config::MAX_TASKS;
-use crate::observe::instrument;
+use crate::observe::costs;
 use crate::platform::irq::{self, Ipi, RegisterError};
 use crate::platform::percpu;
 use crate::tasks::{self, SpawnError, TaskState, idle_task_id, task};
@@ -175,7 +175,7 @@ pub fn register_irq_handlers() -> Result<(), RegisterError> {
 pub fn init_cpu(cpu: usize) {
     let idle = idle_task_id(cpu);
     run_queue::build(cpu, idle);
-    instrument::init_cpu(cpu);
+    costs::init_cpu(cpu);
     let idle_task = task(idle);
     idle_task.set_name("idle");
     idle_task.cpu.store(cpu as u16, Ordering::Relaxed);

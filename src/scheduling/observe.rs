@@ -1,7 +1,7 @@
 //! The scheduling floor's half of observation: it reads its own run queues
 //! and hands the values down to the observation floor ([`crate::observe`]),
 //! which never reads them itself. Each reader runs only while its records
-//! are taken (a tracepoint's load and branch when not, nothing at all in an
+//! are taken (a trace event's load and branch when not, nothing at all in an
 //! image without the `trace` feature).
 //!
 //! Also the start, stop and print of a run's records, which need every CPU's
@@ -18,17 +18,17 @@ use super::{eas, settings};
 use crate::config::{MAX_CPUS, MAX_GROUPS};
 use crate::observe::bandwidth::{self as bandwidth_trace, GroupBandwidth};
 use crate::observe::explain::{self, PickCandidate};
-use crate::observe::tracepoint::{self, CpuSignals, TaskSignals, task_arg};
+use crate::observe::trace::{self, CpuSignals, TaskSignals, task_arg};
 use crate::observe::{replay, switches};
 use crate::platform::percpu;
 use crate::tasks::{live_tasks, task};
 
 /// The counters of `cpu`'s run queue `queue`, and of `task` on it, as they
 /// were last updated (at a switch and at the tick, as the simulator records
-/// them), when tracepoints record.
+/// them), when the trace records.
 #[inline(always)]
 pub fn trace_signals(now: u64, cpu: usize, queue: &RunQueue, task: Option<TaskId>) {
-    if tracepoint::recording() {
+    if trace::recording() {
         record_signals(now, cpu, queue, task);
     }
 }
@@ -54,7 +54,7 @@ fn record_signals(now: u64, cpu: usize, queue: &RunQueue, task: Option<TaskId>) 
             load_avg: signals.load_avg,
         }
     });
-    tracepoint::signals(now, cpu, signals, task);
+    trace::signals(now, cpu, signals, task);
 }
 
 /// Each task group with CFS bandwidth control, on `cpu` (whose run queue
@@ -65,7 +65,7 @@ fn record_signals(now: u64, cpu: usize, queue: &RunQueue, task: Option<TaskId>) 
 /// a call is a load and a branch more.
 #[inline(always)]
 pub fn trace_group_bandwidth(now: u64, cpu: usize, queue: &RunQueue) {
-    if tracepoint::recording()
+    if trace::recording()
         && let Some(pools) = pools()
     {
         record_group_bandwidth(now, cpu, queue, pools);
@@ -97,14 +97,14 @@ fn record_group_bandwidth(
     bandwidth_trace::group_bandwidth(now, cpu, groups);
 }
 
-/// Starts the tracepoints' recording, with `origin_ns` as the run's time
+/// Starts recording the trace, with `origin_ns` as the run's time
 /// zero (a no-op without buffers), and records every limited group's state
 /// on every CPU (its counters start at the run's start, as the simulator's
 /// do).
 pub fn trace_start(origin_ns: u64) {
-    if tracepoint::allocated() {
+    if trace::allocated() {
         bandwidth_trace::reset();
-        tracepoint::start(origin_ns);
+        trace::start(origin_ns);
         for cpu in 0..percpu::nr_online() {
             with_run_queue(cpu, |rq| {
                 trace_group_bandwidth(crate::arch::timer::now_ns(), cpu, rq.core.run_queue());
@@ -113,7 +113,7 @@ pub fn trace_start(origin_ns: u64) {
     }
 }
 
-/// Stops the tracepoints' recording; the run ended at `end_ns` (the
+/// Stops recording the trace; the run ended at `end_ns` (the
 /// report's counters were read between then and now, so the records go on
 /// to now).
 ///
@@ -124,21 +124,21 @@ pub fn trace_start(origin_ns: u64) {
 /// interrupted by the deadline's timer that may call this; they are taken
 /// one at a time.
 pub fn trace_stop(end_ns: u64) {
-    if tracepoint::recording() {
+    if trace::recording() {
         let now = crate::arch::timer::now_ns();
         for cpu in 0..percpu::nr_online() {
             with_run_queue(cpu, |rq| {
                 record_signals(now, cpu, rq.core.run_queue(), rq.core.current());
             });
         }
-        tracepoint::stop(end_ns);
+        trace::stop(end_ns);
     }
 }
 
-/// Prints the tracepoints' records (see `tracepoint::print`), with the
+/// Prints the trace records (see `trace::print`), with the
 /// names of the tasks that exist now; `groups` names the task groups.
-pub fn print_tracepoints(groups: &[(GroupId, &str)]) {
-    tracepoint::print(groups, live_tasks().map(|(id, slot)| (id, slot.name())));
+pub fn print_trace(groups: &[(GroupId, &str)]) {
+    trace::print(groups, live_tasks().map(|(id, slot)| (id, slot.name())));
 }
 
 /// Prints the context-switch trace (`trace_switches=N`) with `start_ns` as

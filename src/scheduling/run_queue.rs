@@ -25,7 +25,7 @@ use super::settings;
 use crate::arch::cpu::this_cpu;
 use crate::arch::timer::now_ns;
 use crate::config::{MAX_CPUS, MAX_GROUPS};
-use crate::observe::instrument;
+use crate::observe::costs;
 use crate::observe::replay;
 use crate::platform::irq::{Ipi, send_ipi};
 use crate::platform::sync::IrqSpinLock;
@@ -167,8 +167,8 @@ pub fn build(cpu: usize, idle: TaskId) {
             frequency_scale: 1024,
         });
         let mut core = CpuCore::new(cpu as u16, queue, reserved, config.hrtick);
-        if instrument::ENABLED {
-            core.set_cost_counter(Some(instrument::counter));
+        if costs::ENABLED {
+            core.set_cost_counter(Some(costs::counter));
         }
         let records = replay::capacity();
         if records > 0 {

@@ -18,8 +18,8 @@ use super::run_queue::{CpuRunQueue, carry_out_hrtick, run_queue};
 use super::{balance, cpufreq, load};
 use crate::arch::cpu::{IrqState, irq_disable, irq_enable, this_cpu, wait_for_interrupt};
 use crate::arch::timer::now_ns;
-use crate::observe::instrument::{self, Op};
-use crate::observe::{explain, switches, tracepoint};
+use crate::observe::costs::{self, Op};
+use crate::observe::{explain, switches, trace};
 use crate::platform::percpu;
 use crate::tasks::table::account_runtime;
 use crate::tasks::{TaskState, task};
@@ -60,7 +60,7 @@ pub fn schedule() {
         balance::take_push(cpu, &mut rq, previous, now);
     }
     let switch = rq.core.schedule(now, leaving);
-    instrument::record_op_costs(cpu, || rq.core.take_op_costs());
+    costs::record_op_costs(cpu, || rq.core.take_op_costs());
     if cpufreq::active() {
         let context_switch = switch.next.unwrap_or(rq.idle) != previous;
         cpufreq::governor_call(cpu, &mut rq, now, context_switch);
@@ -101,7 +101,7 @@ pub fn schedule() {
         }
     }
     next_task.switches_in.fetch_add(1, Ordering::Relaxed);
-    if tracepoint::recording() {
+    if trace::recording() {
         trace_switch(cpu, &rq, now, previous, next, leaving);
     }
     switches::record(switches::Switch {
@@ -121,9 +121,8 @@ pub fn schedule() {
     this.context_switches.fetch_add(1, Ordering::Relaxed);
     // The lock stays held across the switch; `finish_task_switch` releases it.
     core::mem::forget(rq);
-    if instrument::ENABLED {
-        this.switch_start
-            .store(instrument::counter(), Ordering::Relaxed);
+    if costs::ENABLED {
+        this.switch_start.store(costs::counter(), Ordering::Relaxed);
     }
     // SAFETY: `previous` runs on this CPU (it is `current`); `next` is queued here
     // (or is this CPU's idle task), is not running (`on_cpu` was false: a queued
@@ -133,7 +132,7 @@ pub fn schedule() {
     finish_task_switch(irq_state);
 }
 
-/// The switch's tracepoints, as the simulator records them: leaving idle,
+/// The switch's trace events, as the simulator records them: leaving idle,
 /// `sched_switch`, entering idle, then the counters of the CPU with those
 /// of the task switched out (as its dequeue or put left them: a task going
 /// to sleep is at its peak, so a chart drawn from switch-ins alone shows only
@@ -147,7 +146,7 @@ fn trace_switch(
     next: TaskId,
     leaving: Leaving,
 ) {
-    use tracepoint::{Kind, PrevState, record, task_arg};
+    use trace::{Kind, PrevState, record, task_arg};
     if previous == rq.idle {
         record(now, cpu, Kind::CpuIdle, 0, 0, u64::from(u32::MAX));
     }
@@ -182,14 +181,10 @@ pub fn finish_task_switch(irq_state: IrqState) {
     // SAFETY: `schedule()` on this CPU locked this run queue and forgot its guard
     // before switching here, with IRQs masked.
     let mut rq = unsafe { run_queue(cpu).adopt(irq_state) };
-    if instrument::ENABLED {
+    if costs::ENABLED {
         let start = percpu::of(cpu).switch_start.swap(0, Ordering::Relaxed);
         if start != 0 {
-            instrument::record(
-                cpu,
-                Op::ContextSwitch,
-                instrument::counter().wrapping_sub(start),
-            );
+            costs::record(cpu, Op::ContextSwitch, costs::counter().wrapping_sub(start));
         }
     }
     let previous = TaskId(percpu::of(cpu).previous_task.load(Ordering::Relaxed));

@@ -12,7 +12,7 @@ use super::settings::{next_tick_after, tick_period_ns};
 use super::{balance, bandwidth, cpufreq, eas, groups, load};
 use crate::arch::cpu::this_cpu;
 use crate::arch::timer::now_ns;
-use crate::observe::{instrument, tracepoint};
+use crate::observe::{costs, trace};
 use crate::platform::{hrtimer, percpu};
 use crate::tasks::table::account_runtime;
 
@@ -66,13 +66,13 @@ fn scheduler_tick(cpu: usize) {
         percpu::of(cpu).need_resched.store(true, Ordering::Relaxed);
     }
     rq.core.update_blocked_averages(now);
-    if tracepoint::recording() {
+    if trace::recording() {
         trace_signals(now, cpu, rq.core.run_queue(), rq.core.current());
         trace_group_bandwidth(now, cpu, rq.core.run_queue());
     }
     groups::exchange_group_load(cpu, &mut rq.core, now);
     // The tick's PELT updates, in the PELT histogram.
-    instrument::record_op_costs(cpu, || rq.core.take_op_costs());
+    costs::record_op_costs(cpu, || rq.core.take_op_costs());
     // schedutil's tick call, in both modes (after the tick's PELT and
     // blocked-load updates).
     let perf = active.then(|| {

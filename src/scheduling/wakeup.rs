@@ -24,8 +24,8 @@ use super::{cpufreq, eas, load, pi};
 use crate::arch::cpu::this_cpu;
 use crate::arch::timer::now_ns;
 use crate::config::{MAX_CPUS, TASK_SLOTS};
-use crate::observe::instrument::{self, Op};
-use crate::observe::{explain, tracepoint};
+use crate::observe::costs::{self, Op};
+use crate::observe::{explain, trace};
 use crate::platform::irq::{Ipi, send_ipi};
 use crate::platform::percpu;
 use crate::platform::sync::IrqSpinLock;
@@ -92,9 +92,9 @@ pub fn wake_up(id: TaskId) -> bool {
     slot.wakeups.fetch_add(1, Ordering::Relaxed);
     // `sched_waking` comes before the placement's `sched_migrate_task`, as
     // in Linux: its time is taken now, its target once placed.
-    let waking_at = if tracepoint::recording() { now_ns() } else { 0 };
+    let waking_at = if trace::recording() { now_ns() } else { 0 };
     let cpu = place_wakeup(id);
-    if tracepoint::recording() {
+    if trace::recording() {
         trace_waking(id, cpu, waking_at);
     }
     if cpu == this_cpu() {
@@ -121,12 +121,12 @@ fn trace_waking(id: TaskId, target: usize, at: u64) {
     let irq_state = crate::arch::cpu::irq_save();
     let cpu = this_cpu();
     let waker = if percpu::in_interrupt() {
-        tracepoint::NO_TASK
+        trace::NO_TASK
     } else {
-        tracepoint::task_arg(current(), idle_task_id(cpu))
+        trace::task_arg(current(), idle_task_id(cpu))
     };
-    let kind = tracepoint::Kind::Waking;
-    tracepoint::record(at, cpu, kind, id.0, waker, target as u64);
+    let kind = trace::Kind::Waking;
+    trace::record(at, cpu, kind, id.0, waker, target as u64);
     crate::arch::cpu::irq_restore(irq_state);
 }
 
@@ -205,7 +205,7 @@ fn select_wake_cpu(id: TaskId, prev: usize, rq: &CpuRunQueue) -> usize {
     eas::count_feec(placement.feec);
     if let Some(cost) = placement.feec_cost {
         // On the waking CPU's statistics: IRQs are masked under `prev`'s lock.
-        instrument::record(waker, Op::FindEnergyEfficientCpu, cost);
+        costs::record(waker, Op::FindEnergyEfficientCpu, cost);
     }
     placement.cpu.index()
 }
@@ -229,17 +229,17 @@ fn detach_for_wakeup(id: TaskId, rq: &mut CpuRunQueue, target: usize) -> bool {
     };
     rq.remove_member(id);
     *task(id).pending_migration.lock() = Some(state);
-    // Read only when tracepoints are compiled in: the default image keeps
+    // Read only when trace events are compiled in: the default image keeps
     // this path's instructions.
-    let source = if tracepoint::ENABLED {
+    let source = if trace::ENABLED {
         task(id).cpu() as u16
     } else {
         0
     };
     task(id).cpu.store(target as u16, Ordering::Release);
     task(id).migrations.fetch_add(1, Ordering::Relaxed);
-    let kind = tracepoint::Kind::Migrate;
-    tracepoint::record(now, target, kind, id.0, source, target as u64);
+    let kind = trace::Kind::Migrate;
+    trace::record(now, target, kind, id.0, source, target as u64);
     // `migrate_task_rq_fair`: a task that moved is no longer cache hot.
     task(id).exec_start.store(0, Ordering::Relaxed);
     true
@@ -276,9 +276,9 @@ fn activate(id: TaskId) {
     let now = now_ns();
     let migrated = attach_pending(&mut rq, id, now);
     let decision = rq.core.try_to_wake_up(id, now, migrated);
-    instrument::record_op_costs(cpu, || rq.core.take_op_costs());
+    costs::record_op_costs(cpu, || rq.core.take_op_costs());
     trace_group_bandwidth(now, cpu, rq.core.run_queue());
-    tracepoint::record(now, cpu, tracepoint::Kind::Wakeup, id.0, 0, cpu as u64);
+    trace::record(now, cpu, trace::Kind::Wakeup, id.0, 0, cpu as u64);
     slot.on_rq.store(true, Ordering::Relaxed);
     slot.wait_start.store(now, Ordering::Relaxed);
     slot.woken_at.store(now.max(1), Ordering::Relaxed);
@@ -367,18 +367,11 @@ pub fn activate_new(
     let mut rq = run_queue(cpu).lock();
     let now = now_ns();
     let decision = rq.core.wake_up_new_task(id, params, now)?;
-    instrument::record_op_costs(cpu, || rq.core.take_op_costs());
+    costs::record_op_costs(cpu, || rq.core.take_op_costs());
     trace_group_bandwidth(now, cpu, rq.core.run_queue());
-    if tracepoint::recording() {
+    if trace::recording() {
         let prio = prio(params.policy);
-        tracepoint::record(
-            now,
-            cpu,
-            tracepoint::Kind::WakeupNew,
-            id.0,
-            prio,
-            cpu as u64,
-        );
+        trace::record(now, cpu, trace::Kind::WakeupNew, id.0, prio, cpu as u64);
     }
     let slot = task(id);
     slot.state

@@ -12,7 +12,7 @@ use super::table::{
     TaskState, current, slot_or_allocate, task,
 };
 use crate::config::{MAX_CPUS, MAX_TASKS, TASK_STACK_SIZE};
-use crate::observe::tracepoint;
+use crate::observe::trace;
 use crate::platform::percpu;
 
 /// Where [`spawn`] starts looking for a free task slot.
@@ -167,10 +167,10 @@ extern "C" fn task_entry<S: Scheduler>(id: u64, _unused: u64) -> ! {
 pub fn exit<S: Scheduler>() -> ! {
     let me = current();
     crate::arch::cpu::irq_disable();
-    if tracepoint::recording() {
+    if trace::recording() {
         let cpu = crate::arch::cpu::this_cpu();
         let now = crate::arch::timer::now_ns();
-        tracepoint::record(now, cpu, tracepoint::Kind::Exit, me.0, 0, 0);
+        trace::record(now, cpu, trace::Kind::Exit, me.0, 0, 0);
     }
     task(me)
         .state

@@ -98,7 +98,7 @@ fn run_inner(options: &HackbenchOptions) -> Result<ExitCode, ExitCode> {
         loops,
         pipes: (0..groups * fds).map(|_| Pipe::new()).collect(),
     });
-    crate::observe::instrument::reset();
+    crate::observe::costs::reset();
     let cpus = percpu::nr_online();
     let start = now_ns();
     let mut tasks: Vec<(TaskId, u64)> = Vec::new();

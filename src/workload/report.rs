@@ -14,7 +14,7 @@ use fairway_sched::task::CpuId;
 use heapless::String;
 
 use crate::boot_options;
-use crate::observe::instrument::{self, OPS};
+use crate::observe::costs::{self, OPS};
 use crate::platform::percpu;
 use crate::tasks::{TaskId, idle_task_id, task};
 
@@ -212,7 +212,7 @@ pub fn print(results: &RunResults<'_>) {
             "none"
         },
     });
-    if instrument::ENABLED {
+    if costs::ENABLED {
         print_costs(cpus);
     }
     let end = results
@@ -303,7 +303,7 @@ fn print_costs(cpus: usize) {
         // One consistent snapshot per CPU (the other CPUs keep scheduling).
         let mut snapshots = alloc::vec::Vec::new();
         for cpu in 0..cpus {
-            instrument::with_costs(cpu, |costs| {
+            costs::with_costs(cpu, |costs| {
                 let stats = &costs.ops[index];
                 snapshots.push((
                     cpu,

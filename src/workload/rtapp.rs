@@ -734,7 +734,7 @@ fn starter_main(_: usize) {
     scheduling::observe::trace_start(run.start);
     STARTED_COUNTERS.call_once(CpuCounters::now);
     scheduling::cpufreq::restart_domains();
-    if crate::observe::tracepoint::recording() {
+    if crate::observe::trace::recording() {
         scheduling::cpufreq::trace_frequencies(now_ns());
     }
     let cpus = percpu::nr_online();
@@ -992,7 +992,7 @@ pub fn run(scenario: Scenario, options: &RtAppOptions) -> Result<(), SpawnError>
         .flatten()
         .map(|(path, &group)| (group, path.as_str()))
         .collect();
-    scheduling::observe::print_tracepoints(&groups);
+    scheduling::observe::print_trace(&groups);
     for instance in &run.instances {
         if let (Some(&id), Some(log)) = (instance.task.get(), instance.rtapp_log.get()) {
             rtapp_log::print(id, log, elapsed);

@@ -118,7 +118,7 @@ fn run_inner(options: &SchedPipeOptions) -> Result<(), ExitCode> {
             ExitCode::Failure
         })
     };
-    crate::observe::instrument::reset();
+    crate::observe::costs::reset();
     crate::scheduling::cpufreq::restart_meters();
     crate::scheduling::observe::trace_start(now_ns());
     let a = spawn_in_group("pipe-a", ping, 0)?;
@@ -151,7 +151,7 @@ fn run_inner(options: &SchedPipeOptions) -> Result<(), ExitCode> {
     if quota_us > 0 {
         let _ = core::fmt::write(&mut extra, format_args!("-quota{quota_us}us"));
     }
-    crate::scheduling::observe::print_tracepoints(&[]);
+    crate::scheduling::observe::print_trace(&[]);
     let config = report::config_label(&extra);
     // With DVFS, the energy meter's figures over the run (docs/boards.md).
     let mut metrics: alloc::vec::Vec<(&str, u64)> =

@@ -468,7 +468,7 @@ pub struct BootOptions {
     pub sched: SchedConfig,
     /// `icount=0|1`: the host ran QEMU with `-icount` (reported, not acted on).
     pub icount: bool,
-    /// `trace_records=N`: keep up to N tracepoint records per CPU for the
+    /// `trace_records=N`: keep up to N trace records per CPU for the
     /// host's `--trace` (docs/tracing.md; 0 = off). A kernel built without
     /// the `trace` feature refuses N > 0.
     pub trace_records: u64,

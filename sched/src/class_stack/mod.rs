@@ -66,7 +66,7 @@ pub struct ClassStack<F: SchedClass> {
     /// Whether the bucket accounting runs at all (Linux's `sched_uclamp_used`
     /// static key; off, enqueue and dequeue skip it entirely).
     uclamp_enabled: bool,
-    /// Brackets around the uclamp updates (issue 4's instrumentation).
+    /// Brackets around the uclamp updates (issue 4's cost counters).
     pub probe: crate::stats::probe::CostProbe,
 }
 

@@ -120,7 +120,7 @@ pub struct Switch {
 
 /// The counts the last calls spent in the run queue's hot operations, when a
 /// counter is set ([`CpuCore::set_cost_counter`]): each bracket holds the
-/// run-queue operation alone, as the kernel's instrumentation defines it.
+/// run-queue operation alone, as the kernel's cost counters define it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct OpCosts {
     /// `enqueue_task`.

@@ -185,7 +185,7 @@ pub struct FairRunQueue<P: Pick = PickPolicy, const BANDWIDTH: bool = true> {
     /// group entities still run until the next task is known (`NIL`:
     /// none; `put_prev_task_for_switch`, `settle_switch`).
     pub(super) switching_out: u32,
-    /// Brackets around the PELT updates (issue 4's instrumentation).
+    /// Brackets around the PELT updates (issue 4's cost counters).
     pub probe: crate::stats::probe::CostProbe,
     /// The groups' bandwidth pools and this CPU's number, once a group has
     /// a quota (`None` before: each bandwidth step costs one test, Linux's

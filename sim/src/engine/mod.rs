@@ -61,7 +61,7 @@ mod eas;
 pub mod explain;
 mod progress;
 mod setup;
-mod tracing;
+mod trace;
 mod workload;
 use crate::results::{CpuResult, Results, Switch, TaskResult};
 use crate::sampler::Sampler;
@@ -369,10 +369,10 @@ pub struct Simulation<'s> {
     eas: Option<eas::EasState>,
     /// Why EAS is off; `None` when it is on.
     eas_off: Option<fairway_sched::eas::EasUnavailable>,
-    /// The events recorded for `--trace` (`engine::tracing`).
+    /// The events recorded for `--trace` (`engine::trace`).
     trace: Option<fairway_trace::Trace>,
     /// The bandwidth counters' values last recorded, so that a value is
-    /// recorded when it changes (`engine::tracing`).
+    /// recorded when it changes (`engine::trace`).
     traced_bandwidth: std::collections::BTreeMap<fairway_trace::CounterTrack, i64>,
     /// Explain mode: each limited group's run queues' throttled state as
     /// last explained, by (path, CPU).

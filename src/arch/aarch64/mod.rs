@@ -11,7 +11,7 @@ pub mod pmu;
 pub mod psci;
 pub mod timer;
 
-/// The marker of an image built with tracepoints (the `trace` feature): the host
+/// The marker of an image built with trace events (the `trace` feature): the host
 /// runner looks for these bytes in the image before it boots it, so that
 /// `--trace` and `--explain` on an image without them are refused at once, with
 /// the build command, instead of after a boot.

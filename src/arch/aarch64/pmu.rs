@@ -1,4 +1,4 @@
-//! The PMU cycle counter, the instrument of Fairway's cost figures. Under QEMU
+//! The PMU cycle counter, the source of Fairway's cost figures. Under QEMU
 //! with `-icount shift=0` it counts instructions exactly; on boards, cycles.
 
 use core::sync::atomic::{AtomicBool, Ordering};

@@ -1,7 +1,7 @@
 //! `cargo xtask bench [--check | --check-targets]`: Fairway's hot paths against
 //! Linux's (issue 15; docs/performance.md).
 //!
-//! Builds the kernel without instrumentation (`--release --no-default-features`,
+//! Builds the kernel without the cost counters (`--release --no-default-features`,
 //! in `target/bench`), boots it under QEMU icount (`-icount
 //! shift=0,align=off,sleep=off`: one instruction is one nanosecond of virtual
 //! time, so every figure is an exact, repeatable instruction count) on
@@ -103,11 +103,11 @@ fn group_digits(value: i64) -> String {
     if value < 0 { format!("-{out}") } else { out }
 }
 
-/// Builds the uninstrumented release kernel and returns its path.
+/// Builds the release kernel without the cost counters and returns its path.
 pub fn build_kernel() -> Result<PathBuf, String> {
     let root = workspace_root();
     let target_dir = root.join("target").join("bench");
-    eprintln!("xtask: bench: building the kernel without instrumentation");
+    eprintln!("xtask: bench: building the kernel without the cost counters");
     let status = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
         .current_dir(&root)
         .args([

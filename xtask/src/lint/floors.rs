@@ -574,10 +574,10 @@ mod tests {
     fn an_import_up_a_floor_fails_naming_file_line_and_path() {
         let (_, failures) = check_sources(&files(&[
             ("src/lib.rs", "pub mod observe;\npub mod scheduling;\n"),
-            ("src/observe/mod.rs", "pub mod tracepoint;\n"),
+            ("src/observe/mod.rs", "pub mod trace;\n"),
             (
-                "src/observe/tracepoint.rs",
-                "//! Tracepoints.\n\nuse crate::scheduling::run_queue::run_queue;\n",
+                "src/observe/trace.rs",
+                "//! Trace events.\n\nuse crate::scheduling::run_queue::run_queue;\n",
             ),
             ("src/scheduling/mod.rs", "pub mod run_queue;\n"),
             ("src/scheduling/run_queue.rs", "pub fn run_queue() {}\n"),
@@ -585,7 +585,7 @@ mod tests {
         assert_eq!(failures.len(), 1, "{failures:?}");
         let failure = &failures[0];
         assert!(
-            failure.starts_with("src/observe/tracepoint.rs:3: `crate::scheduling::run_queue::run_queue` points up a floor"),
+            failure.starts_with("src/observe/trace.rs:3: `crate::scheduling::run_queue::run_queue` points up a floor"),
             "{failure}"
         );
         assert!(failure.contains("src/scheduling/run_queue.rs"), "{failure}");

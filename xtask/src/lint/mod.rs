@@ -67,7 +67,7 @@ pub fn run() -> Result<(), String> {
         ]
         .concat(),
     )?;
-    eprintln!("xtask: clippy (aarch64, instrumentation compiled out)");
+    eprintln!("xtask: clippy (aarch64, costs compiled out)");
     cargo(
         &[
             &[
@@ -81,7 +81,7 @@ pub fn run() -> Result<(), String> {
         ]
         .concat(),
     )?;
-    eprintln!("xtask: clippy (aarch64, tracepoints compiled in)");
+    eprintln!("xtask: clippy (aarch64, trace events compiled in)");
     cargo(
         &[
             &[

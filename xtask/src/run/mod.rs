@@ -1,5 +1,5 @@
 //! Booting kernels: the runner command, QEMU and the boards, the progress
-//! line, what a run's output is decoded into (report, tracepoint records,
+//! line, what a run's output is decoded into (report, trace records,
 //! rt-app's logs, icount warnings), and the host tools and kernel builds
 //! that running needs. Nothing here knows the test cases, the experiments
 //! or the board runner (see the layers in `main.rs`).

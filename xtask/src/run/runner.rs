@@ -170,7 +170,7 @@ impl Outputs {
 
     /// The outputs are checked before QEMU starts: an unwritable path must
     /// not lose a run of many minutes, nor a trace asked of a kernel built
-    /// without tracepoints.
+    /// without trace events.
     fn check(&self, kernel: &str) -> Result<(), String> {
         for (option, path) in [
             ("--report", &self.report_json),
@@ -185,7 +185,7 @@ impl Outputs {
                 .map_err(|e| format!("--rtapp-logs {}: {e}", dir.display()))?;
         }
         if (self.trace_file.is_some() || self.explain.is_some())
-            && !kernel_has_tracepoints(std::path::Path::new(kernel))?
+            && !kernel_has_trace_events(std::path::Path::new(kernel))?
         {
             let option = if self.trace_file.is_some() {
                 "--trace"
@@ -193,7 +193,7 @@ impl Outputs {
                 "--explain"
             };
             return Err(format!(
-                "{option}: {kernel} was built without tracepoints; build and run it with them: \
+                "{option}: {kernel} was built without trace events; build and run it with them: \
                  cargo run --release --features trace -- {option} ..."
             ));
         }
@@ -342,9 +342,9 @@ pub(crate) fn exit_status(status: Option<i32>, written: Result<(), String>) -> E
     }
 }
 
-/// Whether the kernel image was built with tracepoints: it holds the marker
+/// Whether the kernel image was built with trace events: it holds the marker
 /// `FEATURE_MARKER` of `src/arch/aarch64/mod.rs`.
-fn kernel_has_tracepoints(kernel: &std::path::Path) -> Result<bool, String> {
+fn kernel_has_trace_events(kernel: &std::path::Path) -> Result<bool, String> {
     const MARKER: &[u8] = b"fairway-features: trace\0";
     let image = std::fs::read(kernel).map_err(|e| format!("{}: {e}", kernel.display()))?;
     Ok(image.windows(MARKER.len()).any(|window| window == MARKER))
@@ -354,11 +354,10 @@ fn kernel_has_tracepoints(kernel: &std::path::Path) -> Result<bool, String> {
 /// not set `trace_records=` (24 bytes each).
 const DEFAULT_TRACE_RECORDS: u64 = 200_000;
 
-/// `--trace FILE`: the kernel's tracepoint records as a Perfetto trace.
+/// `--trace FILE`: the kernel's trace records as a Perfetto trace.
 fn write_trace(lines: &[String], path: &std::path::Path) -> Result<(), String> {
-    let trace = kernel_trace::from_lines(lines)?.ok_or(
-        "--trace: the kernel printed no tracepoint records (only rt-app runs record them)",
-    )?;
+    let trace = kernel_trace::from_lines(lines)?
+        .ok_or("--trace: the kernel printed no trace records (only rt-app runs record them)")?;
     std::fs::write(path, trace.to_perfetto()).map_err(|e| format!("{}: {e}", path.display()))?;
     eprintln!(
         "xtask: trace: {} events and {} counter values of {} tasks on {} CPUs in {}",

@@ -1,10 +1,10 @@
-//! Explain mode's records (`explain=N`) in a run's tracepoint lines,
+//! Explain mode's records (`explain=N`) in a run's trace lines,
 //! decoded into the [`Decision`]s they pack and printed as the simulator
 //! prints its own (`fairway_trace::explain`).
 
 use std::collections::BTreeMap;
 
-use fairway_contract::tracepoint::Kind;
+use fairway_contract::trace::Kind;
 use fairway_trace::TaskIndex;
 use fairway_trace::explain::{
     self, Candidate, Competitor, DomainCpuView, EnergyView, PlacementView, RrCandidate,
@@ -143,7 +143,7 @@ impl Explained {
 }
 
 /// The decisions explain mode recorded (`explain=N`), `None` without
-/// tracepoint records. Each decision is its head record and the records
+/// trace records. Each decision is its head record and the records
 /// that follow it on its CPU at its time, read by the function of its kind.
 pub fn explained(lines: &[String]) -> Result<Option<Explained>, String> {
     let Some(parsed) = parse(lines)? else {

@@ -1,5 +1,5 @@
-//! The kernel's tracepoint records (`src/observe/tracepoint.rs`), read from a
-//! decoded run's `tracepoint:` lines into a [`Trace`], the simulator's form,
+//! The kernel's trace records (`src/observe/trace.rs`), read from a
+//! decoded run's `trace-record:` lines into a [`Trace`], the simulator's form,
 //! for the runner's `--trace FILE` (docs/tracing.md, "The kernel's traces").
 //!
 //! The kernel prints its per-CPU buffers one after another; the records are
@@ -11,7 +11,7 @@
 
 use std::collections::BTreeMap;
 
-use fairway_contract::tracepoint::{Kind, PrevState as KernelPrevState};
+use fairway_contract::trace::{Kind, PrevState as KernelPrevState};
 use fairway_trace::{
     CounterTrack, CpuSignal, Event, GroupCpuSignal, PrevState, Record, TaskIndex, TaskInfo,
     TaskSignal, Trace,
@@ -42,14 +42,14 @@ fn after<'a>(line: &'a str, marker: &str) -> Option<&'a str> {
 
 fn number<T: std::str::FromStr>(word: Option<&str>, line: &str) -> Result<T, String> {
     word.and_then(|w| w.parse().ok())
-        .ok_or_else(|| format!("a malformed tracepoint line: {line:?}"))
+        .ok_or_else(|| format!("a malformed trace line: {line:?}"))
 }
 
 fn parse_record(rest: &str, line: &str) -> Result<Line, String> {
     let mut words = rest.split_whitespace();
     Ok(Line {
         kind: Kind::from_number(number(words.next(), line)?)
-            .ok_or_else(|| format!("a tracepoint record of unknown kind: {line:?}"))?,
+            .ok_or_else(|| format!("a trace record of unknown kind: {line:?}"))?,
         cpu: number(words.next(), line)?,
         time_ns: number(words.next(), line)?,
         a: number(words.next(), line)?,
@@ -78,7 +78,7 @@ struct Parsed {
     nr_cpus: usize,
     tasks: Vec<TaskInfo>,
     indices: BTreeMap<u16, TaskIndex>,
-    /// The task groups' paths by kernel index (`tracepoint-group:`).
+    /// The task groups' paths by kernel index (`trace-group:`).
     groups: BTreeMap<u16, String>,
     /// The groups with bandwidth counters, by kernel index: a group's trace
     /// index is its place here.
@@ -104,12 +104,12 @@ impl Parsed {
         self.groups
             .get(&group)
             .cloned()
-            .ok_or_else(|| format!("task group {group}, which no tracepoint-group line names"))
+            .ok_or_else(|| format!("task group {group}, which no trace-group line names"))
     }
 }
 
 /// The trace in a decoded run's lines; `None` when the kernel printed no
-/// tracepoint records (it ran without `trace_records=`). A CPU whose buffer
+/// trace records (it ran without `trace_records=`). A CPU whose buffer
 /// filled up is an error: the trace would miss events.
 pub fn from_lines(lines: &[String]) -> Result<Option<Trace>, String> {
     let Some(parsed) = parse(lines)? else {
@@ -133,8 +133,8 @@ pub fn from_lines(lines: &[String]) -> Result<Option<Trace>, String> {
     Ok(Some(trace))
 }
 
-/// The tracepoint lines of a run read and merged by time, with the trace's
-/// tasks and groups; `None` without a `tracepoint-end:` line.
+/// The trace lines of a run read and merged by time, with the trace's
+/// tasks and groups; `None` without a `trace-end:` line.
 fn parse(lines: &[String]) -> Result<Option<Parsed>, String> {
     let mut records = Vec::new();
     let mut names = BTreeMap::new();
@@ -142,19 +142,19 @@ fn parse(lines: &[String]) -> Result<Option<Parsed>, String> {
     let mut end = None;
     let mut groups = BTreeMap::new();
     for line in lines {
-        if let Some(rest) = after(line, "tracepoint: ") {
+        if let Some(rest) = after(line, "trace-record: ") {
             records.push(parse_record(rest, line)?);
-        } else if let Some(rest) = after(line, "tracepoint-task: ") {
+        } else if let Some(rest) = after(line, "trace-task: ") {
             let (id, name) = rest
                 .split_once(' ')
-                .ok_or_else(|| format!("a malformed tracepoint line: {line:?}"))?;
+                .ok_or_else(|| format!("a malformed trace line: {line:?}"))?;
             names.insert(number::<u16>(Some(id), line)?, name.to_string());
-        } else if let Some(rest) = after(line, "tracepoint-group: ") {
+        } else if let Some(rest) = after(line, "trace-group: ") {
             let (index, path) = rest
                 .split_once(' ')
-                .ok_or_else(|| format!("a malformed tracepoint line: {line:?}"))?;
+                .ok_or_else(|| format!("a malformed trace line: {line:?}"))?;
             groups.insert(number::<u16>(Some(index), line)?, path.to_string());
-        } else if let Some(rest) = after(line, "tracepoint-cpu: ") {
+        } else if let Some(rest) = after(line, "trace-cpu: ") {
             let mut words = rest.split_whitespace();
             let cpu: usize = number(words.next(), line)?;
             let dropped: u64 = number(words.find_map(|w| w.strip_prefix("dropped=")), line)?;
@@ -165,7 +165,7 @@ fn parse(lines: &[String]) -> Result<Option<Parsed>, String> {
                 ));
             }
             nr_cpus = nr_cpus.max(cpu + 1);
-        } else if let Some(rest) = after(line, "tracepoint-end: ") {
+        } else if let Some(rest) = after(line, "trace-end: ") {
             end = Some(number::<u64>(Some(rest.trim()), line)?);
         }
     }

@@ -13,16 +13,16 @@ fn records_merge_by_time_and_tasks_follow_the_report() {
     // CPU 1's buffer is printed after CPU 0's but holds the earlier
     // records; task 7 is the report's first task, 5 a kernel task.
     let trace = from_lines(&lines(
-        "0.1 tracepoint: 3 0 500 5 120 0\n\
-         0.1 tracepoint: 0 0 600 65535 5 0\n\
-         tracepoint-cpu: 0 records=2 dropped=0\n\
-         tracepoint: 3 1 100 7 100 1\n\
-         tracepoint: 0 1 200 65535 7 0\n\
-         tracepoint: 8 1 200 7 0 321\n\
-         tracepoint-cpu: 1 records=3 dropped=0\n\
-         tracepoint-task: 5 main\n\
-         tracepoint-task: 7 rt\n\
-         tracepoint-end: 1000\n\
+        "0.1 trace-record: 3 0 500 5 120 0\n\
+         0.1 trace-record: 0 0 600 65535 5 0\n\
+         trace-cpu: 0 records=2 dropped=0\n\
+         trace-record: 3 1 100 7 100 1\n\
+         trace-record: 0 1 200 65535 7 0\n\
+         trace-record: 8 1 200 7 0 321\n\
+         trace-cpu: 1 records=3 dropped=0\n\
+         trace-task: 5 main\n\
+         trace-task: 7 rt\n\
+         trace-end: 1000\n\
          report: task id=7 name=rt cpu=1",
     ))
     .unwrap()
@@ -59,25 +59,25 @@ fn explain_records_decode_into_the_decisions_they_pack() {
     // CPU 1 to 0 after one energy estimate; CPU 1 at 70 ns: domain 0 to
     // 950 MHz with CPU 0's numbers.
     let text = format!(
-        "tracepoint: {} 0 100 7 2 1\n\
-         tracepoint: {} 0 100 7 7 1000\n\
-         tracepoint: {} 0 100 7 0 1500\n\
-         tracepoint: {} 0 100 7 0 0\n\
-         tracepoint: {} 0 100 5 0 1003\n\
-         tracepoint: {} 0 100 5 0 1200\n\
-         tracepoint: {} 0 100 5 0 {}\n\
-         tracepoint-cpu: 0 records=7 dropped=0\n\
-         tracepoint: {} 1 40 5 0 191\n\
-         tracepoint: {} 1 45 0 65535 2025423\n\
-         tracepoint: {} 1 45 0 65535 {}\n\
-         tracepoint: {} 1 50 5 1 0\n\
-         tracepoint: {} 1 50 0 {} {}\n\
-         tracepoint: {} 1 70 0 1 950000\n\
-         tracepoint: {} 1 70 0 0 {}\n\
-         tracepoint-cpu: 1 records=7 dropped=0\n\
-         tracepoint-task: 5 b\n\
-         tracepoint-task: 7 a\n\
-         tracepoint-end: 200\n\
+        "trace-record: {} 0 100 7 2 1\n\
+         trace-record: {} 0 100 7 7 1000\n\
+         trace-record: {} 0 100 7 0 1500\n\
+         trace-record: {} 0 100 7 0 0\n\
+         trace-record: {} 0 100 5 0 1003\n\
+         trace-record: {} 0 100 5 0 1200\n\
+         trace-record: {} 0 100 5 0 {}\n\
+         trace-cpu: 0 records=7 dropped=0\n\
+         trace-record: {} 1 40 5 0 191\n\
+         trace-record: {} 1 45 0 65535 2025423\n\
+         trace-record: {} 1 45 0 65535 {}\n\
+         trace-record: {} 1 50 5 1 0\n\
+         trace-record: {} 1 50 0 {} {}\n\
+         trace-record: {} 1 70 0 1 950000\n\
+         trace-record: {} 1 70 0 0 {}\n\
+         trace-cpu: 1 records=7 dropped=0\n\
+         trace-task: 5 b\n\
+         trace-task: 7 a\n\
+         trace-end: 200\n\
          report: task id=7 name=a cpu=0",
         k(Kind::ExplainPick),
         k(Kind::ExplainCandidate),
@@ -174,13 +174,13 @@ fn round_robin_pick_records_decode_in_fifo_order() {
     // and 7, which was running and ran 4,000,000 ns of a 4,000,000 ns
     // slice.
     let text = format!(
-        "tracepoint: {} 0 100 5 2 4000000\n\
-         tracepoint: {} 0 100 5 0 0\n\
-         tracepoint: {} 0 100 7 1 4000000\n\
-         tracepoint-cpu: 0 records=3 dropped=0\n\
-         tracepoint-task: 5 b\n\
-         tracepoint-task: 7 a\n\
-         tracepoint-end: 200\n\
+        "trace-record: {} 0 100 5 2 4000000\n\
+         trace-record: {} 0 100 5 0 0\n\
+         trace-record: {} 0 100 7 1 4000000\n\
+         trace-cpu: 0 records=3 dropped=0\n\
+         trace-task: 5 b\n\
+         trace-task: 7 a\n\
+         trace-end: 200\n\
          report: task id=7 name=a cpu=0",
         k(Kind::ExplainRrPick),
         k(Kind::ExplainRrCandidate),
@@ -212,9 +212,7 @@ fn round_robin_pick_records_decode_in_fifo_order() {
 
 #[test]
 fn a_full_buffer_is_an_error_and_no_records_no_trace() {
-    let full = from_lines(&lines(
-        "tracepoint-cpu: 2 records=10 dropped=3\ntracepoint-end: 5",
-    ));
+    let full = from_lines(&lines("trace-cpu: 2 records=10 dropped=3\ntrace-end: 5"));
     assert!(
         full.unwrap_err()
             .contains("cpu2's trace buffer filled up: 3 records dropped")

@@ -136,7 +136,7 @@ pub fn run(kernel: &Path, config: &QemuConfig) -> Result<Outcome, String> {
 
 /// Decodes every complete defmt frame `decoder` holds into a log line
 /// (`TIMESTAMP LEVEL message`, as the runner prints them), echoes it when
-/// `echo` (tracepoint records are data, never echoed) and hands it to `push`;
+/// `echo` (trace records are data, never echoed) and hands it to `push`;
 /// a malformed frame becomes the line `(malformed defmt frame skipped)`. Shared
 /// by the QEMU runner and the board runner (`crate::hil`).
 pub fn decode_frames(
@@ -158,10 +158,10 @@ pub fn decode_frames(
                     }
                     (None, None) => message,
                 };
-                // Tracepoint records are data for `--trace`, and the turns
+                // Trace records are data for `--trace`, and the turns
                 // lines for the runner's warnings (`icount_warnings`), not
                 // for a reader.
-                if echo && !line.contains("tracepoint: ") && !line.contains("turns: ") {
+                if echo && !line.contains("trace-record: ") && !line.contains("turns: ") {
                     let _terminal = crate::run::progress::before_output();
                     println!("{line}");
                 }

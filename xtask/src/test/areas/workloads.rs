@@ -4,7 +4,7 @@
 
 use crate::test::Case;
 
-/// The cost table of a run has every instrumented operation.
+/// The cost table of a run has every measured operation.
 fn costs_reported(lines: &[String]) -> Result<(), String> {
     for op in [
         "enqueue_task",

@@ -1,4 +1,4 @@
-//! The kernel's traces: a kernel built with tracepoints, its traced runs held
+//! The kernel's traces: a kernel built with trace events, its traced runs held
 //! against its report (and its explained throttles and energy estimates
 //! against the numbers behind them), what a record costs, and the progress
 //! line's reads.
@@ -61,12 +61,12 @@ pub(super) const KERNEL_CASES: [KernelCase; 4] = [
     },
 ];
 
-/// The kernel with tracepoints and without the cycle-counter brackets
+/// The kernel with trace events and without the cycle-counter brackets
 /// (`--no-default-features --features trace`), in its own target directory.
 pub(super) fn build_trace_kernel() -> Result<PathBuf, String> {
     let root = workspace_root();
     let target_dir = root.join("target").join("trace-kernel");
-    eprintln!("xtask: trace checks: building the kernel with tracepoints");
+    eprintln!("xtask: trace checks: building the kernel with trace events");
     let output = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
         .current_dir(&root)
         .args([
@@ -83,7 +83,7 @@ pub(super) fn build_trace_kernel() -> Result<PathBuf, String> {
         .map_err(|e| format!("cargo: {e}"))?;
     if !output.status.success() {
         return Err(format!(
-            "the kernel with tracepoints did not build: {}",
+            "the kernel with trace events did not build: {}",
             String::from_utf8_lossy(&output.stderr).trim()
         ));
     }
@@ -134,7 +134,7 @@ pub(super) fn kernel_case(
     std::fs::write(&results, report.to_json())
         .map_err(|e| format!("{}: {e}", results.display()))?;
     let trace = crate::run::kernel_trace::from_lines(&lines)?
-        .ok_or("the kernel printed no tracepoint records")?;
+        .ok_or("the kernel printed no trace records")?;
     let path = out.join(format!("{}.pftrace", case.name));
     std::fs::write(&path, trace.to_perfetto()).map_err(|e| format!("{}: {e}", path.display()))?;
     let mut summary = check_trace(python, &path, &results)?;
@@ -313,14 +313,14 @@ fn check_energy_estimates(
     ))
 }
 
-/// The largest cost of one tracepoint record, in instructions: a record is
+/// The largest cost of one trace record, in instructions: a record is
 /// a 24-byte copy under this CPU's buffer lock; more means the path grew.
 const RECORD_COST_BUDGET: f64 = 100.0;
 
 /// Round trips of the record-cost measurement (18 records each).
 const COST_LOOPS: u64 = 2_000;
 
-/// What a record costs: pinned sched-pipe under icount with tracepoints
+/// What a record costs: pinned sched-pipe under icount with trace events
 /// compiled in, off (`trace_records=0`) and on; the instructions the run
 /// gained over the records it made (every record kind of a switch and a
 /// wake-up: `sched_switch`, `sched_waking`, `sched_wakeup`, and the
@@ -339,12 +339,12 @@ pub(super) fn record_cost(kernel: &Path) -> Result<String, String> {
         let count = |field: &str| -> u64 {
             lines
                 .iter()
-                .filter_map(|l| l.split("tracepoint-cpu: ").nth(1))
+                .filter_map(|l| l.split("trace-cpu: ").nth(1))
                 .filter_map(|rest| rest.split_whitespace().find_map(|w| w.strip_prefix(field)))
                 .filter_map(|n| n.parse::<u64>().ok())
                 .sum()
         };
-        // A dropped record costs its tracepoint's work but is not counted:
+        // A dropped record costs its trace event's work but is not counted:
         // the buffer must hold every record for the figure to mean anything.
         let dropped = count("dropped=");
         if dropped > 0 {

@@ -5,7 +5,7 @@
 //! results compared with the same run's untraced; then the kernel's traces
 //! (a kernel built with `--features trace`, its records turned into a trace
 //! as the runner's `--trace` does) held against its report the same way,
-//! and the instructions a tracepoint record costs.
+//! and the instructions a trace record costs.
 
 use std::path::Path;
 use std::process::{Command, Stdio};

@@ -1,4 +1,4 @@
-//! Cycle-counter instrumentation of the scheduler's hot paths (issue 4):
+//! Cycle-counter costs of the scheduler's hot paths (issue 4):
 //! `enqueue_task`, `dequeue_task`, `pick_next_task` and the context switch are
 //! bracketed here; the PELT and uclamp updates inside the core are bracketed by
 //! the core's probe (`fairway_sched::stats::probe`) with the same counter.
@@ -9,7 +9,7 @@
 //! at boot on each CPU (the minimum over a calibration loop) and subtracted from
 //! every sample. Under QEMU icount the counter counts instructions.
 //!
-//! The cargo feature `instrumentation` (on by default) compiles all of it in;
+//! The cargo feature `costs` (on by default) compiles all of it in;
 //! without it, `bracket` is the bare operation and nothing is recorded.
 
 use fairway_sched::cpu_core::OpCosts;
@@ -92,8 +92,8 @@ impl CpuCosts {
 static COSTS: [IrqSpinLock<Option<CpuCosts>>; MAX_CPUS] =
     [const { IrqSpinLock::new(None) }; MAX_CPUS];
 
-/// Whether the instrumentation is compiled in.
-pub const ENABLED: bool = cfg!(feature = "instrumentation");
+/// Whether the cost counters are compiled in.
+pub const ENABLED: bool = cfg!(feature = "costs");
 
 /// The counter the brackets read.
 #[inline(always)]
@@ -145,7 +145,7 @@ pub fn record(cpu: usize, op: Op, cycles: u64) {
 /// Records what one call into CPU `cpu`'s driver spent in `enqueue_task`,
 /// `dequeue_task` and the pick, and the PELT updates its probe counted:
 /// `take` hands over the driver's counts (`CpuCore::take_op_costs`), and is
-/// called only when the instrumentation is compiled in.
+/// called only when the cost counters are compiled in.
 #[inline(always)]
 pub fn record_op_costs(cpu: usize, take: impl FnOnce() -> OpCosts) {
     if ENABLED {

@@ -1,9 +1,10 @@
-//! Tracepoints: the scheduler's events and signals, recorded where the kernel
+//! Trace events: the scheduler's events and signals, recorded where the kernel
 //! carries each out into per-CPU RAM buffers, and printed at the end of a run
-//! as `tracepoint:` lines that the host runner turns into a Perfetto trace
-//! (`--trace FILE`; docs/tracing.md, "The kernel's traces").
+//! as `trace-record:` lines (not `trace:`, the switch trace's) that the host
+//! runner turns into a Perfetto trace (`--trace FILE`; docs/tracing.md, "The
+//! kernel's traces").
 //!
-//! Callers hand a tracepoint the values it records, as Linux's trace events
+//! Callers hand a trace event the values it records, as Linux's trace events
 //! are called with them: nothing here reads a run queue or the scheduler's
 //! state (the scheduling floor reads them, only while recording, and passes
 //! the numbers down).
@@ -19,10 +20,10 @@
 //! and `runtime_remaining` and the pool's `runtime`, recorded when they
 //! change).
 //!
-//! Cost: without the `trace` feature every tracepoint compiles out (each
+//! Cost: without the `trace` feature every trace event compiles out (each
 //! body stands behind [`ENABLED`], a constant `false`), so the default
 //! image's instructions are the same as without this module. Built in and off (`trace_records=0`), a
-//! tracepoint is a load and a branch; on, a record is a 24-byte copy under
+//! trace event is a load and a branch; on, a record is a 24-byte copy under
 //! this CPU's buffer lock, never an allocation: the buffers are allocated at
 //! boot and a full buffer counts what it drops.
 
@@ -36,13 +37,13 @@ use fairway_sched::task::{GroupId, TaskId};
 use crate::config::MAX_CPUS;
 use crate::platform::sync::IrqSpinLock;
 
-/// Whether the tracepoints are compiled in (the `trace` feature).
+/// Whether the trace events are compiled in (the `trace` feature).
 pub const ENABLED: bool = cfg!(feature = "trace");
 
 /// A task argument that is no task: the idle task, or no waker.
 pub const NO_TASK: u16 = u16::MAX;
 
-pub use fairway_contract::tracepoint::{Kind, PrevState};
+pub use fairway_contract::trace::{Kind, PrevState};
 
 /// One record: 24 bytes.
 #[derive(Clone, Copy, Debug)]
@@ -83,7 +84,7 @@ pub fn allocate(nr_cpus: usize, records: usize) -> Result<(), alloc::collections
     Ok(())
 }
 
-/// Whether tracepoints record now.
+/// Whether the trace records now.
 #[inline(always)]
 pub fn recording() -> bool {
     ENABLED && RECORDING.load(Ordering::Relaxed)
@@ -200,11 +201,11 @@ pub fn signals(now: u64, cpu: usize, signals: CpuSignals, task: Option<TaskSigna
 
 /// Prints the records, CPU by CPU in the order each CPU made them, with
 /// times since the run's start, each CPU's followed by its count of records
-/// and of dropped ones (`tracepoint-cpu:`); then the names of the tasks that
-/// exist at the end, `tasks` (`tracepoint-task: ID NAME`: a slot freed
+/// and of dropped ones (`trace-cpu:`); then the names of the tasks that
+/// exist at the end, `tasks` (`trace-task: ID NAME`: a slot freed
 /// during the run is named by whoever holds it then), and the run's end
-/// (`tracepoint-end:`). The host merges the CPUs by time. `groups` names the
-/// task groups the records number (`tracepoint-group: INDEX PATH`); those
+/// (`trace-end:`). The host merges the CPUs by time. `groups` names the
+/// task groups the records number (`trace-group: INDEX PATH`); those
 /// with group counters are the ones with CFS bandwidth control.
 pub fn print<Name: AsRef<str>>(
     groups: &[(GroupId, &str)],
@@ -225,7 +226,7 @@ pub fn print<Name: AsRef<str>>(
         };
         for record in &records {
             defmt::println!(
-                "tracepoint: {=u8} {=u8} {=u64} {=u16} {=u16} {=u64}",
+                "trace-record: {=u8} {=u8} {=u64} {=u16} {=u16} {=u64}",
                 record.kind as u8,
                 record.cpu,
                 record.time_ns.saturating_sub(origin),
@@ -235,20 +236,20 @@ pub fn print<Name: AsRef<str>>(
             );
         }
         defmt::println!(
-            "tracepoint-cpu: {=usize} records={=usize} dropped={=u64}",
+            "trace-cpu: {=usize} records={=usize} dropped={=u64}",
             cpu,
             records.len(),
             dropped
         );
     }
     for (group, path) in groups {
-        defmt::println!("tracepoint-group: {=u16} {=str}", group.0, path);
+        defmt::println!("trace-group: {=u16} {=str}", group.0, path);
     }
     for (id, name) in tasks {
-        defmt::println!("tracepoint-task: {=u16} {=str}", id.0, name.as_ref());
+        defmt::println!("trace-task: {=u16} {=str}", id.0, name.as_ref());
     }
     defmt::println!(
-        "tracepoint-end: {=u64}",
+        "trace-end: {=u64}",
         END_NS.load(Ordering::Relaxed).saturating_sub(origin)
     );
 }

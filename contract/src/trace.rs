@@ -1,12 +1,12 @@
-//! The kernel's tracepoint records as the host reads them: each record's
+//! The kernel's trace records as the host reads them: each record's
 //! kind and how its fields are used (docs/tracing.md, "The kernel's
-//! traces"). The kernel writes them (`src/observe/tracepoint.rs`,
+//! traces"). The kernel writes them (`src/observe/trace.rs`,
 //! `src/observe/explain.rs`) and the runner decodes them
 //! (`xtask/src/run/kernel_trace/`) by these numbers, so the two cannot drift
 //! apart. A record is `kind cpu time_ns a b value`; a task argument of
 //! `u16::MAX` is no task (an idle task, or no waker).
 
-/// What a record is: its number in the `tracepoint:` lines.
+/// What a record is: its number in the `trace-record:` lines.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(u8)]
 pub enum Kind {
@@ -79,7 +79,7 @@ pub enum Kind {
     /// The same estimate's `cpu_cap << 48 | max_util << 24 | sum_util`.
     ExplainEnergyUtil = 27,
     /// Task group `a`'s run queue on the CPU: `cfs_rq->throttled`, 0 or 1
-    /// (`a` is the kernel's group index; `tracepoint-group:` names it).
+    /// (`a` is the kernel's group index; `trace-group:` names it).
     GroupThrottled = 28,
     /// Task group `a`'s run queue on the CPU: `runtime_remaining` (an `i64`).
     GroupRuntimeRemaining = 29,
