@@ -65,11 +65,10 @@ impl PolicyChoice {
     }
 
     /// The feature switches `sched_feat=` may name under this policy
-    /// ([`crate::fair::features`]); round robin has none.
+    /// ([`crate::fair::features`]); round robin and CFS have none.
     pub fn feature_set(self) -> Option<crate::fair::FeatureSet> {
         match self {
-            PolicyChoice::RoundRobin => None,
-            PolicyChoice::Cfs => Some(crate::fair::FeatureSet::Cfs),
+            PolicyChoice::RoundRobin | PolicyChoice::Cfs => None,
             PolicyChoice::Eevdf => Some(crate::fair::FeatureSet::Eevdf),
         }
     }
@@ -313,9 +312,7 @@ impl SchedConfig {
             PolicyChoice::RoundRobin => PolicyKind::RoundRobin {
                 slice: self.slice_ns(),
             },
-            PolicyChoice::Cfs => {
-                PolicyKind::Cfs(CfsTunables::for_cpus(cpus).with_features(self.features))
-            }
+            PolicyChoice::Cfs => PolicyKind::Cfs(CfsTunables::for_cpus(cpus)),
             PolicyChoice::Eevdf => PolicyKind::Eevdf(
                 EevdfTunables::for_cpus(cpus, self.tick_ns()).with_features(self.features),
             ),

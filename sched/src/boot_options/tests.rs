@@ -210,7 +210,7 @@ fn options_are_written_back_as_a_full_line() {
     assert_eq!(BootOptions::parse(&options.to_string()), Ok(options));
 }
 
-/// `sched_feat=` switches the chosen pick's features (§1.4, §1.5) and the
+/// `sched_feat=` switches the chosen pick's features (§1.5) and the
 /// tunables the run queues are built with follow; a word that is not a
 /// feature of that pick is refused by name.
 #[test]
@@ -237,18 +237,10 @@ fn scheduler_features_are_a_boot_option_of_the_chosen_pick() {
     );
     assert_eq!(BootOptions::parse(&options.to_string()), Ok(options));
 
-    let options = BootOptions::parse("sched=cfs sched_feat=NO_START_DEBIT").unwrap();
-    let PolicyKind::Cfs(tunables) = options.sched.policy_kind(4) else {
-        panic!("sched=cfs");
-    };
-    assert_eq!(
-        (tunables.start_debit, tunables.gentle_fair_sleepers),
-        (false, true)
-    );
+    let cfs = BootOptions::parse("sched=cfs").unwrap();
     assert!(
-        options
-            .to_string()
-            .contains(" sched_feat=NO_START_DEBIT,GENTLE_FAIR_SLEEPERS ")
+        !cfs.to_string().contains("sched_feat"),
+        "CFS has no switches"
     );
     let rr = BootOptions::parse("sched=rr").unwrap();
     assert!(
@@ -264,8 +256,7 @@ fn scheduler_features_are_a_boot_option_of_the_chosen_pick() {
     );
     assert_eq!(
         refused("sched=cfs sched_feat=DELAY_ZERO"),
-        "bootargs: sched_feat=DELAY_ZERO: 'DELAY_ZERO' is not a feature switch of sched=cfs \
-         (one of START_DEBIT, GENTLE_FAIR_SLEEPERS, or NO_ and one of them)"
+        "bootargs: sched_feat=DELAY_ZERO: sched=cfs has no feature switches"
     );
     assert_eq!(
         refused("sched=rr sched_feat=RUN_TO_PARITY"),

@@ -72,25 +72,18 @@ impl<P: Pick, const BW: bool> FairRunQueue<P, BW> {
     ) {
         let mut vruntime = self.queues[q.index()].min_vruntime;
         if initial {
-            if tunables.start_debit {
-                let vslice = calc_delta_fair(
-                    self.sched_slice(e, &tunables),
-                    self.entities[e as usize].load,
-                );
-                vruntime = vruntime.wrapping_add(vslice);
-            }
+            let vslice = calc_delta_fair(
+                self.sched_slice(e, &tunables),
+                self.entities[e as usize].load,
+            );
+            vruntime = vruntime.wrapping_add(vslice);
         } else {
             let thresh = if self.entities[e as usize].is_idle_policy() {
                 tunables.min_granularity
             } else {
                 tunables.latency
             };
-            let thresh = if tunables.gentle_fair_sleepers {
-                thresh >> 1
-            } else {
-                thresh
-            };
-            vruntime = vruntime.wrapping_sub(thresh);
+            vruntime = vruntime.wrapping_sub(thresh >> 1);
         }
         let entity = &mut self.entities[e as usize];
         let long_sleeper = !initial && now.wrapping_sub(entity.exec_start) > LONG_SLEEPER_NS;

@@ -172,11 +172,6 @@ pub struct CfsTunables {
     pub wakeup_granularity: Nanoseconds,
     /// `sysctl_sched_idle_min_granularity` (not scaled).
     pub idle_min_granularity: Nanoseconds,
-    /// `START_DEBIT` (default on): a new task starts one virtual slice late.
-    pub start_debit: bool,
-    /// `GENTLE_FAIR_SLEEPERS` (default on): a waking task's credit is half
-    /// of `sched_latency`.
-    pub gentle_fair_sleepers: bool,
 }
 
 impl CfsTunables {
@@ -189,19 +184,6 @@ impl CfsTunables {
             min_granularity: 750_000 * factor,
             wakeup_granularity: 1_000_000 * factor,
             idle_min_granularity: 750_000,
-            start_debit: true,
-            gentle_fair_sleepers: true,
-        }
-    }
-
-    /// These tunables with the CFS switches of `features` (§1.4).
-    #[must_use]
-    pub const fn with_features(self, features: super::SchedFeatures) -> Self {
-        use super::Feature;
-        CfsTunables {
-            start_debit: features.enabled(Feature::StartDebit),
-            gentle_fair_sleepers: features.enabled(Feature::GentleFairSleepers),
-            ..self
         }
     }
 

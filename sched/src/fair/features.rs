@@ -4,13 +4,17 @@
 //! (`sched_feat=NO_RUN_TO_PARITY,PREEMPT_SHORT`) or a simulator flag of the
 //! same name, not a rebuild.
 //!
-//! The switches and their defaults are the reference's: CFS's `START_DEBIT`
-//! and `GENTLE_FAIR_SLEEPERS` (§1.4, "CFS feature defaults"), EEVDF's
+//! The switches and their defaults are the reference's: EEVDF's
 //! `RUN_TO_PARITY`, `PREEMPT_SHORT`, `DELAY_DEQUEUE` and `DELAY_ZERO` (§1.5,
-//! "EEVDF feature defaults"); every one of them is on by default. `HRTICK` is
+//! "EEVDF feature defaults"), every one of them on by default. `HRTICK` is
 //! the `hrtick=` option. Features the fair class follows without a switch
-//! (`PLACE_LAG`, `PLACE_DEADLINE_INITIAL`, `WAKEUP_PREEMPTION`, …) are always
-//! on, as in Linux's defaults, and `sched_feat=` refuses them by name.
+//! (`PLACE_LAG`, `PLACE_DEADLINE_INITIAL`, `WAKEUP_PREEMPTION`, and CFS's
+//! `START_DEBIT` and `GENTLE_FAIR_SLEEPERS`, §1.4) are always on, as in
+//! Linux's defaults, and `sched_feat=` refuses them by name. CFS has no
+//! switch: two `bool`s more in `CfsTunables` made the compiler copy the CFS
+//! pick's tunables less well and cost its pinned sched-pipe round trip 166
+//! instructions (4,568 -> 4,734), a price the default run would pay for a
+//! variant few ask for.
 //!
 //! As Linux's features file does, a list names each feature to switch on, or
 //! `NO_` and the feature to switch it off; features it does not name keep
@@ -23,28 +27,22 @@ use core::fmt;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(u8)]
 pub enum Feature {
-    /// CFS: a new task starts one virtual slice after `min_vruntime` (§1.4).
-    StartDebit = 0,
-    /// CFS: a waking task's sleeper credit is half of `sched_latency` (§1.4).
-    GentleFairSleepers = 1,
     /// EEVDF: the running entity keeps the CPU while its slice is protected
     /// (§1.5).
-    RunToParity = 2,
+    RunToParity = 0,
     /// EEVDF: a waking entity with a shorter slice may preempt (§1.5).
-    PreemptShort = 3,
+    PreemptShort = 1,
     /// EEVDF: an entity that sleeps while not eligible stays queued, not
     /// runnable, until it is picked (§1.5).
-    DelayDequeue = 4,
+    DelayDequeue = 2,
     /// EEVDF: a delayed entity leaves or comes back with its positive lag
     /// reset to 0 (§1.5).
-    DelayZero = 5,
+    DelayZero = 3,
 }
 
 impl Feature {
-    /// Every feature, CFS's then EEVDF's, in the order the report writes them.
-    pub const ALL: [Feature; 6] = [
-        Feature::StartDebit,
-        Feature::GentleFairSleepers,
+    /// Every feature, in the order the report writes them.
+    pub const ALL: [Feature; 4] = [
         Feature::RunToParity,
         Feature::PreemptShort,
         Feature::DelayDequeue,
@@ -54,8 +52,6 @@ impl Feature {
     /// The name `features.h` gives it.
     pub const fn name(self) -> &'static str {
         match self {
-            Feature::StartDebit => "START_DEBIT",
-            Feature::GentleFairSleepers => "GENTLE_FAIR_SLEEPERS",
             Feature::RunToParity => "RUN_TO_PARITY",
             Feature::PreemptShort => "PREEMPT_SHORT",
             Feature::DelayDequeue => "DELAY_DEQUEUE",
@@ -63,37 +59,29 @@ impl Feature {
         }
     }
 
-    /// Whether it is a feature of the EEVDF pick (otherwise of CFS's).
-    pub const fn of_eevdf(self) -> bool {
-        !matches!(self, Feature::StartDebit | Feature::GentleFairSleepers)
-    }
-
     const fn bit(self) -> u8 {
         1 << self as u8
     }
 }
 
-/// Which pick's features a list may name.
+/// Which pick's features a list may name: EEVDF's (the one pick with
+/// switches; kept a type so that a pick with switches of its own has a
+/// place).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FeatureSet {
-    /// CFS's: `START_DEBIT`, `GENTLE_FAIR_SLEEPERS`.
-    Cfs,
     /// EEVDF's: `RUN_TO_PARITY`, `PREEMPT_SHORT`, `DELAY_DEQUEUE`, `DELAY_ZERO`.
     Eevdf,
 }
 
 impl FeatureSet {
     /// Whether `feature` belongs to this set.
-    pub const fn has(self, feature: Feature) -> bool {
-        feature.of_eevdf() == matches!(self, FeatureSet::Eevdf)
+    pub const fn has(self, _feature: Feature) -> bool {
+        true
     }
 
     /// The set's feature names, for an error message.
     pub const fn names(self) -> &'static str {
-        match self {
-            FeatureSet::Cfs => "START_DEBIT, GENTLE_FAIR_SLEEPERS",
-            FeatureSet::Eevdf => "RUN_TO_PARITY, PREEMPT_SHORT, DELAY_DEQUEUE, DELAY_ZERO",
-        }
+        "RUN_TO_PARITY, PREEMPT_SHORT, DELAY_DEQUEUE, DELAY_ZERO"
     }
 }
 
@@ -102,8 +90,8 @@ impl FeatureSet {
 pub struct SchedFeatures(u8);
 
 impl SchedFeatures {
-    /// Linux's defaults: every switch on (§1.4, §1.5).
-    pub const DEFAULT: SchedFeatures = SchedFeatures(0b11_1111);
+    /// Linux's defaults: every switch on (§1.5).
+    pub const DEFAULT: SchedFeatures = SchedFeatures(0b1111);
 
     /// Whether `feature` is on.
     pub const fn enabled(self, feature: Feature) -> bool {
@@ -204,7 +192,7 @@ mod tests {
         format!("{}", Listed(features, set))
     }
 
-    /// §1.4 and §1.5: every switch is on by default.
+    /// §1.5: every switch is on by default.
     #[test]
     fn linux_defaults_are_all_on() {
         for feature in Feature::ALL {
@@ -217,10 +205,6 @@ mod tests {
         assert_eq!(
             written(SchedFeatures::DEFAULT, FeatureSet::Eevdf),
             "RUN_TO_PARITY,PREEMPT_SHORT,DELAY_DEQUEUE,DELAY_ZERO"
-        );
-        assert_eq!(
-            written(SchedFeatures::DEFAULT, FeatureSet::Cfs),
-            "START_DEBIT,GENTLE_FAIR_SLEEPERS"
         );
     }
 
@@ -240,8 +224,8 @@ mod tests {
             "NO_RUN_TO_PARITY,PREEMPT_SHORT,DELAY_DEQUEUE,NO_DELAY_ZERO"
         );
         // The last word for a feature wins, as successive writes to the file do.
-        let features = SchedFeatures::parse("NO_START_DEBIT,START_DEBIT", FeatureSet::Cfs).unwrap();
-        assert!(features.enabled(Feature::StartDebit));
+        let features = SchedFeatures::parse("NO_DELAY_ZERO,DELAY_ZERO", FeatureSet::Eevdf).unwrap();
+        assert!(features.enabled(Feature::DelayZero));
     }
 
     #[test]
@@ -249,7 +233,11 @@ mod tests {
         for (list, set, bad) in [
             ("NO_RUN_TO_PARITY,FOO", FeatureSet::Eevdf, "FOO"),
             ("START_DEBIT", FeatureSet::Eevdf, "START_DEBIT"),
-            ("NO_DELAY_DEQUEUE", FeatureSet::Cfs, "NO_DELAY_DEQUEUE"),
+            (
+                "NO_GENTLE_FAIR_SLEEPERS",
+                FeatureSet::Eevdf,
+                "NO_GENTLE_FAIR_SLEEPERS",
+            ),
             ("run_to_parity", FeatureSet::Eevdf, "run_to_parity"),
             ("RUN_TO_PARITY,", FeatureSet::Eevdf, ""),
             ("NO_", FeatureSet::Eevdf, "NO_"),

@@ -327,39 +327,6 @@ fn cfs_sleeper_credit() {
     );
 }
 
-/// §1.4 with its switches off (`sched_feat=NO_GENTLE_FAIR_SLEEPERS,NO_START_DEBIT`):
-/// a long sleeper wakes at min_vruntime − latency (the whole credit), and a
-/// new task starts at min_vruntime itself.
-#[test]
-fn cfs_sleeper_credit_and_start_debit_follow_their_switches() {
-    use super::features::{Feature, SchedFeatures};
-    let features = SchedFeatures::DEFAULT
-        .with(Feature::GentleFairSleepers, false)
-        .with(Feature::StartDebit, false);
-    let tunables = CfsTunables::for_cpus(1).with_features(features);
-    let mut fair = FairRunQueue::new(PickPolicy::Cfs(tunables), 3, 4);
-    for t in 0..2 {
-        fair.task_new(TaskId(t), &nice(0), 0).unwrap();
-        fair.enqueue_task(TaskId(t), 0, INITIAL);
-    }
-    let _ = drive(&mut fair, 2, MS, 0, 100 * MS);
-    fair.dequeue_task(TaskId(1), 100 * MS, SLEEP);
-    let _ = drive(&mut fair, 2, MS, 100 * MS, 150 * MS);
-    let min = fair.queues[0].min_vruntime;
-    fair.enqueue_task(TaskId(1), 150 * MS, WAKEUP);
-    assert_eq!(
-        fair.entities[fair.task_se(TaskId(1)) as usize].vruntime,
-        min - tunables.latency
-    );
-    fair.task_new(TaskId(2), &nice(0), 150 * MS).unwrap();
-    fair.enqueue_task(TaskId(2), 150 * MS, INITIAL);
-    let min = fair.queues[0].min_vruntime;
-    assert_eq!(
-        fair.entities[fair.task_se(TaskId(2)) as usize].vruntime,
-        min
-    );
-}
-
 /// §1.5: a task's lag survives a sleep and a migration: after it joins again,
 /// V − vruntime equals the saved vlag (within the rounding of V and of the
 /// inflation, 2 ns).

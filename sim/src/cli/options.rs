@@ -37,10 +37,9 @@ usage: fairway-sim SCENARIO.json [options]
   --eas_overutilized 0|1     keep it while overutilized, as the 2024 RFC (default 0)
   --tick_seed N              each CPU's tick also starts at a phase drawn from N
                              (default 0: none)
-  --sched_feat LIST          Linux's feature switches of the pick, e.g.
-                             NO_RUN_TO_PARITY,PREEMPT_SHORT (eevdf: RUN_TO_PARITY,
-                             PREEMPT_SHORT, DELAY_DEQUEUE, DELAY_ZERO; cfs: START_DEBIT,
-                             GENTLE_FAIR_SLEEPERS; all on by default)
+  --sched_feat LIST          Linux's feature switches of EEVDF, e.g.
+                             NO_RUN_TO_PARITY,PREEMPT_SHORT (RUN_TO_PARITY, PREEMPT_SHORT,
+                             DELAY_DEQUEUE, DELAY_ZERO; all on by default)
   --tick-phase T             ticks fall at T + k/HZ (default 0: at k/HZ)
   --sample-interval T        CSV sampling period (default 1ms)
   --csv FILE                 write the signals CSV

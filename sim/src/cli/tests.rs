@@ -277,8 +277,7 @@ fn the_kernels_option_names_ranges_and_defaults() {
         options.sched.to_string(),
         "sched=cfs hz=1000 hrtick=0 skew_tick=0 slice_us=2000 uclamp=auto balance=0 \
          bw_timer=random bw_seed=0 cfs_bandwidth=0 governor=schedutil cpufreq_update=pelt \
-         sched_energy_aware=1 eas_overutilized=0 tick_seed=0 \
-         sched_feat=START_DEBIT,GENTLE_FAIR_SLEEPERS"
+         sched_energy_aware=1 eas_overutilized=0 tick_seed=0"
     );
     for (flag, value, message) in [
         ("--hz", "abc", "--hz abc: not a number"),
