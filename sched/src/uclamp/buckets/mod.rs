@@ -10,7 +10,9 @@
 //!
 //! Storage is a fixed array of [`UCLAMP_BUCKETS_MAX`] buckets per clamp; nothing
 //! allocates, and inc/dec are O(1) plus a scan of at most 20 buckets when the
-//! top bucket empties.
+//! top bucket empties. Tasks with the default clamps are counted once, in
+//! `nr_default`, so that while one of them is counted another's enqueue or
+//! dequeue is one add ([`UclampRunQueue`] says why that gives Linux's values).
 
 use super::request::{ClampId, SCHED_CAPACITY_SCALE, uclamp_none};
 use crate::task::ParamError;
@@ -35,13 +37,90 @@ pub const fn uclamp_bucket_id(value: u16, nr_buckets: usize) -> usize {
     if id < nr_buckets { id } else { nr_buckets - 1 }
 }
 
+/// A bucket index, below [`UCLAMP_BUCKETS_MAX`] by its type: it indexes the
+/// fixed bucket arrays with no bounds check on the enqueue and dequeue paths.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
+#[repr(u8)]
+enum BucketId {
+    #[default]
+    B0,
+    B1,
+    B2,
+    B3,
+    B4,
+    B5,
+    B6,
+    B7,
+    B8,
+    B9,
+    B10,
+    B11,
+    B12,
+    B13,
+    B14,
+    B15,
+    B16,
+    B17,
+    B18,
+    B19,
+}
+
+impl BucketId {
+    const ALL: [BucketId; UCLAMP_BUCKETS_MAX] = [
+        BucketId::B0,
+        BucketId::B1,
+        BucketId::B2,
+        BucketId::B3,
+        BucketId::B4,
+        BucketId::B5,
+        BucketId::B6,
+        BucketId::B7,
+        BucketId::B8,
+        BucketId::B9,
+        BucketId::B10,
+        BucketId::B11,
+        BucketId::B12,
+        BucketId::B13,
+        BucketId::B14,
+        BucketId::B15,
+        BucketId::B16,
+        BucketId::B17,
+        BucketId::B18,
+        BucketId::B19,
+    ];
+
+    /// `uclamp_bucket_id(value)` for a run queue of `nr_buckets` (at most
+    /// [`UCLAMP_BUCKETS_MAX`], checked by [`UclampRunQueue::new`]).
+    fn of(value: u16, nr_buckets: usize) -> BucketId {
+        BucketId::ALL[uclamp_bucket_id(value, nr_buckets)]
+    }
+
+    const fn index(self) -> usize {
+        self as usize
+    }
+}
+
+/// How a task is counted on a run queue: Linux's `uc_se->active`, with the
+/// counter that holds it (see [`UclampRunQueue`]'s `nr_default`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[repr(u8)]
+enum Counted {
+    /// Not counted (`active == 0`).
+    #[default]
+    No,
+    /// Counted in its buckets' own `tasks`.
+    InBuckets,
+    /// Counted with the default clamps (0, 1024), in `nr_default`.
+    AsDefault,
+}
+
 /// A task's effective clamp while it is counted on a run queue
 /// (`p->uclamp[clamp_id]`, §3.1): the value and bucket it was counted with.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct TaskClamp {
     value: u16,
-    bucket_id: u8,
-    active: bool,
+    bucket_id: BucketId,
+    counted: Counted,
 }
 
 impl TaskClamp {
@@ -52,12 +131,62 @@ impl TaskClamp {
 
     /// The bucket it is (or was last) counted in.
     pub const fn bucket_id(&self) -> usize {
-        self.bucket_id as usize
+        self.bucket_id.index()
     }
 
     /// Whether it is counted on a run queue now (`uc_se->active`).
     pub const fn active(&self) -> bool {
-        self.active
+        !matches!(self.counted, Counted::No)
+    }
+}
+
+/// Both of a task's clamps as counted (`p->uclamp[]`, §3.1), indexed by
+/// [`ClampId`]. Eight bytes, aligned as one word, so that an enqueue records
+/// them with one load and one store (the kernel's target allows no unaligned
+/// access, which would otherwise split the copy into halves and bytes).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[repr(C, align(8))]
+pub struct TaskClamps {
+    clamps: [TaskClamp; 2],
+}
+
+impl TaskClamps {
+    /// The clamp `clamp_id`.
+    pub const fn get(&self, clamp_id: ClampId) -> TaskClamp {
+        self.clamps[clamp_id.index()]
+    }
+
+    /// Whether the task is counted on a run queue now (both ids are counted
+    /// and uncounted together).
+    pub const fn active(&self) -> bool {
+        self.clamps[0].active()
+    }
+}
+
+/// A task's effective clamps (`uclamp_eff_get` for both ids, §3.3) in the
+/// form [`UclampRunQueue::inc_task`] counts them: each value with its
+/// bucket, and whether they are the defaults (0, 1024). `uclamp_eff_get`
+/// depends only on the task's requests, its group and the sysctls, so its
+/// owner works this out when one of those changes (and at `task_new`)
+/// instead of at every enqueue: the enqueue counts the same values, without
+/// the two bucket divisions and the group and sysctl limits each time.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct EffectiveClamps {
+    clamps: TaskClamps,
+    /// Both are `uclamp_none`; kept apart from `clamps` so that testing it
+    /// does not split the copy of `clamps` into its fields.
+    default: bool,
+}
+
+impl EffectiveClamps {
+    /// The effective value of `clamp_id`.
+    pub const fn value(&self, clamp_id: ClampId) -> u16 {
+        self.clamps.clamps[clamp_id.index()].value
+    }
+
+    /// Whether these are the default clamps (`uclamp_none` for both ids).
+    pub const fn is_default(&self) -> bool {
+        self.default
     }
 }
 
@@ -65,6 +194,8 @@ impl TaskClamp {
 struct Bucket {
     /// The local max: the largest value counted since the bucket was empty.
     value: u16,
+    /// The tasks counted here, but for those in `nr_default` (see
+    /// [`UclampRunQueue`]).
     tasks: u32,
 }
 
@@ -75,10 +206,30 @@ struct ClampRunQueue {
 }
 
 /// One CPU's clamp aggregation (`rq->uclamp[]` and `rq->uclamp_flags`).
+///
+/// Tasks with the default clamps (0 and 1024, the clamps of every task until
+/// a user, a group or the sysctls set one) sit in bucket 0 of the floor and
+/// the top bucket of the ceiling. Their count is kept once, in `nr_default`,
+/// rather than in those two buckets' `tasks`: a bucket's count is its own
+/// `tasks` plus `nr_default` for those two buckets, and every rule of §3.2 is
+/// applied to that sum, so the counts, the local maxima, the run-queue values
+/// and the idle flag are Linux's. The sum only saves work: while one default
+/// task is counted, counting or uncounting another leaves every value as it
+/// is in Linux (bucket 0 and the top bucket stay non-empty, their local
+/// maxima and the run-queue values cannot move for a 0 floor or a 1024
+/// ceiling: the ceiling is 1024 already, and the flag is not idle), so those
+/// enqueues and dequeues change `nr_default` alone. The first default task
+/// in and the last one out go through the full `uclamp_rq_inc_id` and
+/// `uclamp_rq_dec_id` on the sums.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct UclampRunQueue {
     nr_buckets: usize,
+    /// The bucket of 1024, `nr_buckets - 1`: the default ceiling's.
+    top: BucketId,
     clamps: [ClampRunQueue; 2],
+    /// Tasks counted with the default clamps, in bucket 0 of the floor and
+    /// `top` of the ceiling.
+    nr_default: u32,
     /// `UCLAMP_FLAG_IDLE`: no task is counted; the max value is held (§3.2).
     idle: bool,
 }
@@ -108,10 +259,12 @@ impl UclampRunQueue {
     fn with_buckets(nr_buckets: usize) -> Self {
         UclampRunQueue {
             nr_buckets,
+            top: BucketId::of(SCHED_CAPACITY_SCALE, nr_buckets),
             clamps: ClampId::ALL.map(|clamp_id| ClampRunQueue {
                 value: uclamp_none(clamp_id),
                 buckets: [Bucket::default(); UCLAMP_BUCKETS_MAX],
             }),
+            nr_default: 0,
             idle: true,
         }
     }
@@ -135,46 +288,92 @@ impl UclampRunQueue {
     /// A bucket's local max value and task count, for reports and tests.
     pub fn bucket(&self, clamp_id: ClampId, bucket_id: usize) -> (u16, u32) {
         let bucket = self.clamps[clamp_id.index()].buckets[bucket_id];
-        (bucket.value, bucket.tasks)
+        let tasks = match BucketId::ALL.get(bucket_id) {
+            Some(&id) => self.tasks(clamp_id, id),
+            None => bucket.tasks,
+        };
+        (bucket.value, tasks)
+    }
+
+    /// `effective` (indexed by [`ClampId`], each at most 1024) in the form
+    /// [`Self::inc_task`] counts, with the buckets of this run queue.
+    pub fn effective(&self, effective: [u16; 2]) -> EffectiveClamps {
+        let mut clamps = ClampId::ALL.map(|clamp_id| {
+            let value = effective[clamp_id.index()].min(SCHED_CAPACITY_SCALE);
+            TaskClamp {
+                value,
+                bucket_id: BucketId::of(value, self.nr_buckets),
+                counted: Counted::InBuckets,
+            }
+        });
+        let default = ClampId::ALL
+            .iter()
+            .all(|&clamp_id| clamps[clamp_id.index()].value == uclamp_none(clamp_id));
+        if default {
+            for clamp in &mut clamps {
+                clamp.counted = Counted::AsDefault;
+            }
+        }
+        EffectiveClamps {
+            clamps: TaskClamps { clamps },
+            default,
+        }
     }
 
     /// `uclamp_rq_inc` (§3.2): counts a task whose effective values are
     /// `effective` (indexed by [`ClampId`]), recording them in `task`, then
     /// clears the idle flag. The task must not be counted already.
     pub fn inc(&mut self, task: &mut [TaskClamp; 2], effective: [u16; 2]) {
+        let mut clamps = TaskClamps { clamps: *task };
+        self.inc_task(&mut clamps, self.effective(effective));
+        *task = clamps.clamps;
+    }
+
+    /// [`Self::inc`] with effective values worked out by [`Self::effective`]
+    /// on this run queue. A default task while another is counted changes
+    /// `nr_default` alone (see [`UclampRunQueue`]).
+    #[inline]
+    pub fn inc_task(&mut self, task: &mut TaskClamps, effective: EffectiveClamps) {
+        debug_assert!(!task.active(), "uclamp counted twice");
+        *task = effective.clamps;
+        if effective.is_default() && self.nr_default > 0 {
+            self.nr_default += 1;
+            return;
+        }
+        self.inc_buckets(&mut task.clamps);
+    }
+
+    /// `uclamp_rq_inc` on the buckets, for the first default task or any
+    /// other (§3.2). Out of line, so that the enqueue path around a default
+    /// task's count keeps its few registers.
+    #[inline(never)]
+    fn inc_buckets(&mut self, task: &mut [TaskClamp; 2]) {
+        if task[0].counted == Counted::AsDefault {
+            self.nr_default += 1;
+        }
         for clamp_id in ClampId::ALL {
-            let i = clamp_id.index();
-            self.inc_id(clamp_id, &mut task[i], effective[i]);
+            let clamp = &mut task[clamp_id.index()];
+            if clamp.counted != Counted::AsDefault {
+                clamp.counted = Counted::InBuckets;
+                self.clamps[clamp_id.index()].buckets[clamp.bucket_id.index()].tasks += 1;
+            }
+            self.inc_id(clamp_id, *clamp);
         }
         self.idle = false;
     }
 
-    /// `uclamp_rq_dec` (§3.2): uncounts a task counted by [`Self::inc`].
-    /// A task that is not counted is left alone.
-    pub fn dec(&mut self, task: &mut [TaskClamp; 2]) {
-        for clamp_id in ClampId::ALL {
-            self.dec_id(clamp_id, &mut task[clamp_id.index()]);
-        }
-    }
-
-    fn inc_id(&mut self, clamp_id: ClampId, task: &mut TaskClamp, value: u16) {
-        debug_assert!(!task.active, "uclamp counted twice");
-        let value = value.min(SCHED_CAPACITY_SCALE);
-        let bucket_id = uclamp_bucket_id(value, self.nr_buckets);
-        *task = TaskClamp {
-            value,
-            bucket_id: bucket_id as u8,
-            active: true,
-        };
+    /// `uclamp_rq_inc_id` after the task was counted in its bucket (§3.2).
+    fn inc_id(&mut self, clamp_id: ClampId, task: TaskClamp) {
+        let tasks = self.tasks(clamp_id, task.bucket_id);
         let idle = self.idle;
         let clamp = &mut self.clamps[clamp_id.index()];
-        let bucket = &mut clamp.buckets[bucket_id];
-        bucket.tasks += 1;
+        let bucket = &mut clamp.buckets[task.bucket_id.index()];
+        let value = task.value;
         // uclamp_idle_reset: the held max is dropped by the first new task.
         if clamp_id == ClampId::Max && idle {
             clamp.value = value;
         }
-        if bucket.tasks == 1 || value > bucket.value {
+        if tasks == 1 || value > bucket.value {
             bucket.value = value;
         }
         if value > clamp.value {
@@ -182,29 +381,103 @@ impl UclampRunQueue {
         }
     }
 
-    fn dec_id(&mut self, clamp_id: ClampId, task: &mut TaskClamp) {
-        if !task.active {
+    /// `uclamp_rq_dec` (§3.2): uncounts a task counted by [`Self::inc`].
+    /// A task that is not counted is left alone. A default task while
+    /// another stays counted changes `nr_default` alone (see
+    /// [`UclampRunQueue`]).
+    pub fn dec(&mut self, task: &mut [TaskClamp; 2]) {
+        let mut clamps = TaskClamps { clamps: *task };
+        self.dec_task(&mut clamps);
+        *task = clamps.clamps;
+    }
+
+    /// [`Self::dec`] for a task counted by [`Self::inc_task`].
+    #[inline]
+    pub fn dec_task(&mut self, task: &mut TaskClamps) {
+        let clamps = &mut task.clamps;
+        if clamps[0].counted == Counted::AsDefault && self.nr_default > 1 {
+            clamps[0].counted = Counted::No;
+            clamps[1].counted = Counted::No;
+            self.nr_default -= 1;
             return;
         }
-        task.active = false;
-        let clamp = &mut self.clamps[clamp_id.index()];
-        let bucket = &mut clamp.buckets[task.bucket_id()];
-        bucket.tasks -= 1;
+        self.dec_slow(clamps);
+    }
+
+    /// [`Self::dec_task`] but for a default task while another stays counted.
+    #[inline(never)]
+    fn dec_slow(&mut self, task: &mut [TaskClamp; 2]) {
+        match task[0].counted {
+            Counted::No => {}
+            Counted::AsDefault => {
+                task[0].counted = Counted::No;
+                task[1].counted = Counted::No;
+                self.nr_default -= 1;
+                self.dec_buckets(task);
+            }
+            Counted::InBuckets => {
+                for clamp_id in ClampId::ALL {
+                    let clamp = &mut task[clamp_id.index()];
+                    if clamp.counted == Counted::InBuckets {
+                        clamp.counted = Counted::No;
+                        self.clamps[clamp_id.index()].buckets[clamp.bucket_id.index()].tasks -= 1;
+                    }
+                }
+                self.dec_buckets(task);
+            }
+        }
+    }
+
+    /// `uclamp_rq_dec_id` for both ids after the task left its buckets' counts.
+    fn dec_buckets(&mut self, task: &[TaskClamp; 2]) {
+        for clamp_id in ClampId::ALL {
+            self.dec_id(clamp_id, task[clamp_id.index()]);
+        }
+    }
+
+    fn dec_id(&mut self, clamp_id: ClampId, task: TaskClamp) {
+        let tasks = self.tasks(clamp_id, task.bucket_id);
+        let clamp = &self.clamps[clamp_id.index()];
+        let bucket = clamp.buckets[task.bucket_id.index()];
         // A bucket with tasks left keeps its (maybe stale) local max (§3.2).
-        if bucket.tasks > 0 || bucket.value < clamp.value {
+        if tasks > 0 || bucket.value < clamp.value {
             return;
         }
         let value = self.max_value(clamp_id, task.value);
         self.clamps[clamp_id.index()].value = value;
     }
 
+    /// The tasks counted in a bucket: its own and, for the default clamps'
+    /// buckets, `nr_default`.
+    fn tasks(&self, clamp_id: ClampId, bucket_id: BucketId) -> u32 {
+        let own = self.clamps[clamp_id.index()].buckets[bucket_id.index()].tasks;
+        if bucket_id == self.default_bucket(clamp_id) {
+            own + self.nr_default
+        } else {
+            own
+        }
+    }
+
+    /// The bucket of `uclamp_none(clamp_id)`: 0 for the floor, the top one
+    /// for the ceiling.
+    fn default_bucket(&self, clamp_id: ClampId) -> BucketId {
+        match clamp_id {
+            ClampId::Min => BucketId::B0,
+            ClampId::Max => self.top,
+        }
+    }
+
     /// `uclamp_rq_max_value`: the value of the highest bucket with tasks, or
     /// the idle value: for the ceiling the last task's value is held and the
     /// run queue marked idle; the floor drops to 0 (§3.2).
     fn max_value(&mut self, clamp_id: ClampId, last_value: u16) -> u16 {
-        let buckets = &self.clamps[clamp_id.index()].buckets[..self.nr_buckets];
-        if let Some(bucket) = buckets.iter().rev().find(|bucket| bucket.tasks > 0) {
-            return bucket.value;
+        let top = BucketId::ALL[..self.nr_buckets]
+            .iter()
+            .rev()
+            .copied()
+            .find(|&bucket_id| self.tasks(clamp_id, bucket_id) > 0);
+        if let Some(bucket_id) = top {
+            return self.clamps[clamp_id.index()].buckets[bucket_id.index()].value;
         }
         match clamp_id {
             ClampId::Max => {
