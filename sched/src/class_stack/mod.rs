@@ -21,8 +21,8 @@ use crate::idle_class::IdleClass;
 use crate::rt::{RtClass, rt_priority};
 use crate::task::{Nanoseconds, ParamError, Policy, TaskId, TaskParams};
 use crate::uclamp::{
-    ClampId, EffectiveClamps, GroupUclamp, TaskClamps, UclampRequest, UclampRunQueue, UclampSysctl,
-    uclamp_eff_get, uclamp_none,
+    ClampId, GroupUclamp, TaskClamps, UclampRequest, UclampRunQueue, UclampSysctl, uclamp_eff_get,
+    uclamp_none,
 };
 
 /// The class a task belongs to, in pick order (earlier runs first).
@@ -51,9 +51,9 @@ struct TaskSlot {
     policy: Policy,
     request: UclampRequest,
     group: Option<GroupUclamp>,
-    /// `uclamp_eff_get` for both ids (§3.3), worked out again whenever the
-    /// request, the group or the sysctls change: what the next enqueue counts.
-    effective: EffectiveClamps,
+    /// As counted, or, while not counted, `uclamp_eff_get` for both ids
+    /// (§3.3), set again whenever the request, the group or the sysctls
+    /// change: what the next enqueue counts.
     clamps: TaskClamps,
 }
 
@@ -330,19 +330,31 @@ impl<F: SchedClass> ClassStack<F> {
     }
 
     /// Works out again the effective clamps of the task in slot `index`
-    /// after its request, its group or the sysctls changed (§3.3).
+    /// after its request, its group or the sysctls changed (§3.3); while it
+    /// is counted, at its next enqueue instead (its dequeue uncounts the
+    /// values it was counted with).
     fn update_effective(&mut self, index: usize) {
         let slot = &self.tasks[index];
+        if slot.clamps.active() {
+            self.tasks[index].clamps.mark_stale();
+            return;
+        }
         let effective = ClampId::ALL.map(|clamp_id| self.effective(slot, clamp_id));
-        self.tasks[index].effective = self.uclamp.effective(effective);
+        self.uclamp
+            .set_effective(&mut self.tasks[index].clamps, effective);
     }
 
     /// `uclamp_rq_inc` for one task, with its effective clamps as last
     /// worked out (they are `uclamp_eff_get`'s now, §3.3).
     #[inline]
     fn uclamp_rq_inc(&mut self, task: TaskId) {
-        let slot = &mut self.tasks[task.index()];
-        self.uclamp.inc_task(&mut slot.clamps, slot.effective);
+        let index = task.index();
+        if !self.uclamp.inc_task(&mut self.tasks[index].clamps) {
+            // Stale: they changed while the task was counted.
+            self.update_effective(index);
+            let counted = self.uclamp.inc_task(&mut self.tasks[index].clamps);
+            debug_assert!(counted, "effective clamps just set");
+        }
     }
 
     /// `uclamp_rq_dec` for one task.

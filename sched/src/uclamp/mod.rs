@@ -20,8 +20,8 @@ pub mod request;
 pub mod util;
 
 pub use buckets::{
-    EffectiveClamps, TaskClamp, TaskClamps, UCLAMP_BUCKETS, UCLAMP_BUCKETS_MAX, UCLAMP_BUCKETS_MIN,
-    UclampRunQueue, uclamp_bucket_delta, uclamp_bucket_id,
+    TaskClamp, TaskClamps, UCLAMP_BUCKETS, UCLAMP_BUCKETS_MAX, UCLAMP_BUCKETS_MIN, UclampRunQueue,
+    uclamp_bucket_delta, uclamp_bucket_id,
 };
 pub use effective::{GroupUclamp, percent_to_util, uclamp_eff_get, uclamp_tg_restrict};
 pub use request::{

@@ -114,7 +114,23 @@ enum Counted {
     AsDefault,
 }
 
-/// A task's effective clamp while it is counted on a run queue
+/// What the values a task holds while it is not counted are, for its next
+/// enqueue (see [`TaskClamps`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[repr(u8)]
+enum Next {
+    /// Its effective clamps now, and they are the defaults (0, 1024).
+    Default,
+    /// Its effective clamps now, other than the defaults.
+    Other,
+    /// Not known: its effective clamps changed while it was counted, and its
+    /// owner works them out again ([`UclampRunQueue::set_effective`]) before
+    /// the next enqueue.
+    #[default]
+    Stale,
+}
+
+/// One of a task's effective clamps while it is counted on a run queue
 /// (`p->uclamp[clamp_id]`, §3.1): the value and bucket it was counted with.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct TaskClamp {
@@ -140,53 +156,60 @@ impl TaskClamp {
     }
 }
 
-/// Both of a task's clamps as counted (`p->uclamp[]`, §3.1), indexed by
-/// [`ClampId`]. Eight bytes, aligned as one word, so that an enqueue records
-/// them with one load and one store (the kernel's target allows no unaligned
-/// access, which would otherwise split the copy into halves and bytes).
+/// Both of a task's clamps (`p->uclamp[]`, §3.1), in the eight bytes the
+/// pair took before, with what the next enqueue counts.
+///
+/// While the task is counted they are the values and buckets it was counted
+/// with. While it is not, they are its effective clamps now
+/// (`uclamp_eff_get` for both ids, §3.3), which depend only on its requests,
+/// its group and the sysctls: its owner sets them with
+/// [`UclampRunQueue::set_effective`] when one of those changes (and at
+/// `task_new`) instead of at every enqueue, so an enqueue counts the same
+/// values without the two bucket divisions and the group and sysctl limits
+/// each time, and for a default task while another is counted
+/// ([`UclampRunQueue`]) it reads one byte.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-#[repr(C, align(8))]
 pub struct TaskClamps {
-    clamps: [TaskClamp; 2],
+    values: [u16; 2],
+    buckets: [BucketId; 2],
+    /// Both ids are counted and uncounted together.
+    counted: Counted,
+    next: Next,
 }
 
 impl TaskClamps {
     /// The clamp `clamp_id`.
     pub const fn get(&self, clamp_id: ClampId) -> TaskClamp {
-        self.clamps[clamp_id.index()]
+        TaskClamp {
+            value: self.values[clamp_id.index()],
+            bucket_id: self.buckets[clamp_id.index()],
+            counted: self.counted,
+        }
     }
 
-    /// Whether the task is counted on a run queue now (both ids are counted
-    /// and uncounted together).
+    /// Whether the task is counted on a run queue now.
     pub const fn active(&self) -> bool {
-        self.clamps[0].active()
-    }
-}
-
-/// A task's effective clamps (`uclamp_eff_get` for both ids, §3.3) in the
-/// form [`UclampRunQueue::inc_task`] counts them: each value with its
-/// bucket, and whether they are the defaults (0, 1024). `uclamp_eff_get`
-/// depends only on the task's requests, its group and the sysctls, so its
-/// owner works this out when one of those changes (and at `task_new`)
-/// instead of at every enqueue: the enqueue counts the same values, without
-/// the two bucket divisions and the group and sysctl limits each time.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct EffectiveClamps {
-    clamps: TaskClamps,
-    /// Both are `uclamp_none`; kept apart from `clamps` so that testing it
-    /// does not split the copy of `clamps` into its fields.
-    default: bool,
-}
-
-impl EffectiveClamps {
-    /// The effective value of `clamp_id`.
-    pub const fn value(&self, clamp_id: ClampId) -> u16 {
-        self.clamps.clamps[clamp_id.index()].value
+        !matches!(self.counted, Counted::No)
     }
 
-    /// Whether these are the default clamps (`uclamp_none` for both ids).
-    pub const fn is_default(&self) -> bool {
-        self.default
+    /// Its effective clamps changed while it is counted: the values stay
+    /// those it was counted with (its dequeue uncounts them), and its owner
+    /// sets the new ones before the next enqueue.
+    pub fn mark_stale(&mut self) {
+        self.next = Next::Stale;
+    }
+
+    fn from_pair(pair: &[TaskClamp; 2]) -> Self {
+        TaskClamps {
+            values: pair.map(|clamp| clamp.value),
+            buckets: pair.map(|clamp| clamp.bucket_id),
+            counted: pair[0].counted,
+            next: Next::Stale,
+        }
+    }
+
+    fn pair(&self) -> [TaskClamp; 2] {
+        ClampId::ALL.map(|clamp_id| self.get(clamp_id))
     }
 }
 
@@ -295,71 +318,73 @@ impl UclampRunQueue {
         (bucket.value, tasks)
     }
 
-    /// `effective` (indexed by [`ClampId`], each at most 1024) in the form
-    /// [`Self::inc_task`] counts, with the buckets of this run queue.
-    pub fn effective(&self, effective: [u16; 2]) -> EffectiveClamps {
-        let mut clamps = ClampId::ALL.map(|clamp_id| {
-            let value = effective[clamp_id.index()].min(SCHED_CAPACITY_SCALE);
-            TaskClamp {
-                value,
-                bucket_id: BucketId::of(value, self.nr_buckets),
-                counted: Counted::InBuckets,
-            }
-        });
+    /// Sets the effective clamps of a task that is not counted: `effective`
+    /// (`uclamp_eff_get` for both ids, indexed by [`ClampId`], §3.3), with
+    /// their buckets on this run queue, for its next [`Self::inc_task`].
+    pub fn set_effective(&self, task: &mut TaskClamps, effective: [u16; 2]) {
+        debug_assert!(!task.active(), "effective clamps set while counted");
+        task.values = effective.map(|value| value.min(SCHED_CAPACITY_SCALE));
+        task.buckets = task
+            .values
+            .map(|value| BucketId::of(value, self.nr_buckets));
         let default = ClampId::ALL
             .iter()
-            .all(|&clamp_id| clamps[clamp_id.index()].value == uclamp_none(clamp_id));
-        if default {
-            for clamp in &mut clamps {
-                clamp.counted = Counted::AsDefault;
-            }
-        }
-        EffectiveClamps {
-            clamps: TaskClamps { clamps },
-            default,
-        }
+            .all(|&clamp_id| task.values[clamp_id.index()] == uclamp_none(clamp_id));
+        task.next = if default { Next::Default } else { Next::Other };
     }
 
     /// `uclamp_rq_inc` (§3.2): counts a task whose effective values are
     /// `effective` (indexed by [`ClampId`]), recording them in `task`, then
     /// clears the idle flag. The task must not be counted already.
     pub fn inc(&mut self, task: &mut [TaskClamp; 2], effective: [u16; 2]) {
-        let mut clamps = TaskClamps { clamps: *task };
-        self.inc_task(&mut clamps, self.effective(effective));
-        *task = clamps.clamps;
+        let mut clamps = TaskClamps::from_pair(task);
+        self.set_effective(&mut clamps, effective);
+        let counted = self.inc_task(&mut clamps);
+        debug_assert!(counted, "effective clamps just set");
+        *task = clamps.pair();
     }
 
-    /// [`Self::inc`] with effective values worked out by [`Self::effective`]
-    /// on this run queue. A default task while another is counted changes
-    /// `nr_default` alone (see [`UclampRunQueue`]).
+    /// [`Self::inc`] with the effective clamps set by
+    /// [`Self::set_effective`]. A default task while another is counted
+    /// changes `nr_default` alone (see [`UclampRunQueue`]). Returns false,
+    /// counting nothing, when the clamps are stale ([`TaskClamps::mark_stale`]):
+    /// the owner sets them and calls again. (The test is off the default
+    /// task's path: stale clamps are never `Default`.)
     #[inline]
-    pub fn inc_task(&mut self, task: &mut TaskClamps, effective: EffectiveClamps) {
+    #[must_use = "stale clamps are not counted"]
+    pub fn inc_task(&mut self, task: &mut TaskClamps) -> bool {
         debug_assert!(!task.active(), "uclamp counted twice");
-        *task = effective.clamps;
-        if effective.is_default() && self.nr_default > 0 {
+        if task.next == Next::Default && self.nr_default > 0 {
+            task.counted = Counted::AsDefault;
             self.nr_default += 1;
-            return;
+            return true;
         }
-        self.inc_buckets(&mut task.clamps);
+        self.inc_buckets(task)
     }
 
     /// `uclamp_rq_inc` on the buckets, for the first default task or any
     /// other (§3.2). Out of line, so that the enqueue path around a default
     /// task's count keeps its few registers.
     #[inline(never)]
-    fn inc_buckets(&mut self, task: &mut [TaskClamp; 2]) {
-        if task[0].counted == Counted::AsDefault {
+    fn inc_buckets(&mut self, task: &mut TaskClamps) -> bool {
+        if task.next == Next::Stale {
+            return false;
+        }
+        if task.next == Next::Default {
+            task.counted = Counted::AsDefault;
             self.nr_default += 1;
+        } else {
+            task.counted = Counted::InBuckets;
+            for clamp_id in ClampId::ALL {
+                let bucket_id = task.buckets[clamp_id.index()].index();
+                self.clamps[clamp_id.index()].buckets[bucket_id].tasks += 1;
+            }
         }
         for clamp_id in ClampId::ALL {
-            let clamp = &mut task[clamp_id.index()];
-            if clamp.counted != Counted::AsDefault {
-                clamp.counted = Counted::InBuckets;
-                self.clamps[clamp_id.index()].buckets[clamp.bucket_id.index()].tasks += 1;
-            }
-            self.inc_id(clamp_id, *clamp);
+            self.inc_id(clamp_id, task.get(clamp_id));
         }
         self.idle = false;
+        true
     }
 
     /// `uclamp_rq_inc_id` after the task was counted in its bucket (§3.2).
@@ -382,56 +407,44 @@ impl UclampRunQueue {
     }
 
     /// `uclamp_rq_dec` (§3.2): uncounts a task counted by [`Self::inc`].
-    /// A task that is not counted is left alone. A default task while
-    /// another stays counted changes `nr_default` alone (see
-    /// [`UclampRunQueue`]).
+    /// A task that is not counted is left alone.
     pub fn dec(&mut self, task: &mut [TaskClamp; 2]) {
-        let mut clamps = TaskClamps { clamps: *task };
+        let mut clamps = TaskClamps::from_pair(task);
         self.dec_task(&mut clamps);
-        *task = clamps.clamps;
+        *task = clamps.pair();
     }
 
-    /// [`Self::dec`] for a task counted by [`Self::inc_task`].
+    /// [`Self::dec`] for a task counted by [`Self::inc_task`]; its values
+    /// stay (they are its effective clamps for the next enqueue unless they
+    /// were marked stale). A default task while another stays counted
+    /// changes `nr_default` alone (see [`UclampRunQueue`]).
     #[inline]
     pub fn dec_task(&mut self, task: &mut TaskClamps) {
-        let clamps = &mut task.clamps;
-        if clamps[0].counted == Counted::AsDefault && self.nr_default > 1 {
-            clamps[0].counted = Counted::No;
-            clamps[1].counted = Counted::No;
+        if task.counted == Counted::AsDefault && self.nr_default > 1 {
+            task.counted = Counted::No;
             self.nr_default -= 1;
             return;
         }
-        self.dec_slow(clamps);
+        self.dec_buckets(task);
     }
 
-    /// [`Self::dec_task`] but for a default task while another stays counted.
+    /// [`Self::dec_task`] but for a default task while another stays
+    /// counted: the counts, then `uclamp_rq_dec_id` for both ids.
     #[inline(never)]
-    fn dec_slow(&mut self, task: &mut [TaskClamp; 2]) {
-        match task[0].counted {
-            Counted::No => {}
-            Counted::AsDefault => {
-                task[0].counted = Counted::No;
-                task[1].counted = Counted::No;
-                self.nr_default -= 1;
-                self.dec_buckets(task);
-            }
+    fn dec_buckets(&mut self, task: &mut TaskClamps) {
+        match task.counted {
+            Counted::No => return,
+            Counted::AsDefault => self.nr_default -= 1,
             Counted::InBuckets => {
                 for clamp_id in ClampId::ALL {
-                    let clamp = &mut task[clamp_id.index()];
-                    if clamp.counted == Counted::InBuckets {
-                        clamp.counted = Counted::No;
-                        self.clamps[clamp_id.index()].buckets[clamp.bucket_id.index()].tasks -= 1;
-                    }
+                    let bucket_id = task.buckets[clamp_id.index()].index();
+                    self.clamps[clamp_id.index()].buckets[bucket_id].tasks -= 1;
                 }
-                self.dec_buckets(task);
             }
         }
-    }
-
-    /// `uclamp_rq_dec_id` for both ids after the task left its buckets' counts.
-    fn dec_buckets(&mut self, task: &[TaskClamp; 2]) {
+        task.counted = Counted::No;
         for clamp_id in ClampId::ALL {
-            self.dec_id(clamp_id, task[clamp_id.index()]);
+            self.dec_id(clamp_id, task.get(clamp_id));
         }
     }
 
