@@ -21,7 +21,7 @@ use crate::idle_class::IdleClass;
 use crate::rt::{RtClass, rt_priority};
 use crate::task::{Nanoseconds, ParamError, Policy, TaskId, TaskParams};
 use crate::uclamp::{
-    ClampId, GroupUclamp, TaskClamp, UclampRequest, UclampRunQueue, UclampSysctl, uclamp_eff_get,
+    ClampId, GroupUclamp, TaskClamps, UclampRequest, UclampRunQueue, UclampSysctl, uclamp_eff_get,
     uclamp_none,
 };
 
@@ -51,7 +51,10 @@ struct TaskSlot {
     policy: Policy,
     request: UclampRequest,
     group: Option<GroupUclamp>,
-    clamps: [TaskClamp; 2],
+    /// As counted, or, while not counted, `uclamp_eff_get` for both ids
+    /// (§3.3), set again whenever the request, the group or the sysctls
+    /// change: what the next enqueue counts.
+    clamps: TaskClamps,
 }
 
 /// One CPU's classes: RT above the fair class `F` above idle.
@@ -153,7 +156,7 @@ impl<F: SchedClass> ClassStack<F> {
                     self.uclamp_rq_inc(task);
                 }
             } else {
-                self.uclamp.dec(&mut self.tasks[index].clamps);
+                self.uclamp.dec_task(&mut self.tasks[index].clamps);
             }
         }
     }
@@ -214,7 +217,7 @@ impl<F: SchedClass> ClassStack<F> {
     /// unknown task.
     pub fn uclamp_eff_value(&self, task: TaskId, clamp_id: ClampId) -> Option<u16> {
         let slot = self.known_slot(task).ok()?;
-        let counted = slot.clamps[clamp_id.index()];
+        let counted = slot.clamps.get(clamp_id);
         Some(if counted.active() {
             counted.value()
         } else {
@@ -227,9 +230,13 @@ impl<F: SchedClass> ClassStack<F> {
     /// values at their next enqueue, as in Linux.
     pub fn set_uclamp_sysctl(&mut self, sysctl: UclampSysctl) {
         self.sysctl = sysctl;
-        for slot in self.tasks.iter_mut().filter(|slot| slot.class.is_some()) {
-            slot.request
-                .update_util_min_rt_default(slot.policy, &sysctl);
+        for index in 0..self.tasks.len() {
+            let slot = &mut self.tasks[index];
+            if slot.class.is_some() {
+                slot.request
+                    .update_util_min_rt_default(slot.policy, &sysctl);
+                self.update_effective(index);
+            }
         }
     }
 
@@ -250,6 +257,7 @@ impl<F: SchedClass> ClassStack<F> {
         };
         let request = UclampRequest::from_params(&params, &self.sysctl)?;
         self.tasks[task.index()].request = request;
+        self.update_effective(task.index());
         self.update_active(task);
         Ok(())
     }
@@ -263,6 +271,7 @@ impl<F: SchedClass> ClassStack<F> {
     ) -> Result<(), ParamError> {
         self.known_slot(task)?;
         self.tasks[task.index()].group = group;
+        self.update_effective(task.index());
         self.update_active(task);
         Ok(())
     }
@@ -320,18 +329,58 @@ impl<F: SchedClass> ClassStack<F> {
         uclamp_eff_get(&slot.request, clamp_id, slot.group.as_ref(), &self.sysctl)
     }
 
-    /// `uclamp_rq_inc` for one task.
-    fn uclamp_rq_inc(&mut self, task: TaskId) {
-        let slot = &self.tasks[task.index()];
+    /// Works out again the effective clamps of the task in slot `index`
+    /// after its request, its group or the sysctls changed (§3.3); while it
+    /// is counted, at its next enqueue instead (its dequeue uncounts the
+    /// values it was counted with).
+    fn update_effective(&mut self, index: usize) {
+        let slot = &self.tasks[index];
+        if slot.clamps.active() {
+            self.tasks[index].clamps.mark_stale();
+            return;
+        }
         let effective = ClampId::ALL.map(|clamp_id| self.effective(slot, clamp_id));
         self.uclamp
-            .inc(&mut self.tasks[task.index()].clamps, effective);
+            .set_effective(&mut self.tasks[index].clamps, effective);
+    }
+
+    /// `uclamp_rq_inc` for one task, with its effective clamps as last
+    /// worked out (they are `uclamp_eff_get`'s now, §3.3).
+    #[inline]
+    fn uclamp_rq_inc(&mut self, task: TaskId) {
+        let index = task.index();
+        if !self.uclamp.inc_task(&mut self.tasks[index].clamps) {
+            // Stale: they changed while the task was counted.
+            self.update_effective(index);
+            let counted = self.uclamp.inc_task(&mut self.tasks[index].clamps);
+            debug_assert!(counted, "effective clamps just set");
+        }
+    }
+
+    /// `uclamp_rq_dec` for one task.
+    #[inline]
+    fn uclamp_rq_dec(&mut self, task: TaskId) {
+        self.uclamp.dec_task(&mut self.tasks[task.index()].clamps);
+    }
+
+    /// [`Self::uclamp_rq_inc`] or [`Self::uclamp_rq_dec`] in a probe
+    /// bracket, out of line: the uninstrumented path tests the probe once and
+    /// keeps its registers.
+    #[inline(never)]
+    fn uclamp_update_probed(&mut self, task: TaskId, inc: bool) {
+        let start = self.probe.start();
+        if inc {
+            self.uclamp_rq_inc(task);
+        } else {
+            self.uclamp_rq_dec(task);
+        }
+        self.probe.end_uclamp(start);
     }
 
     /// `uclamp_update_active`: dec then inc a counted task.
     fn update_active(&mut self, task: TaskId) {
-        if self.tasks[task.index()].clamps[0].active() {
-            self.uclamp.dec(&mut self.tasks[task.index()].clamps);
+        if self.tasks[task.index()].clamps.active() {
+            self.uclamp_rq_dec(task);
             self.uclamp_rq_inc(task);
         }
     }
@@ -359,7 +408,7 @@ impl<F: SchedClass> SchedClass for ClassStack<F> {
             });
         }
         debug_assert!(
-            !self.tasks[task.index()].clamps[0].active(),
+            !self.tasks[task.index()].clamps.active(),
             "task_new of queued {task:?}"
         );
         params.validate()?;
@@ -375,6 +424,7 @@ impl<F: SchedClass> SchedClass for ClassStack<F> {
             request,
             ..TaskSlot::default()
         };
+        self.update_effective(task.index());
         Ok(())
     }
 
@@ -393,9 +443,11 @@ impl<F: SchedClass> SchedClass for ClassStack<F> {
             return;
         };
         if self.uclamp_enabled {
-            let start = self.probe.start();
-            self.uclamp_rq_inc(task);
-            self.probe.end_uclamp(start);
+            if self.probe.counting() {
+                self.uclamp_update_probed(task, true);
+            } else {
+                self.uclamp_rq_inc(task);
+            }
         }
         match class {
             ClassKind::Realtime => self.rt.enqueue_task(task, now, flags),
@@ -409,9 +461,11 @@ impl<F: SchedClass> SchedClass for ClassStack<F> {
             return;
         };
         if self.uclamp_enabled {
-            let start = self.probe.start();
-            self.uclamp.dec(&mut self.tasks[task.index()].clamps);
-            self.probe.end_uclamp(start);
+            if self.probe.counting() {
+                self.uclamp_update_probed(task, false);
+            } else {
+                self.uclamp_rq_dec(task);
+            }
         }
         match class {
             ClassKind::Realtime => self.rt.dequeue_task(task, now, flags),

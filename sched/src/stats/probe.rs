@@ -72,6 +72,13 @@ impl CostProbe {
         }
     }
 
+    /// Whether a counter is installed: the caller then brackets its update
+    /// with [`Self::start`] and an end, and otherwise skips both tests.
+    #[inline(always)]
+    pub fn counting(&self) -> bool {
+        self.counter.is_some()
+    }
+
     /// Returns what accumulated and resets it.
     pub fn take(&mut self) -> ProbeCosts {
         core::mem::take(&mut self.costs)

@@ -20,7 +20,7 @@ pub mod request;
 pub mod util;
 
 pub use buckets::{
-    TaskClamp, UCLAMP_BUCKETS, UCLAMP_BUCKETS_MAX, UCLAMP_BUCKETS_MIN, UclampRunQueue,
+    TaskClamp, TaskClamps, UCLAMP_BUCKETS, UCLAMP_BUCKETS_MAX, UCLAMP_BUCKETS_MIN, UclampRunQueue,
     uclamp_bucket_delta, uclamp_bucket_id,
 };
 pub use effective::{GroupUclamp, percent_to_util, uclamp_eff_get, uclamp_tg_restrict};

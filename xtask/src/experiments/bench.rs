@@ -366,10 +366,11 @@ pub mod ceiling {
     /// Instructions per task-group level, CFS (1,088 measured, with the walk
     /// to the shared level at a switch as under EEVDF).
     pub const LEVEL_CFS: f64 = 1_090.0;
-    /// uclamp's share of a pinned round trip in use, percent (2.49 measured: a
-    /// share rises when the rest of the round trip gets faster, so this one
-    /// has some room).
-    pub const UCLAMP_SHARE: f64 = 2.6;
+    /// uclamp's share of a pinned round trip in use, percent (0.37 measured on
+    /// 2026-12-07: default tasks counted once and effective clamps set when
+    /// they change, docs/performance.md; a share rises when the rest of the
+    /// round trip gets faster, so this one has some room).
+    pub const UCLAMP_SHARE: f64 = 0.4;
     /// sched-pipe across two CPUs, instructions per round trip (8,542
     /// measured with the run queues' tables grown with the tasks).
     pub const PIPE_TWO_CPUS: f64 = 8_545.0;

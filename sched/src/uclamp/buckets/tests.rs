@@ -2,6 +2,7 @@
 //! models.
 
 use super::*;
+use alloc::format;
 use alloc::vec::Vec;
 
 #[test]
@@ -224,5 +225,126 @@ fn max_aggregation_with_any_values_matches_the_bucket_model() {
                 }
             },
         );
+    }
+}
+
+/// §3.2 as Linux writes it, every task in its buckets' `tasks` (the run
+/// queue before default tasks were counted apart, in `nr_default`): the model
+/// the run queue must agree with bucket by bucket.
+struct LinuxModel {
+    nr_buckets: usize,
+    value: [u16; 2],
+    buckets: [[(u16, u32); UCLAMP_BUCKETS_MAX]; 2],
+    idle: bool,
+}
+
+impl LinuxModel {
+    fn new(nr_buckets: usize) -> Self {
+        LinuxModel {
+            nr_buckets,
+            value: [0, 1024],
+            buckets: [[(0, 0); UCLAMP_BUCKETS_MAX]; 2],
+            idle: true,
+        }
+    }
+
+    /// `uclamp_rq_inc`: each id's bucket count, idle reset, local max, max.
+    fn inc(&mut self, values: [u16; 2]) {
+        for (i, &value) in values.iter().enumerate() {
+            let bucket = &mut self.buckets[i][uclamp_bucket_id(value, self.nr_buckets)];
+            bucket.1 += 1;
+            if i == 1 && self.idle {
+                self.value[i] = value;
+            }
+            if bucket.1 == 1 || value > bucket.0 {
+                bucket.0 = value;
+            }
+            self.value[i] = self.value[i].max(value);
+        }
+        self.idle = false;
+    }
+
+    /// `uclamp_rq_dec`: the count, and the max again when the emptied
+    /// bucket held it (idle holding for the ceiling, 0 for the floor).
+    fn dec(&mut self, values: [u16; 2]) {
+        for (i, &value) in values.iter().enumerate() {
+            let bucket = &mut self.buckets[i][uclamp_bucket_id(value, self.nr_buckets)];
+            bucket.1 -= 1;
+            if bucket.1 > 0 || bucket.0 < self.value[i] {
+                continue;
+            }
+            let top = self.buckets[i][..self.nr_buckets]
+                .iter()
+                .rev()
+                .find(|bucket| bucket.1 > 0);
+            self.value[i] = match (top, i) {
+                (Some(bucket), _) => bucket.0,
+                (None, 0) => 0,
+                (None, _) => {
+                    self.idle = true;
+                    value
+                }
+            };
+        }
+    }
+}
+
+#[test]
+fn default_tasks_counted_apart_give_linux_buckets_and_values() {
+    // Default tasks (0, 1024) are counted in `nr_default`; every bucket's
+    // count and local max, both run-queue values and the idle flag must be
+    // those of §3.2 with every task in its buckets. Half the tasks are
+    // default; the others take values in the default buckets too (0..=204
+    // and the top bucket), so that the sums and the stale local maxima meet.
+    let pick = [0, 1, 100, 204, 300, 700, 819, 820, 900, 1000, 1023, 1024];
+    for (seed, nr_buckets) in (1..=60).zip([5, 10, 20].into_iter().cycle()) {
+        let mut rng = Rng(seed);
+        let mut rq = UclampRunQueue::new(nr_buckets).unwrap();
+        let mut model = LinuxModel::new(nr_buckets);
+        let mut clamps = [[TaskClamp::default(); 2]; TASKS];
+        let mut queued: [Option<[u16; 2]>; TASKS] = [None; TASKS];
+        for step in 0..800 {
+            let t = rng.below(TASKS as u64) as usize;
+            match queued[t] {
+                Some(values) => {
+                    rq.dec(&mut clamps[t]);
+                    model.dec(values);
+                    queued[t] = None;
+                    assert!(!clamps[t][0].active() && !clamps[t][1].active());
+                }
+                None => {
+                    let values = if rng.below(2) == 0 {
+                        [0, 1024]
+                    } else {
+                        let mut pair = [0; 2].map(|_| pick[rng.below(12) as usize]);
+                        pair.sort_unstable();
+                        pair
+                    };
+                    rq.inc(&mut clamps[t], values);
+                    model.inc(values);
+                    queued[t] = Some(values);
+                    for clamp_id in ClampId::ALL {
+                        let clamp = clamps[t][clamp_id.index()];
+                        let value = values[clamp_id.index()];
+                        assert!(clamp.active());
+                        assert_eq!(clamp.value(), value);
+                        assert_eq!(clamp.bucket_id(), uclamp_bucket_id(value, nr_buckets));
+                    }
+                }
+            }
+            let at = format!("seed {seed}, {nr_buckets} buckets, step {step}");
+            assert_eq!(rq.is_idle(), model.idle, "{at}");
+            for clamp_id in ClampId::ALL {
+                let i = clamp_id.index();
+                assert_eq!(rq.value(clamp_id), model.value[i], "{at} {clamp_id:?}");
+                for b in 0..nr_buckets {
+                    assert_eq!(
+                        rq.bucket(clamp_id, b),
+                        model.buckets[i][b],
+                        "{at} {clamp_id:?} bucket {b}"
+                    );
+                }
+            }
+        }
     }
 }
