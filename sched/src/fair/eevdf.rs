@@ -57,6 +57,7 @@ impl<P: Pick, const BW: bool> FairRunQueue<P, BW> {
     }
 
     /// Whether entity `e` (queued on `q`) is eligible.
+    #[inline(always)]
     pub(super) fn entity_eligible(&self, q: GroupId, e: u32) -> bool {
         self.vruntime_eligible(q, self.entities[e as usize].vruntime)
     }
