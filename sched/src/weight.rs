@@ -80,12 +80,21 @@ pub const fn scale_load_down(weight: u64) -> u64 {
 /// `weight` is scaled (nice 0 = [`NICE_0_LOAD`]). `inv_weight` is `≈ 2^32 /
 /// scale_load_down(weight)`: copied from [`PRIO_TO_WMULT`] for task weights, or
 /// computed with the runtime rule of `__update_inv_weight` (§1.2) for others.
+///
+/// It also keeps `se_weight()`, `scale_load_down(weight)` (§1.1), which the
+/// fair class reads some twenty times per sched-pipe round trip (PELT, the
+/// EEVDF sums, placement): made once with the weight, in the room the struct
+/// had as padding. Build one with [`LoadWeight::from_nice`],
+/// [`LoadWeight::idle`] or [`LoadWeight::from_scaled`] and replace it whole:
+/// the weight is not written alone.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LoadWeight {
     /// The scaled weight.
     pub weight: u64,
     /// The inverse used by [`calc_delta`].
     pub inv_weight: u32,
+    /// `scale_load_down(weight)`, see [`LoadWeight::scaled_down`].
+    weight_down: u32,
 }
 
 impl Default for LoadWeight {
@@ -109,6 +118,7 @@ impl LoadWeight {
         LoadWeight {
             weight: scale_load(PRIO_TO_WEIGHT[index] as u64),
             inv_weight: PRIO_TO_WMULT[index],
+            weight_down: PRIO_TO_WEIGHT[index],
         }
     }
 
@@ -117,21 +127,34 @@ impl LoadWeight {
         LoadWeight {
             weight: scale_load(WEIGHT_IDLEPRIO),
             inv_weight: WMULT_IDLEPRIO,
+            weight_down: WEIGHT_IDLEPRIO as u32,
         }
     }
 
     /// A weight that does not come from the table (a group entity's shares), with
     /// the inverse computed as `__update_inv_weight()` does (§1.2).
     pub const fn from_scaled(weight: u64) -> LoadWeight {
+        let down = scale_load_down(weight);
         LoadWeight {
             weight,
             inv_weight: runtime_inverse(weight),
+            // An entity's weight scaled down is at most 2^18 (`MAX_SHARES`);
+            // a run queue's sum made into a weight for `calc_delta` (CFS's
+            // slice) never asks for it.
+            weight_down: if down > u32::MAX as u64 {
+                u32::MAX
+            } else {
+                down as u32
+            },
         }
     }
 
-    /// `se_weight()`: the weight scaled down, 1024 for nice 0 (§1.1).
-    pub const fn scaled_down(self) -> u64 {
-        scale_load_down(self.weight)
+    /// `se_weight()`: the weight scaled down, 1024 for nice 0 (§1.1), as made
+    /// with the weight.
+    #[inline(always)]
+    pub fn scaled_down(self) -> u64 {
+        debug_assert_eq!(u64::from(self.weight_down), scale_load_down(self.weight));
+        u64::from(self.weight_down)
     }
 }
 

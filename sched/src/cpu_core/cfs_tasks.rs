@@ -68,6 +68,7 @@ impl CfsTasks {
 
     /// Puts `task` at the head (most recently run), taking it out of its place
     /// first if it is on the list. Ids beyond the list's size are ignored.
+    #[inline(always)]
     pub fn move_to_head(&mut self, task: TaskId) {
         if task.index() >= self.links.len() || (self.head == task.0 && self.contains(task)) {
             return;

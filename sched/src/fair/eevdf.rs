@@ -57,6 +57,7 @@ impl<P: Pick, const BW: bool> FairRunQueue<P, BW> {
     }
 
     /// Whether entity `e` (queued on `q`) is eligible.
+    #[inline(always)]
     pub(super) fn entity_eligible(&self, q: GroupId, e: u32) -> bool {
         self.vruntime_eligible(q, self.entities[e as usize].vruntime)
     }
@@ -91,6 +92,7 @@ impl<P: Pick, const BW: bool> FairRunQueue<P, BW> {
 
     /// `did_preempt_short()` (§1.5): the protection was cancelled and the
     /// running entity is no longer eligible.
+    #[inline(always)]
     pub(super) fn did_preempt_short(&self, q: GroupId, curr: u32, tunables: EevdfTunables) -> bool {
         tunables.preempt_short && !self.slice_protected(curr) && !self.entity_eligible(q, curr)
     }

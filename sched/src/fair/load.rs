@@ -58,6 +58,7 @@ impl<P: Pick, const BW: bool> FairRunQueue<P, BW> {
     /// `update_load_avg(cfs_rq, se, flags)` (§2.6) for entity `e` on `q`, with
     /// the states that held since the last update; a group entity also takes
     /// its group run queue's pending change (§2.7).
+    #[inline(always)]
     pub(super) fn update_entity_load(
         &mut self,
         q: GroupId,
@@ -70,6 +71,7 @@ impl<P: Pick, const BW: bool> FairRunQueue<P, BW> {
         self.probe.end_pelt(start);
     }
 
+    #[inline(always)]
     fn update_entity_load_unprobed(
         &mut self,
         q: GroupId,

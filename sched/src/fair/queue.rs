@@ -88,6 +88,7 @@ impl<P: Pick, const BW: bool> FairRunQueue<P, BW> {
     /// `update_curr` (§1.3): charge the running entity of `q` for the time since
     /// it was last charged. Under EEVDF a passed deadline asks for a reschedule
     /// when others are queued (§1.5), recorded in `need_resched`.
+    #[inline(always)]
     pub(super) fn update_curr(&mut self, q: GroupId, now: Nanoseconds) {
         let curr = self.queues[q.index()].curr;
         if curr == NIL {

@@ -40,6 +40,10 @@ pub const fn accumulate_pelt_segments(periods: u64, d1: u32, d3: u32) -> u32 {
 /// 1024-ns units. Decays the sums by the period boundaries crossed, adds this
 /// delta's contribution weighted by `load` (sum weight, not the avg weight),
 /// `runnable` (a count) and `running`, and returns the number of periods crossed.
+///
+/// Inlined: most updates cross no period boundary and come down to a few
+/// additions, less than a call's own cost.
+#[inline(always)]
 pub fn accumulate_sum(
     delta: u64,
     avg: &mut SchedAvg,

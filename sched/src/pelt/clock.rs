@@ -10,7 +10,7 @@
 //! its util is the same on both. While the CPU is idle the PELT clock catches
 //! up with real time, so blocked signals decay at the real rate.
 
-use super::{LOAD_AVG_MAX, PERIOD_UNITS, SCHED_CAPACITY_SHIFT, cap_scale};
+use super::{LOAD_AVG_MAX, PERIOD_UNITS, SCHED_CAPACITY_SCALE, SCHED_CAPACITY_SHIFT, cap_scale};
 use crate::run_queue::CpuCapacity;
 
 /// `((LOAD_AVG_MAX - 1024) << SCHED_CAPACITY_SHIFT) - LOAD_AVG_MAX` =
@@ -64,8 +64,16 @@ impl PeltClock {
             self.sync_idle();
             return;
         }
-        let delta = cap_scale(delta, u64::from(capacity.capacity_orig));
-        let delta = cap_scale(delta, u64::from(capacity.frequency_scale));
+        // Scaling by 1024 (the biggest CPU, the maximum frequency) is the
+        // identity, `delta * 1024 >> 10 = delta` (§2.3), so it is skipped:
+        // the same clock for less work on a CPU at full capacity and speed.
+        let mut delta = delta;
+        if u64::from(capacity.capacity_orig) != SCHED_CAPACITY_SCALE {
+            delta = cap_scale(delta, u64::from(capacity.capacity_orig));
+        }
+        if u64::from(capacity.frequency_scale) != SCHED_CAPACITY_SCALE {
+            delta = cap_scale(delta, u64::from(capacity.frequency_scale));
+        }
         self.clock_pelt = self.clock_pelt.saturating_add(delta);
     }
 
@@ -118,6 +126,23 @@ mod tests {
     #[test]
     fn always_running_threshold() {
         assert_eq!(ALWAYS_RUNNING_UTIL_SUM, 47_791_490);
+    }
+
+    /// §2.3: `cap_scale` by 1024 is the identity, which lets `update` skip it.
+    #[test]
+    fn cap_scale_by_full_scale_is_identity() {
+        for value in [
+            0,
+            1,
+            1023,
+            1024,
+            1 << 40,
+            u64::MAX >> 10,
+            u64::MAX - 1,
+            u64::MAX,
+        ] {
+            assert_eq!(cap_scale(value, SCHED_CAPACITY_SCALE), value);
+        }
     }
 
     /// §2.3: at full capacity and frequency the PELT clock is the task clock.

@@ -354,26 +354,29 @@ pub fn measure(kernel: &Path) -> Result<Vec<Figure>, String> {
 /// grows by more than 2 %. Lower them when a change makes a path faster.
 pub mod ceiling {
     /// sched-pipe pinned, uclamp unused (the default), instructions per
-    /// round trip (5,168 measured: a delayed task woken early is no longer
-    /// charged for the running task's time before its lag is taken, as in
-    /// Linux, so it is not placed again; docs/performance.md).
-    pub const PIPE_PINNED: f64 = 5_170.0;
-    /// Instructions per task-group level, EEVDF (1,152 measured). It read
-    /// 397 before the requeue change above, which took 2,268 instructions
-    /// off depth 0's round trip and 4 off depth 3's: the 397 came from a
-    /// costlier depth 0, not from cheap levels.
-    pub const LEVEL_EEVDF: f64 = 1_155.0;
-    /// Instructions per task-group level, CFS (1,088 measured, with the walk
-    /// to the shared level at a switch as under EEVDF).
-    pub const LEVEL_CFS: f64 = 1_090.0;
+    /// round trip (4,447 measured, 5,159 before: the fair class's PELT
+    /// update, `update_curr` and their helpers inlined, `se_weight()` kept
+    /// with the weight, the PELT clock's scaling by 1024 skipped;
+    /// docs/performance.md, the session of 2026-12-07).
+    pub const PIPE_PINNED: f64 = 4_450.0;
+    /// Instructions per task-group level, EEVDF (947 measured, 1,152 before
+    /// the inlining of 2026-12-07). It read 397 before the requeue change of
+    /// 2026-12-04, which took 2,268 instructions off depth 0's round trip and
+    /// 4 off depth 3's: the 397 came from a costlier depth 0, not from cheap
+    /// levels.
+    pub const LEVEL_EEVDF: f64 = 950.0;
+    /// Instructions per task-group level, CFS (844 measured, 1,088 before the
+    /// inlining of 2026-12-07; with the walk to the shared level at a switch
+    /// as under EEVDF).
+    pub const LEVEL_CFS: f64 = 845.0;
     /// uclamp's share of a pinned round trip in use, percent (0.37 measured on
     /// 2026-12-07: default tasks counted once and effective clamps set when
     /// they change, docs/performance.md; a share rises when the rest of the
     /// round trip gets faster, so this one has some room).
     pub const UCLAMP_SHARE: f64 = 0.4;
-    /// sched-pipe across two CPUs, instructions per round trip (8,542
-    /// measured with the run queues' tables grown with the tasks).
-    pub const PIPE_TWO_CPUS: f64 = 8_545.0;
+    /// sched-pipe across two CPUs, instructions per round trip (7,989
+    /// measured, 8,626 before the inlining of 2026-12-07).
+    pub const PIPE_TWO_CPUS: f64 = 7_990.0;
     /// hackbench's median, millions of instructions (250.0 measured; the
     /// perturbed runs are chaotic, so the ceiling is issue 15's target).
     pub const HACKBENCH_MEDIAN: f64 = 280.0;
