@@ -6,7 +6,7 @@
 
 use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 
-use fairway_sched::balance::CpuSnapshot;
+use fairway_sched::balance::{BalanceError, CpuLoads, CpuSnapshot};
 use fairway_sched::task::{CpuId, CpuMask};
 use fairway_sched::topology::Topology;
 use heapless::Vec;
@@ -168,6 +168,50 @@ fn snapshot_of(cpu: usize) -> CpuSnapshot {
         uclamp,
         uclamp_idle,
         rt_runnable,
+    }
+}
+
+/// The published loads as wake-up placement reads them without EAS
+/// ([`CpuLoads`]): each field read from the CPU's published values when the
+/// decision asks for it, the same value [`snapshot`] gives, rather than every
+/// CPU's whole snapshot copied first.
+pub struct PublishedLoads;
+
+impl CpuLoads for PublishedLoads {
+    fn check(&self, topology: &Topology) -> Result<(), BalanceError> {
+        // `fill_snapshots`' table: one entry per CPU, in order.
+        let nr_cpus = percpu::nr_cpus().min(MAX_CPUS);
+        if nr_cpus == topology.nr_cpus() {
+            Ok(())
+        } else {
+            Err(BalanceError::SnapshotMismatch {
+                index: nr_cpus.min(topology.nr_cpus()),
+                nr_cpus: topology.nr_cpus(),
+            })
+        }
+    }
+
+    fn snapshot(&self, cpu: CpuId) -> CpuSnapshot {
+        snapshot_of(cpu.index())
+    }
+
+    fn idle(&self, cpu: CpuId) -> bool {
+        let cpu = cpu.index();
+        !percpu::of(cpu).online.load(Ordering::Relaxed)
+            || SNAPSHOTS[cpu].idle.load(Ordering::Relaxed)
+    }
+
+    fn nr_running(&self, cpu: CpuId) -> u32 {
+        let cpu = cpu.index();
+        if percpu::of(cpu).online.load(Ordering::Relaxed) {
+            SNAPSHOTS[cpu].nr_running.load(Ordering::Relaxed)
+        } else {
+            0
+        }
+    }
+
+    fn capacity(&self, cpu: CpuId) -> u64 {
+        u64::from(percpu::of(cpu.index()).capacity.load(Ordering::Relaxed))
     }
 }
 

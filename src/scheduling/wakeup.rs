@@ -172,6 +172,22 @@ fn select_wake_cpu(id: TaskId, prev: usize, rq: &CpuRunQueue) -> usize {
         };
     };
     let waker = crate::arch::cpu::this_cpu();
+    let energy = eas::context();
+    if energy.is_none() && !explain::explaining() {
+        // Without EAS, placement reads only the fields and CPUs it asks for.
+        return rq
+            .core
+            .select_task_rq_balanced(
+                id,
+                CpuId(waker as u16),
+                CpuMask(affinity),
+                load::load_avg(waker),
+                topology,
+                &load::PublishedLoads,
+            )
+            .cpu
+            .index();
+    }
     let mut snapshots: Vec<_, MAX_CPUS> = Vec::new();
     load::fill_snapshots(&mut snapshots);
     let placement = if explain::explaining() && eas::active() {
@@ -184,7 +200,7 @@ fn select_wake_cpu(id: TaskId, prev: usize, rq: &CpuRunQueue) -> usize {
             load::load_avg(waker),
             topology,
             &snapshots,
-            eas::context(),
+            energy,
             explain::energy_estimate,
         )
     } else {
@@ -195,7 +211,7 @@ fn select_wake_cpu(id: TaskId, prev: usize, rq: &CpuRunQueue) -> usize {
             load::load_avg(waker),
             topology,
             &snapshots,
-            eas::context(),
+            energy,
         )
     };
     if explain::explaining() {

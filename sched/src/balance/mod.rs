@@ -67,5 +67,7 @@ pub use rebalance::{
     BalanceDecision, CpuBalanceState, DomainBalanceState, Migration, TaskList, newidle_balance,
     rebalance_domains,
 };
-pub use stats::{BalanceError, CpuSnapshot, MIGRATION_COST_NS, TaskCandidate, misfit_task_load};
+pub use stats::{
+    BalanceError, CpuLoads, CpuSnapshot, MIGRATION_COST_NS, TaskCandidate, misfit_task_load,
+};
 pub use wake::{WakeReason, WakeRequest, WakeTarget, select_task_rq, wake_wide};

@@ -69,6 +69,51 @@ impl CpuSnapshot {
     }
 }
 
+/// Where a wake-up placement reads the CPUs' published loads (Linux reads
+/// other run queues' fields remotely, unlocked, §5.2): a table of every CPU's
+/// [`CpuSnapshot`] (the simulator's; the kernel's under EAS and explain
+/// mode), or a view that reads only the fields of the CPUs a decision asks
+/// for (the kernel's otherwise). Both answer with the same values: a field
+/// read is the field of [`CpuLoads::snapshot`].
+pub trait CpuLoads {
+    /// Checks that the loads describe every CPU of `topology`, in order
+    /// ([`check_snapshots`] for a table).
+    fn check(&self, topology: &Topology) -> Result<(), BalanceError>;
+    /// CPU `cpu`'s whole snapshot.
+    fn snapshot(&self, cpu: CpuId) -> CpuSnapshot;
+    /// `available_idle_cpu(cpu)`: [`CpuSnapshot::idle`].
+    fn idle(&self, cpu: CpuId) -> bool {
+        self.snapshot(cpu).idle
+    }
+    /// [`CpuSnapshot::nr_running`].
+    fn nr_running(&self, cpu: CpuId) -> u32 {
+        self.snapshot(cpu).nr_running
+    }
+    /// `capacity_of(cpu)`: [`CpuSnapshot::capacity`].
+    fn capacity(&self, cpu: CpuId) -> u64 {
+        self.snapshot(cpu).capacity
+    }
+}
+
+/// A table of every CPU's snapshot, `table[i]` CPU `i`'s.
+impl<T: AsRef<[CpuSnapshot]> + ?Sized> CpuLoads for T {
+    fn check(&self, topology: &Topology) -> Result<(), BalanceError> {
+        check_snapshots(topology, self.as_ref())
+    }
+    fn snapshot(&self, cpu: CpuId) -> CpuSnapshot {
+        self.as_ref()[cpu.index()]
+    }
+    fn idle(&self, cpu: CpuId) -> bool {
+        self.as_ref()[cpu.index()].idle
+    }
+    fn nr_running(&self, cpu: CpuId) -> u32 {
+        self.as_ref()[cpu.index()].nr_running
+    }
+    fn capacity(&self, cpu: CpuId) -> u64 {
+        self.as_ref()[cpu.index()].capacity
+    }
+}
+
 /// A fair task on the run queue of the CPU being pulled from, in the order
 /// of Linux's `cfs_tasks` from its tail (the task that ran least recently
 /// first; a task goes to the head when it is enqueued or picked). The

@@ -9,7 +9,7 @@
 //!                                  first idle CPU of target's cluster (wrapping)
 //! ```
 
-use super::stats::{BalanceError, CpuSnapshot, check_cpu, check_snapshots};
+use super::stats::{BalanceError, CpuLoads, CpuSnapshot, check_cpu};
 use crate::task::{CpuId, CpuMask};
 use crate::topology::{DomainLevel, Topology};
 use crate::uclamp::{CpuFit, util_fits_cpu};
@@ -88,12 +88,14 @@ pub fn wake_wide(waker_flips: u32, wakee_flips: u32, cluster_size: u32) -> bool 
 /// Wake-affine is tried when the waker's CPU is allowed and the wake-up is
 /// not wide; the domain is the lowest one spanning both CPUs (every level has
 /// `SD_WAKE_AFFINE`). `select_idle_sibling` then looks for an idle CPU.
-pub fn select_task_rq(
+/// `snapshots` is every CPU's table or a view reading only what the
+/// decision asks for ([`CpuLoads`]): the same decision either way.
+pub fn select_task_rq<L: CpuLoads + ?Sized>(
     topology: &Topology,
-    snapshots: &[CpuSnapshot],
+    snapshots: &L,
     request: &WakeRequest,
 ) -> Result<WakeTarget, BalanceError> {
-    check_snapshots(topology, snapshots)?;
+    snapshots.check(topology)?;
     check_cpu(topology, "prev_cpu", request.prev_cpu)?;
     check_cpu(topology, "waker_cpu", request.waker_cpu)?;
     let allowed = CpuMask(request.affinity.0 & topology.all_cpus().0);
@@ -120,7 +122,7 @@ pub fn select_task_rq(
     // select_fallback_rq: an idle allowed CPU, else the first allowed one.
     let cpu = topology
         .cpus_in(allowed)
-        .find(|c| snapshots[c.index()].idle)
+        .find(|&c| snapshots.idle(c))
         .or_else(|| topology.cpus_in(allowed).next())
         .ok_or(BalanceError::EmptyAffinity)?;
     Ok(WakeTarget {
@@ -131,17 +133,17 @@ pub fn select_task_rq(
 
 /// `wake_affine`: the waker's CPU if `wake_affine_idle` or, failing a
 /// verdict, `wake_affine_weight` choose it; else the previous CPU.
-pub fn wake_affine(
+pub fn wake_affine<L: CpuLoads + ?Sized>(
     topology: &Topology,
-    snapshots: &[CpuSnapshot],
+    snapshots: &L,
     request: &WakeRequest,
     imbalance_pct: u64,
 ) -> CpuId {
     let (this, prev) = (request.waker_cpu, request.prev_cpu);
     let verdict = wake_affine_idle(topology, snapshots, this, prev, request.sync).or_else(|| {
         wake_affine_weight(
-            &snapshots[this.index()],
-            &snapshots[prev.index()],
+            &snapshots.snapshot(this),
+            &snapshots.snapshot(prev),
             request,
             imbalance_pct,
         )
@@ -153,18 +155,18 @@ pub fn wake_affine(
 /// `wake_affine_idle`: an idle waker CPU sharing the cache with prev gives
 /// prev if prev is idle too, else the waker CPU; a sync wake-up from a CPU
 /// running only the waker gives the waker CPU; an idle prev gives prev.
-pub fn wake_affine_idle(
+pub fn wake_affine_idle<L: CpuLoads + ?Sized>(
     topology: &Topology,
-    snapshots: &[CpuSnapshot],
+    snapshots: &L,
     this: CpuId,
     prev: CpuId,
     sync: bool,
 ) -> Option<CpuId> {
-    let idle = |cpu: CpuId| snapshots[cpu.index()].idle;
+    let idle = |cpu: CpuId| snapshots.idle(cpu);
     if idle(this) && topology.share_cache(this, prev) {
         return Some(if idle(prev) { prev } else { this });
     }
-    if sync && snapshots[this.index()].nr_running == 1 {
+    if sync && snapshots.nr_running(this) == 1 {
         return Some(this);
     }
     idle(prev).then_some(prev)
@@ -211,9 +213,9 @@ pub fn wake_affine_weight(
 /// asymmetric systems), prev if idle in the same cluster, else an idle CPU:
 /// by capacity fit over the asymmetric domain, or the first idle CPU of the
 /// target's cluster scanning from `target + 1` with wrap-around.
-fn select_idle_sibling(
+fn select_idle_sibling<L: CpuLoads + ?Sized>(
     topology: &Topology,
-    snapshots: &[CpuSnapshot],
+    snapshots: &L,
     request: &WakeRequest,
     allowed: CpuMask,
     target: CpuId,
@@ -225,13 +227,13 @@ fn select_idle_sibling(
             request.task_util,
             util_min,
             util_max,
-            snapshots[cpu.index()].capacity,
+            snapshots.capacity(cpu),
             topology.capacity_orig(cpu),
             topology.capacity_orig(cpu),
         )
     };
     let usable = |cpu: CpuId| {
-        allowed.contains(cpu) && snapshots[cpu.index()].idle && (!asym || fit(cpu) == CpuFit::Fits)
+        allowed.contains(cpu) && snapshots.idle(cpu) && (!asym || fit(cpu) == CpuFit::Fits)
     };
     let prev = request.prev_cpu;
     if usable(target) {
@@ -260,7 +262,7 @@ fn select_idle_sibling(
         };
     }
     let span = CpuMask(topology.cluster_mask(target).0 & allowed.0);
-    match for_each_cpu_wrap(topology, span, target.0 + 1).find(|c| snapshots[c.index()].idle) {
+    match for_each_cpu_wrap(topology, span, target.0 + 1).find(|&c| snapshots.idle(c)) {
         Some(cpu) => WakeTarget {
             cpu,
             reason: WakeReason::IdleSibling,
@@ -275,16 +277,16 @@ fn select_idle_sibling(
 /// `select_idle_capacity`: scanning `span` from `target`, the first idle CPU
 /// where the task fits; else the idle CPU that fits best (a CPU missing only
 /// the uclamp_min hint beats one that does not fit), then by capacity.
-fn select_idle_capacity(
+fn select_idle_capacity<L: CpuLoads + ?Sized>(
     topology: &Topology,
-    snapshots: &[CpuSnapshot],
+    snapshots: &L,
     span: CpuMask,
     target: CpuId,
     fit: &dyn Fn(CpuId) -> CpuFit,
 ) -> Option<CpuId> {
     let mut best: Option<(i32, u64, CpuId)> = None;
     for cpu in for_each_cpu_wrap(topology, span, target.0) {
-        if !snapshots[cpu.index()].idle {
+        if !snapshots.idle(cpu) {
             continue;
         }
         let fits = fit(cpu);
@@ -294,7 +296,7 @@ fn select_idle_capacity(
         let capacity = if fits == CpuFit::FitsBoostUnmet {
             topology.capacity_orig(cpu)
         } else {
-            snapshots[cpu.index()].capacity
+            snapshots.capacity(cpu)
         };
         // -1 (boost unmet) ranks before 0 (does not fit); then larger capacity.
         let rank = fits.as_linux();

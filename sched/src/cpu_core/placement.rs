@@ -3,7 +3,7 @@
 //! allows it) and how load balancing weighs a task.
 
 use super::{CpuCore, FeecOutcome, WakePlacement};
-use crate::balance::{CpuSnapshot, WakeRequest};
+use crate::balance::{CpuLoads, CpuSnapshot, WakeRequest};
 use crate::task::{CpuId, CpuMask, Nanoseconds, TaskId};
 use crate::topology::Topology;
 
@@ -131,6 +131,53 @@ impl CpuCore {
         energy: Option<crate::eas::EnergyContext<'_>>,
         observe: impl FnMut(crate::eas::EnergyEstimate),
     ) -> WakePlacement {
+        let energy = energy.map(|context| (context, snapshots));
+        self.place_waking(
+            task, waker_cpu, affinity, waker_load, topology, snapshots, energy, observe,
+        )
+    }
+
+    /// [`CpuCore::select_task_rq`] without EAS (`energy` `None`), reading
+    /// the CPUs' loads through `loads`, which may read only the fields and
+    /// CPUs the wake-up balancing rules ask for (the kernel's view of the
+    /// published loads) rather than every CPU's whole snapshot: the same
+    /// decision, by the same code.
+    pub fn select_task_rq_balanced<L: CpuLoads + ?Sized>(
+        &self,
+        task: TaskId,
+        waker_cpu: CpuId,
+        affinity: CpuMask,
+        waker_load: u64,
+        topology: &Topology,
+        loads: &L,
+    ) -> WakePlacement {
+        self.place_waking(
+            task,
+            waker_cpu,
+            affinity,
+            waker_load,
+            topology,
+            loads,
+            None,
+            |_| {},
+        )
+    }
+
+    /// The body of [`CpuCore::select_task_rq_observed`]: `loads` for the
+    /// wake-up balancing rules, and with EAS on, its context and every CPU's
+    /// snapshot for `find_energy_efficient_cpu`.
+    #[allow(clippy::too_many_arguments)]
+    fn place_waking<L: CpuLoads + ?Sized>(
+        &self,
+        task: TaskId,
+        waker_cpu: CpuId,
+        affinity: CpuMask,
+        waker_load: u64,
+        topology: &Topology,
+        loads: &L,
+        energy: Option<(crate::eas::EnergyContext<'_>, &[CpuSnapshot])>,
+        observe: impl FnMut(crate::eas::EnergyEstimate),
+    ) -> WakePlacement {
         let prev_cpu = CpuId(self.state.cpu);
         let signals = self.run_queue.task_signals(task);
         // Linux ages the sleeping task's PELT to its run queue's last update
@@ -153,7 +200,7 @@ impl CpuCore {
         };
         let mut feec_cost = None;
         let mut feec = FeecOutcome::NotRun;
-        if let Some(energy) = energy.filter(|e| e.places_wakeups()) {
+        if let Some((energy, snapshots)) = energy.filter(|(e, _)| e.places_wakeups()) {
             let waking = crate::eas::WakingTask {
                 prev_cpu,
                 affinity,
@@ -189,7 +236,7 @@ impl CpuCore {
             uclamp,
             waker_load,
         };
-        let cpu = crate::balance::select_task_rq(topology, snapshots, &request)
+        let cpu = crate::balance::select_task_rq(topology, loads, &request)
             .map_or(prev_cpu, |target| target.cpu);
         WakePlacement {
             cpu,

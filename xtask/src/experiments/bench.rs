@@ -374,8 +374,10 @@ pub mod ceiling {
     /// they change, docs/performance.md; a share rises when the rest of the
     /// round trip gets faster, so this one has some room).
     pub const UCLAMP_SHARE: f64 = 0.4;
-    /// sched-pipe across two CPUs, instructions per round trip (7,989
-    /// measured, 8,626 before the inlining of 2026-12-07).
+    /// sched-pipe across two CPUs, instructions per round trip (set from the
+    /// merged bench of 2026-12-07: the inlining of the pinned path, each
+    /// CPU's domains built once, wake-up placement without EAS reading only
+    /// the loads it asks for; docs/performance.md).
     pub const PIPE_TWO_CPUS: f64 = 7_990.0;
     /// hackbench's median, millions of instructions (250.0 measured; the
     /// perturbed runs are chaotic, so the ceiling is issue 15's target).
