@@ -21,7 +21,7 @@
 use alloc::vec::Vec;
 
 use super::{
-    CandidateNote, EnqueueReason, PerTask, Policy, PolicyContext, Registrable, SplitMix64,
+    CandidateNote, EnqueueReason, PerTask, Policy, PolicyContext, Registrable, Share, SplitMix64,
     weight_of,
 };
 use crate::task::{Nanoseconds, TaskId, TaskParams};
@@ -45,6 +45,10 @@ impl Registrable for Lottery {
     const NAME: &'static str = "lottery";
     const SUMMARY: &'static str =
         "lottery scheduling (Waldspurger & Weihl 1994): a random ticket per pick, tickets = weight";
+
+    /// Each slice's winner is a draw: a task's slices are a binomial count,
+    /// within 4 σ of their share but for one time in 15,000.
+    const SHARE: Share = Share::ByWeightRandom { sigmas: 4.0 };
 
     fn new(context: &PolicyContext) -> Self {
         Lottery {

@@ -25,7 +25,9 @@ use alloc::vec::Vec;
 use crate::task::{Nanoseconds, Policy as TaskPolicy, TaskId, TaskParams};
 
 mod adapter;
+pub mod grader;
 pub use adapter::PolicyClass;
+pub use grader::Share;
 
 /// Declares each policy's module and lists it in [`REGISTERED`]: one line
 /// per policy, `module::Type`, where `Type` implements [`Registrable`].
@@ -38,6 +40,7 @@ macro_rules! policies {
             $(Registered {
                 name: <$module::$policy as Registrable>::NAME,
                 summary: <$module::$policy as Registrable>::SUMMARY,
+                share: <$module::$policy as Registrable>::SHARE,
                 build: |context| Box::new(<$module::$policy as Registrable>::new(context)),
             },)*
         ];
@@ -194,6 +197,10 @@ pub trait Registrable: Policy + Sized + 'static {
     const NAME: &'static str;
     /// One line: what the policy does and where it comes from.
     const SUMMARY: &'static str;
+    /// The share of the CPU it promises CPU-bound tasks, which the grader
+    /// checks (`cargo xtask policy-check`). Default: the same for each,
+    /// within a slice, as round robin gives.
+    const SHARE: Share = Share::Equal { within_slices: 1.0 };
     /// The policy of one CPU's run queue.
     fn new(context: &PolicyContext) -> Self;
 }
@@ -205,6 +212,8 @@ pub struct Registered {
     pub name: &'static str,
     /// One line: what it does.
     pub summary: &'static str,
+    /// The share it promises ([`Registrable::SHARE`]).
+    pub share: Share,
     /// Builds one CPU's instance.
     pub build: fn(&PolicyContext) -> Box<dyn Policy>,
 }
