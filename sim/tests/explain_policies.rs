@@ -66,7 +66,10 @@ fn a_stride_pick_takes_the_smallest_pass() {
     for (notes, _) in picks {
         // Read after the pick: the chosen task's pass is not yet charged.
         let chosen = notes[0].value.unwrap();
-        assert!(notes.iter().all(|note| note.value.unwrap() >= chosen), "{notes:?}");
+        assert!(
+            notes.iter().all(|note| note.value.unwrap() >= chosen),
+            "{notes:?}"
+        );
     }
 }
 
@@ -89,7 +92,11 @@ fn equal_tasks_share_the_cpu_under_every_registered_policy() {
         };
         for task in &results.tasks {
             let error = (task.runtime_ns as f64 / (4 * MS) as f64 - slices / 3.0).abs();
-            assert!(error <= allowed, "{name}: {} off by {error:.2} slices", task.name);
+            assert!(
+                error <= allowed,
+                "{name}: {} off by {error:.2} slices",
+                task.name
+            );
         }
     }
 }

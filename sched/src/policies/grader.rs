@@ -129,7 +129,9 @@ pub fn every_task_once(
     let mut random = SplitMix64::new(3);
     let tasks = 20;
     let mut rq = RunQueue::new(kind, tasks);
-    let group = rq.create_group(GroupId::ROOT, 1024).map_err(|e| format!("{e:?}"))?;
+    let group = rq
+        .create_group(GroupId::ROOT, 1024)
+        .map_err(|e| format!("{e:?}"))?;
     let nested = rq.create_group(group, 300).map_err(|e| format!("{e:?}"))?;
     if rq.pick_next_task(0).is_some() {
         return Err("picked a task from an empty queue".into());

@@ -7,9 +7,15 @@ use crate::boot_options::PolicyChoice;
 #[test]
 fn every_registered_name_is_unique_and_not_a_built_in() {
     for (index, policy) in REGISTERED.iter().enumerate() {
-        assert!(!PolicyChoice::BUILT_IN.contains(&policy.name), "{}", policy.name);
         assert!(
-            REGISTERED[..index].iter().all(|other| other.name != policy.name),
+            !PolicyChoice::BUILT_IN.contains(&policy.name),
+            "{}",
+            policy.name
+        );
+        assert!(
+            REGISTERED[..index]
+                .iter()
+                .all(|other| other.name != policy.name),
             "{} registered twice",
             policy.name
         );
@@ -20,7 +26,10 @@ fn every_registered_name_is_unique_and_not_a_built_in() {
 #[test]
 fn sched_finds_every_registered_policy_by_name() {
     for id in PolicyId::all() {
-        assert_eq!(PolicyChoice::parse(id.name()), Some(PolicyChoice::Registered(id)));
+        assert_eq!(
+            PolicyChoice::parse(id.name()),
+            Some(PolicyChoice::Registered(id))
+        );
         assert_eq!(PolicyChoice::Registered(id).name(), id.name());
     }
     assert_eq!(

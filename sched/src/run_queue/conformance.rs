@@ -16,7 +16,10 @@ fn policies() -> Vec<(PolicyKind, Nanoseconds)> {
     let mut kinds = Vec::from([
         (PolicyKind::RoundRobin { slice: 4 * MS }, 4 * MS),
         (PolicyKind::Cfs(CfsTunables::for_cpus(1)), 4 * MS),
-        (PolicyKind::Eevdf(EevdfTunables::for_cpus(1, 4 * MS)), 4 * MS),
+        (
+            PolicyKind::Eevdf(EevdfTunables::for_cpus(1, 4 * MS)),
+            4 * MS,
+        ),
     ]);
     for id in PolicyId::all() {
         let context = PolicyContext {
@@ -81,7 +84,11 @@ fn grade_gives_one_passing_verdict_per_property() {
         let verdicts = grader::grade(kind, slice);
         assert_eq!(verdicts.len(), 4);
         for verdict in verdicts {
-            assert!(verdict.passed, "{kind:?}: {}: {}", verdict.property, verdict.detail);
+            assert!(
+                verdict.passed,
+                "{kind:?}: {}: {}",
+                verdict.property, verdict.detail
+            );
         }
     }
 }

@@ -40,8 +40,7 @@ pub fn command(args: &[String]) -> Result<ExitCode, String> {
         ),
         _ => return Err(USAGE.into()),
     };
-    let config = SchedConfig::parse(&format!("sched={name}"))
-        .map_err(|error| error.to_string())?;
+    let config = SchedConfig::parse(&format!("sched={name}")).map_err(|error| error.to_string())?;
     let kind = config.policy_kind(1);
     println!(
         "policy-check {name}: {}",
