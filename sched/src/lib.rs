@@ -33,6 +33,8 @@
 //!   the class stack (RT, the fair slot chosen at boot, idle) with uclamp accounting.
 //! - [`pelt`]: Linux's integer PELT load tracking and util_est (§2).
 //! - [`round_robin`]: the simple round-robin policy the kernel first boots with.
+//! - [`policies`]: policies in one file each (lottery, stride, a template), run through
+//!   one `Policy` trait and registered by one line (docs/policies.md).
 //! - [`rt`]: the real-time class (SCHED_FIFO, SCHED_RR) above fair.
 //! - [`uclamp`]: utilization clamping: requests, effective values, run-queue buckets.
 //! - [`topology`]: CPU capacities, clusters and the scheduling-domain levels (§7).
@@ -64,6 +66,7 @@ pub mod energy;
 pub mod fair;
 pub mod idle_class;
 pub mod pelt;
+pub mod policies;
 pub mod round_robin;
 pub mod rt;
 pub mod run_queue;

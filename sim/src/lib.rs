@@ -169,8 +169,10 @@ pub fn policy_kind(
     nr_cpus: usize,
     tick_ns: u64,
 ) -> Result<PolicyKind, SimError> {
-    let policy = PolicyChoice::parse(name)
-        .ok_or_else(|| SimError::Config(format!("sched={name}: must be one of eevdf, cfs, rr")))?;
+    let policy = PolicyChoice::parse(name).ok_or_else(|| {
+        let names: Vec<&str> = PolicyChoice::names().collect();
+        SimError::Config(format!("sched={name}: must be one of {}", names.join(", ")))
+    })?;
     let config = SchedConfig {
         policy,
         hz: 1_000_000_000 / tick_ns.max(1),

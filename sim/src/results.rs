@@ -190,6 +190,9 @@ pub struct Results {
     /// The round-robin picks `--explain` explained: the candidates in FIFO
     /// order and the task chosen.
     pub explained_rr_picks: Vec<crate::engine::explain::ExplainedRrPick>,
+    /// The picks of a registered policy `--explain` explained: the
+    /// policy's notes on its candidates and the task chosen.
+    pub explained_policy_picks: Vec<crate::engine::explain::ExplainedPolicyPick>,
     /// The wake-ups `--explain` explained under EAS, with the energy
     /// estimates `find_energy_efficient_cpu` made.
     pub explained_wakes: Vec<crate::engine::explain::ExplainedWake>,

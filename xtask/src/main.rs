@@ -78,7 +78,7 @@ use std::process::ExitCode;
 fn usage() -> String {
     "usage: cargo xtask <runner KERNEL [--board NAME] [--cpus N] [--gic 2|3] [--el 1|2] [--icount] [--image] \
      [--timeout S] [--append ARGS] [--dtb FILE] [--scenario FILE.json] [--report FILE.json] [--trace FILE] [--explain N] [--rtapp-logs DIR] [--verbose] [--qemu-log FILE] \
-     | compare SCENARIO.json [--board NAME] [--cpus N] [--append ARGS] [--timeout S] [--kernel FILE] [--phases N] [--check] | compare-policies SCENARIO.json [--variant ARGS]... [--board NAME] [--cpus N] [--timeout S] [--kernel FILE] [--sim-only] | judge-phases [--board NAME]... [--shape NAME]... [--seeds N] [--kernel FILE] [--sim-only] | report TRANSCRIPT [--json FILE] | agree TRANSCRIPT SCENARIO.json POLICY [--limit N] [--sim FILE.csv] | replay TRANSCRIPT | bandwidth-experiment KERNEL [--quick | --energy] | cpufreq-experiment KERNEL | eas-experiment KERNEL [--runs N] [--quick] | bench [--check | --check-targets] [--kernel FILE] | test [--only NAME] [--sabotage] [--no-lint] [--gaps | --groups-sweep] | hil KERNEL --console PATH (--tftp DIR | --serial-load) [...] (docs/hil.md) | lint | ensure-tools | board-blobs | trace-checks | labs [--only NAME] [--checks-only] | rtapp-log-checks | plot TRACE OUT_DIR [--from T] [--to T]>"
+     | compare SCENARIO.json [--board NAME] [--cpus N] [--append ARGS] [--timeout S] [--kernel FILE] [--phases N] [--check] | compare-policies SCENARIO.json [--variant ARGS]... [--board NAME] [--cpus N] [--timeout S] [--kernel FILE] [--sim-only] | policy-check NAME [--seconds S] | judge-phases [--board NAME]... [--shape NAME]... [--seeds N] [--kernel FILE] [--sim-only] | report TRANSCRIPT [--json FILE] | agree TRANSCRIPT SCENARIO.json POLICY [--limit N] [--sim FILE.csv] | replay TRANSCRIPT | bandwidth-experiment KERNEL [--quick | --energy] | cpufreq-experiment KERNEL | eas-experiment KERNEL [--runs N] [--quick] | bench [--check | --check-targets] [--kernel FILE] | test [--only NAME] [--sabotage] [--no-lint] [--gaps | --groups-sweep] | hil KERNEL --console PATH (--tftp DIR | --serial-load) [...] (docs/hil.md) | lint | ensure-tools | board-blobs | trace-checks | labs [--only NAME] [--checks-only] | rtapp-log-checks | plot TRACE OUT_DIR [--from T] [--to T]>"
         .into()
 }
 
@@ -168,6 +168,7 @@ fn main() -> ExitCode {
         Some("agree") => experiments::agree::command(&args[1..]),
         Some("compare") => experiments::compare::command(&args[1..]),
         Some("compare-policies") => experiments::compare_policies::command(&args[1..]),
+        Some("policy-check") => experiments::policy_check::command(&args[1..]),
         Some("judge-phases") => experiments::judge_phases::command(&args[1..]),
         Some("replay") => experiments::replay::command(&args[1..]),
         Some("board-blobs") => run::board::board_blobs(),
@@ -224,5 +225,9 @@ mod usage_tests {
             "usage: cargo xtask bench [--check | --check-targets] [--kernel FILE]"
         );
         assert!(usage_of(Some("hil")).ends_with("(docs/hil.md)"));
+        assert_eq!(
+            usage_of(Some("policy-check")),
+            "usage: cargo xtask policy-check NAME [--seconds S]"
+        );
     }
 }

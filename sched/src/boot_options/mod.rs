@@ -51,24 +51,37 @@ pub enum PolicyChoice {
     Cfs,
     /// The fair class with the EEVDF pick (`eevdf`, Linux ≥ 6.6).
     Eevdf,
+    /// A policy registered in [`crate::policies`] (`lottery`, `stride`, ...).
+    Registered(crate::policies::PolicyId),
 }
 
 impl PolicyChoice {
-    /// The policy `sched=` names.
+    /// The built-in policies' names, as `sched=` takes them.
+    pub const BUILT_IN: [&'static str; 3] = ["eevdf", "cfs", "rr"];
+
+    /// The policy `sched=` names: a built-in one, else a registered one.
     pub fn parse(name: &str) -> Option<Self> {
         match name {
             "rr" => Some(PolicyChoice::RoundRobin),
             "cfs" => Some(PolicyChoice::Cfs),
             "eevdf" => Some(PolicyChoice::Eevdf),
-            _ => None,
+            _ => crate::policies::PolicyId::find(name).map(PolicyChoice::Registered),
         }
     }
 
+    /// Every name `sched=` takes, the built-ins first.
+    pub fn names() -> impl Iterator<Item = &'static str> {
+        Self::BUILT_IN
+            .into_iter()
+            .chain(crate::policies::REGISTERED.iter().map(|policy| policy.name))
+    }
+
     /// The feature switches `sched_feat=` may name under this policy
-    /// ([`crate::fair::features`]); round robin and CFS have none.
+    /// ([`crate::fair::features`]); round robin, CFS and the registered
+    /// policies have none.
     pub fn feature_set(self) -> Option<crate::fair::FeatureSet> {
         match self {
-            PolicyChoice::RoundRobin | PolicyChoice::Cfs => None,
+            PolicyChoice::RoundRobin | PolicyChoice::Cfs | PolicyChoice::Registered(_) => None,
             PolicyChoice::Eevdf => Some(crate::fair::FeatureSet::Eevdf),
         }
     }
@@ -79,6 +92,7 @@ impl PolicyChoice {
             PolicyChoice::RoundRobin => "rr",
             PolicyChoice::Cfs => "cfs",
             PolicyChoice::Eevdf => "eevdf",
+            PolicyChoice::Registered(id) => id.name(),
         }
     }
 }
@@ -91,7 +105,7 @@ impl PolicyChoice {
 /// docs/linux-sched-reference.md), `skew_tick=0`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SchedConfig {
-    /// `sched=eevdf|cfs|rr`.
+    /// `sched=eevdf|cfs|rr` or a registered policy's name.
     pub policy: PolicyChoice,
     /// `hz=` (`CONFIG_HZ`), 10..=10000.
     pub hz: u64,
@@ -208,7 +222,7 @@ impl SchedConfig {
         let policy = match words.get("sched") {
             None => default.policy,
             Some((word, name)) => {
-                PolicyChoice::parse(name).ok_or(error(word, Problem::NotOneOf("eevdf, cfs, rr")))?
+                PolicyChoice::parse(name).ok_or(error(word, Problem::NotAPolicy))?
             }
         };
         Ok(SchedConfig {
@@ -315,6 +329,16 @@ impl SchedConfig {
             PolicyChoice::Cfs => PolicyKind::Cfs(CfsTunables::for_cpus(cpus)),
             PolicyChoice::Eevdf => PolicyKind::Eevdf(
                 EevdfTunables::for_cpus(cpus, self.tick_ns()).with_features(self.features),
+            ),
+            PolicyChoice::Registered(id) => PolicyKind::Registered(
+                id,
+                crate::policies::PolicyContext {
+                    // Filled in by the run queue, which knows it.
+                    max_tasks: 0,
+                    slice_ns: self.slice_ns(),
+                    tick_ns: self.tick_ns(),
+                    nr_cpus,
+                },
             ),
         }
     }
@@ -521,6 +545,9 @@ pub enum Problem {
     },
     /// Not one of the listed words.
     NotOneOf(&'static str),
+    /// `sched=` names no policy, built in or registered (the message lists
+    /// them all).
+    NotAPolicy,
     /// An option of another workload than the one chosen.
     OtherWorkload {
         /// The workloads it belongs to.
@@ -559,6 +586,14 @@ impl BootOptionError<'_> {
             }
             Problem::NotOneOf(choices) => {
                 write!(f, "{}: must be one of {choices}", self.word)
+            }
+            Problem::NotAPolicy => {
+                write!(f, "{}: must be one of ", self.word)?;
+                for (index, name) in PolicyChoice::names().enumerate() {
+                    let separator = if index == 0 { "" } else { ", " };
+                    write!(f, "{separator}{name}")?;
+                }
+                Ok(())
             }
             Problem::OtherWorkload { belongs_to, chosen } => write!(
                 f,

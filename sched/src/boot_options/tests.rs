@@ -137,7 +137,7 @@ fn bad_values_are_refused_naming_the_option_and_the_value() {
     );
     assert_eq!(
         refused("sched=bfs"),
-        "bootargs: sched=bfs: must be one of eevdf, cfs, rr"
+        "bootargs: sched=bfs: must be one of eevdf, cfs, rr, template, lottery, stride"
     );
     assert_eq!(
         refused("workload=fork-bomb"),
@@ -288,7 +288,10 @@ fn the_simulators_flags_are_the_same_settings_read_the_same_way() {
         ("hz=abc", "hz=abc: not a number"),
         ("balance=2", "balance=2: must be one of 0, 1"),
         ("uclamp=yes", "uclamp=yes: must be one of 0, 1, auto"),
-        ("sched=foo", "sched=foo: must be one of eevdf, cfs, rr"),
+        (
+            "sched=foo",
+            "sched=foo: must be one of eevdf, cfs, rr, template, lottery, stride",
+        ),
         ("hz=", "hz=: not a number"),
         ("workload=demo", "workload=demo: unknown option 'workload'"),
     ] {

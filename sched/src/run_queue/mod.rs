@@ -6,6 +6,7 @@
 //! ```text
 //!   pick order:  RT (SCHED_FIFO, SCHED_RR)  ──►  fair slot  ──►  idle (None)
 //!   fair slot:   the policy chosen at boot: RoundRobin | Fair(CFS) | Fair(EEVDF)
+//!                | a registered policy (crate::policies, behind a Box<dyn Policy>)
 //!   enqueue:     uclamp_rq_inc (if uclamp is on) ─► the task's class
 //!   dequeue:     uclamp_rq_dec (if uclamp is on) ─► the task's class
 //! ```
@@ -54,6 +55,9 @@ pub enum PolicyKind {
     Cfs(CfsTunables),
     /// The fair class with the EEVDF pick (Linux ≥ v6.6, §1.5).
     Eevdf(EevdfTunables),
+    /// A registered policy ([`crate::policies`]), built per CPU from what
+    /// it is told of the run queue (`max_tasks` filled in when built).
+    Registered(crate::policies::PolicyId, crate::policies::PolicyContext),
 }
 
 /// A task's state in transit from one CPU's run queue to another's.

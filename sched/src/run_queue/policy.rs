@@ -1,5 +1,5 @@
-//! The run queue as the kernel's command line chooses it: round robin, CFS or
-//! EEVDF, each a [`RunQueueOf`] compiled for its policy. This is the type
+//! The run queue as the kernel's command line chooses it: round robin, CFS,
+//! EEVDF or a registered policy, each a [`RunQueueOf`] compiled for its policy. This is the type
 //! tests, reports and tools hold; each call dispatches once on the policy.
 //! The drivers (`crate::cpu_core`) do not go through these methods on their
 //! hot paths: they dispatch once per event and then call `RunQueueOf<F>`
@@ -20,6 +20,10 @@ pub enum RunQueue {
     CfsWithoutBandwidth(RunQueueOf<FairRunQueue<CfsPick, false>>),
     /// The fair class with the EEVDF pick, bandwidth control compiled out.
     EevdfWithoutBandwidth(RunQueueOf<FairRunQueue<EevdfPick, false>>),
+    /// A registered policy ([`crate::policies`]) in the fair slot, called
+    /// through a `Box<dyn Policy>`: the built-ins above keep their static
+    /// calls.
+    Registered(RunQueueOf<crate::policies::PolicyClass>),
 }
 
 /// Evaluates `$body` with `$rq` bound to the run queue of whichever policy
@@ -32,6 +36,7 @@ macro_rules! dispatch {
             $crate::run_queue::RunQueue::Eevdf($rq) => $body,
             $crate::run_queue::RunQueue::CfsWithoutBandwidth($rq) => $body,
             $crate::run_queue::RunQueue::EevdfWithoutBandwidth($rq) => $body,
+            $crate::run_queue::RunQueue::Registered($rq) => $body,
         }
     };
 }
@@ -60,6 +65,16 @@ impl RunQueue {
                 FairRunQueue::new(EevdfPick(tunables), max_tasks, max_groups),
                 max_tasks,
             )),
+            PolicyKind::Registered(id, context) => {
+                let context = crate::policies::PolicyContext {
+                    max_tasks,
+                    ..context
+                };
+                RunQueue::Registered(RunQueueOf::with_class(
+                    crate::policies::PolicyClass::new(id, context, max_groups),
+                    max_tasks,
+                ))
+            }
         }
     }
 
@@ -116,6 +131,15 @@ impl RunQueue {
     pub fn round_robin(&self) -> Option<&crate::round_robin::RoundRobin> {
         match self {
             RunQueue::RoundRobin(rq) => Some(rq.stack.fair()),
+            _ => None,
+        }
+    }
+
+    /// The registered policy in the fair slot, when it is one: explain
+    /// mode asks it about its picks.
+    pub fn registered(&self) -> Option<&crate::policies::PolicyClass> {
+        match self {
+            RunQueue::Registered(rq) => Some(rq.stack.fair()),
             _ => None,
         }
     }

@@ -285,7 +285,7 @@ fn the_kernels_option_names_ranges_and_defaults() {
         (
             "--sched",
             "foo",
-            "--sched foo: must be one of eevdf, cfs, rr",
+            "--sched foo: must be one of eevdf, cfs, rr, template, lottery, stride",
         ),
         ("--hz", "5", "--hz 5: outside 10..=10000"),
         ("--hz", "", "--hz : not a value"),

@@ -346,6 +346,8 @@ impl Simulation<'_> {
             self.explain_pick(cpu, candidates, next);
         } else if let Some(candidates) = self.explain_rr_candidates(cpu, previous, next) {
             self.explain_rr_pick(cpu, candidates, next);
+        } else {
+            self.explain_policy_pick(cpu, previous, next);
         }
         self.cpus[cpu].current = next;
         if let Some(p) = previous

@@ -16,7 +16,11 @@
 //! - under round robin, a pick among two or more tasks: the FIFO run queue
 //!   in order, head first (the task chosen), the task that was running at
 //!   its tail with the time it ran of its slice (expired: rotated), and the
-//!   slice the chosen task starts.
+//!   slice the chosen task starts;
+//! - under a registered policy (`sched/src/policies/`), a pick among two or
+//!   more tasks: the candidates as the policy's `explain_pick` notes them,
+//!   the chosen one first, with the number the policy decided by (a
+//!   lottery's tickets, a stride's pass), then the task chosen.
 //!
 //! Explaining reads state and changes none.
 
@@ -40,6 +44,9 @@ pub(super) struct Explain {
     pub(super) rr_picks: Vec<ExplainedRrPick>,
     /// The throttles and unthrottles explained (for tests).
     pub(super) throttles: Vec<(u64, fairway_trace::explain::ThrottleView)>,
+    /// The picks of registered policies explained, with the task chosen
+    /// (for tests).
+    pub(super) policy_picks: Vec<ExplainedPolicyPick>,
 }
 
 /// A wake-up explained under EAS, for tests: what it printed.
@@ -238,6 +245,59 @@ impl Simulation<'_> {
         }
     }
 
+    /// Under a registered policy, prints the pick just made on `cpu`, which
+    /// chose `next` while `previous` was running, as the policy explains it
+    /// ([`fairway_sched::policies::Policy::explain_pick`]). False when not
+    /// explaining, when the pick was not the policy's (an RT task, idle) or
+    /// fewer than two competed.
+    pub(super) fn explain_policy_pick(
+        &mut self,
+        cpu: usize,
+        previous: Option<usize>,
+        next: Option<usize>,
+    ) -> bool {
+        if !self.explaining() {
+            return false;
+        }
+        let Some(class) = self.cpus[cpu].core.run_queue().registered() else {
+            return false;
+        };
+        let Some(next) = next else { return false };
+        let picked = TaskId(next as u16);
+        if class.current() != Some(picked) || previous == Some(next) {
+            return false;
+        }
+        let notes = class.explain_pick(picked);
+        if notes.len() < 2 {
+            return false;
+        }
+        let registered = class.id().registered();
+        println!(
+            "explain: {} ns cpu{cpu} pick ({}: {}), {} candidates:",
+            self.now,
+            registered.name,
+            registered.summary,
+            notes.len()
+        );
+        for (position, note) in notes.iter().enumerate() {
+            let value = note
+                .value
+                .map_or(String::new(), |value| format!("{} {value}", note.label));
+            let chosen = if note.task == picked { "  chosen" } else { "" };
+            println!(
+                "explain:   {:>2} {:<16} {value}{chosen}",
+                position + 1,
+                self.tasks[note.task.index()].name
+            );
+        }
+        println!("explain:   chose {}", self.tasks[next].name);
+        if let Some(explain) = &mut self.explain {
+            explain.left -= 1;
+            explain.policy_picks.push((notes, Some(next)));
+        }
+        true
+    }
+
     /// Prints a pick on `cpu` among `candidates`, which chose `next`.
     pub(super) fn explain_pick(
         &mut self,
@@ -380,3 +440,7 @@ pub type ExplainedPick = (Vec<Candidate>, Option<usize>);
 /// A round-robin pick explained, for tests: its candidates in FIFO order
 /// and the task chosen.
 pub type ExplainedRrPick = (Vec<RrCandidate>, Option<usize>);
+
+/// A registered policy's pick explained, for tests: the policy's notes on
+/// its candidates (the chosen one first) and the task chosen.
+pub type ExplainedPolicyPick = (Vec<fairway_sched::policies::CandidateNote>, Option<usize>);

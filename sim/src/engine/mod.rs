@@ -633,6 +633,11 @@ impl<'s> Simulation<'s> {
                 .as_mut()
                 .map(|e| std::mem::take(&mut e.rr_picks))
                 .unwrap_or_default(),
+            explained_policy_picks: self
+                .explain
+                .as_mut()
+                .map(|e| std::mem::take(&mut e.policy_picks))
+                .unwrap_or_default(),
             explained_picks: self.explain.map(|e| e.picks).unwrap_or_default(),
         }
     }

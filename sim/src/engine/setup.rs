@@ -24,7 +24,10 @@ impl<'s> Simulation<'s> {
         let (mut tasks, instances_of) = sim_tasks(scenario, &config)?;
         let max_tasks = room_for_tasks(scenario, tasks.len(), group_paths.len())?;
         let (mut cpus, groups) = build_cpus(scenario, &config, &group_paths, max_tasks)?;
-        let bandwidth = if matches!(config.policy, PolicyKind::RoundRobin { .. }) {
+        let bandwidth = if matches!(
+            config.policy,
+            PolicyKind::RoundRobin { .. } | PolicyKind::Registered(..)
+        ) {
             None
         } else {
             let mut cores: Vec<&mut CpuCore> = cpus.iter_mut().map(|c| &mut c.core).collect();

@@ -2,7 +2,8 @@
 //! experiments of the issues (uclamp and group depth, bandwidth timers,
 //! schedutil's call sites, EAS while overutilized), the benchmarks, and the
 //! comparisons of a kernel run with the simulator's (`agree`, `compare`,
-//! `judge-phases`, `replay`), which the test cases use too. Below the tests,
+//! `judge-phases`, `replay`), which the test cases use too, and the grader
+//! of a policy (`policy-check`). Below the tests,
 //! above the runner (see the layers in `main.rs`).
 
 pub mod agree;
@@ -13,5 +14,6 @@ pub mod compare_policies;
 pub mod cpufreq;
 pub mod eas;
 pub mod judge_phases;
+pub mod policy_check;
 pub mod replay;
 pub mod uclamp_depth;
