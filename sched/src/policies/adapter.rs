@@ -11,11 +11,7 @@ use alloc::vec::Vec;
 
 use super::{CandidateNote, EnqueueReason, Policy, PolicyContext, PolicyId};
 use crate::class::{DequeueFlags, EnqueueFlags, Resched, SchedClass};
-use crate::fair::group::validate_shares;
-use crate::fair::{FairMigration, GroupError};
-use crate::run_queue::{CpuCapacity, FairClass, FairView};
-use crate::stats::probe::{CounterRead, ProbeCosts};
-use crate::task::{GroupId, Nanoseconds, ParamError, TaskId, TaskParams};
+use crate::task::{Nanoseconds, ParamError, TaskId, TaskParams};
 
 #[derive(Clone, Copy, Debug, Default)]
 struct Slot {
@@ -259,70 +255,5 @@ impl SchedClass for PolicyClass {
     }
 }
 
-/// No fair state: groups are handed out and ignored, as under round robin
-/// (`impl FairClass for RoundRobin`).
-impl FairClass for PolicyClass {
-    const IS_FAIR: bool = false;
-    fn view(&self) -> Option<&dyn FairView> {
-        None
-    }
-    fn set_cost_counter(&mut self, _counter: Option<CounterRead>) {}
-    fn take_pelt_costs(&mut self) -> Option<ProbeCosts> {
-        None
-    }
-    fn create_group(&mut self, parent: GroupId, shares: u64) -> Result<GroupId, GroupError> {
-        if parent.index() >= self.groups {
-            return Err(GroupError::NoSuchGroup { group: parent.0 });
-        }
-        validate_shares(shares)?;
-        if self.groups >= self.max_groups {
-            return Err(GroupError::TooManyGroups {
-                capacity: self.max_groups,
-            });
-        }
-        self.groups += 1;
-        Ok(GroupId((self.groups - 1) as u16))
-    }
-    fn remove_group(&mut self, _group: GroupId) -> Result<(), GroupError> {
-        Ok(())
-    }
-    fn set_group_shares(
-        &mut self,
-        _group: GroupId,
-        shares: u64,
-        _now: Nanoseconds,
-    ) -> Result<(), GroupError> {
-        validate_shares(shares).map(|_| ())
-    }
-    fn set_task_group(
-        &mut self,
-        _task: TaskId,
-        _group: GroupId,
-        _now: Nanoseconds,
-    ) -> Result<(), GroupError> {
-        Ok(())
-    }
-    fn group_exists(&self, group: GroupId) -> bool {
-        group.index() < self.groups
-    }
-    fn group_load_contribution(&self, _group: GroupId) -> u64 {
-        0
-    }
-    fn set_group_load_sum(&mut self, _group: GroupId, _sum: u64) {}
-    fn update_blocked_averages(&mut self, _now: Nanoseconds) {}
-    fn take_util_changed(&mut self) -> bool {
-        false
-    }
-    fn migrate_task_out(&mut self, _task: TaskId) -> Option<FairMigration> {
-        None
-    }
-    fn migrate_task_in(
-        &mut self,
-        _task: TaskId,
-        _migration: &FairMigration,
-        _now: Nanoseconds,
-    ) -> Result<(), ParamError> {
-        Ok(())
-    }
-    fn set_cpu_capacity(&mut self, _capacity: CpuCapacity) {}
-}
+// No fair state: groups are handed out and ignored, as under round robin.
+crate::run_queue::fair_class_without_groups!(PolicyClass);

@@ -12,7 +12,7 @@ use crate::bandwidth::pools::{BandwidthTimer, PoolMismatch, PoolSource};
 use crate::bandwidth::runtime::PoolAnswer;
 use crate::class::SchedClass;
 use crate::fair::entity::Entity;
-use crate::fair::group::{GroupQueue, validate_shares};
+use crate::fair::group::GroupQueue;
 use crate::fair::{FairMigration, FairRunQueue, GroupError, Pick};
 use crate::round_robin::RoundRobin;
 use crate::run_queue::CpuCapacity;
@@ -299,68 +299,90 @@ impl<P: Pick, const BW: bool> FairClass for FairRunQueue<P, BW> {
     }
 }
 
-impl FairClass for RoundRobin {
-    const IS_FAIR: bool = false;
-    fn view(&self) -> Option<&dyn FairView> {
-        None
-    }
-    fn set_cost_counter(&mut self, _counter: Option<CounterRead>) {}
-    fn take_pelt_costs(&mut self) -> Option<ProbeCosts> {
-        None
-    }
-    fn create_group(&mut self, parent: GroupId, shares: u64) -> Result<GroupId, GroupError> {
-        if parent.index() >= self.groups {
-            return Err(GroupError::NoSuchGroup { group: parent.0 });
+/// `FairClass` for a policy in the fair slot that keeps no fair state (round
+/// robin, the registered policies' `PolicyClass`): group ids are handed out,
+/// up to `max_groups`, so that scenarios with groups still run, and every
+/// group, PELT and migration call is ignored. The type needs `groups` and
+/// `max_groups` fields (`usize`).
+macro_rules! fair_class_without_groups {
+    ($policy:ty) => {
+        impl $crate::run_queue::FairClass for $policy {
+            const IS_FAIR: bool = false;
+            fn view(&self) -> Option<&dyn $crate::run_queue::FairView> {
+                None
+            }
+            fn set_cost_counter(&mut self, _counter: Option<$crate::stats::probe::CounterRead>) {}
+            fn take_pelt_costs(&mut self) -> Option<$crate::stats::probe::ProbeCosts> {
+                None
+            }
+            fn create_group(
+                &mut self,
+                parent: $crate::task::GroupId,
+                shares: u64,
+            ) -> Result<$crate::task::GroupId, $crate::fair::GroupError> {
+                if parent.index() >= self.groups {
+                    return Err($crate::fair::GroupError::NoSuchGroup { group: parent.0 });
+                }
+                $crate::fair::group::validate_shares(shares)?;
+                if self.groups >= self.max_groups {
+                    return Err($crate::fair::GroupError::TooManyGroups {
+                        capacity: self.max_groups,
+                    });
+                }
+                self.groups += 1;
+                Ok($crate::task::GroupId((self.groups - 1) as u16))
+            }
+            fn remove_group(
+                &mut self,
+                _group: $crate::task::GroupId,
+            ) -> Result<(), $crate::fair::GroupError> {
+                Ok(())
+            }
+            fn set_group_shares(
+                &mut self,
+                _group: $crate::task::GroupId,
+                shares: u64,
+                _now: $crate::task::Nanoseconds,
+            ) -> Result<(), $crate::fair::GroupError> {
+                $crate::fair::group::validate_shares(shares).map(|_| ())
+            }
+            fn set_task_group(
+                &mut self,
+                _task: $crate::task::TaskId,
+                _group: $crate::task::GroupId,
+                _now: $crate::task::Nanoseconds,
+            ) -> Result<(), $crate::fair::GroupError> {
+                Ok(())
+            }
+            fn group_exists(&self, group: $crate::task::GroupId) -> bool {
+                group.index() < self.groups
+            }
+            fn group_load_contribution(&self, _group: $crate::task::GroupId) -> u64 {
+                0
+            }
+            fn set_group_load_sum(&mut self, _group: $crate::task::GroupId, _sum: u64) {}
+            fn update_blocked_averages(&mut self, _now: $crate::task::Nanoseconds) {}
+            fn take_util_changed(&mut self) -> bool {
+                false
+            }
+            fn migrate_task_out(
+                &mut self,
+                _task: $crate::task::TaskId,
+            ) -> Option<$crate::fair::FairMigration> {
+                None
+            }
+            fn migrate_task_in(
+                &mut self,
+                _task: $crate::task::TaskId,
+                _migration: &$crate::fair::FairMigration,
+                _now: $crate::task::Nanoseconds,
+            ) -> Result<(), $crate::task::ParamError> {
+                Ok(())
+            }
+            fn set_cpu_capacity(&mut self, _capacity: $crate::run_queue::CpuCapacity) {}
         }
-        validate_shares(shares)?;
-        if self.groups >= self.max_groups {
-            return Err(GroupError::TooManyGroups {
-                capacity: self.max_groups,
-            });
-        }
-        self.groups += 1;
-        Ok(GroupId((self.groups - 1) as u16))
-    }
-    fn remove_group(&mut self, _group: GroupId) -> Result<(), GroupError> {
-        Ok(())
-    }
-    fn set_group_shares(
-        &mut self,
-        _group: GroupId,
-        shares: u64,
-        _now: Nanoseconds,
-    ) -> Result<(), GroupError> {
-        validate_shares(shares).map(|_| ())
-    }
-    fn set_task_group(
-        &mut self,
-        _task: TaskId,
-        _group: GroupId,
-        _now: Nanoseconds,
-    ) -> Result<(), GroupError> {
-        Ok(())
-    }
-    fn group_exists(&self, group: GroupId) -> bool {
-        group.index() < self.groups
-    }
-    fn group_load_contribution(&self, _group: GroupId) -> u64 {
-        0
-    }
-    fn set_group_load_sum(&mut self, _group: GroupId, _sum: u64) {}
-    fn update_blocked_averages(&mut self, _now: Nanoseconds) {}
-    fn take_util_changed(&mut self) -> bool {
-        false
-    }
-    fn migrate_task_out(&mut self, _task: TaskId) -> Option<FairMigration> {
-        None
-    }
-    fn migrate_task_in(
-        &mut self,
-        _task: TaskId,
-        _migration: &FairMigration,
-        _now: Nanoseconds,
-    ) -> Result<(), ParamError> {
-        Ok(())
-    }
-    fn set_cpu_capacity(&mut self, _capacity: CpuCapacity) {}
+    };
 }
+pub(crate) use fair_class_without_groups;
+
+fair_class_without_groups!(RoundRobin);

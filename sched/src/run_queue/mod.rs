@@ -35,6 +35,7 @@ mod pi;
 mod signals;
 
 mod policy;
+pub(crate) use fair_class::fair_class_without_groups;
 pub use fair_class::{FairClass, FairView, GroupsAbove};
 pub use policy::RunQueue;
 pub(crate) use policy::dispatch;
