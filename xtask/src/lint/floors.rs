@@ -82,17 +82,7 @@ pub const SCHEDULING_RANKS: [(&str, u8); 16] = [
 /// its files, or one line per import that points up or across, and per
 /// circle.
 pub fn check(root: &Path) -> Result<usize, String> {
-    let mut files = Vec::new();
-    for path in super::files_under(&root.join("src"), &[".rs"])? {
-        let text =
-            std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-        let shown = path
-            .strip_prefix(root)
-            .unwrap_or(&path)
-            .to_string_lossy()
-            .replace('\\', "/");
-        files.push((shown, text));
-    }
+    let files = super::rust_sources(&root.join("src"), root)?;
     let (imports, failures) = check_sources(&files);
     if failures.is_empty() {
         Ok(imports)

@@ -235,13 +235,10 @@ pub fn check_sources(files: &[(PathBuf, String)]) -> Result<usize, String> {
 /// imports between its top-level modules.
 pub fn check(root: &Path) -> Result<usize, String> {
     let source = root.join("xtask/src");
-    let mut files = Vec::new();
-    for path in super::files_under(&source, &[".rs"])? {
-        let text =
-            std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-        let relative = path.strip_prefix(&source).unwrap_or(&path).to_path_buf();
-        files.push((relative, text));
-    }
+    let files: Vec<(PathBuf, String)> = super::rust_sources(&source, &source)?
+        .into_iter()
+        .map(|(shown, text)| (PathBuf::from(shown), text))
+        .collect();
     check_sources(&files)
 }
 

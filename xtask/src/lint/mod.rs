@@ -127,6 +127,28 @@ pub fn files_under(
     Ok(out)
 }
 
+/// The `.rs` files under `dir` with their text, each named by its path
+/// from `named_from` with `/` separators: what the floors, sizes and layers
+/// lints read.
+pub fn rust_sources(
+    dir: &std::path::Path,
+    named_from: &std::path::Path,
+) -> Result<Vec<(String, String)>, String> {
+    files_under(dir, &[".rs"])?
+        .into_iter()
+        .map(|path| {
+            let text =
+                std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+            let shown = path
+                .strip_prefix(named_from)
+                .unwrap_or(&path)
+                .to_string_lossy()
+                .replace('\\', "/");
+            Ok((shown, text))
+        })
+        .collect()
+}
+
 /// `text` with comments, string and character literals blanked (newlines
 /// kept, so lines still count): doc links and strings name no import. Both
 /// import lints read code through it.

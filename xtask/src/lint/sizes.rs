@@ -39,17 +39,7 @@ pub struct Counts {
 /// Checks the Rust under `root`: the counts, or one line per function too
 /// long, per long file without its reason and per `x.rs` beside `x/`.
 pub fn check(root: &Path) -> Result<Counts, String> {
-    let mut files = Vec::new();
-    for path in super::files_under(root, &[".rs"])? {
-        let text =
-            std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-        let shown = path
-            .strip_prefix(root)
-            .unwrap_or(&path)
-            .to_string_lossy()
-            .replace('\\', "/");
-        files.push((shown, text));
-    }
+    let files = super::rust_sources(root, root)?;
     let (counts, failures) = check_sources(&files);
     if failures.is_empty() {
         Ok(counts)
