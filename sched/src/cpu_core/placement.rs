@@ -4,6 +4,7 @@
 
 use super::{CpuCore, FeecOutcome, WakePlacement};
 use crate::balance::{CpuLoads, CpuSnapshot, WakeRequest};
+use crate::run_queue::TaskSignals;
 use crate::task::{CpuId, CpuMask, Nanoseconds, TaskId};
 use crate::topology::Topology;
 
@@ -179,15 +180,22 @@ impl CpuCore {
         observe: impl FnMut(crate::eas::EnergyEstimate),
     ) -> WakePlacement {
         let prev_cpu = CpuId(self.state.cpu);
-        let signals = self.run_queue.task_signals(task);
         // Linux ages the sleeping task's PELT to its run queue's last update
         // (`sync_entity_load_avg`) in feec before anything else reads it
         // (§5.4 step 4), and in `select_idle_sibling` on asymmetric CPUs,
-        // after wake-affine has weighed its unsynced load.
-        let synced = if energy.is_some() || topology.is_asymmetric() {
-            self.run_queue.task_signals_synced(task)
+        // after wake-affine has weighed its unsynced load. Identical CPUs
+        // without EAS read only the unsynced load and util.
+        let (task_load, task_util, synced) = if energy.is_some() || topology.is_asymmetric() {
+            let synced = self.run_queue.task_signals_synced(task);
+            let load = if energy.is_some() {
+                synced.load_avg
+            } else {
+                self.run_queue.task_wake_load(task).0
+            };
+            (load, synced.util_avg.max(synced.util_est), synced)
         } else {
-            signals
+            let (load, util) = self.run_queue.task_wake_load(task);
+            (load, util, TaskSignals::default())
         };
         let uclamp_used = self.run_queue.uclamp_enabled();
         // Only EAS and the capacity fits of asymmetric CPUs read the clamps;
@@ -227,12 +235,8 @@ impl CpuCore {
             affinity,
             sync: false,
             wake_wide: false,
-            task_load: if energy.is_some() {
-                synced.load_avg
-            } else {
-                signals.load_avg
-            },
-            task_util: synced.util_avg.max(synced.util_est),
+            task_load,
+            task_util,
             uclamp,
             waker_load,
         };

@@ -455,6 +455,22 @@ impl<F: FairClass> RunQueueOf<F> {
         }
     }
 
+    /// The waking `task`'s `load_avg` and `task_util_est` (the larger of
+    /// util_avg and util_est, §2.4), as [`task_signals`](Self::task_signals)
+    /// gives them: all that wake-up placement on identical CPUs weighs, so a
+    /// wake-up there does not work out the task's vruntime or copy the rest.
+    pub fn task_wake_load(&self, task: TaskId) -> (u64, u64) {
+        if self.stack.task_class(task) == Some(ClassKind::Realtime) {
+            return (0, 0);
+        }
+        self.fair()
+            .and_then(|fair| fair.task_entity(task))
+            .map_or((0, 0), |entity| {
+                let avg = &entity.avg;
+                (avg.load_avg, avg.util_avg.max(avg.util_est.ewma))
+            })
+    }
+
     /// [`task_signals`](Self::task_signals) with the PELT averages of a
     /// sleeping task aged to its run queue's last update
     /// (`sync_entity_load_avg`, §2.6), as Linux's wake-up placement reads

@@ -300,6 +300,11 @@ impl RunQueue {
         dispatch!(self, rq => rq.task_signals(task))
     }
 
+    /// See [`RunQueueOf::task_wake_load`].
+    pub fn task_wake_load(&self, task: TaskId) -> (u64, u64) {
+        dispatch!(self, rq => rq.task_wake_load(task))
+    }
+
     /// See [`RunQueueOf::task_signals_synced`].
     pub fn task_signals_synced(&self, task: TaskId) -> TaskSignals {
         dispatch!(self, rq => rq.task_signals_synced(task))
