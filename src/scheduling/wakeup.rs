@@ -312,7 +312,16 @@ fn activate(id: TaskId) {
 pub fn process_wake_list() {
     let cpu = this_cpu();
     loop {
-        let Some(id) = WAKE_LISTS[cpu].lock().pop_front() else {
+        // One lock per task: the last entry taken ends the loop without
+        // locking the list again to find it empty. A task pushed after that
+        // is not missed: its waker sends the wake-up IPI after the push, and
+        // that IPI runs this again.
+        let (next, more) = {
+            let mut list = WAKE_LISTS[cpu].lock();
+            let next = list.pop_front();
+            (next, !list.is_empty())
+        };
+        let Some(id) = next else {
             break;
         };
         // Only the entry on the list the task was last put on counts, and
@@ -324,6 +333,9 @@ pub fn process_wake_list() {
             .is_ok();
         if claimed && slot.cpu() == cpu {
             activate(id);
+        }
+        if !more {
+            break;
         }
     }
 }
