@@ -298,6 +298,7 @@ impl<P: Pick, const BW: bool> FairRunQueue<P, BW> {
     }
 
     /// `put_prev_entity`: `e` stops running at this level.
+    #[inline(always)]
     pub(super) fn put_prev_entity(&mut self, q: GroupId, e: u32, now: Nanoseconds) {
         debug_assert_eq!(self.queues[q.index()].curr, e);
         if self.entities[e as usize].on_rq {
