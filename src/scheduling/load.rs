@@ -67,16 +67,29 @@ static SNAPSHOTS: [Snapshot; MAX_CPUS] = [const {
 
 static TOPOLOGY: Once<Topology> = Once::new();
 static ENABLED: AtomicBool = AtomicBool::new(true);
+/// Whether [`publish`] publishes `misfit_task_load`: balancing on and the
+/// CPUs asymmetric, decided once at boot by [`set_enabled`] and
+/// [`set_topology`] rather than at each publish.
+static PUBLISH_MISFIT: AtomicBool = AtomicBool::new(false);
 
 /// Sets whether load balancing and wake-up placement are on (`balance=`,
 /// boot core, before the topology is built).
 pub fn set_enabled(enabled: bool) {
     ENABLED.store(enabled, Ordering::Relaxed);
+    note_publish_misfit();
 }
 
 /// Keeps the CPUs' topology (boot core, once, before the other CPUs start).
 pub fn set_topology(topology: Topology) {
     TOPOLOGY.call_once(|| topology);
+    note_publish_misfit();
+}
+
+/// Only load balancing reads `misfit_task_load`: nothing to publish without
+/// balancing or on identical CPUs.
+fn note_publish_misfit() {
+    let publish = enabled() && TOPOLOGY.get().is_some_and(Topology::is_asymmetric);
+    PUBLISH_MISFIT.store(publish, Ordering::Relaxed);
 }
 
 /// The CPUs' topology, once built.
@@ -119,9 +132,10 @@ pub fn publish(cpu: usize, rq: &CpuRunQueue) {
         );
         snapshot.clamps.store(clamps, Ordering::Relaxed);
     }
-    // Only load balancing reads it: nothing to publish without balancing
-    // or on identical CPUs.
-    if let Some(topology) = TOPOLOGY.get().filter(|t| t.is_asymmetric() && enabled()) {
+    // Only load balancing reads it (`note_publish_misfit`).
+    if PUBLISH_MISFIT.load(Ordering::Relaxed)
+        && let Some(topology) = TOPOLOGY.get()
+    {
         snapshot
             .misfit_task_load
             .store(misfit_of(topology, cpu, rq), Ordering::Relaxed);

@@ -220,6 +220,7 @@ pub fn reserve_task_ids(count: usize) {
 /// after a task was queued there: a reschedule (through the reschedule IPI
 /// when `cpu` is another CPU), or the running task's new slice end (through
 /// the call-function IPI when it is another CPU's timer).
+#[inline(always)]
 pub fn carry_out_decision(rq: &mut CpuRunQueue, cpu: usize, decision: Decision) {
     if decision.resched {
         percpu::of(cpu).need_resched.store(true, Ordering::Relaxed);

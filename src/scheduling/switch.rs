@@ -21,7 +21,7 @@ use crate::arch::timer::now_ns;
 use crate::observe::costs::{self, Op};
 use crate::observe::{explain, switches, trace};
 use crate::platform::percpu;
-use crate::tasks::table::account_runtime;
+use crate::tasks::table::account_runtime_of;
 use crate::tasks::{TaskState, task};
 
 /// Picks the next task on this CPU and switches to it. Call with no lock held;
@@ -39,9 +39,9 @@ pub fn schedule() {
     let irq_state = rq.irq_state();
     let now = now_ns();
     let previous = rq.current();
-    account_runtime(previous, now);
-    percpu::of(cpu).need_resched.store(false, Ordering::Relaxed);
     let previous_task = task(previous);
+    account_runtime_of(previous_task, now);
+    percpu::of(cpu).need_resched.store(false, Ordering::Relaxed);
     // A task that set itself sleeping (or dead) and was not woken since
     // leaves the run queue now, as Linux's `__schedule` dequeues it.
     let leaving = match previous_task.state() {

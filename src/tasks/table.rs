@@ -444,7 +444,13 @@ pub fn set_current_sleeping() -> TaskId {
 /// Charges `id` the time it ran since its `exec_start` until `now`, and
 /// restarts the stretch at `now` (at a switch and at the tick).
 pub fn account_runtime(id: TaskId, now: u64) {
-    let slot = task(id);
+    account_runtime_of(task(id), now);
+}
+
+/// [`account_runtime`] for a task whose slot the caller already holds (the
+/// switch, which reads the slot anyway).
+#[inline(always)]
+pub fn account_runtime_of(slot: &Task, now: u64) {
     let start = slot.exec_start.swap(now, Ordering::Relaxed);
     slot.sum_exec_runtime
         .fetch_add(now.saturating_sub(start), Ordering::Relaxed);

@@ -8,27 +8,35 @@ use crate::bandwidth::pools::PoolSource;
 use crate::class::{DequeueFlags, EnqueueFlags, SchedClass};
 use crate::fair::GroupError;
 use crate::run_queue::{FairClass, RunQueueOf, TaskMigration};
+use crate::stats::probe::CounterRead;
 use crate::task::{GroupId, Nanoseconds, ParamError, TaskId, TaskParams};
 
 impl CoreState {
-    /// Runs `operation` on the run queue between two counter reads.
+    /// Starts measuring an operation on the run queue: the counter and its
+    /// reading, when there is a counter.
+    ///
+    /// The operation runs between [`Self::measure_start`] and
+    /// [`Self::measure_end`] in its caller's body rather than in a closure
+    /// handed to a measuring function: the compiler kept such a closure (the
+    /// whole enqueue, dequeue or pick) as a function of its own, a call with
+    /// its prologue and epilogue at each of them.
     #[inline(always)]
-    pub(super) fn measured<F: FairClass, R>(
+    pub(super) fn measure_start<F: FairClass>(
         &mut self,
         rq: &mut RunQueueOf<F>,
-        operation: impl FnOnce(&mut RunQueueOf<F>) -> R,
-    ) -> (R, Option<u64>) {
-        match self.cost_counter {
-            None => (operation(rq), None),
-            Some(counter) => {
-                // Probe counts from outside this operation are not its own.
-                let outside = rq.take_internal_costs();
-                self.op_costs.other_internal.add(outside);
-                let start = counter();
-                let result = operation(rq);
-                (result, Some(counter().wrapping_sub(start)))
-            }
-        }
+    ) -> Option<(CounterRead, u64)> {
+        self.cost_counter.map(|counter| {
+            // Probe counts from outside this operation are not its own.
+            let outside = rq.take_internal_costs();
+            self.op_costs.other_internal.add(outside);
+            (counter, counter())
+        })
+    }
+
+    /// The counts since [`Self::measure_start`], when there is a counter.
+    #[inline(always)]
+    pub(super) fn measure_end(started: Option<(CounterRead, u64)>) -> Option<u64> {
+        started.map(|(counter, start)| counter().wrapping_sub(start))
     }
 
     #[inline(always)]
@@ -146,7 +154,9 @@ impl CoreState {
         now: Nanoseconds,
         flags: EnqueueFlags,
     ) {
-        let ((), cost) = self.measured(rq, |rq| rq.enqueue_task(task, now, flags));
+        let started = self.measure_start(rq);
+        rq.enqueue_task(task, now, flags);
+        let cost = Self::measure_end(started);
         self.op_costs.enqueue = cost;
         if cost.is_some() {
             self.op_costs.enqueue_internal = rq.take_internal_costs();
@@ -162,7 +172,9 @@ impl CoreState {
         now: Nanoseconds,
         flags: DequeueFlags,
     ) {
-        let ((), cost) = self.measured(rq, |rq| rq.dequeue_task(task, now, flags));
+        let started = self.measure_start(rq);
+        rq.dequeue_task(task, now, flags);
+        let cost = Self::measure_end(started);
         self.op_costs.dequeue = cost;
         if cost.is_some() {
             self.op_costs.dequeue_internal = rq.take_internal_costs();
@@ -282,15 +294,13 @@ impl CoreState {
                 rq.put_prev_task_for_switch(previous, now);
             }
         }
-        let (next, cost) = self.measured(rq, |rq| {
-            let next = rq.pick_next_task(now);
-            match next {
-                Some(next) => rq.set_next_task(next, now),
-                None => rq.set_next_idle(now),
-            }
-            next
-        });
-        self.op_costs.pick = cost;
+        let started = self.measure_start(rq);
+        let next = rq.pick_next_task(now);
+        match next {
+            Some(next) => rq.set_next_task(next, now),
+            None => rq.set_next_idle(now),
+        }
+        self.op_costs.pick = Self::measure_end(started);
         if let Some(next) = next {
             // `pick_next_task_fair` moves the picked task to the head.
             self.cfs_tasks.move_to_head(next);

@@ -99,6 +99,7 @@ impl<P: Pick, const BW: bool> FairRunQueue<P, BW> {
 
     /// `do_preempt_short()` (§1.5): a woken entity with a shorter slice that is
     /// eligible and either due earlier or facing an ineligible `curr`.
+    #[inline(always)]
     pub(super) fn do_preempt_short(
         &self,
         q: GroupId,
@@ -118,6 +119,7 @@ impl<P: Pick, const BW: bool> FairRunQueue<P, BW> {
 
     /// `update_entity_lag()` (§1.5): `vlag = V - vruntime`, clamped to
     /// `±calc_delta_fair(max(2·slice, TICK_NSEC))`.
+    #[inline(always)]
     pub(super) fn update_entity_lag(&mut self, q: GroupId, e: u32, tunables: EevdfTunables) {
         let avg = self.avg_vruntime(q);
         let entity = &mut self.entities[e as usize];
@@ -128,6 +130,7 @@ impl<P: Pick, const BW: bool> FairRunQueue<P, BW> {
 
     /// `place_entity()` for EEVDF (§1.5): restore the saved lag, inflated so it
     /// survives joining the queue, and set the deadline (half a slice at fork).
+    #[inline(always)]
     pub(super) fn place_entity_eevdf(&mut self, q: GroupId, e: u32, initial: bool) {
         let avg = self.avg_vruntime(q);
         let entity = &self.entities[e as usize];

@@ -4,6 +4,7 @@
 //! set_next/put_prev, reweighting and the group-entity weight (§2.7).
 
 use super::Pick;
+use super::entity::EntityKind;
 use super::timeline::NIL;
 use super::timeline::TimelineStore;
 use super::{FairRunQueue, PickPolicy};
@@ -52,9 +53,16 @@ impl<P: Pick, const BW: bool> FairRunQueue<P, BW> {
     }
 
     /// The running entity of `q` if it is still queued.
+    ///
+    /// `NIL` (`u32::MAX`) is past the end of any entity table, so one bounds
+    /// test answers both "is there a current entity" and "is it in the table".
+    #[inline(always)]
     pub(super) fn queued_curr(&self, q: GroupId) -> Option<u32> {
         let curr = self.queues[q.index()].curr;
-        (curr != NIL && self.entities[curr as usize].on_rq).then_some(curr)
+        self.entities
+            .get(curr as usize)
+            .is_some_and(|entity| entity.on_rq)
+            .then_some(curr)
     }
 
     /// `update_min_vruntime` (§1.3): advance to min(curr, leftmost) but never
@@ -290,6 +298,7 @@ impl<P: Pick, const BW: bool> FairRunQueue<P, BW> {
     }
 
     /// `put_prev_entity`: `e` stops running at this level.
+    #[inline(always)]
     pub(super) fn put_prev_entity(&mut self, q: GroupId, e: u32, now: Nanoseconds) {
         debug_assert_eq!(self.queues[q.index()].curr, e);
         if self.entities[e as usize].on_rq {
@@ -355,8 +364,18 @@ impl<P: Pick, const BW: bool> FairRunQueue<P, BW> {
     }
 
     /// `update_cfs_group(se)` (§2.7): a group entity's weight follows its group's
-    /// share of the group-wide load. Tasks are left alone.
+    /// share of the group-wide load. Tasks are left alone, tested here inline:
+    /// most calls are for tasks, and a call to find nothing to do paid a
+    /// prologue and epilogue.
+    #[inline(always)]
     pub(super) fn update_group_entity_weight(&mut self, e: u32, now: Nanoseconds) {
+        if matches!(self.entities[e as usize].kind, EntityKind::Group(_)) {
+            self.update_group_entity_weight_of(e, now);
+        }
+    }
+
+    /// [`Self::update_group_entity_weight`] for a group entity.
+    fn update_group_entity_weight_of(&mut self, e: u32, now: Nanoseconds) {
         let Some(group) = self.owned_queue(e) else {
             return;
         };

@@ -69,6 +69,7 @@ pub fn update_load_avg(avg: &mut SchedAvg, weight: u64) {
 ///
 /// Returns `true` when the averages were recomputed; the util_est
 /// "util_avg unchanged" flag is then cleared (§2.4).
+#[inline(always)]
 pub fn update_entity_load_avg(
     avg: &mut SchedAvg,
     now: u64,
@@ -94,6 +95,7 @@ pub fn update_entity_load_avg(
 /// - `current_running`: the run queue has a current entity (`curr != NULL`).
 ///
 /// Returns `true` when the averages were recomputed.
+#[inline(always)]
 pub fn update_run_queue_load_avg(
     avg: &mut SchedAvg,
     now: u64,

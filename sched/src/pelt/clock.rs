@@ -57,7 +57,14 @@ impl PeltClock {
     ///   by its frequency scale, and added.
     ///
     /// A task clock that went backwards adds nothing (the clock only moves forward).
+    #[inline(always)]
     pub fn update(&mut self, clock_task: u64, idle: bool, capacity: CpuCapacity) {
+        // A clock that has not moved while a task runs changes nothing (an
+        // operation updates it several times at one `now`; Linux updates the
+        // run queue's clock once per operation).
+        if !idle && clock_task <= self.clock_task {
+            return;
+        }
         let delta = clock_task.saturating_sub(self.clock_task);
         self.clock_task = self.clock_task.max(clock_task);
         if idle {

@@ -127,7 +127,7 @@ pub struct LoadUpdate {
 /// `update_cfs_rq_load_avg(now, cfs_rq)` (§2.6): subtracts removed load
 /// (passing the change to the group's propagation), then ages the run queue.
 /// Returns `true` if its averages changed.
-#[inline]
+#[inline(always)]
 pub fn update_cfs_rq_load_avg(
     run_queue: &mut RunQueueLoad,
     now: u64,

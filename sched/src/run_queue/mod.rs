@@ -559,6 +559,7 @@ impl<F: FairClass> RunQueueOf<F> {
     }
 
     /// The run queue's aggregate signals.
+    #[inline(always)]
     pub fn signals(&self) -> RunQueueSignals {
         let nr_running = self.stack.nr_running();
         match self.fair().and_then(|fair| fair.group_queue(GroupId::ROOT)) {

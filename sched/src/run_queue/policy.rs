@@ -321,6 +321,7 @@ impl RunQueue {
     }
 
     /// See [`RunQueueOf::signals`].
+    #[inline(always)]
     pub fn signals(&self) -> RunQueueSignals {
         dispatch!(self, rq => rq.signals())
     }

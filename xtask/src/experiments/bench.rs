@@ -354,32 +354,37 @@ pub fn measure(kernel: &Path) -> Result<Vec<Figure>, String> {
 /// grows by more than 2 %. Lower them when a change makes a path faster.
 pub mod ceiling {
     /// sched-pipe pinned, uclamp unused (the default), instructions per
-    /// round trip (4,492 measured on main after the merges of 2026-12-07,
-    /// 5,159 before: the fair class's PELT update, `update_curr` and their
-    /// helpers inlined, `se_weight()` kept with the weight, the PELT clock's
-    /// scaling by 1024 skipped, 4,447 on that branch alone;
-    /// docs/performance.md, the session of 2026-12-07).
-    pub const PIPE_PINNED: f64 = 4_495.0;
-    /// Instructions per task-group level, EEVDF (947 measured, 1,152 before
-    /// the inlining of 2026-12-07). It read 397 before the requeue change of
+    /// round trip (3,961 measured on branch `wip/lean-pinned2`, 4,492 before:
+    /// the remaining PELT updates and the core's operations compiled into
+    /// their callers, the PELT clock left alone when it has not moved, the
+    /// load published without a call for its signals; docs/performance.md,
+    /// the session of 2026-12-07 (later); 5,159 on the morning of 2026-12-07).
+    pub const PIPE_PINNED: f64 = 3_965.0;
+    /// Instructions per task-group level, EEVDF (894 measured with the pinned
+    /// root's work of 2026-12-07 (later), 947 before, 1,152 before the
+    /// inlining of 2026-12-07). It read 397 before the requeue change of
     /// 2026-12-04, which took 2,268 instructions off depth 0's round trip and
     /// 4 off depth 3's: the 397 came from a costlier depth 0, not from cheap
     /// levels.
-    pub const LEVEL_EEVDF: f64 = 950.0;
-    /// Instructions per task-group level, CFS (844 measured, 1,088 before the
+    pub const LEVEL_EEVDF: f64 = 895.0;
+    /// Instructions per task-group level, CFS (794 measured with the pinned
+    /// root's work of 2026-12-07 (later), 844 before, 1,088 before the
     /// inlining of 2026-12-07; with the walk to the shared level at a switch
     /// as under EEVDF).
-    pub const LEVEL_CFS: f64 = 845.0;
+    pub const LEVEL_CFS: f64 = 795.0;
     /// uclamp's share of a pinned round trip in use, percent (0.37 measured on
     /// 2026-12-07: default tasks counted once and effective clamps set when
     /// they change, docs/performance.md; a share rises when the rest of the
-    /// round trip gets faster, so this one has some room).
-    pub const UCLAMP_SHARE: f64 = 0.4;
+    /// round trip gets faster, so this one has some room). 0.42 measured on
+    /// branch `wip/lean-pinned2`: uclamp's own instructions fell (17.7 ->
+    /// 16.6) while the round trip they are a share of fell 4,492 -> 3,961.
+    pub const UCLAMP_SHARE: f64 = 0.42;
     /// sched-pipe across two CPUs, instructions per round trip (set from the
     /// merged bench of 2026-12-07: the inlining of the pinned path, each
     /// CPU's domains built once, wake-up placement without EAS reading only
-    /// the loads it asks for; docs/performance.md): 7,638.
-    pub const PIPE_TWO_CPUS: f64 = 7_640.0;
+    /// the loads it asks for; docs/performance.md): 7,638; 6,838 with the
+    /// pinned root's work of 2026-12-07 (later).
+    pub const PIPE_TWO_CPUS: f64 = 6_840.0;
     /// hackbench's median, millions of instructions (250.0 measured; the
     /// perturbed runs are chaotic, so the ceiling is issue 15's target).
     pub const HACKBENCH_MEDIAN: f64 = 280.0;
