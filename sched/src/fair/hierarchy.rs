@@ -62,6 +62,13 @@ impl<P: Pick, const BW: bool> FairRunQueue<P, BW> {
     #[inline(never)]
     fn settle_levels_of_group_task(&mut self, next: Option<u32>, now: Nanoseconds) {
         let previous = core::mem::replace(&mut self.switching_out, NIL);
+        // Two tasks of one run queue share every level above it:
+        // `find_matching_se` would return `previous` itself.
+        if let Some(next) = next
+            && self.entities[next as usize].queue == self.entities[previous as usize].queue
+        {
+            return;
+        }
         let stop = next.map_or(NIL, |next| self.find_matching_entities(previous, next).0);
         if stop == previous {
             return;
