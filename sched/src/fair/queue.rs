@@ -357,9 +357,14 @@ impl<P: Pick, const BW: bool> FairRunQueue<P, BW> {
     /// `update_cfs_group(se)` (§2.7): a group entity's weight follows its group's
     /// share of the group-wide load. Tasks are left alone.
     pub(super) fn update_group_entity_weight(&mut self, e: u32, now: Nanoseconds) {
-        let Some(group) = self.owned_queue(e) else {
-            return;
-        };
+        if let Some(group) = self.owned_queue(e) {
+            self.update_group_shares(e, group, now);
+        }
+    }
+
+    /// [`Self::update_group_entity_weight`] of group entity `e`, owning `group`.
+    #[inline(always)]
+    pub(super) fn update_group_shares(&mut self, e: u32, group: GroupId, now: Nanoseconds) {
         let shares =
             self.queues[group.index()].calc_group_shares(self.groups[group.index()].shares);
         if shares != self.entities[e as usize].load.weight {
