@@ -244,12 +244,7 @@ impl<P: Pick, const BW: bool> SchedClass for FairRunQueue<P, BW> {
             level = self.parent_entity(se);
         }
         while !stopped && let Some(se) = level {
-            let q = self.update_group_level(se, now);
-            self.queues[q.index()].h_nr_running += 1;
-            if self.queue_throttled(q) {
-                break;
-            }
-            level = self.parent_entity(se);
+            level = self.update_group_level(se, 1, now);
         }
         if self.bandwidth_used() {
             // Last, so that the walks above keep what they hold in registers.

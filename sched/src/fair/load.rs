@@ -183,10 +183,17 @@ impl<P: Pick, const BW: bool> FairRunQueue<P, BW> {
     /// (Linux's `enqueue_task_fair` and `dequeue_task_fair`, §2.7):
     /// `update_load_avg(cfs_rq, se, UPDATE_TG)` and `update_cfs_group(se)`
     /// for the group entity `se`, known to be one (the parent of an entity),
-    /// so that neither asks which run queue it owns. Returns the run queue
-    /// `se` is on.
+    /// so that neither asks which run queue it owns, then `h_nr_running_delta`
+    /// added to the `h_nr_running` of the run queue `se` is on. Returns the
+    /// entity one level up, or `None` at the root or when that run queue is
+    /// throttled (the walk stops there, §4.2).
     #[inline(always)]
-    pub(super) fn update_group_level(&mut self, se: u32, now: Nanoseconds) -> GroupId {
+    pub(super) fn update_group_level(
+        &mut self,
+        se: u32,
+        h_nr_running_delta: i32,
+        now: Nanoseconds,
+    ) -> Option<u32> {
         // Group g's entity is g - 1 (`group_entity`).
         let group = GroupId((se + 1) as u16);
         debug_assert_eq!(self.owned_queue(se), Some(group));
@@ -195,7 +202,10 @@ impl<P: Pick, const BW: bool> FairRunQueue<P, BW> {
         self.update_group_entity_load(q, se, group, UpdateFlags::UPDATE_TG, now);
         self.probe.end_pelt(start);
         self.update_group_shares(se, group, now);
-        q
+        let queue = &mut self.queues[q.index()];
+        queue.h_nr_running = queue.h_nr_running.wrapping_add_signed(h_nr_running_delta);
+        let throttled = BW && queue.runtime.throttled;
+        (!throttled && q != GroupId::ROOT).then(|| self.group_entity(q))
     }
 
     /// The PELT part of `reweight_entity`: `load_avg` follows the new weight.
