@@ -274,9 +274,23 @@ mod tests {
             if tg_weight > 0 {
                 shares /= tg_weight;
             }
-            shares.clamp(i128::from(MIN_SHARES), i128::from(tg_shares.max(MIN_SHARES))) as u64
+            shares.clamp(
+                i128::from(MIN_SHARES),
+                i128::from(tg_shares.max(MIN_SHARES)),
+            ) as u64
         };
-        let edges = [0, 1, 2, 1023, 1024, 1 << 20, 1 << 32, 1 << 40, i64::MAX as u64, u64::MAX];
+        let edges = [
+            0,
+            1,
+            2,
+            1023,
+            1024,
+            1 << 20,
+            1 << 32,
+            1 << 40,
+            i64::MAX as u64,
+            u64::MAX,
+        ];
         let signed = [i64::MIN, -1, 0, 1, 1024, 1 << 40, i64::MAX];
         for &a in &edges {
             for &b in &edges {
@@ -299,7 +313,10 @@ mod tests {
             let bits = |rng: &mut crate::fair::test_rng::Rng| rng.next_u64() >> rng.below(64);
             let (shares, b, c) = (bits(&mut rng) >> 35, bits(&mut rng), bits(&mut rng));
             let (t, k) = (bits(&mut rng) as i64, bits(&mut rng));
-            assert_eq!(calc_group_shares(shares, b, c, t, k), wide(shares, b, c, t, k));
+            assert_eq!(
+                calc_group_shares(shares, b, c, t, k),
+                wide(shares, b, c, t, k)
+            );
         }
     }
 
