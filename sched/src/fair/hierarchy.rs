@@ -86,6 +86,19 @@ impl<P: Pick, const BW: bool> FairRunQueue<P, BW> {
         }
     }
 
+    /// Whether every group entity above `e` is its run queue's running
+    /// entity (the chain [`SchedClass::set_next_task`] relies on).
+    fn levels_above_run(&self, e: u32) -> bool {
+        let mut level = self.parent_entity(e);
+        while let Some(se) = level {
+            if self.queues[self.entities[se as usize].queue.index()].curr != se {
+                return false;
+            }
+            level = self.parent_entity(se);
+        }
+        true
+    }
+
     fn depth(&self, e: u32) -> u32 {
         self.groups[self.entities[e as usize].queue.index()].depth
     }
@@ -340,6 +353,14 @@ impl<P: Pick, const BW: bool> SchedClass for FairRunQueue<P, BW> {
                     self.put_prev_entity(q, curr, now);
                 }
                 self.set_next_entity(q, se, now);
+            } else if se < self.task_base {
+                // A group entity that runs already: so do the levels above
+                // it. A level is set only by this walk, which goes on to the
+                // root, and put back only from below (a switch's put and
+                // settle, `put_prev_task`): a CPU's running entities form one
+                // chain from the root.
+                debug_assert!(self.levels_above_run(se), "a gap above entity {se}");
+                break;
             }
             level = self.parent_entity(se);
         }
