@@ -124,7 +124,15 @@ impl<P: Pick, const BW: bool> FairRunQueue<P, BW> {
     fn pick_next_entity(&self, q: GroupId) -> Option<u32> {
         match self.pick.policy() {
             PickPolicy::Cfs(tunables) => self.pick_cfs(q, &tunables),
-            PickPolicy::Eevdf(tunables) => self.pick_eevdf(q, tunables),
+            PickPolicy::Eevdf(tunables) => {
+                // `pick_eevdf`'s first rule, here so that a run queue with one
+                // entity (each level of a chain of groups) makes no call.
+                let queue = &self.queues[q.index()];
+                if queue.nr_queued == 1 {
+                    return self.queued_curr(q).or_else(|| queue.timeline.first());
+                }
+                self.pick_eevdf(q, tunables)
+            }
         }
     }
 
