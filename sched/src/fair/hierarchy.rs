@@ -120,19 +120,18 @@ impl<P: Pick, const BW: bool> FairRunQueue<P, BW> {
         (se, pse)
     }
 
-    /// The entity to run next on `q` under the configured pick.
+    /// The entity to run next on `q` under the configured pick. A run queue
+    /// with one entity (each level of a chain of groups) gives it without a
+    /// call: `pick_eevdf`'s first rule, and what `pick_cfs` finds too (the
+    /// leftmost of one, no second entity for a skip buddy).
     fn pick_next_entity(&self, q: GroupId) -> Option<u32> {
+        let queue = &self.queues[q.index()];
+        if queue.nr_queued == 1 {
+            return self.queued_curr(q).or_else(|| queue.timeline.first());
+        }
         match self.pick.policy() {
             PickPolicy::Cfs(tunables) => self.pick_cfs(q, &tunables),
-            PickPolicy::Eevdf(tunables) => {
-                // `pick_eevdf`'s first rule, here so that a run queue with one
-                // entity (each level of a chain of groups) makes no call.
-                let queue = &self.queues[q.index()];
-                if queue.nr_queued == 1 {
-                    return self.queued_curr(q).or_else(|| queue.timeline.first());
-                }
-                self.pick_eevdf(q, tunables)
-            }
+            PickPolicy::Eevdf(tunables) => self.pick_eevdf(q, tunables),
         }
     }
 
