@@ -53,22 +53,32 @@ impl<P: Pick, const BW: bool> FairRunQueue<P, BW> {
     #[inline(always)]
     fn settle_levels(&mut self, next: Option<u32>, now: Nanoseconds) {
         if self.switching_out != NIL {
-            self.settle_levels_of_group_task(next, now);
+            self.settle_levels_after_group_task(next, now);
         }
     }
 
     /// [`Self::settle_levels`] after a task of a group left the CPU (out of
-    /// line: a root task's switch pays one test).
+    /// line: a root task's switch pays one test). Two tasks of one run queue
+    /// share every level above it (`find_matching_se` would return the
+    /// previous task itself): nothing to put back, in a function small
+    /// enough to save few registers.
     #[inline(never)]
-    fn settle_levels_of_group_task(&mut self, next: Option<u32>, now: Nanoseconds) {
-        let previous = core::mem::replace(&mut self.switching_out, NIL);
-        // Two tasks of one run queue share every level above it:
-        // `find_matching_se` would return `previous` itself.
+    fn settle_levels_after_group_task(&mut self, next: Option<u32>, now: Nanoseconds) {
+        let previous = self.switching_out;
         if let Some(next) = next
             && self.entities[next as usize].queue == self.entities[previous as usize].queue
         {
+            self.switching_out = NIL;
             return;
         }
+        self.settle_levels_of_group_task(next, now);
+    }
+
+    /// [`Self::settle_levels`] after a task of a group left the CPU, for a
+    /// next task in another run queue or none.
+    #[inline(never)]
+    fn settle_levels_of_group_task(&mut self, next: Option<u32>, now: Nanoseconds) {
+        let previous = core::mem::replace(&mut self.switching_out, NIL);
         let stop = next.map_or(NIL, |next| self.find_matching_entities(previous, next).0);
         if stop == previous {
             return;
