@@ -145,14 +145,7 @@ impl<P: Pick, const BW: bool> FairRunQueue<P, BW> {
                 delayed = false;
             }
             while let Some(se) = level {
-                let q = self.entities[se as usize].queue;
-                self.update_entity_load(q, se, UpdateFlags::UPDATE_TG, now);
-                self.update_group_entity_weight(se, now);
-                self.queues[q.index()].h_nr_running -= runnable;
-                if self.queue_throttled(q) {
-                    break;
-                }
-                level = self.parent_entity(se);
+                level = self.update_group_level(se, -(runnable as i32), now);
             }
         }
         if self.bandwidth_used() {

@@ -53,12 +53,29 @@ impl<P: Pick, const BW: bool> FairRunQueue<P, BW> {
     #[inline(always)]
     fn settle_levels(&mut self, next: Option<u32>, now: Nanoseconds) {
         if self.switching_out != NIL {
-            self.settle_levels_of_group_task(next, now);
+            self.settle_levels_after_group_task(next, now);
         }
     }
 
     /// [`Self::settle_levels`] after a task of a group left the CPU (out of
-    /// line: a root task's switch pays one test).
+    /// line: a root task's switch pays one test). Two tasks of one run queue
+    /// share every level above it (`find_matching_se` would return the
+    /// previous task itself): nothing to put back, in a function small
+    /// enough to save few registers.
+    #[inline(never)]
+    fn settle_levels_after_group_task(&mut self, next: Option<u32>, now: Nanoseconds) {
+        let previous = self.switching_out;
+        if let Some(next) = next
+            && self.entities[next as usize].queue == self.entities[previous as usize].queue
+        {
+            self.switching_out = NIL;
+            return;
+        }
+        self.settle_levels_of_group_task(next, now);
+    }
+
+    /// [`Self::settle_levels`] after a task of a group left the CPU, for a
+    /// next task in another run queue or none.
     #[inline(never)]
     fn settle_levels_of_group_task(&mut self, next: Option<u32>, now: Nanoseconds) {
         let previous = core::mem::replace(&mut self.switching_out, NIL);
@@ -77,6 +94,19 @@ impl<P: Pick, const BW: bool> FairRunQueue<P, BW> {
             }
             level = self.parent_entity(se);
         }
+    }
+
+    /// Whether every group entity above `e` is its run queue's running
+    /// entity (the chain [`SchedClass::set_next_task`] relies on).
+    fn levels_above_run(&self, e: u32) -> bool {
+        let mut level = self.parent_entity(e);
+        while let Some(se) = level {
+            if self.queues[self.entities[se as usize].queue.index()].curr != se {
+                return false;
+            }
+            level = self.parent_entity(se);
+        }
+        true
     }
 
     fn depth(&self, e: u32) -> u32 {
@@ -100,8 +130,15 @@ impl<P: Pick, const BW: bool> FairRunQueue<P, BW> {
         (se, pse)
     }
 
-    /// The entity to run next on `q` under the configured pick.
+    /// The entity to run next on `q` under the configured pick. A run queue
+    /// with one entity (each level of a chain of groups) gives it without a
+    /// call: `pick_eevdf`'s first rule, and what `pick_cfs` finds too (the
+    /// leftmost of one, no second entity for a skip buddy).
     fn pick_next_entity(&self, q: GroupId) -> Option<u32> {
+        let queue = &self.queues[q.index()];
+        if queue.nr_queued == 1 {
+            return self.queued_curr(q).or_else(|| queue.timeline.first());
+        }
         match self.pick.policy() {
             PickPolicy::Cfs(tunables) => self.pick_cfs(q, &tunables),
             PickPolicy::Eevdf(tunables) => self.pick_eevdf(q, tunables),
@@ -237,14 +274,7 @@ impl<P: Pick, const BW: bool> SchedClass for FairRunQueue<P, BW> {
             level = self.parent_entity(se);
         }
         while !stopped && let Some(se) = level {
-            let q = self.entities[se as usize].queue;
-            self.update_entity_load(q, se, UpdateFlags::UPDATE_TG, now);
-            self.update_group_entity_weight(se, now);
-            self.queues[q.index()].h_nr_running += 1;
-            if self.queue_throttled(q) {
-                break;
-            }
-            level = self.parent_entity(se);
+            level = self.update_group_level(se, 1, now);
         }
         if self.bandwidth_used() {
             // Last, so that the walks above keep what they hold in registers.
@@ -340,6 +370,14 @@ impl<P: Pick, const BW: bool> SchedClass for FairRunQueue<P, BW> {
                     self.put_prev_entity(q, curr, now);
                 }
                 self.set_next_entity(q, se, now);
+            } else if se < self.task_base {
+                // A group entity that runs already: so do the levels above
+                // it. A level is set only by this walk, which goes on to the
+                // root, and put back only from below (a switch's put and
+                // settle, `put_prev_task`): a CPU's running entities form one
+                // chain from the root.
+                debug_assert!(self.levels_above_run(se), "a gap above entity {se}");
+                break;
             }
             level = self.parent_entity(se);
         }

@@ -17,6 +17,8 @@
 //! which means "not attached" (§2.6).
 
 use super::Pick;
+use super::entity::Entity;
+use super::group::GroupQueue;
 use super::timeline::NIL;
 use super::{FairRunQueue, GroupId};
 use crate::pelt::attach::{post_init_entity_util_avg, reweight_entity_load_avg};
@@ -79,73 +81,131 @@ impl<P: Pick, const BW: bool> FairRunQueue<P, BW> {
         flags: UpdateFlags,
         now: Nanoseconds,
     ) {
-        let pelt_now = if self.bandwidth_used() {
-            self.queue_clock_pelt(q)
-        } else {
-            self.clock.now()
-        };
-        let queue = &self.queues[q.index()];
+        if let Some(group) = self.owned_queue(e) {
+            self.update_group_entity_load(q, e, group, flags, now);
+            return;
+        }
+        let pelt_now = self.entity_pelt_now(q);
+        let queue = &mut self.queues[q.index()];
         let run_queue_state = RunQueueState {
             load_weight: scale_load_down(queue.load),
             nr_runnable: u64::from(queue.h_nr_running),
             current_running: queue.curr != NIL,
         };
-        let entity = &self.entities[e as usize];
-        let owned = self.owned_queue(e);
+        let entity = &mut self.entities[e as usize];
         let entity_state = EntityState {
             weight: entity.weight(),
             on_run_queue: entity.on_rq,
-            runnable: match owned {
-                Some(_) => u64::from(entity.runnable_weight),
-                None => u64::from(entity.on_rq && !entity.delayed),
-            },
+            runnable: u64::from(entity.on_rq && !entity.delayed),
             running: queue.curr == e,
         };
-        // Borrow in place (no copies): the entity, its run queue and, for a
-        // group entity, the run queue it owns (always a different one).
-        let avg = &mut self.entities[e as usize].avg;
-        let result = match owned {
-            Some(group) => {
-                let Ok([queue, group_queue]) =
-                    self.queues.get_disjoint_mut([q.index(), group.index()])
-                else {
-                    return;
-                };
-                let load_weight = scale_load_down(group_queue.load);
-                update_load_avg(
-                    &mut queue.pelt,
-                    run_queue_state,
-                    avg,
-                    entity_state,
-                    Some(GroupRunQueue {
-                        avg: &group_queue.pelt.avg,
-                        load_weight,
-                        propagation: &mut group_queue.pelt.propagation,
-                    }),
-                    pelt_now,
-                    flags,
-                )
-            }
-            None => update_load_avg(
-                &mut self.queues[q.index()].pelt,
-                run_queue_state,
-                avg,
-                entity_state,
-                None,
-                pelt_now,
-                flags,
-            ),
-        };
-        if let Some(group) = owned {
-            // se_update_runnable.
-            self.entities[e as usize].runnable_weight = self.queues[group.index()].h_nr_running;
-        }
+        let result = update_load_avg(
+            &mut queue.pelt,
+            run_queue_state,
+            &mut entity.avg,
+            entity_state,
+            None,
+            pelt_now,
+            flags,
+        );
         if result.update_tg_load_avg && q != GroupId::ROOT {
-            self.queues[q.index()].update_tg_load_avg(now);
+            queue.update_tg_load_avg(now);
         }
         if result.util_changed && q == GroupId::ROOT {
             self.util_changed = true;
         }
+    }
+
+    /// The PELT clock an update of an entity on `q` reads: the CPU's, or a
+    /// throttled subtree's frozen one (§4.2).
+    #[inline(always)]
+    fn entity_pelt_now(&self, q: GroupId) -> u64 {
+        if self.bandwidth_used() {
+            self.queue_clock_pelt(q)
+        } else {
+            self.clock.now()
+        }
+    }
+
+    /// [`Self::update_entity_load`] of group entity `e` (on `q`, owning
+    /// `group`): its group run queue's pending change propagates (§2.7), and
+    /// `se_update_runnable` follows.
+    #[inline(always)]
+    fn update_group_entity_load(
+        &mut self,
+        q: GroupId,
+        e: u32,
+        group: GroupId,
+        flags: UpdateFlags,
+        now: Nanoseconds,
+    ) {
+        let pelt_now = self.entity_pelt_now(q);
+        let Ok([queue, group_queue]) = self.queues.get_disjoint_mut([q.index(), group.index()])
+        else {
+            return;
+        };
+        let entity = &mut self.entities[e as usize];
+        let mut parts = GroupLevel {
+            queue,
+            group_queue,
+            entity,
+        };
+        if parts.update_load_avg(q, e, flags, pelt_now, now) {
+            self.util_changed = true;
+        }
+    }
+
+    /// One level of the walk above the run queue a task entered or left
+    /// (Linux's `enqueue_task_fair` and `dequeue_task_fair`, §2.7):
+    /// `update_load_avg(cfs_rq, se, UPDATE_TG)` and `update_cfs_group(se)`
+    /// for the group entity `se`, known to be one (the parent of an entity),
+    /// so that neither asks which run queue it owns and both use the entity
+    /// and the two run queues borrowed once; then `h_nr_running_delta` is
+    /// added to the `h_nr_running` of the run queue `se` is on. Returns the
+    /// entity one level up, or `None` at the root or when that run queue is
+    /// throttled (the walk stops there, §4.2).
+    #[inline(always)]
+    pub(super) fn update_group_level(
+        &mut self,
+        se: u32,
+        h_nr_running_delta: i32,
+        now: Nanoseconds,
+    ) -> Option<u32> {
+        // Group g's entity is g - 1 (`group_entity`).
+        let group = GroupId((se + 1) as u16);
+        debug_assert_eq!(self.owned_queue(se), Some(group));
+        let q = self.entities[se as usize].queue;
+        let start = self.probe.start();
+        let pelt_now = self.entity_pelt_now(q);
+        let Ok([queue, group_queue]) = self.queues.get_disjoint_mut([q.index(), group.index()])
+        else {
+            return None;
+        };
+        let entity = &mut self.entities[se as usize];
+        let mut parts = GroupLevel {
+            queue,
+            group_queue,
+            entity,
+        };
+        if parts.update_load_avg(q, se, UpdateFlags::UPDATE_TG, pelt_now, now) {
+            self.util_changed = true;
+        }
+        self.probe.end_pelt(start);
+        let GroupLevel {
+            queue,
+            group_queue,
+            entity,
+        } = parts;
+        let shares = group_queue.calc_group_shares(self.groups[group.index()].shares);
+        let queue = if shares == entity.load.weight {
+            queue
+        } else {
+            self.reweight_entity(q, se, shares, now);
+            &mut self.queues[q.index()]
+        };
+        queue.h_nr_running = queue.h_nr_running.wrapping_add_signed(h_nr_running_delta);
+        let throttled = BW && queue.runtime.throttled;
+        (!throttled && q != GroupId::ROOT).then(|| self.group_entity(q))
     }
 
     /// The PELT part of `reweight_entity`: `load_avg` follows the new weight.
@@ -289,5 +349,63 @@ impl<P: Pick, const BW: bool> FairRunQueue<P, BW> {
     /// `cfs_rq_util_change` hook for the frequency governor, §2.6).
     pub fn take_util_changed(&mut self) -> bool {
         core::mem::take(&mut self.util_changed)
+    }
+}
+
+/// A group entity with the run queue it is on and the one it owns, borrowed
+/// together for one update.
+struct GroupLevel<'a> {
+    queue: &'a mut GroupQueue,
+    group_queue: &'a mut GroupQueue,
+    entity: &'a mut Entity,
+}
+
+impl GroupLevel<'_> {
+    /// `update_load_avg(cfs_rq, se, flags)` (§2.6) of the group entity `e`
+    /// on `q`, with its group run queue's pending change (§2.7) and
+    /// `se_update_runnable`. Returns whether the CPU's utilization changed
+    /// (an entity on the root run queue).
+    #[inline(always)]
+    fn update_load_avg(
+        &mut self,
+        q: GroupId,
+        e: u32,
+        flags: UpdateFlags,
+        pelt_now: u64,
+        now: Nanoseconds,
+    ) -> bool {
+        let (queue, group_queue, entity) =
+            (&mut *self.queue, &mut *self.group_queue, &mut *self.entity);
+        let run_queue_state = RunQueueState {
+            load_weight: scale_load_down(queue.load),
+            nr_runnable: u64::from(queue.h_nr_running),
+            current_running: queue.curr != NIL,
+        };
+        let entity_state = EntityState {
+            weight: entity.weight(),
+            on_run_queue: entity.on_rq,
+            runnable: u64::from(entity.runnable_weight),
+            running: queue.curr == e,
+        };
+        let load_weight = scale_load_down(group_queue.load);
+        let result = update_load_avg(
+            &mut queue.pelt,
+            run_queue_state,
+            &mut entity.avg,
+            entity_state,
+            Some(GroupRunQueue {
+                avg: &group_queue.pelt.avg,
+                load_weight,
+                propagation: &mut group_queue.pelt.propagation,
+            }),
+            pelt_now,
+            flags,
+        );
+        // se_update_runnable.
+        entity.runnable_weight = group_queue.h_nr_running;
+        if result.update_tg_load_avg && q != GroupId::ROOT {
+            queue.update_tg_load_avg(now);
+        }
+        result.util_changed && q == GroupId::ROOT
     }
 }

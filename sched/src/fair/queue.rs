@@ -374,11 +374,18 @@ impl<P: Pick, const BW: bool> FairRunQueue<P, BW> {
         }
     }
 
-    /// [`Self::update_group_entity_weight`] for a group entity.
+    /// [`Self::update_group_entity_weight`] for a group entity, out of line:
+    /// the walks that know they hold a group entity call
+    /// [`Self::update_group_shares`] themselves.
     fn update_group_entity_weight_of(&mut self, e: u32, now: Nanoseconds) {
-        let Some(group) = self.owned_queue(e) else {
-            return;
-        };
+        if let Some(group) = self.owned_queue(e) {
+            self.update_group_shares(e, group, now);
+        }
+    }
+
+    /// [`Self::update_group_entity_weight`] of group entity `e`, owning `group`.
+    #[inline(always)]
+    pub(super) fn update_group_shares(&mut self, e: u32, group: GroupId, now: Nanoseconds) {
         let shares =
             self.queues[group.index()].calc_group_shares(self.groups[group.index()].shares);
         if shares != self.entities[e as usize].load.weight {

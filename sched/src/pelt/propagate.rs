@@ -188,6 +188,29 @@ pub fn calc_group_shares(
     tg_load_avg_contrib: u64,
 ) -> u64 {
     let load = load_weight.max(load_avg);
+    let max_shares = tg_shares.max(MIN_SHARES);
+    // In 64 bits when the product and the group weight fit and the weight is
+    // positive (every run queue's loads do): the same quotient as below.
+    if let Some(shares) = tg_shares.checked_mul(load)
+        && let Ok(tg_load_avg) = u64::try_from(tg_load_avg)
+        && let Some(tg_weight) = tg_load_avg.checked_add(load)
+        && let Some(tg_weight) = tg_weight.checked_sub(tg_load_avg_contrib)
+        && tg_weight > 0
+    {
+        return (shares / tg_weight).clamp(MIN_SHARES, max_shares);
+    }
+    calc_group_shares_wide(tg_shares, load, tg_load_avg, tg_load_avg_contrib)
+}
+
+/// [`calc_group_shares`] in 128 bits, for the inputs its 64-bit form cannot
+/// hold (`load` is already the larger of the weight and the average).
+#[inline(never)]
+fn calc_group_shares_wide(
+    tg_shares: u64,
+    load: u64,
+    tg_load_avg: i64,
+    tg_load_avg_contrib: u64,
+) -> u64 {
     let tg_weight = tg_load_avg as i128 - tg_load_avg_contrib as i128 + load as i128;
     let mut shares = tg_shares as i128 * load as i128;
     if tg_weight > 0 {
@@ -237,6 +260,64 @@ mod tests {
         assert_eq!(shares(1024, 1024), 1024);
         assert_eq!(shares(3072, 4096), 768);
         assert_eq!(shares(1024, 4096), 256);
+    }
+
+    /// The 64-bit form of `calc_group_shares` gives the 128-bit one's shares,
+    /// at the edges (overflowing products, a group weight of 0 or below, a
+    /// negative sum) and on random inputs.
+    #[test]
+    fn group_shares_64_bit_form_matches_128_bit() {
+        let wide = |tg_shares: u64, load_weight: u64, load_avg: u64, tg: i64, contrib: u64| {
+            let load = load_weight.max(load_avg);
+            let tg_weight = i128::from(tg) - i128::from(contrib) + i128::from(load);
+            let mut shares = i128::from(tg_shares) * i128::from(load);
+            if tg_weight > 0 {
+                shares /= tg_weight;
+            }
+            shares.clamp(
+                i128::from(MIN_SHARES),
+                i128::from(tg_shares.max(MIN_SHARES)),
+            ) as u64
+        };
+        let edges = [
+            0,
+            1,
+            2,
+            1023,
+            1024,
+            1 << 20,
+            1 << 32,
+            1 << 40,
+            i64::MAX as u64,
+            u64::MAX,
+        ];
+        let signed = [i64::MIN, -1, 0, 1, 1024, 1 << 40, i64::MAX];
+        for &a in &edges {
+            for &b in &edges {
+                for &c in &edges {
+                    for &t in &signed {
+                        for &k in &[0, 1, 1024, 1 << 40, u64::MAX] {
+                            let shares = a.min(1 << 28);
+                            assert_eq!(
+                                calc_group_shares(shares, b, c, t, k),
+                                wide(shares, b, c, t, k),
+                                "{shares} {b} {c} {t} {k}"
+                            );
+                        }
+                    }
+                }
+            }
+        }
+        let mut rng = crate::fair::test_rng::Rng::new(41);
+        for _ in 0..100_000 {
+            let bits = |rng: &mut crate::fair::test_rng::Rng| rng.next_u64() >> rng.below(64);
+            let (shares, b, c) = (bits(&mut rng) >> 35, bits(&mut rng), bits(&mut rng));
+            let (t, k) = (bits(&mut rng) as i64, bits(&mut rng));
+            assert_eq!(
+                calc_group_shares(shares, b, c, t, k),
+                wide(shares, b, c, t, k)
+            );
+        }
     }
 
     /// §2.7: the result is clamped to [MIN_SHARES (unscaled 2), tg_shares];

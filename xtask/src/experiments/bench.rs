@@ -360,18 +360,20 @@ pub mod ceiling {
     /// load published without a call for its signals; docs/performance.md,
     /// the session of 2026-12-07 (later); 5,159 on the morning of 2026-12-07).
     pub const PIPE_PINNED: f64 = 3_965.0;
-    /// Instructions per task-group level, EEVDF (894 measured with the pinned
-    /// root's work of 2026-12-07 (later), 947 before, 1,152 before the
-    /// inlining of 2026-12-07). It read 397 before the requeue change of
-    /// 2026-12-04, which took 2,268 instructions off depth 0's round trip and
-    /// 4 off depth 3's: the 397 came from a costlier depth 0, not from cheap
-    /// levels.
-    pub const LEVEL_EEVDF: f64 = 895.0;
-    /// Instructions per task-group level, CFS (794 measured with the pinned
-    /// root's work of 2026-12-07 (later), 844 before, 1,088 before the
-    /// inlining of 2026-12-07; with the walk to the shared level at a switch
-    /// as under EEVDF).
-    pub const LEVEL_CFS: f64 = 795.0;
+    /// Instructions per task-group level, EEVDF (719.6 measured on branch
+    /// `wip/lean-level`, 946 before: the group walk's step with its run
+    /// queues borrowed once, `calc_group_shares` in 64 bits, the one-entity
+    /// pick, `set_next_task` stopping at the running chain;
+    /// docs/performance.md, "The session of 2026-12-07 (later): the group
+    /// level"; 1,152 before the inlining of 2026-12-07). It read 397 before
+    /// the requeue change of 2026-12-04, which took 2,268 instructions off
+    /// depth 0's round trip and 4 off depth 3's: the 397 came from a costlier
+    /// depth 0, not from cheap levels.
+    pub const LEVEL_EEVDF: f64 = 722.0;
+    /// Instructions per task-group level, CFS (671.5 measured on branch
+    /// `wip/lean-level`, 845 before; 1,088 before the inlining of 2026-12-07;
+    /// with the walk to the shared level at a switch as under EEVDF).
+    pub const LEVEL_CFS: f64 = 674.0;
     /// uclamp's share of a pinned round trip in use, percent (0.37 measured on
     /// 2026-12-07: default tasks counted once and effective clamps set when
     /// they change, docs/performance.md; a share rises when the rest of the
