@@ -30,7 +30,7 @@ use fairway_sched::task::{GroupId, TaskId};
 use super::{Simulation, TaskState};
 
 pub use fairway_trace::explain::{Candidate, Competitor, RrCandidate};
-use fairway_trace::explain::{DomainCpuView, PlacementView};
+use fairway_trace::explain::{DomainCpuView, PlacementView, PolicyCandidate};
 
 /// Explain mode's state: decisions left to explain, and what was printed.
 #[derive(Debug, Default)]
@@ -272,25 +272,25 @@ impl Simulation<'_> {
             return false;
         }
         let registered = class.id().registered();
-        println!(
-            "explain: {} ns cpu{cpu} pick ({}: {}), {} candidates:",
+        let candidates: Vec<PolicyCandidate> = notes
+            .iter()
+            .map(|note| PolicyCandidate {
+                task: note.task.index(),
+                label: note.label.to_string(),
+                value: note.value,
+            })
+            .collect();
+        let lines = fairway_trace::explain::policy_pick_lines(
             self.now,
-            registered.name,
-            registered.summary,
-            notes.len()
+            cpu,
+            (registered.name, registered.summary),
+            &candidates,
+            |task| self.tasks[task].name.clone(),
+            Some(next),
         );
-        for (position, note) in notes.iter().enumerate() {
-            let value = note
-                .value
-                .map_or(String::new(), |value| format!("{} {value}", note.label));
-            let chosen = if note.task == picked { "  chosen" } else { "" };
-            println!(
-                "explain:   {:>2} {:<16} {value}{chosen}",
-                position + 1,
-                self.tasks[note.task.index()].name
-            );
+        for line in lines {
+            println!("{line}");
         }
-        println!("explain:   chose {}", self.tasks[next].name);
         if let Some(explain) = &mut self.explain {
             explain.left -= 1;
             explain.policy_picks.push((notes, Some(next)));

@@ -1,0 +1,173 @@
+//! Explain mode in the kernel under a registered policy (`sched=stride` or
+//! `sched=lottery` with `explain=N`): the picks decoded from its records,
+//! named with the scenario's tasks and held to the policy's rule
+//! (docs/policies.md), from the printed numbers alone.
+//!
+//! The scenario, `tests/scenarios/explain-stride-1cpu.json`: `heavy`, `mid`
+//! and `light`, of nice −3, 0 and 3, never sleep on CPU 0 for 1 s. Their
+//! tickets are Linux's weights (docs/linux-sched-reference.md §1.1): 1991,
+//! 1024 and 526.
+
+use crate::run::kernel_trace::{Decision, Explained};
+use fairway_trace::explain::PolicyCandidate;
+
+/// The scenario's tasks and their weights (§1.1's table, nice −3, 0, 3).
+const HOGS: [(&str, u64); 3] = [("heavy", 1991), ("mid", 1024), ("light", 526)];
+
+/// Stride's `STRIDE1` (Waldspurger and Weihl 1995; docs/policies.md): a
+/// task's stride is `STRIDE1 / tickets`, its pass advancing by a stride per
+/// slice run.
+const STRIDE1: u64 = 1 << 40;
+
+/// The registered policy's explained picks: each lists two or more distinct
+/// candidates, the chosen one first, with the policy's label and number;
+/// the scenario's three tasks are among them, each chosen at least once;
+/// then the policy's own rule ([`stride_rule`], [`lottery_rule`]). About
+/// 250 picks fit the run (a slice of 4 ms, at most 8 ms when it starts
+/// between two ticks).
+pub(super) fn kernel_explain_policy(explained: &Explained, policy: &str) -> Result<String, String> {
+    let hog = |task: usize| {
+        HOGS.iter()
+            .position(|(name, _)| explained.names.get(task).is_some_and(|n| n == name))
+    };
+    let mut picks = Vec::new();
+    let mut chosen_count = [0usize; 3];
+    for decision in &explained.decisions {
+        let Decision::PolicyPick {
+            time_ns,
+            policy: name,
+            candidates,
+            chosen,
+            ..
+        } = decision
+        else {
+            return Err(format!(
+                "a decision other than {policy}'s pick: {decision:?}"
+            ));
+        };
+        let at = format!("the pick at {time_ns} ns");
+        let chosen = chosen.ok_or_else(|| format!("{at} chose idle"))?;
+        if *name != policy || candidates.len() < 2 || candidates[0].task != chosen {
+            return Err(format!("{at}: {name}, {candidates:?}, chose {chosen}"));
+        }
+        let mut tasks: Vec<usize> = candidates.iter().map(|c| c.task).collect();
+        tasks.sort_unstable();
+        tasks.dedup();
+        if tasks.len() != candidates.len() {
+            return Err(format!("{at} lists a task twice: {candidates:?}"));
+        }
+        if let Some(index) = hog(chosen) {
+            chosen_count[index] += 1;
+        }
+        let hogs: Vec<Option<usize>> = candidates.iter().map(|c| hog(c.task)).collect();
+        picks.push((at, candidates.as_slice(), hogs));
+    }
+    if !(120..=300).contains(&picks.len()) || chosen_count.contains(&0) {
+        return Err(format!(
+            "{} picks explained, the three tasks chosen {chosen_count:?} times",
+            picks.len()
+        ));
+    }
+    let rule = match policy {
+        "stride" => stride_rule(&picks)?,
+        "lottery" => lottery_rule(&picks)?,
+        other => return Err(format!("no rule to check for {other}")),
+    };
+    Ok(format!(
+        "{} explained {policy} picks name the scenario's tasks (heavy, mid, light chosen \
+         {chosen_count:?} times); {rule}; {} lines as the simulator prints them",
+        picks.len(),
+        explained.lines().len()
+    ))
+}
+
+/// A pick as checked: where, its candidates, and which of [`HOGS`] each is.
+type Pick<'a> = (String, &'a [PolicyCandidate], Vec<Option<usize>>);
+
+/// Stride's rule: the chosen task has the smallest pass (read right after
+/// the pick, its own not yet charged). And no task's pass is more than two
+/// strides above the chosen one's: a task's pass was the smallest when it
+/// was last picked, no waiting task's pass is ever below the last picked
+/// one's, and it then advanced by its stride per slice run, for at most two
+/// slices (a 4 ms slice ends at the tick after it runs out: 8 ms when it
+/// starts just after a tick, ticks of 4 ms at `hz=250`).
+fn stride_rule(picks: &[Pick<'_>]) -> Result<String, String> {
+    let mut widest = 0.0f64;
+    for (at, candidates, hogs) in picks {
+        let pass = |c: &PolicyCandidate| match (c.label.as_str(), c.value) {
+            ("pass", Some(pass)) => Ok(pass),
+            _ => Err(format!("{at}: a candidate without its pass: {c:?}")),
+        };
+        let chosen = pass(&candidates[0])?;
+        for (candidate, hog) in candidates.iter().zip(hogs) {
+            let pass = pass(candidate)?;
+            if pass < chosen {
+                return Err(format!(
+                    "{at} did not take the smallest pass: {candidates:?}"
+                ));
+            }
+            if let Some(index) = hog {
+                let stride = STRIDE1 / HOGS[*index].1;
+                let strides = (pass - chosen) as f64 / stride as f64;
+                widest = widest.max(strides);
+                if strides > 2.0 {
+                    return Err(format!(
+                        "{at}: {} is {strides:.2} strides above the chosen pass",
+                        HOGS[*index].0
+                    ));
+                }
+            }
+        }
+    }
+    Ok(format!(
+        "each took the smallest pass, the others at most {widest:.2} of their strides above it \
+         (bound 2)"
+    ))
+}
+
+/// Lottery's rule: each candidate holds its weight in tickets, and a draw
+/// picks a candidate with probability its tickets over all the candidates'
+/// (docs/policies.md). A pick that drew the task already running is not
+/// explained (nothing changed), so of the picks among exactly the three
+/// tasks, with task `r` running before, `heavy` is chosen with probability
+/// 1991 / (3541 − w_r) (0 when `r` is `heavy`): the count must lie within
+/// 4 σ of the sum of these probabilities (a binomial sum's variance being
+/// the sum of p (1 − p)).
+fn lottery_rule(picks: &[Pick<'_>]) -> Result<String, String> {
+    let total: u64 = HOGS.iter().map(|(_, weight)| weight).sum();
+    let (mut expected, mut variance, mut heavy, mut counted) = (0.0, 0.0, 0, 0);
+    let mut running: Option<usize> = None;
+    for (at, candidates, hogs) in picks {
+        for (candidate, hog) in candidates.iter().zip(hogs) {
+            if let Some(index) = hog
+                && (candidate.label.as_str(), candidate.value) != ("tickets", Some(HOGS[*index].1))
+            {
+                return Err(format!("{at}: {candidate:?} is not holding its weight"));
+            }
+        }
+        let only_hogs = hogs.len() == 3 && hogs.iter().all(Option::is_some);
+        if let (true, Some(previous)) = (only_hogs, running) {
+            let p = if previous == 0 {
+                0.0
+            } else {
+                HOGS[0].1 as f64 / (total - HOGS[previous].1) as f64
+            };
+            expected += p;
+            variance += p * (1.0 - p);
+            counted += 1;
+            heavy += usize::from(hogs[0] == Some(0));
+        }
+        running = hogs[0];
+    }
+    let sigma = variance.sqrt();
+    if counted < 100 || (heavy as f64 - expected).abs() > 4.0 * sigma {
+        return Err(format!(
+            "heavy won {heavy} of {counted} draws among the three, expected {expected:.1} ± 4 × \
+             {sigma:.1}"
+        ));
+    }
+    Ok(format!(
+        "every candidate held its weight in tickets; heavy won {heavy} of {counted} draws among \
+         the three, expected {expected:.1} ± 4 × {sigma:.1}"
+    ))
+}
