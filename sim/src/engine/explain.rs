@@ -36,6 +36,8 @@ use fairway_trace::explain::{DomainCpuView, PlacementView, PolicyCandidate};
 #[derive(Debug, Default)]
 pub(super) struct Explain {
     left: usize,
+    /// Recorded only, not printed ([`Simulation::with_explain_recorded`]).
+    quiet: bool,
     /// The picks explained, with the task chosen (for tests).
     pub(super) picks: Vec<ExplainedPick>,
     /// The wake-ups explained with energy estimates (for tests).
@@ -75,6 +77,26 @@ impl Simulation<'_> {
             ..Explain::default()
         });
         self
+    }
+
+    /// Explains the first `decisions` decisions as
+    /// [`with_explain`](Self::with_explain) does, keeping them in the
+    /// results (`explained_picks`, `explained_policy_picks`, ...) without
+    /// printing them: for a check that compares them with the kernel's.
+    pub fn with_explain_recorded(mut self, decisions: usize) -> Self {
+        self.explain = Some(Explain {
+            left: decisions,
+            quiet: true,
+            ..Explain::default()
+        });
+        self
+    }
+
+    /// Prints one explain line, unless the explanation is only recorded.
+    pub(super) fn explain_line(&self, line: &str) {
+        if self.explain.as_ref().is_none_or(|explain| !explain.quiet) {
+            println!("{line}");
+        }
     }
 
     pub(super) fn explaining(&self) -> bool {
@@ -237,7 +259,7 @@ impl Simulation<'_> {
             next,
         );
         for line in lines {
-            println!("{line}");
+            self.explain_line(&line);
         }
         if let Some(explain) = &mut self.explain {
             explain.left -= 1;
@@ -289,7 +311,7 @@ impl Simulation<'_> {
             Some(next),
         );
         for line in lines {
-            println!("{line}");
+            self.explain_line(&line);
         }
         if let Some(explain) = &mut self.explain {
             explain.left -= 1;
@@ -315,7 +337,7 @@ impl Simulation<'_> {
             next,
         );
         for line in lines {
-            println!("{line}");
+            self.explain_line(&line);
         }
         if let Some(explain) = &mut self.explain {
             explain.left -= 1;
@@ -352,12 +374,12 @@ impl Simulation<'_> {
         let head =
             fairway_trace::explain::wake_lines(self.now, &self.tasks[task].name, previous, &views);
         for line in head {
-            println!("{line}");
+            self.explain_line(&line);
         }
         if !estimates.is_empty() {
             self.explain_energy(task, previous, target, estimates);
         }
-        println!("{}", fairway_trace::explain::chose_cpu_line(target));
+        self.explain_line(&fairway_trace::explain::chose_cpu_line(target));
         if let Some(explain) = &mut self.explain {
             explain.left -= 1;
         }
@@ -390,7 +412,7 @@ impl Simulation<'_> {
             })
             .collect();
         for line in fairway_trace::explain::energy_lines(task_util_est, previous, &views) {
-            println!("{line}");
+            self.explain_line(&line);
         }
         let domains = self
             .eas
@@ -426,7 +448,7 @@ impl Simulation<'_> {
             })
             .collect();
         for line in fairway_trace::explain::frequency_lines(self.now, domain, khz, &views) {
-            println!("{line}");
+            self.explain_line(&line);
         }
         if let Some(explain) = &mut self.explain {
             explain.left -= 1;

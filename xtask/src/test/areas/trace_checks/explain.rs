@@ -86,14 +86,17 @@ pub(super) fn kernel_explain(kernel: &Path, case: &ExplainCase) -> Result<String
         None => "trace_records=200000 explain=3000".to_string(),
     };
     let mut config = icount_config("qemu-virt", case.cpus, &append)?;
-    config.scenario = Some(workspace_root().join("tests/scenarios").join(case.scenario));
+    let scenario = workspace_root().join("tests/scenarios").join(case.scenario);
+    config.scenario = Some(scenario.clone());
     config.load_scenario()?;
     let lines = boot(kernel, &config)?;
     let explained = crate::run::kernel_trace::explained(&lines)?
         .ok_or("the kernel printed no explain records")?;
     match case.sched {
         Some("rr") => return kernel_explain_rr(&explained),
-        Some(policy) => return super::explain_policy::kernel_explain_policy(&explained, policy),
+        Some(policy) => {
+            return super::explain_policy::kernel_explain_policy(&explained, policy, &scenario);
+        }
         None => {}
     }
     let (mut picks, mut levels_checked, mut kept, mut wakes) = (0, 0, 0, 0);

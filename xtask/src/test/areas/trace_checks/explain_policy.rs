@@ -8,6 +8,8 @@
 //! tickets are Linux's weights (docs/linux-sched-reference.md §1.1): 1991,
 //! 1024 and 526.
 
+use std::path::Path;
+
 use crate::run::kernel_trace::{Decision, Explained};
 use fairway_trace::explain::PolicyCandidate;
 
@@ -25,11 +27,12 @@ const STRIDE1: u64 = 1 << 40;
 /// then the policy's own rule ([`stride_rule`], [`lottery_rule`]). About
 /// 250 picks fit the run (a slice of 4 ms, at most 8 ms when it starts
 /// between two ticks).
-pub(super) fn kernel_explain_policy(explained: &Explained, policy: &str) -> Result<String, String> {
-    let hog = |task: usize| {
-        HOGS.iter()
-            .position(|(name, _)| explained.names.get(task).is_some_and(|n| n == name))
-    };
+pub(super) fn kernel_explain_policy(
+    explained: &Explained,
+    policy: &str,
+    scenario: &Path,
+) -> Result<String, String> {
+    let hog = |task: usize| explained.names.get(task).and_then(|name| hog_named(name));
     let mut picks = Vec::new();
     let mut chosen_count = [0usize; 3];
     for decision in &explained.decisions {
@@ -60,7 +63,7 @@ pub(super) fn kernel_explain_policy(explained: &Explained, policy: &str) -> Resu
             chosen_count[index] += 1;
         }
         let hogs: Vec<Option<usize>> = candidates.iter().map(|c| hog(c.task)).collect();
-        picks.push((at, candidates.as_slice(), hogs));
+        picks.push((at, candidates.clone(), hogs));
     }
     if !(120..=300).contains(&picks.len()) || chosen_count.contains(&0) {
         return Err(format!(
@@ -69,7 +72,14 @@ pub(super) fn kernel_explain_policy(explained: &Explained, policy: &str) -> Resu
         ));
     }
     let rule = match policy {
-        "stride" => stride_rule(&picks)?,
+        "stride" => {
+            let widest = stride_rule(&picks, 2.0)?;
+            let simulator = simulator_stride(scenario)?;
+            format!(
+                "each took the smallest pass, the others at most {widest:.2} of their strides \
+                 above it (bound 2); {simulator}"
+            )
+        }
         "lottery" => lottery_rule(&picks)?,
         other => return Err(format!("no rule to check for {other}")),
     };
@@ -82,7 +92,12 @@ pub(super) fn kernel_explain_policy(explained: &Explained, policy: &str) -> Resu
 }
 
 /// A pick as checked: where, its candidates, and which of [`HOGS`] each is.
-type Pick<'a> = (String, &'a [PolicyCandidate], Vec<Option<usize>>);
+type Pick = (String, Vec<PolicyCandidate>, Vec<Option<usize>>);
+
+/// Which of [`HOGS`] a task named `name` is.
+fn hog_named(name: &str) -> Option<usize> {
+    HOGS.iter().position(|(hog, _)| *hog == name)
+}
 
 /// Stride's rule: the chosen task has the smallest pass (read right after
 /// the pick, its own not yet charged). And no task's pass is more than two
@@ -91,7 +106,8 @@ type Pick<'a> = (String, &'a [PolicyCandidate], Vec<Option<usize>>);
 /// one's, and it then advanced by its stride per slice run, for at most two
 /// slices (a 4 ms slice ends at the tick after it runs out: 8 ms when it
 /// starts just after a tick, ticks of 4 ms at `hz=250`).
-fn stride_rule(picks: &[Pick<'_>]) -> Result<String, String> {
+/// Returns the widest gap found, in strides, which must not pass `bound`.
+fn stride_rule(picks: &[Pick], bound: f64) -> Result<f64, String> {
     let mut widest = 0.0f64;
     for (at, candidates, hogs) in picks {
         let pass = |c: &PolicyCandidate| match (c.label.as_str(), c.value) {
@@ -110,7 +126,7 @@ fn stride_rule(picks: &[Pick<'_>]) -> Result<String, String> {
                 let stride = STRIDE1 / HOGS[*index].1;
                 let strides = (pass - chosen) as f64 / stride as f64;
                 widest = widest.max(strides);
-                if strides > 2.0 {
+                if strides > bound {
                     return Err(format!(
                         "{at}: {} is {strides:.2} strides above the chosen pass",
                         HOGS[*index].0
@@ -119,9 +135,64 @@ fn stride_rule(picks: &[Pick<'_>]) -> Result<String, String> {
             }
         }
     }
+    Ok(widest)
+}
+
+/// The simulator's explained picks of the same scenario under stride
+/// (recorded, not printed), held to the same rule with the bound of its
+/// runs: its ticks and picks fall on the same instants, so every run is one
+/// 4 ms slice exactly and no pass is more than one stride above the chosen
+/// one.
+fn simulator_stride(scenario: &Path) -> Result<String, String> {
+    let args: Vec<String> = [
+        scenario.to_string_lossy().as_ref(),
+        "--sched",
+        "stride",
+        "--cpus",
+        "1",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let options = fairway_sim::cli::parse_args(&args).map_err(|e| e.to_string())?;
+    let prepared = fairway_sim::cli::prepare(&options).map_err(|e| e.to_string())?;
+    let config = prepared.config().map_err(|e| e.to_string())?;
+    let results = fairway_sim::Simulation::new(&prepared.scenario, config)
+        .map_err(|e| e.to_string())?
+        .with_explain_recorded(3000)
+        .run(None)
+        .map_err(|e| e.to_string())?;
+    let name = |task: usize| results.tasks.get(task).map(|t| t.name.as_str());
+    let mut picks = Vec::new();
+    for (number, (notes, chosen)) in results.explained_policy_picks.iter().enumerate() {
+        let at = format!("the simulator's pick {number}");
+        let candidates: Vec<PolicyCandidate> = notes
+            .iter()
+            .map(|note| PolicyCandidate {
+                task: note.task.index(),
+                label: note.label.to_string(),
+                value: note.value,
+            })
+            .collect();
+        if candidates.first().map(|c| c.task) != *chosen {
+            return Err(format!(
+                "{at} does not list its choice first: {candidates:?}"
+            ));
+        }
+        let hogs = candidates
+            .iter()
+            .map(|c| name(c.task).and_then(hog_named))
+            .collect();
+        picks.push((at, candidates, hogs));
+    }
+    if picks.len() < 120 {
+        return Err(format!("the simulator explained {} picks", picks.len()));
+    }
+    let widest = stride_rule(&picks, 1.0)?;
     Ok(format!(
-        "each took the smallest pass, the others at most {widest:.2} of their strides above it \
-         (bound 2)"
+        "the simulator's {} picks of the same run follow the same rule, at most {widest:.2} \
+         strides (bound 1: its runs are one slice exactly)",
+        picks.len()
     ))
 }
 
@@ -133,7 +204,7 @@ fn stride_rule(picks: &[Pick<'_>]) -> Result<String, String> {
 /// 1991 / (3541 − w_r) (0 when `r` is `heavy`): the count must lie within
 /// 4 σ of the sum of these probabilities (a binomial sum's variance being
 /// the sum of p (1 − p)).
-fn lottery_rule(picks: &[Pick<'_>]) -> Result<String, String> {
+fn lottery_rule(picks: &[Pick]) -> Result<String, String> {
     let total: u64 = HOGS.iter().map(|(_, weight)| weight).sum();
     let (mut expected, mut variance, mut heavy, mut counted) = (0.0, 0.0, 0, 0);
     let mut running: Option<usize> = None;
