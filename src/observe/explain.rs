@@ -187,7 +187,7 @@ pub fn policy_pick(now: u64, cpu: usize, chosen: u16, policy: usize, notes: &[Ca
         count,
         policy as u64,
     );
-    for note in notes {
+    for note in notes.iter().take(usize::from(count)) {
         let label = &note.label.as_bytes()[..note.label.len().min(255)];
         let flags = u16::from(note.value.is_some()) | (label.len() as u16) << 8;
         let id = note.task.0;

@@ -286,8 +286,9 @@ fn explain_rr_pick(
 /// `next` was chosen: the policy's notes on `next` and on the tasks still
 /// waiting (`Policy::explain_pick`, read right after the pick, as the
 /// simulator reads them). Nothing for a pick that was not the policy's (an
-/// RT task, idle) or kept the running task. The one allocation, the
-/// notes' list, is made only here, while explaining.
+/// RT task, idle) or kept the running task. The candidates' and the notes'
+/// lists (`PolicyClass::explain_pick`) are allocated only here, while
+/// explaining: a kernel not explaining allocates nothing for them.
 fn explain_policy_pick(
     cpu: usize,
     class: &fairway_sched::policies::PolicyClass,

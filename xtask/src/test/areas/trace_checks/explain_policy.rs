@@ -242,3 +242,59 @@ fn lottery_rule(picks: &[Pick]) -> Result<String, String> {
          the three, expected {expected:.1} ± 4 × {sigma:.1}"
     ))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A pick among the three tasks (0 heavy, 1 mid, 2 light), the chosen
+    /// one first, with `label` and `values`.
+    fn pick(label: &str, order: [usize; 3], values: [u64; 3]) -> Pick {
+        let candidates = order
+            .iter()
+            .zip(values)
+            .map(|(&task, value)| PolicyCandidate {
+                task,
+                label: label.to_string(),
+                value: Some(value),
+            })
+            .collect();
+        ("a pick".to_string(), candidates, order.map(Some).to_vec())
+    }
+
+    #[test]
+    fn stride_s_rule_takes_the_smallest_pass_within_its_bound() {
+        let heavy = STRIDE1 / 1991;
+        let mid = STRIDE1 / 1024;
+        // mid one and a half of its strides above the chosen heavy.
+        let fine = pick("pass", [0, 1, 2], [100, 100 + mid * 3 / 2, 100]);
+        assert!(stride_rule(std::slice::from_ref(&fine), 2.0).unwrap() > 1.49);
+        assert!(stride_rule(&[fine], 1.0).is_err());
+        // A chosen pass above another's breaks the rule.
+        let wrong = pick("pass", [0, 1, 2], [100 + heavy, 100, 100 + heavy]);
+        assert!(stride_rule(&[wrong], 2.0).is_err());
+        // Tickets are not passes.
+        let tickets = pick("tickets", [0, 1, 2], [1, 2, 3]);
+        assert!(stride_rule(&[tickets], 2.0).is_err());
+    }
+
+    #[test]
+    fn lottery_s_rule_wants_weights_and_a_binomial_count() {
+        let weights = [1991, 1024, 526];
+        // mid and heavy alternate: heavy always wins over mid (p = 1991 /
+        // 2517 = 0.79 each), so 100 wins of 100 is 5.1 sigma above 79.1.
+        let mut picks = Vec::new();
+        for _ in 0..100 {
+            picks.push(pick("tickets", [1, 0, 2], weights_of([1, 0, 2], weights)));
+            picks.push(pick("tickets", [0, 1, 2], weights_of([0, 1, 2], weights)));
+        }
+        assert!(lottery_rule(&picks).is_err());
+        // A candidate holding other than its weight fails at once.
+        let bad = pick("tickets", [0, 1, 2], [1024, 1024, 1024]);
+        assert!(lottery_rule(&[bad]).is_err());
+    }
+
+    fn weights_of(order: [usize; 3], weights: [u64; 3]) -> [u64; 3] {
+        order.map(|task| weights[task])
+    }
+}
