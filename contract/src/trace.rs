@@ -106,6 +106,19 @@ pub enum Kind {
     /// was running (put back at the tail), `value` then the time it ran of
     /// its slice, ns.
     ExplainRrCandidate = 38,
+    /// Explain mode: a registered policy's pick (`sched=NAME`,
+    /// `fairway_sched::policies`) that chose task `a` among `b` candidates;
+    /// `value` the policy's place in `REGISTERED` (`PolicyId::index`). The
+    /// candidates' records follow as the policy's `explain_pick` noted
+    /// them, the chosen one first.
+    ExplainPolicyPick = 39,
+    /// A candidate of a registered policy's pick: task `a`; `b` bit 0 set
+    /// when `value` is the number the policy decided by, bits 8-15 its
+    /// label's length in bytes; the label's records follow.
+    ExplainPolicyCandidate = 40,
+    /// Eight bytes of candidate `a`'s label (UTF-8, the first in the
+    /// lowest byte), chunk `b` of the label's `ceil(length / 8)`.
+    ExplainPolicyLabel = 41,
 }
 
 /// How the previous task left the CPU at a switch (`sched_switch`'s
@@ -123,7 +136,7 @@ pub enum PrevState {
 
 impl Kind {
     /// Every kind, in number order.
-    pub const ALL: [Kind; 39] = [
+    pub const ALL: [Kind; 42] = [
         Kind::Switch,
         Kind::Waking,
         Kind::Wakeup,
@@ -163,6 +176,9 @@ impl Kind {
         Kind::ExplainThrottleBurst,
         Kind::ExplainRrPick,
         Kind::ExplainRrCandidate,
+        Kind::ExplainPolicyPick,
+        Kind::ExplainPolicyCandidate,
+        Kind::ExplainPolicyLabel,
     ];
 
     /// The kind numbered `number`.
@@ -207,6 +223,9 @@ mod tests {
             Kind::ExplainThrottleBurst,
             Kind::ExplainRrPick,
             Kind::ExplainRrCandidate,
+            Kind::ExplainPolicyPick,
+            Kind::ExplainPolicyCandidate,
+            Kind::ExplainPolicyLabel,
         ] {
             assert!(kind.is_explain(), "{kind:?}");
         }

@@ -100,3 +100,23 @@ fn equal_tasks_share_the_cpu_under_every_registered_policy() {
         }
     }
 }
+
+/// Explain mode recorded without printing (`with_explain_recorded`) keeps
+/// the same picks as printed explain mode: explaining reads state and
+/// changes none, whether or not it prints.
+#[test]
+fn recorded_explain_keeps_the_printed_picks() {
+    let scenario = parse_and_validate(SCENARIO, 1).unwrap();
+    let run = |recorded: bool| {
+        let simulation = Simulation::new(&scenario, config("stride")).unwrap();
+        let simulation = if recorded {
+            simulation.with_explain_recorded(20)
+        } else {
+            simulation.with_explain(20)
+        };
+        simulation.run(None).unwrap().explained_policy_picks
+    };
+    let printed = run(false);
+    assert_eq!(printed.len(), 20);
+    assert_eq!(run(true), printed);
+}

@@ -15,7 +15,11 @@
 //!   `runtime_remaining`, the pool's runtime and the group's `cpu.max`;
 //! - under round robin, a pick among two or more tasks: the FIFO run queue
 //!   in order, head first, and the time the task that was running ran of
-//!   its slice.
+//!   its slice;
+//! - under a registered policy (`sched=NAME`, docs/policies.md), a pick
+//!   among two or more tasks: the candidates as the policy's
+//!   `explain_pick` notes them, the chosen one first, each with its label
+//!   and the number the policy decided by.
 //!
 //! Reading state and changing none, explaining leaves the decisions as they
 //! are; it costs the trace events' load and branch when off. The scheduling
@@ -25,6 +29,7 @@
 use core::sync::atomic::{AtomicU64, Ordering};
 
 use fairway_sched::balance::CpuSnapshot;
+use fairway_sched::policies::CandidateNote;
 use fairway_sched::task::TaskId;
 
 use super::trace::{self, Kind, record};
@@ -156,6 +161,44 @@ pub fn rr_pick<Candidates: Iterator<Item = (TaskId, Option<u64>)>>(
             u16::from(ran.is_some()),
             ran.unwrap_or(0),
         );
+    }
+}
+
+/// A registered policy's pick just made on `cpu`: task `chosen`, by the
+/// policy at `policy` in `fairway_sched::policies::REGISTERED`, among
+/// `notes`, the candidates as its `explain_pick` noted them (the chosen one
+/// first). The caller calls only for two or more.
+///
+/// Records: the header `a` the task chosen, `b` the candidates, `value` the
+/// policy's index; per candidate `a` the task, `b` bit 0 set when `value`
+/// is its number, bits 8-15 its label's length (at most 255 bytes), then
+/// the label in records of eight bytes, `b` the chunk's number.
+#[inline(never)]
+pub fn policy_pick(now: u64, cpu: usize, chosen: u16, policy: usize, notes: &[CandidateNote]) {
+    if notes.len() < 2 || !take() {
+        return;
+    }
+    let count = notes.len().min(usize::from(u16::MAX)) as u16;
+    record(
+        now,
+        cpu,
+        Kind::ExplainPolicyPick,
+        chosen,
+        count,
+        policy as u64,
+    );
+    for note in notes.iter().take(usize::from(count)) {
+        let label = &note.label.as_bytes()[..note.label.len().min(255)];
+        let flags = u16::from(note.value.is_some()) | (label.len() as u16) << 8;
+        let id = note.task.0;
+        let value = note.value.unwrap_or(0);
+        record(now, cpu, Kind::ExplainPolicyCandidate, id, flags, value);
+        for (chunk, bytes) in label.chunks(8).enumerate() {
+            let mut word = [0u8; 8];
+            word[..bytes.len()].copy_from_slice(bytes);
+            let value = u64::from_le_bytes(word);
+            record(now, cpu, Kind::ExplainPolicyLabel, id, chunk as u16, value);
+        }
     }
 }
 

@@ -174,12 +174,16 @@ pub fn print_core_record() {
 /// task going to sleep has left and V is the pick's (as the simulator reads
 /// them), and the entities of the task groups above them (a pick goes level
 /// by level, §2.6), each against its own queue's V. Under round robin, the
-/// FIFO instead.
+/// FIFO instead; under a registered policy, the policy's notes.
 #[inline(never)]
 pub fn explain_pick(cpu: usize, rq: &CpuRunQueue, now: u64, previous: TaskId, next: TaskId) {
     let queue = rq.core.run_queue();
     if let Some(rr) = queue.round_robin() {
         explain_rr_pick(cpu, rr, rq, now, previous, next);
+        return;
+    }
+    if let Some(class) = queue.registered() {
+        explain_policy_pick(cpu, class, rq, now, previous, next);
         return;
     }
     let Some(view) = queue.fair() else { return };
@@ -275,4 +279,27 @@ fn explain_rr_pick(
         })
     };
     explain::rr_pick(now, cpu, rr.slice(), candidates);
+}
+
+/// A registered policy's pick just made on `cpu` (its run queue `rq`
+/// locked, `class` its policy's class), where `previous` was running and
+/// `next` was chosen: the policy's notes on `next` and on the tasks still
+/// waiting (`Policy::explain_pick`, read right after the pick, as the
+/// simulator reads them). Nothing for a pick that was not the policy's (an
+/// RT task, idle) or kept the running task. The candidates' and the notes'
+/// lists (`PolicyClass::explain_pick`) are allocated only here, while
+/// explaining: a kernel not explaining allocates nothing for them.
+fn explain_policy_pick(
+    cpu: usize,
+    class: &fairway_sched::policies::PolicyClass,
+    rq: &CpuRunQueue,
+    now: u64,
+    previous: TaskId,
+    next: TaskId,
+) {
+    if next == rq.idle || next == previous || class.current() != Some(next) {
+        return;
+    }
+    let notes = class.explain_pick(next);
+    explain::policy_pick(now, cpu, next.0, class.id().index(), &notes);
 }

@@ -155,7 +155,7 @@ pub fn build(cpu: usize, idle: TaskId) {
         // pages are written (`arch::lazy`).
         let mut queue = crate::arch::lazy::with_lazy_arenas(|| {
             RunQueue::build(
-                settings::policy(),
+                settings::policy().for_cpu(cpu),
                 reserved,
                 MAX_GROUPS,
                 config.uclamp == Some(true),

@@ -4,8 +4,10 @@
 //! Each decision is a block of `explain:` lines: a pick among fair tasks
 //! (§1.4, §1.5 of docs/linux-sched-reference.md), a wake-up's placement
 //! (the CPUs as placement saw them), a frequency change (schedutil, §6.1),
-//! a group's run queue throttled or unthrottled (CFS bandwidth, §4.2), or a
-//! pick under round robin (the head of the FIFO run queue).
+//! a group's run queue throttled or unthrottled (CFS bandwidth, §4.2), a
+//! pick under round robin (the head of the FIFO run queue), or a pick under
+//! a registered policy (`sched=NAME`, docs/policies.md), as the policy's
+//! `explain_pick` notes it.
 
 /// What competes in a pick at one level: a task, or a task group's entity
 /// (the group's run queue behind it, §2.6).
@@ -190,6 +192,52 @@ pub fn rr_pick_lines(
             "explain:   chose {}: a fresh slice of {slice} ns, rotated at the first tick after it runs out while another task waits",
             name(task)
         ),
+        None => "explain:   chose idle".to_string(),
+    });
+    lines
+}
+
+/// A candidate of a registered policy's pick as the policy noted it
+/// (`fairway_sched::policies::CandidateNote`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PolicyCandidate {
+    /// The task's index.
+    pub task: usize,
+    /// What `value` is ("tickets", "pass", ...).
+    pub label: String,
+    /// The number the pick compared (`None`: the policy gives none).
+    pub value: Option<u64>,
+}
+
+/// A pick on `cpu` at `now` under the registered policy `policy` (its
+/// one-line `summary`): `candidates` as its `explain_pick` noted them, the
+/// chosen one first, each with the number the policy decided by; it chose
+/// `next` (docs/policies.md, "Explain").
+pub fn policy_pick_lines(
+    now: u64,
+    cpu: usize,
+    (policy, summary): (&str, &str),
+    candidates: &[PolicyCandidate],
+    name: impl Fn(usize) -> String,
+    next: Option<usize>,
+) -> Vec<String> {
+    let mut lines = vec![format!(
+        "explain: {now} ns cpu{cpu} pick ({policy}: {summary}), {} candidates:",
+        candidates.len()
+    )];
+    for (position, c) in candidates.iter().enumerate() {
+        let value = c
+            .value
+            .map_or(String::new(), |value| format!("{} {value}", c.label));
+        let chosen = if Some(c.task) == next { "  chosen" } else { "" };
+        lines.push(format!(
+            "explain:   {:>2} {:<16} {value}{chosen}",
+            position + 1,
+            name(c.task)
+        ));
+    }
+    lines.push(match next {
+        Some(task) => format!("explain:   chose {}", name(task)),
         None => "explain:   chose idle".to_string(),
     });
     lines

@@ -78,7 +78,7 @@ use std::process::ExitCode;
 fn usage() -> String {
     "usage: cargo xtask <runner KERNEL [--board NAME] [--cpus N] [--gic 2|3] [--el 1|2] [--icount] [--image] \
      [--timeout S] [--append ARGS] [--dtb FILE] [--scenario FILE.json] [--report FILE.json] [--trace FILE] [--explain N] [--rtapp-logs DIR] [--verbose] [--qemu-log FILE] \
-     | compare SCENARIO.json [--board NAME] [--cpus N] [--append ARGS] [--timeout S] [--kernel FILE] [--phases N] [--check] | compare-policies SCENARIO.json [--variant ARGS]... [--board NAME] [--cpus N] [--timeout S] [--kernel FILE] [--sim-only] | policy-check NAME [--seconds S] | judge-phases [--board NAME]... [--shape NAME]... [--seeds N] [--kernel FILE] [--sim-only] | report TRANSCRIPT [--json FILE] | agree TRANSCRIPT SCENARIO.json POLICY [--limit N] [--sim FILE.csv] | replay TRANSCRIPT | bandwidth-experiment KERNEL [--quick | --energy] | cpufreq-experiment KERNEL | eas-experiment KERNEL [--runs N] [--quick] | bench [--check | --check-targets] [--kernel FILE] | test [--only NAME] [--sabotage] [--no-lint] [--gaps | --groups-sweep] | hil KERNEL --console PATH (--tftp DIR | --serial-load) [...] (docs/hil.md) | lint | ensure-tools | board-blobs | trace-checks | labs [--only NAME] [--checks-only] | rtapp-log-checks | plot TRACE OUT_DIR [--from T] [--to T]>"
+     | compare SCENARIO.json [--board NAME] [--cpus N] [--append ARGS] [--timeout S] [--kernel FILE] [--phases N] [--check] | compare-policies SCENARIO.json [--variant ARGS]... [--board NAME] [--cpus N] [--timeout S] [--kernel FILE] [--sim-only] | policy-check NAME [--seconds S] | judge-phases [--board NAME]... [--shape NAME]... [--seeds N] [--kernel FILE] [--sim-only] | report TRANSCRIPT [--json FILE] | agree TRANSCRIPT SCENARIO.json POLICY [--limit N] [--sim FILE.csv] | replay TRANSCRIPT | bandwidth-experiment KERNEL [--quick | --energy] | cpufreq-experiment KERNEL | eas-experiment KERNEL [--runs N] [--quick] | bench [--check | --check-targets] [--kernel FILE] | test [--only NAME] [--sabotage] [--no-lint] [--gaps | --groups-sweep] | hil KERNEL --console PATH (--tftp DIR | --serial-load) [...] (docs/hil.md) | lint | ensure-tools | board-blobs | trace-checks [--only NAME] | labs [--only NAME] [--checks-only] | rtapp-log-checks | plot TRACE OUT_DIR [--from T] [--to T]>"
         .into()
 }
 
@@ -146,7 +146,11 @@ fn main() -> ExitCode {
         Some("ensure-tools") => run::tools::ensure().map(|()| ExitCode::SUCCESS),
         Some("plot") => plot::command(&args[1..]),
         Some("trace-checks") => run::tools::ensure()
-            .and_then(|()| test::areas::trace_checks::run())
+            .and_then(|()| match &args[1..] {
+                [] => test::areas::trace_checks::run(None),
+                [flag, name] if flag == "--only" => test::areas::trace_checks::run(Some(name)),
+                _ => Err(usage()),
+            })
             .map(|(_, failed)| {
             if failed == 0 {
                 ExitCode::SUCCESS

@@ -338,6 +338,8 @@ impl SchedConfig {
                     slice_ns: self.slice_ns(),
                     tick_ns: self.tick_ns(),
                     nr_cpus,
+                    // Filled in per CPU (`PolicyKind::for_cpu`).
+                    cpu: 0,
                 },
             ),
         }

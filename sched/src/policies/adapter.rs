@@ -82,6 +82,11 @@ impl PolicyClass {
         self.id
     }
 
+    /// What the policy was told of its run queue when it was built.
+    pub fn context(&self) -> &PolicyContext {
+        &self.context
+    }
+
     /// The task running from this queue, if any.
     pub fn current(&self) -> Option<TaskId> {
         self.current

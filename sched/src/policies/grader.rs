@@ -316,8 +316,8 @@ pub fn no_starvation(kind: PolicyKind) -> Result<String, String> {
 /// A task taken off one CPU's queue runs on another's, and not on the
 /// first.
 pub fn migration_keeps_the_task(kind: PolicyKind) -> Result<String, String> {
-    let mut cpu0 = RunQueue::new(kind, 4);
-    let mut cpu1 = RunQueue::new(kind, 4);
+    let mut cpu0 = RunQueue::new(kind.for_cpu(0), 4);
+    let mut cpu1 = RunQueue::new(kind.for_cpu(1), 4);
     let task = TaskId(1);
     cpu0.task_new(task, &TaskParams::default(), 0)
         .map_err(|e| format!("{e:?}"))?;

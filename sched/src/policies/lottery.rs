@@ -133,6 +133,7 @@ mod tests {
             slice_ns: 4_000_000,
             tick_ns: 4_000_000,
             nr_cpus: 1,
+            cpu: 0,
         }
     }
 

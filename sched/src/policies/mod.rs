@@ -69,6 +69,10 @@ pub struct PolicyContext {
     /// How many CPUs the machine has (each has its own run queue and its
     /// own instance of the policy).
     pub nr_cpus: usize,
+    /// The CPU whose run queue this instance serves (`0..nr_cpus`), filled
+    /// in per CPU when the run queue is built
+    /// ([`PolicyKind::for_cpu`](crate::run_queue::PolicyKind::for_cpu)).
+    pub cpu: usize,
 }
 
 /// Why a task joins the tasks waiting for the CPU ([`Policy::enqueue`]).
@@ -245,6 +249,17 @@ impl PolicyId {
     /// Its name.
     pub fn name(self) -> &'static str {
         self.registered().name
+    }
+
+    /// Its place in [`REGISTERED`]: what explain mode's records carry
+    /// (docs/tracing.md, "Explain mode").
+    pub fn index(self) -> usize {
+        usize::from(self.0)
+    }
+
+    /// The registered policy at `index` in [`REGISTERED`], if any.
+    pub fn from_index(index: usize) -> Option<PolicyId> {
+        (index < REGISTERED.len()).then_some(PolicyId(index as u8))
     }
 }
 

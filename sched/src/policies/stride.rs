@@ -158,6 +158,7 @@ mod tests {
             slice_ns: SLICE,
             tick_ns: SLICE,
             nr_cpus: 1,
+            cpu: 0,
         };
         let mut stride = Stride::new(&context);
         for (index, &nice) in nices.iter().enumerate() {

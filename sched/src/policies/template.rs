@@ -98,6 +98,7 @@ mod tests {
             slice_ns: 10,
             tick_ns: 10,
             nr_cpus: 1,
+            cpu: 0,
         }
     }
 

@@ -72,3 +72,28 @@ fn per_task_grows_on_demand() {
     *table.get_mut(TaskId(5)) = 3;
     assert_eq!(table.get(TaskId(5)), 3);
 }
+
+#[test]
+fn each_cpu_s_instance_is_told_its_cpu() {
+    use crate::boot_options::SchedConfig;
+    use crate::run_queue::RunQueue;
+    let id = PolicyId::find("stride").unwrap();
+    let config = SchedConfig {
+        policy: PolicyChoice::Registered(id),
+        ..SchedConfig::DEFAULT
+    };
+    let kind = config.policy_kind(4);
+    for cpu in 0..4 {
+        let queue = RunQueue::new(kind.for_cpu(cpu), 8);
+        let context = queue.registered().unwrap().context();
+        assert_eq!((context.cpu, context.nr_cpus), (cpu, 4));
+    }
+}
+
+#[test]
+fn a_policy_is_found_again_by_its_index() {
+    for id in PolicyId::all() {
+        assert_eq!(PolicyId::from_index(id.index()), Some(id));
+    }
+    assert_eq!(PolicyId::from_index(REGISTERED.len()), None);
+}

@@ -27,6 +27,7 @@ fn policies() -> Vec<(PolicyKind, Nanoseconds)> {
             slice_ns: 4 * MS,
             tick_ns: MS,
             nr_cpus: 1,
+            cpu: 0,
         };
         kinds.push((PolicyKind::Registered(id, context), 4 * MS));
     }

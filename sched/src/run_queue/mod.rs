@@ -61,6 +61,20 @@ pub enum PolicyKind {
     Registered(crate::policies::PolicyId, crate::policies::PolicyContext),
 }
 
+impl PolicyKind {
+    /// The policy of CPU `cpu`'s run queue: a registered policy's context
+    /// told which CPU it serves ([`crate::policies::PolicyContext::cpu`]);
+    /// the built-ins need not know.
+    pub fn for_cpu(self, cpu: usize) -> PolicyKind {
+        match self {
+            PolicyKind::Registered(id, context) => {
+                PolicyKind::Registered(id, crate::policies::PolicyContext { cpu, ..context })
+            }
+            kind => kind,
+        }
+    }
+}
+
 /// A task's state in transit from one CPU's run queue to another's.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TaskMigration {

@@ -209,7 +209,7 @@ impl Simulation<'_> {
                 .unwrap_or(false);
             if was != view.throttled && self.explaining() {
                 for line in fairway_trace::explain::throttle_lines(self.now, &view) {
-                    println!("{line}");
+                    self.explain_line(&line);
                 }
                 self.explained_throttle(view);
             }

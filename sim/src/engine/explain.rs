@@ -30,12 +30,14 @@ use fairway_sched::task::{GroupId, TaskId};
 use super::{Simulation, TaskState};
 
 pub use fairway_trace::explain::{Candidate, Competitor, RrCandidate};
-use fairway_trace::explain::{DomainCpuView, PlacementView};
+use fairway_trace::explain::{DomainCpuView, PlacementView, PolicyCandidate};
 
 /// Explain mode's state: decisions left to explain, and what was printed.
 #[derive(Debug, Default)]
 pub(super) struct Explain {
     left: usize,
+    /// Recorded only, not printed ([`Simulation::with_explain_recorded`]).
+    quiet: bool,
     /// The picks explained, with the task chosen (for tests).
     pub(super) picks: Vec<ExplainedPick>,
     /// The wake-ups explained with energy estimates (for tests).
@@ -75,6 +77,26 @@ impl Simulation<'_> {
             ..Explain::default()
         });
         self
+    }
+
+    /// Explains the first `decisions` decisions as
+    /// [`with_explain`](Self::with_explain) does, keeping them in the
+    /// results (`explained_picks`, `explained_policy_picks`, ...) without
+    /// printing them: for a check that compares them with the kernel's.
+    pub fn with_explain_recorded(mut self, decisions: usize) -> Self {
+        self.explain = Some(Explain {
+            left: decisions,
+            quiet: true,
+            ..Explain::default()
+        });
+        self
+    }
+
+    /// Prints one explain line, unless the explanation is only recorded.
+    pub(super) fn explain_line(&self, line: &str) {
+        if self.explain.as_ref().is_none_or(|explain| !explain.quiet) {
+            println!("{line}");
+        }
     }
 
     pub(super) fn explaining(&self) -> bool {
@@ -237,7 +259,7 @@ impl Simulation<'_> {
             next,
         );
         for line in lines {
-            println!("{line}");
+            self.explain_line(&line);
         }
         if let Some(explain) = &mut self.explain {
             explain.left -= 1;
@@ -272,25 +294,25 @@ impl Simulation<'_> {
             return false;
         }
         let registered = class.id().registered();
-        println!(
-            "explain: {} ns cpu{cpu} pick ({}: {}), {} candidates:",
+        let candidates: Vec<PolicyCandidate> = notes
+            .iter()
+            .map(|note| PolicyCandidate {
+                task: note.task.index(),
+                label: note.label.to_string(),
+                value: note.value,
+            })
+            .collect();
+        let lines = fairway_trace::explain::policy_pick_lines(
             self.now,
-            registered.name,
-            registered.summary,
-            notes.len()
+            cpu,
+            (registered.name, registered.summary),
+            &candidates,
+            |task| self.tasks[task].name.clone(),
+            Some(next),
         );
-        for (position, note) in notes.iter().enumerate() {
-            let value = note
-                .value
-                .map_or(String::new(), |value| format!("{} {value}", note.label));
-            let chosen = if note.task == picked { "  chosen" } else { "" };
-            println!(
-                "explain:   {:>2} {:<16} {value}{chosen}",
-                position + 1,
-                self.tasks[note.task.index()].name
-            );
+        for line in lines {
+            self.explain_line(&line);
         }
-        println!("explain:   chose {}", self.tasks[next].name);
         if let Some(explain) = &mut self.explain {
             explain.left -= 1;
             explain.policy_picks.push((notes, Some(next)));
@@ -315,7 +337,7 @@ impl Simulation<'_> {
             next,
         );
         for line in lines {
-            println!("{line}");
+            self.explain_line(&line);
         }
         if let Some(explain) = &mut self.explain {
             explain.left -= 1;
@@ -352,12 +374,12 @@ impl Simulation<'_> {
         let head =
             fairway_trace::explain::wake_lines(self.now, &self.tasks[task].name, previous, &views);
         for line in head {
-            println!("{line}");
+            self.explain_line(&line);
         }
         if !estimates.is_empty() {
             self.explain_energy(task, previous, target, estimates);
         }
-        println!("{}", fairway_trace::explain::chose_cpu_line(target));
+        self.explain_line(&fairway_trace::explain::chose_cpu_line(target));
         if let Some(explain) = &mut self.explain {
             explain.left -= 1;
         }
@@ -390,7 +412,7 @@ impl Simulation<'_> {
             })
             .collect();
         for line in fairway_trace::explain::energy_lines(task_util_est, previous, &views) {
-            println!("{line}");
+            self.explain_line(&line);
         }
         let domains = self
             .eas
@@ -426,7 +448,7 @@ impl Simulation<'_> {
             })
             .collect();
         for line in fairway_trace::explain::frequency_lines(self.now, domain, khz, &views) {
-            println!("{line}");
+            self.explain_line(&line);
         }
         if let Some(explain) = &mut self.explain {
             explain.left -= 1;

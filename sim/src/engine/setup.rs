@@ -171,7 +171,7 @@ fn build_cpus(
         .enumerate()
         .map(|(index, &capacity)| {
             let mut run_queue = RunQueue::build(
-                config.policy,
+                config.policy.for_cpu(index),
                 max_tasks,
                 group_paths.len() + 1,
                 config.uclamp,

@@ -308,7 +308,7 @@ fn replay_numbered(
         .enumerate()
         .map(|(cpu, &capacity)| {
             let mut queue = RunQueue::build(
-                policy,
+                policy.for_cpu(cpu),
                 setup.tasks,
                 setup.groups,
                 setup.config.uclamp == Some(true),

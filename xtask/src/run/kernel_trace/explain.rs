@@ -7,8 +7,8 @@ use std::collections::BTreeMap;
 use fairway_contract::trace::Kind;
 use fairway_trace::TaskIndex;
 use fairway_trace::explain::{
-    self, Candidate, Competitor, DomainCpuView, EnergyView, PlacementView, RrCandidate,
-    ThrottleView,
+    self, Candidate, Competitor, DomainCpuView, EnergyView, PlacementView, PolicyCandidate,
+    RrCandidate, ThrottleView,
 };
 
 use super::{Line, NO_TASK, Parsed, parse};
@@ -39,6 +39,21 @@ pub enum Decision {
         slice: u64,
         /// The candidates in FIFO order, head first.
         candidates: Vec<RrCandidate>,
+        /// The task chosen (`None`: idle).
+        chosen: Option<TaskIndex>,
+    },
+    /// A pick under a registered policy (`sched=NAME`).
+    PolicyPick {
+        /// When, ns since the run's start.
+        time_ns: u64,
+        /// Where.
+        cpu: usize,
+        /// The policy's name (`sched=`).
+        policy: &'static str,
+        /// Its one line (`Registrable::SUMMARY`).
+        summary: &'static str,
+        /// The candidates as the policy noted them, the chosen one first.
+        candidates: Vec<PolicyCandidate>,
         /// The task chosen (`None`: idle).
         chosen: Option<TaskIndex>,
     },
@@ -110,6 +125,21 @@ impl Explained {
                     chosen,
                 } => lines.extend(explain::rr_pick_lines(
                     *time_ns, *cpu, *slice, candidates, name, *chosen,
+                )),
+                Decision::PolicyPick {
+                    time_ns,
+                    cpu,
+                    policy,
+                    summary,
+                    candidates,
+                    chosen,
+                } => lines.extend(explain::policy_pick_lines(
+                    *time_ns,
+                    *cpu,
+                    (policy, summary),
+                    candidates,
+                    name,
+                    *chosen,
                 )),
                 Decision::Wake {
                     time_ns,
@@ -189,6 +219,7 @@ pub fn explained(lines: &[String]) -> Result<Option<Explained>, String> {
         decisions.push(match head.kind {
             Kind::ExplainPick => pick(&parsed, head, &mut next)?,
             Kind::ExplainRrPick => rr_pick(&parsed, head, &mut next)?,
+            Kind::ExplainPolicyPick => policy_pick(&parsed, head, &mut next)?,
             Kind::ExplainWake => {
                 let cpus = placements(&mut next);
                 // The estimates recorded on this CPU for this task.
@@ -295,6 +326,49 @@ fn rr_pick(
         time_ns: head.time_ns,
         cpu: head.cpu,
         slice: head.value,
+        candidates,
+        chosen: parsed.task(head.a),
+    })
+}
+
+/// A registered policy's pick (`head`, an `ExplainPolicyPick`): its
+/// `head.b` candidates, each an `ExplainPolicyCandidate` record and its
+/// label's `ExplainPolicyLabel` records, as [`pick`]; the policy found by
+/// its place in `REGISTERED` (`head.value`).
+fn policy_pick(
+    parsed: &Parsed,
+    head: &Line,
+    next: &mut impl FnMut(Kind) -> Result<Line, String>,
+) -> Result<Decision, String> {
+    let policy = usize::try_from(head.value)
+        .ok()
+        .and_then(fairway_sched::policies::PolicyId::from_index)
+        .ok_or_else(|| malformed(head))?
+        .registered();
+    let mut candidates = Vec::new();
+    for _ in 0..head.b {
+        let record = next(Kind::ExplainPolicyCandidate)?;
+        let length = usize::from(record.b >> 8);
+        let mut label = Vec::with_capacity(length.next_multiple_of(8));
+        for chunk in 0..length.div_ceil(8) {
+            let bytes = next(Kind::ExplainPolicyLabel)?;
+            if bytes.a != record.a || usize::from(bytes.b) != chunk {
+                return Err(malformed(&bytes));
+            }
+            label.extend_from_slice(&bytes.value.to_le_bytes());
+        }
+        label.truncate(length);
+        candidates.push(PolicyCandidate {
+            task: required(parsed, record.a)?,
+            label: String::from_utf8(label).map_err(|_| malformed(&record))?,
+            value: (record.b & 1 != 0).then_some(record.value),
+        });
+    }
+    Ok(Decision::PolicyPick {
+        time_ns: head.time_ns,
+        cpu: head.cpu,
+        policy: policy.name,
+        summary: policy.summary,
         candidates,
         chosen: parsed.task(head.a),
     })

@@ -239,7 +239,10 @@ fn task_ids(record: &Line) -> Vec<u16> {
         | Kind::ExplainWake
         | Kind::ExplainTaskUtil
         | Kind::ExplainRrPick
-        | Kind::ExplainRrCandidate => vec![record.a],
+        | Kind::ExplainRrCandidate
+        | Kind::ExplainPolicyPick
+        | Kind::ExplainPolicyCandidate
+        | Kind::ExplainPolicyLabel => vec![record.a],
         _ => vec![],
     };
     ids.into_iter().filter(|&id| id != NO_TASK).collect()

@@ -2,7 +2,9 @@
 //! decoded, a full buffer refused.
 
 use super::*;
-use fairway_trace::explain::{DomainCpuView, EnergyView, PlacementView, RrCandidate};
+use fairway_trace::explain::{
+    DomainCpuView, EnergyView, PlacementView, PolicyCandidate, RrCandidate,
+};
 
 fn lines(text: &str) -> Vec<String> {
     text.lines().map(str::to_string).collect()
@@ -208,6 +210,88 @@ fn round_robin_pick_records_decode_in_fifo_order() {
     assert!(printed[1].contains(" 1 b ") && printed[1].ends_with("head of the FIFO"));
     assert!(printed[2].contains(" 2 a ") && printed[2].ends_with("rotated to the back"));
     assert!(printed[3].starts_with("explain:   chose b:"));
+}
+
+#[test]
+fn policy_pick_records_decode_with_their_labels() {
+    let k = |kind: Kind| kind as u8;
+    let stride = fairway_sched::policies::PolicyId::find("stride").unwrap();
+    // The label's bytes, the first in the lowest byte (contract::trace).
+    let word = |text: &[u8]| {
+        let mut bytes = [0u8; 8];
+        bytes[..text.len()].copy_from_slice(text);
+        u64::from_le_bytes(bytes)
+    };
+    // CPU 1 at 300 ns: stride chose task 7 (pass 10) over task 5 (pass
+    // 12, a 12-byte label in two records) and task 6 (no number, no label).
+    let text = format!(
+        "trace-record: {pick} 1 300 7 3 {index}\n\
+         trace-record: {cand} 1 300 7 {pass} 10\n\
+         trace-record: {label} 1 300 7 0 {w_pass}\n\
+         trace-record: {cand} 1 300 5 {long} 12\n\
+         trace-record: {label} 1 300 5 0 {w_long0}\n\
+         trace-record: {label} 1 300 5 1 {w_long1}\n\
+         trace-record: {cand} 1 300 6 0 0\n\
+         trace-cpu: 1 records=7 dropped=0\n\
+         trace-task: 5 a\n\
+         trace-task: 6 c\n\
+         trace-task: 7 b\n\
+         trace-end: 400\n\
+         report: task id=5 name=a cpu=1",
+        pick = k(Kind::ExplainPolicyPick),
+        cand = k(Kind::ExplainPolicyCandidate),
+        label = k(Kind::ExplainPolicyLabel),
+        index = stride.index(),
+        pass = 1 | 4 << 8,
+        long = 1 | 12 << 8,
+        w_pass = word(b"pass"),
+        w_long0 = word(b"pass at "),
+        w_long1 = word(b"pick"),
+    );
+    let explained = explained(&lines(&text)).unwrap().unwrap();
+    let (a, b, c) = (
+        explained.names.iter().position(|n| n == "a").unwrap(),
+        explained.names.iter().position(|n| n == "b").unwrap(),
+        explained.names.iter().position(|n| n == "c").unwrap(),
+    );
+    let candidate = |task, label: &str, value| PolicyCandidate {
+        task,
+        label: label.to_string(),
+        value,
+    };
+    assert_eq!(
+        explained.decisions,
+        [Decision::PolicyPick {
+            time_ns: 300,
+            cpu: 1,
+            policy: "stride",
+            summary: stride.registered().summary,
+            candidates: vec![
+                candidate(b, "pass", Some(10)),
+                candidate(a, "pass at pick", Some(12)),
+                candidate(c, "", None),
+            ],
+            chosen: Some(b),
+        }]
+    );
+    let printed = explained.lines();
+    assert!(printed[0].contains("cpu1 pick (stride: ") && printed[0].ends_with("3 candidates:"));
+    assert!(printed[1].contains(" 1 b ") && printed[1].ends_with("pass 10  chosen"));
+    assert!(printed[2].contains(" 2 a ") && printed[2].ends_with("pass at pick 12"));
+    assert_eq!(printed[4], "explain:   chose b");
+}
+
+#[test]
+fn a_policy_pick_of_an_unknown_policy_is_malformed() {
+    let text = format!(
+        "trace-record: {} 0 100 5 0 99\n\
+         trace-cpu: 0 records=1 dropped=0\n\
+         trace-task: 5 a\n\
+         trace-end: 200",
+        Kind::ExplainPolicyPick as u8
+    );
+    let error = explained(&lines(&text)).err().unwrap();
+    assert!(error.contains("malformed"), "{error}");
 }
 
 #[test]

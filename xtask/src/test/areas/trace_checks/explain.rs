@@ -17,8 +17,8 @@ pub(super) struct ExplainCase {
     cpus: u32,
     /// Its task groups: picks descend through them.
     groups: bool,
-    /// Round robin (`sched=rr`) instead of the default EEVDF.
-    round_robin: bool,
+    /// `sched=` (`None`: the default EEVDF): `rr` or a registered policy.
+    sched: Option<&'static str>,
 }
 
 /// The explain-mode runs (`explain=N`, the runner's `--explain`). Each is
@@ -27,29 +27,46 @@ pub(super) struct ExplainCase {
 /// and two periodic tasks free to move, one queue per CPU;
 /// `explain-groups-eevdf.json`, one CPU with a hog beside groups /a (with
 /// /a/b inside) and /c of different shares, and a periodic task waking
-/// into /a/b; and `explain-rr-1cpu.json` under round robin
-/// (`sim/tests/explain_rr.rs`), three tasks that never sleep on one CPU.
-pub(super) const EXPLAIN_CASES: [ExplainCase; 3] = [
+/// into /a/b; `explain-rr-1cpu.json` under round robin
+/// (`sim/tests/explain_rr.rs`), three tasks that never sleep on one CPU;
+/// and `explain-stride-1cpu.json` under the registered stride and lottery
+/// policies (`sim/tests/explain_policies.rs`), three such tasks of nice
+/// −3, 0 and 3.
+pub(super) const EXPLAIN_CASES: [ExplainCase; 5] = [
     ExplainCase {
         name: "kernel-explain-eevdf",
         scenario: "explain-eevdf-2cpus.json",
         cpus: 2,
         groups: false,
-        round_robin: false,
+        sched: None,
     },
     ExplainCase {
         name: "kernel-explain-groups",
         scenario: "explain-groups-eevdf.json",
         cpus: 1,
         groups: true,
-        round_robin: false,
+        sched: None,
     },
     ExplainCase {
         name: "kernel-explain-rr",
         scenario: "explain-rr-1cpu.json",
         cpus: 1,
         groups: false,
-        round_robin: true,
+        sched: Some("rr"),
+    },
+    ExplainCase {
+        name: "kernel-explain-stride",
+        scenario: "explain-stride-1cpu.json",
+        cpus: 1,
+        groups: false,
+        sched: Some("stride"),
+    },
+    ExplainCase {
+        name: "kernel-explain-lottery",
+        scenario: "explain-stride-1cpu.json",
+        cpus: 1,
+        groups: false,
+        sched: Some("lottery"),
     },
 ];
 
@@ -64,19 +81,23 @@ pub(super) const EXPLAIN_CASES: [ExplainCase; 3] = [
 pub(super) fn kernel_explain(kernel: &Path, case: &ExplainCase) -> Result<String, String> {
     use crate::run::kernel_trace::Decision;
     use fairway_trace::explain_rule::check_eevdf_pick;
-    let append = if case.round_robin {
-        "trace_records=200000 explain=3000 sched=rr"
-    } else {
-        "trace_records=200000 explain=3000"
+    let append = match case.sched {
+        Some(sched) => format!("trace_records=200000 explain=3000 sched={sched}"),
+        None => "trace_records=200000 explain=3000".to_string(),
     };
-    let mut config = icount_config("qemu-virt", case.cpus, append)?;
-    config.scenario = Some(workspace_root().join("tests/scenarios").join(case.scenario));
+    let mut config = icount_config("qemu-virt", case.cpus, &append)?;
+    let scenario = workspace_root().join("tests/scenarios").join(case.scenario);
+    config.scenario = Some(scenario.clone());
     config.load_scenario()?;
     let lines = boot(kernel, &config)?;
     let explained = crate::run::kernel_trace::explained(&lines)?
         .ok_or("the kernel printed no explain records")?;
-    if case.round_robin {
-        return kernel_explain_rr(&explained);
+    match case.sched {
+        Some("rr") => return kernel_explain_rr(&explained),
+        Some(policy) => {
+            return super::explain_policy::kernel_explain_policy(&explained, policy, &scenario);
+        }
+        None => {}
     }
     let (mut picks, mut levels_checked, mut kept, mut wakes) = (0, 0, 0, 0);
     let (mut deepest, mut deep) = (0, 0);
@@ -119,6 +140,9 @@ pub(super) fn kernel_explain(kernel: &Path, case: &ExplainCase) -> Result<String
             Decision::Frequency { .. } => return Err("a frequency change on qemu-virt".into()),
             Decision::Throttle { .. } => return Err("a throttle without cpu.max".into()),
             Decision::RrPick { .. } => return Err("a round-robin pick under EEVDF".into()),
+            Decision::PolicyPick { .. } => {
+                return Err("a registered policy's pick under EEVDF".into());
+            }
         }
     }
     // About 500 picks are explained in each run; /a/b is three levels

@@ -13,6 +13,7 @@ use std::process::{Command, Stdio};
 use crate::run::board::workspace_root;
 
 mod explain;
+mod explain_policy;
 mod kernel;
 
 use explain::{EXPLAIN_CASES, kernel_explain};
@@ -139,14 +140,17 @@ const CASES: [TraceCase; 5] = [
     },
 ];
 
-/// Runs the trace checks; returns (passed, failed).
-pub fn run() -> Result<(u64, u64), String> {
+/// Runs the trace checks; returns (passed, failed). With `only`, the
+/// checks whose names contain it, and no lab sheet (`cargo xtask
+/// trace-checks --only NAME`; `cargo xtask labs` runs those).
+pub fn run(only: Option<&str>) -> Result<(u64, u64), String> {
+    let selected = |name: &str| only.is_none_or(|only| name.contains(only));
     let python = crate::run::tools::perfetto_python()?;
     let root = workspace_root();
     let out = root.join("target/trace-checks");
     std::fs::create_dir_all(&out).map_err(|e| format!("{}: {e}", out.display()))?;
     let (mut passed, mut failed) = (0, 0);
-    for case in &CASES {
+    for case in CASES.iter().filter(|case| selected(case.name)) {
         let trace = out.join(format!("{}.pftrace", case.name));
         let results = out.join(format!("{}.json", case.name));
         let mut args: Vec<String> = vec![root.join(case.scenario).display().to_string()];
@@ -192,22 +196,36 @@ pub fn run() -> Result<(u64, u64), String> {
             });
         tally(&mut passed, &mut failed, case.name, outcome);
     }
-    match build_trace_kernel() {
-        Ok(kernel) => {
-            for case in &KERNEL_CASES {
+    let kernel_names = KERNEL_CASES.iter().map(|case| case.name);
+    let explain_names = EXPLAIN_CASES.iter().map(|case| case.name);
+    let mut kernel_checks = kernel_names
+        .chain(["kernel-record-cost", "kernel-progress-line"])
+        .chain(explain_names);
+    match kernel_checks.any(selected).then(build_trace_kernel) {
+        Some(Ok(kernel)) => {
+            for case in KERNEL_CASES.iter().filter(|case| selected(case.name)) {
                 let outcome = kernel_case(&kernel, case, &out, &python);
                 tally(&mut passed, &mut failed, case.name, outcome);
             }
-            let outcome = record_cost(&kernel);
-            tally(&mut passed, &mut failed, "kernel-record-cost", outcome);
-            let outcome = progress_reads(&kernel);
-            tally(&mut passed, &mut failed, "kernel-progress-line", outcome);
-            for case in &EXPLAIN_CASES {
+            if selected("kernel-record-cost") {
+                let outcome = record_cost(&kernel);
+                tally(&mut passed, &mut failed, "kernel-record-cost", outcome);
+            }
+            if selected("kernel-progress-line") {
+                let outcome = progress_reads(&kernel);
+                tally(&mut passed, &mut failed, "kernel-progress-line", outcome);
+            }
+            for case in EXPLAIN_CASES.iter().filter(|case| selected(case.name)) {
                 let outcome = kernel_explain(&kernel, case);
                 tally(&mut passed, &mut failed, case.name, outcome);
             }
         }
-        Err(error) => tally(&mut passed, &mut failed, "kernel-build", Err(error)),
+        Some(Err(error)) => tally(&mut passed, &mut failed, "kernel-build", Err(error)),
+        None => {}
+    }
+    if only.is_some() {
+        eprintln!("xtask: trace checks: {passed} passed, {failed} failed");
+        return Ok((passed, failed));
     }
     // The charts of the first (the juno-r2 EAS run, which has them all).
     let charts = out.join("plots");
