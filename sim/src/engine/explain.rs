@@ -294,14 +294,7 @@ impl Simulation<'_> {
             return false;
         }
         let registered = class.id().registered();
-        let candidates: Vec<PolicyCandidate> = notes
-            .iter()
-            .map(|note| PolicyCandidate {
-                task: note.task.index(),
-                label: note.label.to_string(),
-                value: note.value,
-            })
-            .collect();
+        let candidates = policy_candidates(&notes);
         let lines = fairway_trace::explain::policy_pick_lines(
             self.now,
             cpu,
@@ -462,6 +455,20 @@ pub type ExplainedPick = (Vec<Candidate>, Option<usize>);
 /// A round-robin pick explained, for tests: its candidates in FIFO order
 /// and the task chosen.
 pub type ExplainedRrPick = (Vec<RrCandidate>, Option<usize>);
+
+/// A registered policy's `explain_pick` notes as the printed explanation
+/// (`fairway_trace::explain::policy_pick_lines`) reads them: what the
+/// simulator prints and what the kernel-explain check compares with.
+pub fn policy_candidates(notes: &[fairway_sched::policies::CandidateNote]) -> Vec<PolicyCandidate> {
+    notes
+        .iter()
+        .map(|note| PolicyCandidate {
+            task: note.task.index(),
+            label: note.label.to_string(),
+            value: note.value,
+        })
+        .collect()
+}
 
 /// A registered policy's pick explained, for tests: the policy's notes on
 /// its candidates (the chosen one first) and the task chosen.

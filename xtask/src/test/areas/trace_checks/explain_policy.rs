@@ -172,14 +172,7 @@ fn simulator_stride(scenario: &Path) -> Result<String, String> {
     let mut picks = Vec::new();
     for (number, (notes, chosen)) in results.explained_policy_picks.iter().enumerate() {
         let at = format!("the simulator's pick {number}");
-        let candidates: Vec<PolicyCandidate> = notes
-            .iter()
-            .map(|note| PolicyCandidate {
-                task: note.task.index(),
-                label: note.label.to_string(),
-                value: note.value,
-            })
-            .collect();
+        let candidates = fairway_sim::engine::explain::policy_candidates(notes);
         if candidates.first().map(|c| c.task) != *chosen {
             return Err(format!(
                 "{at} does not list its choice first: {candidates:?}"
