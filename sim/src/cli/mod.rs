@@ -15,7 +15,7 @@ mod options;
 mod prepare;
 
 pub use options::{Options, USAGE, parse_args, parse_time};
-pub use prepare::{Prepared, capacities, prepare, with_topology};
+pub use prepare::{Prepared, capacities, prepare, prepare_args, with_topology};
 
 /// Writes the validated `scenario` as a wire blob to `path` (`--encode`).
 fn write_blob(scenario: &Scenario, options: &Options, path: &str) -> Result<(), SimError> {

@@ -5,8 +5,8 @@
 use fairway_contract::scenario::Scenario;
 use fairway_sched::run_queue::CpuCapacity;
 
-use super::Options;
-use crate::{Config, SimError};
+use super::{Options, parse_args};
+use crate::{Config, Results, SimError, Simulation};
 
 /// The CPU capacities for `scenario` under `options`: `--capacities`, else
 /// `global.capacities`, else `--cpus` (default 1) CPUs of capacity 1024; the same for the
@@ -105,6 +105,23 @@ impl Prepared {
             dvfs: self.dvfs.clone(),
         })
     }
+
+    /// Runs the prepared simulation to its end, after `adjust` has asked it
+    /// for what it should record (`|s| s.with_explain_recorded(n)`, or `|s| s`
+    /// for nothing more): how tools run the simulator without its printing.
+    pub fn simulate(
+        &self,
+        adjust: impl FnOnce(Simulation<'_>) -> Simulation<'_>,
+    ) -> Result<Results, SimError> {
+        adjust(Simulation::new(&self.scenario, self.config()?)?).run(None)
+    }
+}
+
+/// The command's arguments read and the run prepared as [`prepare`]
+/// prepares it: what a tool that runs the simulator as the command line
+/// would (`cargo xtask compare`, the policy checks) starts from.
+pub fn prepare_args(args: &[String]) -> Result<Prepared, SimError> {
+    prepare(&parse_args(args)?)
 }
 
 /// Reads the scenario and the board, and configures the simulation, as the

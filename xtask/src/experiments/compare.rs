@@ -265,16 +265,14 @@ pub(crate) fn simulate(
             args.extend([format!("--{key}"), value.to_string()]);
         }
     }
-    let options = fairway_sim::cli::parse_args(&args).map_err(|e| format!("simulator: {e}"))?;
-    let prepared = fairway_sim::cli::prepare(&options).map_err(|e| format!("simulator: {e}"))?;
+    let prepared = fairway_sim::cli::prepare_args(&args).map_err(|e| format!("simulator: {e}"))?;
     let capacities = prepared
         .capacities
         .iter()
         .map(|c| c.capacity_orig)
         .collect();
-    let config = prepared.config().map_err(|e| format!("simulator: {e}"))?;
-    let results = fairway_sim::Simulation::new(&prepared.scenario, config)
-        .and_then(|simulation| simulation.run(None))
+    let results = prepared
+        .simulate(|s| s)
         .map_err(|e| format!("simulator: {e}"))?;
     Ok((results, capacities))
 }

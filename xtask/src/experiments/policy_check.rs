@@ -88,12 +88,8 @@ fn shares_in_the_simulator(name: &str, seconds: u64) -> Result<(), String> {
     .iter()
     .map(|s| s.to_string())
     .collect();
-    let options = fairway_sim::cli::parse_args(&args).map_err(|e| e.to_string())?;
-    let prepared = fairway_sim::cli::prepare(&options).map_err(|e| e.to_string())?;
-    let config = prepared.config().map_err(|e| e.to_string())?;
-    let results = fairway_sim::Simulation::new(&prepared.scenario, config)
-        .map_err(|e| e.to_string())?
-        .run(None)
+    let results = fairway_sim::cli::prepare_args(&args)
+        .and_then(|prepared| prepared.simulate(|s| s))
         .map_err(|e| e.to_string())?;
     let nice_of = |task: &str| -> i8 {
         task.rsplit("nice")

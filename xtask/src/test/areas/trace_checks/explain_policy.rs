@@ -160,13 +160,8 @@ fn simulator_stride(scenario: &Path) -> Result<String, String> {
     .iter()
     .map(|s| s.to_string())
     .collect();
-    let options = fairway_sim::cli::parse_args(&args).map_err(|e| e.to_string())?;
-    let prepared = fairway_sim::cli::prepare(&options).map_err(|e| e.to_string())?;
-    let config = prepared.config().map_err(|e| e.to_string())?;
-    let results = fairway_sim::Simulation::new(&prepared.scenario, config)
-        .map_err(|e| e.to_string())?
-        .with_explain_recorded(3000)
-        .run(None)
+    let results = fairway_sim::cli::prepare_args(&args)
+        .and_then(|prepared| prepared.simulate(|s| s.with_explain_recorded(3000)))
         .map_err(|e| e.to_string())?;
     let name = |task: usize| results.tasks.get(task).map(|t| t.name.as_str());
     let mut picks = Vec::new();
