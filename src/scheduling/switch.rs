@@ -240,21 +240,28 @@ pub fn yield_now() {
 
 /// This CPU's idle loop: wait for interrupts, schedule when asked.
 pub fn idle_loop() -> ! {
+    // The idle task never leaves its CPU: its data is looked up once.
+    let cpu = this_cpu();
+    let this = percpu::of(cpu);
     loop {
         // Newly-idle balancing once per entry into idle, as Linux does when
         // `schedule()` finds nothing to run (WFI may also return spuriously).
-        if percpu::this().entered_idle.swap(false, Ordering::Relaxed)
-            && !percpu::this().need_resched.load(Ordering::Relaxed)
+        // Only this CPU writes `entered_idle` (in `schedule()`, IRQs masked,
+        // and here with IRQs on: an interrupt's switch away and back sets it
+        // again, which a plain clear after the test could lose; hence the
+        // swap).
+        if this.entered_idle.swap(false, Ordering::Relaxed)
+            && !this.need_resched.load(Ordering::Relaxed)
         {
-            balance::newly_idle(this_cpu());
+            balance::newly_idle(cpu);
         }
         irq_disable();
-        if !percpu::this().need_resched.load(Ordering::Relaxed) {
+        if !this.need_resched.load(Ordering::Relaxed) {
             wait_for_interrupt();
-            percpu::this().idle_wakeups.fetch_add(1, Ordering::Relaxed);
+            this.idle_wakeups.fetch_add(1, Ordering::Relaxed);
         }
         irq_enable();
-        if percpu::this().need_resched.load(Ordering::Relaxed) {
+        if this.need_resched.load(Ordering::Relaxed) {
             schedule();
         }
     }
