@@ -259,6 +259,16 @@ pub fn idle_loop() -> ! {
         if !this.need_resched.load(Ordering::Relaxed) {
             wait_for_interrupt();
             this.idle_wakeups.fetch_add(1, Ordering::Relaxed);
+            // The interrupts that ended the wait (a wake-up IPI, a timer) are
+            // handled here, IRQs still masked, then the reschedule they ask
+            // for, as unmasking would have run them through the exception
+            // vector and `preempt_on_irq_return`: the same handlers in the
+            // same order, the same switch, without the exception's entry,
+            // register save and return. Linux's idle loop likewise runs
+            // the wake list itself when a wake-up needs no IPI
+            // (`flush_smp_call_function_queue` in `do_idle`).
+            crate::platform::irq::handle_irq();
+            preempt_on_irq_return();
         }
         irq_enable();
         if this.need_resched.load(Ordering::Relaxed) {
