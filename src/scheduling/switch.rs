@@ -8,7 +8,7 @@
 //! `on_cpu` flag of the task switched away from, so a task is never resumed on
 //! one CPU before its registers are saved on another.
 
-use core::sync::atomic::Ordering;
+use core::sync::atomic::{AtomicU64, Ordering};
 
 use fairway_sched::cpu_core::Leaving;
 use fairway_sched::task::TaskId;
@@ -82,25 +82,27 @@ pub fn schedule() {
     }
     if next != rq.idle {
         let waited = now.saturating_sub(next_task.wait_start.load(Ordering::Relaxed));
-        next_task.wait_total.fetch_add(waited, Ordering::Relaxed);
+        add_locked(&next_task.wait_total, waited);
     }
-    let woken_at = next_task.woken_at.swap(0, Ordering::Relaxed);
+    let woken_at = next_task.woken_at.load(Ordering::Relaxed);
     if woken_at != 0 {
+        next_task.woken_at.store(0, Ordering::Relaxed);
         let latency = now.saturating_sub(woken_at);
         next_task
             .last_wakeup_latency
             .store(latency, Ordering::Relaxed);
-        next_task
-            .wakeup_latency_total
-            .fetch_add(latency, Ordering::Relaxed);
-        next_task
-            .wakeup_latency_max
-            .fetch_max(latency, Ordering::Relaxed);
+        add_locked(&next_task.wakeup_latency_total, latency);
+        let max = next_task.wakeup_latency_max.load(Ordering::Relaxed);
+        if latency > max {
+            next_task
+                .wakeup_latency_max
+                .store(latency, Ordering::Relaxed);
+        }
         if let Some(stats) = next_task.latency.lock().as_mut() {
             stats.record(latency);
         }
     }
-    next_task.switches_in.fetch_add(1, Ordering::Relaxed);
+    add_locked(&next_task.switches_in, 1);
     if trace::recording() {
         trace_switch(cpu, &rq, now, previous, next, leaving);
     }
@@ -118,7 +120,7 @@ pub fn schedule() {
         this.entered_idle.store(true, Ordering::Relaxed);
     }
     this.previous_task.store(previous.0, Ordering::Relaxed);
-    this.context_switches.fetch_add(1, Ordering::Relaxed);
+    add_locked(&this.context_switches, 1);
     // The lock stays held across the switch; `finish_task_switch` releases it.
     core::mem::forget(rq);
     if costs::ENABLED {
@@ -130,6 +132,19 @@ pub fn schedule() {
     // saved by `switch` or prepared by `spawn`.
     unsafe { previous_task.context.switch(&next_task.context) };
     finish_task_switch(irq_state);
+}
+
+/// Adds `value` to a counter whose only writer holds this CPU's run-queue
+/// lock (a task's switch-in statistics, written by the CPU it is queued
+/// on; the CPU's own switch count): a plain load and store, where
+/// `fetch_add` would spin on the exclusive monitor (ARMv8.0 has no atomic
+/// add) for writers that cannot exist. Readers elsewhere see either value.
+#[inline(always)]
+fn add_locked(counter: &AtomicU64, value: u64) {
+    counter.store(
+        counter.load(Ordering::Relaxed).wrapping_add(value),
+        Ordering::Relaxed,
+    );
 }
 
 /// The switch's trace events, as the simulator records them: leaving idle,
@@ -258,7 +273,8 @@ pub fn idle_loop() -> ! {
         irq_disable();
         if !this.need_resched.load(Ordering::Relaxed) {
             wait_for_interrupt();
-            this.idle_wakeups.fetch_add(1, Ordering::Relaxed);
+            // Only this CPU writes it, here with IRQs masked.
+            add_locked(&this.idle_wakeups, 1);
             // The interrupts that ended the wait (a wake-up IPI, a timer) are
             // handled here, IRQs still masked, then the reschedule they ask
             // for, as unmasking would have run them through the exception
