@@ -112,9 +112,15 @@ pub fn send_ipi(cpu: usize, ipi: Ipi) {
 pub fn handle_irq() {
     let Some(gic) = GIC.get() else { return };
     let this = percpu::this();
-    this.irq_depth.fetch_add(1, Ordering::Relaxed);
+    // Only this CPU writes its counters, and IRQs are masked: plain loads
+    // and stores (ARMv8.0 has no atomic add; `fetch_add` is a loop on the
+    // exclusive monitor).
+    let depth = this.irq_depth.load(Ordering::Relaxed);
+    this.irq_depth.store(depth + 1, Ordering::Relaxed);
     while let Some(intid) = gic.acknowledge() {
-        this.interrupts.fetch_add(1, Ordering::Relaxed);
+        let interrupts = this.interrupts.load(Ordering::Relaxed);
+        this.interrupts
+            .store(interrupts.wrapping_add(1), Ordering::Relaxed);
         match HANDLERS.get(intid as usize).and_then(Once::get) {
             Some(handler) => handler(),
             None => defmt::warn!("unexpected interrupt {=u32}", intid),
@@ -124,5 +130,5 @@ pub fn handle_irq() {
             break;
         }
     }
-    this.irq_depth.fetch_sub(1, Ordering::Relaxed);
+    this.irq_depth.store(depth, Ordering::Relaxed);
 }

@@ -169,11 +169,20 @@ fn request_push(source: usize, destination: usize) {
 /// destination and not throttled, leaves the run queue as the stopper's
 /// preemption and `detach_one_task` would take it; it moves once switched
 /// out ([`finish_push`]). Returns whether it left.
+#[inline(always)]
 pub fn take_push(cpu: usize, rq: &mut CpuRunQueue, previous: TaskId, now: u64) -> bool {
     // A plain load first: the switch path pays no atomic swap without a request.
     if PUSH_TO[cpu].load(Ordering::Relaxed) == NO_PUSH {
         return false;
     }
+    take_requested_push(cpu, rq, previous, now)
+}
+
+/// [`take_push`] once a request is there: out of line, so that `schedule()`,
+/// which almost never takes one, saves no registers for it.
+#[cold]
+#[inline(never)]
+fn take_requested_push(cpu: usize, rq: &mut CpuRunQueue, previous: TaskId, now: u64) -> bool {
     let destination = PUSH_TO[cpu].swap(NO_PUSH, Ordering::AcqRel);
     if destination == NO_PUSH {
         return false;
@@ -218,12 +227,22 @@ pub fn take_push(cpu: usize, rq: &mut CpuRunQueue, previous: TaskId, now: u64) -
 /// In `finish_task_switch` on `cpu`, no lock held: moves the task
 /// [`take_push`] took off this run queue, now switched out, to its
 /// destination, as load balancing moves a queued task.
+#[inline(always)]
 pub fn finish_push(cpu: usize) {
     // A plain load first: the switch path pays no atomic without a push.
     let packed = PUSHED[cpu].load(Ordering::Relaxed);
     if packed == u32::MAX {
         return;
     }
+    finish_taken_push(cpu, packed);
+}
+
+/// [`finish_push`] once a push was taken: out of line, so that
+/// `finish_task_switch`, which almost never carries one out, saves no
+/// registers for it (its frame was 96 bytes of them and 480 of locals).
+#[cold]
+#[inline(never)]
+fn finish_taken_push(cpu: usize, packed: u32) {
     let (id, destination) = (TaskId((packed >> 16) as u16), (packed & 0xffff) as usize);
     let (first, second) = (cpu.min(destination), cpu.max(destination));
     let mut first_guard = run_queue(first).lock();

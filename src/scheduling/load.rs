@@ -102,7 +102,10 @@ pub fn enabled() -> bool {
     ENABLED.load(Ordering::Relaxed) && TOPOLOGY.get().is_some()
 }
 
-/// Publishes `cpu`'s load (its run-queue lock held).
+/// Publishes `cpu`'s load (its run-queue lock held). What only EAS or
+/// asymmetric CPUs publish is out of line ([`publish_clamps_and_misfit`]),
+/// so that the switch and the wake-up, which publish at every call, save no
+/// registers for it.
 pub fn publish(cpu: usize, rq: &CpuRunQueue) {
     let signals = rq.queue().signals();
     let snapshot = &SNAPSHOTS[cpu];
@@ -119,6 +122,16 @@ pub fn publish(cpu: usize, rq: &CpuRunQueue) {
         .runnable_avg
         .store(signals.runnable_avg, Ordering::Relaxed);
     snapshot.util_est.store(signals.util_est, Ordering::Relaxed);
+    if eas::active() || PUBLISH_MISFIT.load(Ordering::Relaxed) {
+        publish_clamps_and_misfit(cpu, rq);
+    }
+}
+
+/// The rest of [`publish`]: the run queue's clamps under EAS, and
+/// `misfit_task_load` on asymmetric CPUs with balancing on.
+#[inline(never)]
+fn publish_clamps_and_misfit(cpu: usize, rq: &CpuRunQueue) {
+    let snapshot = &SNAPSHOTS[cpu];
     if eas::active() {
         use fairway_sched::uclamp::ClampId;
         let queue = rq.queue();

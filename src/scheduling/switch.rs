@@ -8,7 +8,7 @@
 //! `on_cpu` flag of the task switched away from, so a task is never resumed on
 //! one CPU before its registers are saved on another.
 
-use core::sync::atomic::Ordering;
+use core::sync::atomic::{AtomicU64, Ordering};
 
 use fairway_sched::cpu_core::Leaving;
 use fairway_sched::task::TaskId;
@@ -82,25 +82,27 @@ pub fn schedule() {
     }
     if next != rq.idle {
         let waited = now.saturating_sub(next_task.wait_start.load(Ordering::Relaxed));
-        next_task.wait_total.fetch_add(waited, Ordering::Relaxed);
+        add_locked(&next_task.wait_total, waited);
     }
-    let woken_at = next_task.woken_at.swap(0, Ordering::Relaxed);
+    let woken_at = next_task.woken_at.load(Ordering::Relaxed);
     if woken_at != 0 {
+        next_task.woken_at.store(0, Ordering::Relaxed);
         let latency = now.saturating_sub(woken_at);
         next_task
             .last_wakeup_latency
             .store(latency, Ordering::Relaxed);
-        next_task
-            .wakeup_latency_total
-            .fetch_add(latency, Ordering::Relaxed);
-        next_task
-            .wakeup_latency_max
-            .fetch_max(latency, Ordering::Relaxed);
+        add_locked(&next_task.wakeup_latency_total, latency);
+        let max = next_task.wakeup_latency_max.load(Ordering::Relaxed);
+        if latency > max {
+            next_task
+                .wakeup_latency_max
+                .store(latency, Ordering::Relaxed);
+        }
         if let Some(stats) = next_task.latency.lock().as_mut() {
             stats.record(latency);
         }
     }
-    next_task.switches_in.fetch_add(1, Ordering::Relaxed);
+    add_locked(&next_task.switches_in, 1);
     if trace::recording() {
         trace_switch(cpu, &rq, now, previous, next, leaving);
     }
@@ -118,7 +120,7 @@ pub fn schedule() {
         this.entered_idle.store(true, Ordering::Relaxed);
     }
     this.previous_task.store(previous.0, Ordering::Relaxed);
-    this.context_switches.fetch_add(1, Ordering::Relaxed);
+    add_locked(&this.context_switches, 1);
     // The lock stays held across the switch; `finish_task_switch` releases it.
     core::mem::forget(rq);
     if costs::ENABLED {
@@ -130,6 +132,19 @@ pub fn schedule() {
     // saved by `switch` or prepared by `spawn`.
     unsafe { previous_task.context.switch(&next_task.context) };
     finish_task_switch(irq_state);
+}
+
+/// Adds `value` to a counter whose only writer holds this CPU's run-queue
+/// lock (a task's switch-in statistics, written by the CPU it is queued
+/// on; the CPU's own switch count): a plain load and store, where
+/// `fetch_add` would spin on the exclusive monitor (ARMv8.0 has no atomic
+/// add) for writers that cannot exist. Readers elsewhere see either value.
+#[inline(always)]
+fn add_locked(counter: &AtomicU64, value: u64) {
+    counter.store(
+        counter.load(Ordering::Relaxed).wrapping_add(value),
+        Ordering::Relaxed,
+    );
 }
 
 /// The switch's trace events, as the simulator records them: leaving idle,
@@ -240,21 +255,39 @@ pub fn yield_now() {
 
 /// This CPU's idle loop: wait for interrupts, schedule when asked.
 pub fn idle_loop() -> ! {
+    // The idle task never leaves its CPU: its data is looked up once.
+    let cpu = this_cpu();
+    let this = percpu::of(cpu);
     loop {
         // Newly-idle balancing once per entry into idle, as Linux does when
         // `schedule()` finds nothing to run (WFI may also return spuriously).
-        if percpu::this().entered_idle.swap(false, Ordering::Relaxed)
-            && !percpu::this().need_resched.load(Ordering::Relaxed)
+        // Only this CPU writes `entered_idle` (in `schedule()`, IRQs masked,
+        // and here with IRQs on: an interrupt's switch away and back sets it
+        // again, which a plain clear after the test could lose; hence the
+        // swap).
+        if this.entered_idle.swap(false, Ordering::Relaxed)
+            && !this.need_resched.load(Ordering::Relaxed)
         {
-            balance::newly_idle(this_cpu());
+            balance::newly_idle(cpu);
         }
         irq_disable();
-        if !percpu::this().need_resched.load(Ordering::Relaxed) {
+        if !this.need_resched.load(Ordering::Relaxed) {
             wait_for_interrupt();
-            percpu::this().idle_wakeups.fetch_add(1, Ordering::Relaxed);
+            // Only this CPU writes it, here with IRQs masked.
+            add_locked(&this.idle_wakeups, 1);
+            // The interrupts that ended the wait (a wake-up IPI, a timer) are
+            // handled here, IRQs still masked, then the reschedule they ask
+            // for, as unmasking would have run them through the exception
+            // vector and `preempt_on_irq_return`: the same handlers in the
+            // same order, the same switch, without the exception's entry,
+            // register save and return. Linux's idle loop likewise runs
+            // the wake list itself when a wake-up needs no IPI
+            // (`flush_smp_call_function_queue` in `do_idle`).
+            crate::platform::irq::handle_irq();
+            preempt_on_irq_return();
         }
         irq_enable();
-        if percpu::this().need_resched.load(Ordering::Relaxed) {
+        if this.need_resched.load(Ordering::Relaxed) {
             schedule();
         }
     }

@@ -448,10 +448,17 @@ pub fn account_runtime(id: TaskId, now: u64) {
 }
 
 /// [`account_runtime`] for a task whose slot the caller already holds (the
-/// switch, which reads the slot anyway).
+/// switch, which reads the slot anyway). The caller holds the run-queue
+/// lock of the CPU the task runs on, which every writer of the two fields
+/// holds: plain loads and stores, without the exclusive-monitor loops of
+/// `swap` and `fetch_add` (ARMv8.0 has no atomic swap or add).
 #[inline(always)]
 pub fn account_runtime_of(slot: &Task, now: u64) {
-    let start = slot.exec_start.swap(now, Ordering::Relaxed);
-    slot.sum_exec_runtime
-        .fetch_add(now.saturating_sub(start), Ordering::Relaxed);
+    let start = slot.exec_start.load(Ordering::Relaxed);
+    slot.exec_start.store(now, Ordering::Relaxed);
+    let sum = slot.sum_exec_runtime.load(Ordering::Relaxed);
+    slot.sum_exec_runtime.store(
+        sum.wrapping_add(now.saturating_sub(start)),
+        Ordering::Relaxed,
+    );
 }

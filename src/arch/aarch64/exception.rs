@@ -15,7 +15,11 @@ use tock_registers::interfaces::{Readable, Writeable};
 #[repr(C)]
 #[derive(Debug)]
 pub struct TrapFrame {
-    /// x0..x30.
+    /// x0..x30, of which entry saves the caller-saved ones only: x0..x18
+    /// and x30. The slots of x19..x29 are left unwritten, as the handler,
+    /// an AAPCS64 function, preserves those registers itself (and a switch
+    /// inside it saves them in the task's context); the return restores the
+    /// ones saved.
     pub registers: [u64; 31],
     /// ELR_EL1: where the exception returns to.
     pub exception_link_register: u64,
@@ -57,6 +61,8 @@ exception_vector_table:
     VECTOR 14
     VECTOR 15
 
+// Only the caller-saved registers: exception_dispatch, an AAPCS64
+// function, preserves x19..x29 (see TrapFrame).
 exception_common:
     stp     x2, x3, [sp, #16]
     stp     x4, x5, [sp, #32]
@@ -66,12 +72,7 @@ exception_common:
     stp     x12, x13, [sp, #96]
     stp     x14, x15, [sp, #112]
     stp     x16, x17, [sp, #128]
-    stp     x18, x19, [sp, #144]
-    stp     x20, x21, [sp, #160]
-    stp     x22, x23, [sp, #176]
-    stp     x24, x25, [sp, #192]
-    stp     x26, x27, [sp, #208]
-    stp     x28, x29, [sp, #224]
+    str     x18, [sp, #144]
     mrs     x2, elr_el1
     stp     x30, x2, [sp, #240]
     mrs     x2, spsr_el1
@@ -91,12 +92,7 @@ exception_common:
     ldp     x12, x13, [sp, #96]
     ldp     x14, x15, [sp, #112]
     ldp     x16, x17, [sp, #128]
-    ldp     x18, x19, [sp, #144]
-    ldp     x20, x21, [sp, #160]
-    ldp     x22, x23, [sp, #176]
-    ldp     x24, x25, [sp, #192]
-    ldp     x26, x27, [sp, #208]
-    ldp     x28, x29, [sp, #224]
+    ldr     x18, [sp, #144]
     add     sp, sp, #272
     eret
 "#,

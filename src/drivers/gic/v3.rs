@@ -96,8 +96,10 @@ pub struct GicV3 {
     distributor: DeviceRegisters<Distributor>,
     /// The redistributor region's frames, in address order.
     redistributors: DeviceRegisters<[Redistributor]>,
-    /// Each logical CPU's MPIDR affinity, for ICC_SGI1R_EL1.
-    affinity: [AtomicU64; MAX_CPUS],
+    /// Each logical CPU's ICC_SGI1R_EL1 value without the SGI number: its
+    /// affinity fields and target-list bit, computed once from its MPIDR
+    /// ([`sgi_target`]) so that sending an SGI only adds the number.
+    sgi_targets: [AtomicU64; MAX_CPUS],
 }
 
 impl GicV3 {
@@ -120,7 +122,7 @@ impl GicV3 {
                     redistributor_size / size_of::<Redistributor>(),
                 )
             },
-            affinity: [const { AtomicU64::new(0) }; MAX_CPUS],
+            sgi_targets: [const { AtomicU64::new(0) }; MAX_CPUS],
         }
     }
 
@@ -162,7 +164,7 @@ impl GicV3 {
 
     pub(super) fn init_cpu(&self, cpu: usize, ppi: u32, priority: u8) -> Result<(), &'static str> {
         let mpidr = crate::arch::cpu::mpidr();
-        self.affinity[cpu].store(mpidr, Ordering::Release);
+        self.sgi_targets[cpu].store(sgi_target(mpidr), Ordering::Release);
         let frame = self
             .find_redistributor(mpidr)
             .ok_or("no GICv3 redistributor matches this core's MPIDR")?;
@@ -200,21 +202,24 @@ impl GicV3 {
     }
 
     pub(super) fn send_sgi(&self, target: usize, sgi: u32) {
-        let mpidr = self.affinity[target].load(Ordering::Acquire);
-        let aff0 = mpidr & 0xff;
-        // Target list bit aff0 % 16 within range selector RS = aff0 / 16.
-        let value = ((mpidr >> 32) & 0xff) << 48
-            | (aff0 / 16) << 44
-            | ((mpidr >> 16) & 0xff) << 32
-            | u64::from(sgi & 0xf) << 24
-            | ((mpidr >> 8) & 0xff) << 16
-            | (1 << (aff0 % 16));
+        let value = self.sgi_targets[target].load(Ordering::Acquire) | u64::from(sgi & 0xf) << 24;
         // SAFETY: writes ICC_SGI1R_EL1 of this core, which only raises the SGI;
         // the barrier makes the request's data visible first.
         unsafe {
             core::arch::asm!("dsb ishst", "msr S3_0_C12_C11_5, {v}", "isb", v = in(reg) value, options(nostack))
         };
     }
+}
+
+/// ICC_SGI1R_EL1 for the core of affinity `mpidr`, SGI number 0: Aff3, Aff2
+/// and Aff1, and target-list bit aff0 % 16 within range selector RS = aff0 / 16.
+fn sgi_target(mpidr: u64) -> u64 {
+    let aff0 = mpidr & 0xff;
+    ((mpidr >> 32) & 0xff) << 48
+        | (aff0 / 16) << 44
+        | ((mpidr >> 16) & 0xff) << 32
+        | ((mpidr >> 8) & 0xff) << 16
+        | (1 << (aff0 % 16))
 }
 
 pub(super) fn acknowledge() -> u32 {
