@@ -20,10 +20,17 @@ use crate::weight::{calc_delta_fair, vtime_before, vtime_delta};
 impl<P: Pick, const BW: bool> FairRunQueue<P, BW> {
     /// Σkey·w and Σw over the queue, the running entity included (§1.5).
     fn eevdf_sums(&self, q: GroupId) -> (i64, i64) {
+        self.eevdf_sums_with(q, self.queued_curr(q))
+    }
+
+    /// [`Self::eevdf_sums`] with the queue's running entity, if queued, already
+    /// known (`queued_curr`).
+    #[inline(always)]
+    fn eevdf_sums_with(&self, q: GroupId, queued_curr: Option<u32>) -> (i64, i64) {
         let queue = &self.queues[q.index()];
         let mut avg = queue.avg_vruntime;
         let mut load = queue.avg_load as i64;
-        if let Some(curr) = self.queued_curr(q) {
+        if let Some(curr) = queued_curr {
             let entity = &self.entities[curr as usize];
             let weight = entity.weight() as i64;
             avg = avg.wrapping_add(
@@ -168,7 +175,13 @@ impl<P: Pick, const BW: bool> FairRunQueue<P, BW> {
         if queue.nr_queued == 1 {
             return queued_curr.or_else(|| queue.timeline.first());
         }
-        let curr = queued_curr.filter(|&c| self.entity_eligible(q, c));
+        // The sums are made once, for the running entity's test and the search.
+        let (avg, load) = self.eevdf_sums_with(q, queued_curr);
+        let base = queue.min_vruntime;
+        let curr = queued_curr.filter(|&c| {
+            let key = vtime_delta(self.entities[c as usize].vruntime, base);
+            i128::from(avg) >= i128::from(key) * i128::from(load)
+        });
         if let Some(c) = curr
             && tunables.run_to_parity
             && self.slice_protected(c)
@@ -178,8 +191,6 @@ impl<P: Pick, const BW: bool> FairRunQueue<P, BW> {
         // The sums are fixed during the search: `Σkey·w ≥ key·Σw` is, for
         // integers and Σw > 0, `key ≤ ⌊Σkey·w / Σw⌋`, so one division replaces
         // a 128-bit product at every level of the search.
-        let (avg, load) = self.eevdf_sums(q);
-        let base = queue.min_vruntime;
         // (With Σw = 0 the test is `Σkey·w ≥ 0` for every entity alike.)
         let limit = match load {
             0 if avg < 0 => None,
