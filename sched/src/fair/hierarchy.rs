@@ -271,7 +271,7 @@ impl<P: Pick, const BW: bool> SchedClass for FairRunQueue<P, BW> {
                 wakeup: true,
                 ..EnqueueFlags::default()
             };
-            level = self.parent_entity(se);
+            level = self.queue_parent(q);
         }
         while !stopped && let Some(se) = level {
             level = self.update_group_level(se, 1, now);
@@ -341,7 +341,7 @@ impl<P: Pick, const BW: bool> SchedClass for FairRunQueue<P, BW> {
             if self.queues[q.index()].curr == se {
                 self.put_prev_entity(q, se, now);
             }
-            level = self.parent_entity(se);
+            level = self.queue_parent(q);
         }
         if self.bandwidth_used() {
             self.put_prev_throttle_pass(self.task_se(task), now);
@@ -379,7 +379,7 @@ impl<P: Pick, const BW: bool> SchedClass for FairRunQueue<P, BW> {
                 debug_assert!(self.levels_above_run(se), "a gap above entity {se}");
                 break;
             }
-            level = self.parent_entity(se);
+            level = self.queue_parent(q);
         }
     }
 
@@ -399,7 +399,7 @@ impl<P: Pick, const BW: bool> SchedClass for FairRunQueue<P, BW> {
                     resched |= self.check_preempt_tick(q, se, &tunables);
                 }
             }
-            level = self.parent_entity(se);
+            level = self.queue_parent(q);
         }
         resched |= core::mem::take(&mut self.need_resched);
         if resched {

@@ -290,8 +290,15 @@ impl<P: Pick, const BW: bool> FairRunQueue<P, BW> {
 
     /// The entity one level up (the group entity of the queue `e` is on).
     pub(super) fn parent_entity(&self, e: u32) -> Option<u32> {
-        let queue = self.entities[e as usize].queue;
-        (queue != GroupId::ROOT).then(|| self.group_entity(queue))
+        self.queue_parent(self.entities[e as usize].queue)
+    }
+
+    /// The entity one level up from an entity on `q` (`q`'s group entity;
+    /// none for the root): what [`Self::parent_entity`] gives, for a walk
+    /// that has read the entity's queue already (no second look-up).
+    #[inline(always)]
+    pub(super) fn queue_parent(&self, q: GroupId) -> Option<u32> {
+        (q != GroupId::ROOT).then(|| self.group_entity(q))
     }
 
     /// The run queue a group entity owns (`group_cfs_rq(se)`).
