@@ -301,12 +301,21 @@ impl<P: Pick, const BW: bool> FairRunQueue<P, BW> {
         (q != GroupId::ROOT).then(|| self.group_entity(q))
     }
 
-    /// The run queue a group entity owns (`group_cfs_rq(se)`).
+    /// The run queue a group entity owns (`group_cfs_rq(se)`). The group
+    /// entities are numbered below the tasks' (group g's is g − 1,
+    /// [`Self::group_entity`]), so the number answers without a look-up of
+    /// the entity (its kind says the same, checked in debug builds).
     pub(super) fn owned_queue(&self, e: u32) -> Option<GroupId> {
-        match self.entities[e as usize].kind {
-            EntityKind::Group(group) => Some(group),
-            EntityKind::Task(_) => None,
-        }
+        let owned = (e < self.task_base).then(|| GroupId((e + 1) as u16));
+        debug_assert_eq!(
+            owned,
+            match self.entities[e as usize].kind {
+                EntityKind::Group(group) => Some(group),
+                EntityKind::Task(_) => None,
+            },
+            "entity {e}'s kind and number disagree"
+        );
+        owned
     }
 
     /// The entity of `task`, if known here.

@@ -4,7 +4,6 @@
 //! set_next/put_prev, reweighting and the group-entity weight (§2.7).
 
 use super::Pick;
-use super::entity::EntityKind;
 use super::timeline::NIL;
 use super::timeline::TimelineStore;
 use super::{FairRunQueue, PickPolicy};
@@ -369,7 +368,7 @@ impl<P: Pick, const BW: bool> FairRunQueue<P, BW> {
     /// prologue and epilogue.
     #[inline(always)]
     pub(super) fn update_group_entity_weight(&mut self, e: u32, now: Nanoseconds) {
-        if matches!(self.entities[e as usize].kind, EntityKind::Group(_)) {
+        if self.owned_queue(e).is_some() {
             self.update_group_entity_weight_of(e, now);
         }
     }
