@@ -19,7 +19,7 @@ use crate::weight::{calc_delta_fair, vtime_before, vtime_delta};
 
 impl<P: Pick, const BW: bool> FairRunQueue<P, BW> {
     /// Σkey·w and Σw over the queue, the running entity included (§1.5).
-    fn eevdf_sums(&self, q: GroupId) -> (i64, i64) {
+    pub(super) fn eevdf_sums(&self, q: GroupId) -> (i64, i64) {
         self.eevdf_sums_with(q, self.queued_curr(q))
     }
 
@@ -43,7 +43,12 @@ impl<P: Pick, const BW: bool> FairRunQueue<P, BW> {
 
     /// `avg_vruntime()`: V, the zero-lag point, rounded toward −∞ (§1.5).
     pub fn avg_vruntime(&self, q: GroupId) -> u64 {
-        let (mut avg, load) = self.eevdf_sums(q);
+        self.avg_vruntime_of(q, self.eevdf_sums(q))
+    }
+
+    /// [`Self::avg_vruntime`] from the sums ([`Self::eevdf_sums`]) made already.
+    #[inline(always)]
+    fn avg_vruntime_of(&self, q: GroupId, (mut avg, load): (i64, i64)) -> u64 {
         if load > 0 {
             if avg < 0 {
                 avg -= load - 1;
@@ -58,7 +63,18 @@ impl<P: Pick, const BW: bool> FairRunQueue<P, BW> {
     /// less this way; `pick_eevdf`'s search, which tests one entity per tree
     /// level, divides once instead (the same predicate).
     pub(super) fn vruntime_eligible(&self, q: GroupId, vruntime: u64) -> bool {
-        let (avg, load) = self.eevdf_sums(q);
+        self.vruntime_eligible_of(q, vruntime, self.eevdf_sums(q))
+    }
+
+    /// [`Self::vruntime_eligible`] with the sums ([`Self::eevdf_sums`]) made
+    /// already.
+    #[inline(always)]
+    pub(super) fn vruntime_eligible_of(
+        &self,
+        q: GroupId,
+        vruntime: u64,
+        (avg, load): (i64, i64),
+    ) -> bool {
         let key = vtime_delta(vruntime, self.queues[q.index()].min_vruntime);
         i128::from(avg) >= i128::from(key) * i128::from(load)
     }
@@ -128,7 +144,20 @@ impl<P: Pick, const BW: bool> FairRunQueue<P, BW> {
     /// `±calc_delta_fair(max(2·slice, TICK_NSEC))`.
     #[inline(always)]
     pub(super) fn update_entity_lag(&mut self, q: GroupId, e: u32, tunables: EevdfTunables) {
-        let avg = self.avg_vruntime(q);
+        self.update_entity_lag_of(q, e, tunables, self.eevdf_sums(q));
+    }
+
+    /// [`Self::update_entity_lag`] with the sums ([`Self::eevdf_sums`]) made
+    /// already.
+    #[inline(always)]
+    pub(super) fn update_entity_lag_of(
+        &mut self,
+        q: GroupId,
+        e: u32,
+        tunables: EevdfTunables,
+        sums: (i64, i64),
+    ) {
+        let avg = self.avg_vruntime_of(q, sums);
         let entity = &mut self.entities[e as usize];
         let lag = vtime_delta(avg, entity.vruntime);
         let limit = calc_delta_fair((2 * entity.slice).max(tunables.tick), entity.load) as i64;

@@ -226,26 +226,31 @@ impl<P: Pick, const BW: bool> FairRunQueue<P, BW> {
         now: Nanoseconds,
     ) -> bool {
         self.update_curr(q, now);
-        if let PickPolicy::Eevdf(tunables) = self.pick.policy()
-            && tunables.delay_dequeue
-            && may_delay
-            && sleep
-            && !delayed
-            && !self.entity_eligible(q, e)
-        {
-            self.update_entity_load(q, e, UpdateFlags::NONE, now);
-            self.set_delayed(e);
-            return false;
-        }
-        self.update_entity_load(q, e, UpdateFlags::UPDATE_TG, now);
         if let PickPolicy::Eevdf(tunables) = self.pick.policy() {
-            self.update_entity_lag(q, e, tunables);
+            // The sums are made once, for the delay's eligibility test and the
+            // lag: the PELT update between them changes no vruntime, weight or
+            // queue membership.
+            let sums = self.eevdf_sums(q);
+            if tunables.delay_dequeue
+                && may_delay
+                && sleep
+                && !delayed
+                && !self.vruntime_eligible_of(q, self.entities[e as usize].vruntime, sums)
+            {
+                self.update_entity_load(q, e, UpdateFlags::NONE, now);
+                self.set_delayed(e);
+                return false;
+            }
+            self.update_entity_load(q, e, UpdateFlags::UPDATE_TG, now);
+            self.update_entity_lag_of(q, e, tunables, sums);
             if !sleep {
                 // PLACE_REL_DEADLINE (§1.5): keep the deadline relative.
                 let entity = &mut self.entities[e as usize];
                 entity.deadline = entity.deadline.wrapping_sub(entity.vruntime);
                 entity.rel_deadline = true;
             }
+        } else {
+            self.update_entity_load(q, e, UpdateFlags::UPDATE_TG, now);
         }
         let queue = &mut self.queues[q.index()];
         if queue.skip == e {
