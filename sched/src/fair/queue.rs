@@ -67,7 +67,13 @@ impl<P: Pick, const BW: bool> FairRunQueue<P, BW> {
     /// `update_min_vruntime` (§1.3): advance to min(curr, leftmost) but never
     /// back; the EEVDF sums are rebased by `avg_load * delta`.
     pub(super) fn update_min_vruntime(&mut self, q: GroupId) {
-        let curr = self.queued_curr(q);
+        self.update_min_vruntime_with(q, self.queued_curr(q));
+    }
+
+    /// [`Self::update_min_vruntime`] with the queue's running entity, if
+    /// queued, already known (`queued_curr`).
+    #[inline(always)]
+    fn update_min_vruntime_with(&mut self, q: GroupId, curr: Option<u32>) {
         let queue = &self.queues[q.index()];
         let mut candidate = queue.min_vruntime;
         if let Some(curr) = curr {
@@ -106,6 +112,8 @@ impl<P: Pick, const BW: bool> FairRunQueue<P, BW> {
         if delta <= 0 {
             return;
         }
+        // `queued_curr`, read from the entity in hand (nothing below moves it).
+        let queued_curr = entity.on_rq.then_some(curr);
         let delta = delta as u64;
         entity.exec_start = now;
         entity.sum_exec_runtime += delta;
@@ -120,7 +128,7 @@ impl<P: Pick, const BW: bool> FairRunQueue<P, BW> {
                 self.need_resched = true;
             }
         }
-        self.update_min_vruntime(q);
+        self.update_min_vruntime_with(q, queued_curr);
         // Last, as Linux's update_curr: nothing above is reloaded after it.
         if self.bandwidth_used() {
             self.account_cfs_rq_runtime(q, delta, now);
