@@ -11,7 +11,7 @@
 
 use super::FairRunQueue;
 use super::Pick;
-use super::entity::EevdfTunables;
+use super::entity::{EevdfTunables, Entity};
 use super::timeline::NIL;
 use super::timeline::TimelineStore;
 use crate::task::GroupId;
@@ -86,9 +86,10 @@ impl<P: Pick, const BW: bool> FairRunQueue<P, BW> {
     }
 
     /// `update_deadline()` (§1.5): once vruntime reaches the deadline, a new
-    /// request of one slice starts; true when that happened.
-    pub(super) fn update_deadline(&mut self, e: u32, tunables: EevdfTunables) -> bool {
-        let entity = &mut self.entities[e as usize];
+    /// request of one slice starts; true when that happened. It takes the
+    /// entity in hand (the running one, which `update_curr` holds).
+    #[inline(always)]
+    pub(super) fn update_deadline(entity: &mut Entity, tunables: EevdfTunables) -> bool {
         if vtime_before(entity.vruntime, entity.deadline) {
             return false;
         }
@@ -114,10 +115,17 @@ impl<P: Pick, const BW: bool> FairRunQueue<P, BW> {
     }
 
     /// `did_preempt_short()` (§1.5): the protection was cancelled and the
-    /// running entity is no longer eligible.
+    /// running entity is no longer eligible. `protected`: whether `curr`'s
+    /// slice is protected, read by the caller from the entity it holds.
     #[inline(always)]
-    pub(super) fn did_preempt_short(&self, q: GroupId, curr: u32, tunables: EevdfTunables) -> bool {
-        tunables.preempt_short && !self.slice_protected(curr) && !self.entity_eligible(q, curr)
+    pub(super) fn did_preempt_short(
+        &self,
+        q: GroupId,
+        curr: u32,
+        protected: bool,
+        tunables: EevdfTunables,
+    ) -> bool {
+        tunables.preempt_short && !protected && !self.entity_eligible(q, curr)
     }
 
     /// `do_preempt_short()` (§1.5): a woken entity with a shorter slice that is

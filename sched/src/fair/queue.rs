@@ -121,9 +121,11 @@ impl<P: Pick, const BW: bool> FairRunQueue<P, BW> {
             .vruntime
             .wrapping_add(calc_delta_fair(delta, entity.load));
         if let PickPolicy::Eevdf(tunables) = self.pick.policy() {
-            let deadline_passed = self.update_deadline(curr, tunables);
+            // The deadline and the protection read from the entity in hand.
+            let deadline_passed = Self::update_deadline(entity, tunables);
+            let protected = entity.protected_deadline == entity.deadline;
             if self.queues[q.index()].nr_queued > 1
-                && (deadline_passed || self.did_preempt_short(q, curr, tunables))
+                && (deadline_passed || self.did_preempt_short(q, curr, protected, tunables))
             {
                 self.need_resched = true;
             }
