@@ -14,7 +14,6 @@
 
 use super::FairRunQueue;
 use super::Pick;
-use super::entity::EntityKind;
 use crate::pelt::update::UpdateFlags;
 use crate::task::Nanoseconds;
 
@@ -39,7 +38,7 @@ impl<P: Pick, const BW: bool> FairRunQueue<P, BW> {
 
     /// Adds or removes one runnable task at every level above task `e`.
     fn change_runnable_tasks(&mut self, e: u32, add: bool) {
-        if !matches!(self.entities[e as usize].kind, EntityKind::Task(_)) {
+        if self.owned_queue(e).is_some() {
             // A delayed group entity's run queue holds no runnable task.
             return;
         }
@@ -115,9 +114,7 @@ impl<P: Pick, const BW: bool> FairRunQueue<P, BW> {
         now: Nanoseconds,
     ) {
         // A task counts as runnable unless it was already counted out.
-        let runnable = u32::from(
-            matches!(self.entities[start as usize].kind, EntityKind::Task(_)) && !delayed,
-        );
+        let runnable = u32::from(self.owned_queue(start).is_none() && !delayed);
         let mut sleep = sleep;
         let mut delayed = delayed;
         let mut level = Some(start);

@@ -11,7 +11,7 @@
 
 use super::FairRunQueue;
 use super::Pick;
-use super::entity::EevdfTunables;
+use super::entity::{EevdfTunables, Entity};
 use super::timeline::NIL;
 use super::timeline::TimelineStore;
 use crate::task::GroupId;
@@ -19,11 +19,18 @@ use crate::weight::{calc_delta_fair, vtime_before, vtime_delta};
 
 impl<P: Pick, const BW: bool> FairRunQueue<P, BW> {
     /// Σkey·w and Σw over the queue, the running entity included (§1.5).
-    fn eevdf_sums(&self, q: GroupId) -> (i64, i64) {
+    pub(super) fn eevdf_sums(&self, q: GroupId) -> (i64, i64) {
+        self.eevdf_sums_with(q, self.queued_curr(q))
+    }
+
+    /// [`Self::eevdf_sums`] with the queue's running entity, if queued, already
+    /// known (`queued_curr`).
+    #[inline(always)]
+    fn eevdf_sums_with(&self, q: GroupId, queued_curr: Option<u32>) -> (i64, i64) {
         let queue = &self.queues[q.index()];
         let mut avg = queue.avg_vruntime;
         let mut load = queue.avg_load as i64;
-        if let Some(curr) = self.queued_curr(q) {
+        if let Some(curr) = queued_curr {
             let entity = &self.entities[curr as usize];
             let weight = entity.weight() as i64;
             avg = avg.wrapping_add(
@@ -36,7 +43,12 @@ impl<P: Pick, const BW: bool> FairRunQueue<P, BW> {
 
     /// `avg_vruntime()`: V, the zero-lag point, rounded toward −∞ (§1.5).
     pub fn avg_vruntime(&self, q: GroupId) -> u64 {
-        let (mut avg, load) = self.eevdf_sums(q);
+        self.avg_vruntime_of(q, self.eevdf_sums(q))
+    }
+
+    /// [`Self::avg_vruntime`] from the sums ([`Self::eevdf_sums`]) made already.
+    #[inline(always)]
+    fn avg_vruntime_of(&self, q: GroupId, (mut avg, load): (i64, i64)) -> u64 {
         if load > 0 {
             if avg < 0 {
                 avg -= load - 1;
@@ -51,7 +63,18 @@ impl<P: Pick, const BW: bool> FairRunQueue<P, BW> {
     /// less this way; `pick_eevdf`'s search, which tests one entity per tree
     /// level, divides once instead (the same predicate).
     pub(super) fn vruntime_eligible(&self, q: GroupId, vruntime: u64) -> bool {
-        let (avg, load) = self.eevdf_sums(q);
+        self.vruntime_eligible_of(q, vruntime, self.eevdf_sums(q))
+    }
+
+    /// [`Self::vruntime_eligible`] with the sums ([`Self::eevdf_sums`]) made
+    /// already.
+    #[inline(always)]
+    pub(super) fn vruntime_eligible_of(
+        &self,
+        q: GroupId,
+        vruntime: u64,
+        (avg, load): (i64, i64),
+    ) -> bool {
         let key = vtime_delta(vruntime, self.queues[q.index()].min_vruntime);
         i128::from(avg) >= i128::from(key) * i128::from(load)
     }
@@ -63,9 +86,10 @@ impl<P: Pick, const BW: bool> FairRunQueue<P, BW> {
     }
 
     /// `update_deadline()` (§1.5): once vruntime reaches the deadline, a new
-    /// request of one slice starts; true when that happened.
-    pub(super) fn update_deadline(&mut self, e: u32, tunables: EevdfTunables) -> bool {
-        let entity = &mut self.entities[e as usize];
+    /// request of one slice starts; true when that happened. It takes the
+    /// entity in hand (the running one, which `update_curr` holds).
+    #[inline(always)]
+    pub(super) fn update_deadline(entity: &mut Entity, tunables: EevdfTunables) -> bool {
         if vtime_before(entity.vruntime, entity.deadline) {
             return false;
         }
@@ -91,10 +115,17 @@ impl<P: Pick, const BW: bool> FairRunQueue<P, BW> {
     }
 
     /// `did_preempt_short()` (§1.5): the protection was cancelled and the
-    /// running entity is no longer eligible.
+    /// running entity is no longer eligible. `protected`: whether `curr`'s
+    /// slice is protected, read by the caller from the entity it holds.
     #[inline(always)]
-    pub(super) fn did_preempt_short(&self, q: GroupId, curr: u32, tunables: EevdfTunables) -> bool {
-        tunables.preempt_short && !self.slice_protected(curr) && !self.entity_eligible(q, curr)
+    pub(super) fn did_preempt_short(
+        &self,
+        q: GroupId,
+        curr: u32,
+        protected: bool,
+        tunables: EevdfTunables,
+    ) -> bool {
+        tunables.preempt_short && !protected && !self.entity_eligible(q, curr)
     }
 
     /// `do_preempt_short()` (§1.5): a woken entity with a shorter slice that is
@@ -121,7 +152,20 @@ impl<P: Pick, const BW: bool> FairRunQueue<P, BW> {
     /// `±calc_delta_fair(max(2·slice, TICK_NSEC))`.
     #[inline(always)]
     pub(super) fn update_entity_lag(&mut self, q: GroupId, e: u32, tunables: EevdfTunables) {
-        let avg = self.avg_vruntime(q);
+        self.update_entity_lag_of(q, e, tunables, self.eevdf_sums(q));
+    }
+
+    /// [`Self::update_entity_lag`] with the sums ([`Self::eevdf_sums`]) made
+    /// already.
+    #[inline(always)]
+    pub(super) fn update_entity_lag_of(
+        &mut self,
+        q: GroupId,
+        e: u32,
+        tunables: EevdfTunables,
+        sums: (i64, i64),
+    ) {
+        let avg = self.avg_vruntime_of(q, sums);
         let entity = &mut self.entities[e as usize];
         let lag = vtime_delta(avg, entity.vruntime);
         let limit = calc_delta_fair((2 * entity.slice).max(tunables.tick), entity.load) as i64;
@@ -168,7 +212,13 @@ impl<P: Pick, const BW: bool> FairRunQueue<P, BW> {
         if queue.nr_queued == 1 {
             return queued_curr.or_else(|| queue.timeline.first());
         }
-        let curr = queued_curr.filter(|&c| self.entity_eligible(q, c));
+        // The sums are made once, for the running entity's test and the search.
+        let (avg, load) = self.eevdf_sums_with(q, queued_curr);
+        let base = queue.min_vruntime;
+        let curr = queued_curr.filter(|&c| {
+            let key = vtime_delta(self.entities[c as usize].vruntime, base);
+            i128::from(avg) >= i128::from(key) * i128::from(load)
+        });
         if let Some(c) = curr
             && tunables.run_to_parity
             && self.slice_protected(c)
@@ -178,8 +228,6 @@ impl<P: Pick, const BW: bool> FairRunQueue<P, BW> {
         // The sums are fixed during the search: `Σkey·w ≥ key·Σw` is, for
         // integers and Σw > 0, `key ≤ ⌊Σkey·w / Σw⌋`, so one division replaces
         // a 128-bit product at every level of the search.
-        let (avg, load) = self.eevdf_sums(q);
-        let base = queue.min_vruntime;
         // (With Σw = 0 the test is `Σkey·w ≥ 0` for every entity alike.)
         let limit = match load {
             0 if avg < 0 => None,

@@ -271,7 +271,7 @@ impl<P: Pick, const BW: bool> SchedClass for FairRunQueue<P, BW> {
                 wakeup: true,
                 ..EnqueueFlags::default()
             };
-            level = self.parent_entity(se);
+            level = self.queue_parent(q);
         }
         while !stopped && let Some(se) = level {
             level = self.update_group_level(se, 1, now);
@@ -341,7 +341,7 @@ impl<P: Pick, const BW: bool> SchedClass for FairRunQueue<P, BW> {
             if self.queues[q.index()].curr == se {
                 self.put_prev_entity(q, se, now);
             }
-            level = self.parent_entity(se);
+            level = self.queue_parent(q);
         }
         if self.bandwidth_used() {
             self.put_prev_throttle_pass(self.task_se(task), now);
@@ -379,7 +379,7 @@ impl<P: Pick, const BW: bool> SchedClass for FairRunQueue<P, BW> {
                 debug_assert!(self.levels_above_run(se), "a gap above entity {se}");
                 break;
             }
-            level = self.parent_entity(se);
+            level = self.queue_parent(q);
         }
     }
 
@@ -399,7 +399,7 @@ impl<P: Pick, const BW: bool> SchedClass for FairRunQueue<P, BW> {
                     resched |= self.check_preempt_tick(q, se, &tunables);
                 }
             }
-            level = self.parent_entity(se);
+            level = self.queue_parent(q);
         }
         resched |= core::mem::take(&mut self.need_resched);
         if resched {
@@ -421,20 +421,33 @@ impl<P: Pick, const BW: bool> SchedClass for FairRunQueue<P, BW> {
             return Resched::Reschedule;
         }
         let idle = |fair: &Self, e: u32| fair.task_policy(e) == Some(FairPolicy::Idle);
+        let (curr_se, woken_se) = (self.task_se(current), self.task_se(woken));
+        // Each task's policy is read once.
+        let (curr_policy, woken_policy) = (self.task_policy(curr_se), self.task_policy(woken_se));
+        let (curr_task_idle, woken_task_idle) = (
+            curr_policy == Some(FairPolicy::Idle),
+            woken_policy == Some(FairPolicy::Idle),
+        );
         // An idle-policy task is preempted by any non-idle task (§1.4, §1.5).
-        if idle(self, self.task_se(current)) && !idle(self, self.task_se(woken)) {
-            self.cancel_protect_slice(self.task_se(current));
+        if curr_task_idle && !woken_task_idle {
+            self.cancel_protect_slice(curr_se);
             return Resched::Reschedule;
         }
-        let (se, pse) = self.find_matching_entities(self.task_se(current), self.task_se(woken));
-        let (curr_idle, woken_idle) = (idle(self, se), idle(self, pse));
+        // Two tasks of one run queue are their own matching entities
+        // (`find_matching_se` returns them unchanged), with the idleness
+        // read above.
+        let ((se, pse), (curr_idle, woken_idle)) =
+            if self.entities[curr_se as usize].queue == self.entities[woken_se as usize].queue {
+                ((curr_se, woken_se), (curr_task_idle, woken_task_idle))
+            } else {
+                let (se, pse) = self.find_matching_entities(curr_se, woken_se);
+                ((se, pse), (idle(self, se), idle(self, pse)))
+            };
         if curr_idle && !woken_idle {
             self.cancel_protect_slice(se);
             return Resched::Reschedule;
         }
-        if curr_idle != woken_idle
-            || self.task_policy(self.task_se(woken)) != Some(FairPolicy::Normal)
-        {
+        if curr_idle != woken_idle || woken_policy != Some(FairPolicy::Normal) {
             return Resched::Keep;
         }
         let q = self.entities[se as usize].queue;

@@ -290,16 +290,32 @@ impl<P: Pick, const BW: bool> FairRunQueue<P, BW> {
 
     /// The entity one level up (the group entity of the queue `e` is on).
     pub(super) fn parent_entity(&self, e: u32) -> Option<u32> {
-        let queue = self.entities[e as usize].queue;
-        (queue != GroupId::ROOT).then(|| self.group_entity(queue))
+        self.queue_parent(self.entities[e as usize].queue)
     }
 
-    /// The run queue a group entity owns (`group_cfs_rq(se)`).
+    /// The entity one level up from an entity on `q` (`q`'s group entity;
+    /// none for the root): what [`Self::parent_entity`] gives, for a walk
+    /// that has read the entity's queue already (no second look-up).
+    #[inline(always)]
+    pub(super) fn queue_parent(&self, q: GroupId) -> Option<u32> {
+        (q != GroupId::ROOT).then(|| self.group_entity(q))
+    }
+
+    /// The run queue a group entity owns (`group_cfs_rq(se)`). The group
+    /// entities are numbered below the tasks' (group g's is g − 1,
+    /// [`Self::group_entity`]), so the number answers without a look-up of
+    /// the entity (its kind says the same, checked in debug builds).
     pub(super) fn owned_queue(&self, e: u32) -> Option<GroupId> {
-        match self.entities[e as usize].kind {
-            EntityKind::Group(group) => Some(group),
-            EntityKind::Task(_) => None,
-        }
+        let owned = (e < self.task_base).then(|| GroupId((e + 1) as u16));
+        debug_assert_eq!(
+            owned,
+            match self.entities[e as usize].kind {
+                EntityKind::Group(group) => Some(group),
+                EntityKind::Task(_) => None,
+            },
+            "entity {e}'s kind and number disagree"
+        );
+        owned
     }
 
     /// The entity of `task`, if known here.

@@ -4,7 +4,6 @@
 //! set_next/put_prev, reweighting and the group-entity weight (§2.7).
 
 use super::Pick;
-use super::entity::EntityKind;
 use super::timeline::NIL;
 use super::timeline::TimelineStore;
 use super::{FairRunQueue, PickPolicy};
@@ -68,7 +67,13 @@ impl<P: Pick, const BW: bool> FairRunQueue<P, BW> {
     /// `update_min_vruntime` (§1.3): advance to min(curr, leftmost) but never
     /// back; the EEVDF sums are rebased by `avg_load * delta`.
     pub(super) fn update_min_vruntime(&mut self, q: GroupId) {
-        let curr = self.queued_curr(q);
+        self.update_min_vruntime_with(q, self.queued_curr(q));
+    }
+
+    /// [`Self::update_min_vruntime`] with the queue's running entity, if
+    /// queued, already known (`queued_curr`).
+    #[inline(always)]
+    fn update_min_vruntime_with(&mut self, q: GroupId, curr: Option<u32>) {
         let queue = &self.queues[q.index()];
         let mut candidate = queue.min_vruntime;
         if let Some(curr) = curr {
@@ -107,6 +112,8 @@ impl<P: Pick, const BW: bool> FairRunQueue<P, BW> {
         if delta <= 0 {
             return;
         }
+        // `queued_curr`, read from the entity in hand (nothing below moves it).
+        let queued_curr = entity.on_rq.then_some(curr);
         let delta = delta as u64;
         entity.exec_start = now;
         entity.sum_exec_runtime += delta;
@@ -114,14 +121,16 @@ impl<P: Pick, const BW: bool> FairRunQueue<P, BW> {
             .vruntime
             .wrapping_add(calc_delta_fair(delta, entity.load));
         if let PickPolicy::Eevdf(tunables) = self.pick.policy() {
-            let deadline_passed = self.update_deadline(curr, tunables);
+            // The deadline and the protection read from the entity in hand.
+            let deadline_passed = Self::update_deadline(entity, tunables);
+            let protected = entity.protected_deadline == entity.deadline;
             if self.queues[q.index()].nr_queued > 1
-                && (deadline_passed || self.did_preempt_short(q, curr, tunables))
+                && (deadline_passed || self.did_preempt_short(q, curr, protected, tunables))
             {
                 self.need_resched = true;
             }
         }
-        self.update_min_vruntime(q);
+        self.update_min_vruntime_with(q, queued_curr);
         // Last, as Linux's update_curr: nothing above is reloaded after it.
         if self.bandwidth_used() {
             self.account_cfs_rq_runtime(q, delta, now);
@@ -227,26 +236,31 @@ impl<P: Pick, const BW: bool> FairRunQueue<P, BW> {
         now: Nanoseconds,
     ) -> bool {
         self.update_curr(q, now);
-        if let PickPolicy::Eevdf(tunables) = self.pick.policy()
-            && tunables.delay_dequeue
-            && may_delay
-            && sleep
-            && !delayed
-            && !self.entity_eligible(q, e)
-        {
-            self.update_entity_load(q, e, UpdateFlags::NONE, now);
-            self.set_delayed(e);
-            return false;
-        }
-        self.update_entity_load(q, e, UpdateFlags::UPDATE_TG, now);
         if let PickPolicy::Eevdf(tunables) = self.pick.policy() {
-            self.update_entity_lag(q, e, tunables);
+            // The sums are made once, for the delay's eligibility test and the
+            // lag: the PELT update between them changes no vruntime, weight or
+            // queue membership.
+            let sums = self.eevdf_sums(q);
+            if tunables.delay_dequeue
+                && may_delay
+                && sleep
+                && !delayed
+                && !self.vruntime_eligible_of(q, self.entities[e as usize].vruntime, sums)
+            {
+                self.update_entity_load(q, e, UpdateFlags::NONE, now);
+                self.set_delayed(e);
+                return false;
+            }
+            self.update_entity_load(q, e, UpdateFlags::UPDATE_TG, now);
+            self.update_entity_lag_of(q, e, tunables, sums);
             if !sleep {
                 // PLACE_REL_DEADLINE (§1.5): keep the deadline relative.
                 let entity = &mut self.entities[e as usize];
                 entity.deadline = entity.deadline.wrapping_sub(entity.vruntime);
                 entity.rel_deadline = true;
             }
+        } else {
+            self.update_entity_load(q, e, UpdateFlags::UPDATE_TG, now);
         }
         let queue = &mut self.queues[q.index()];
         if queue.skip == e {
@@ -369,7 +383,7 @@ impl<P: Pick, const BW: bool> FairRunQueue<P, BW> {
     /// prologue and epilogue.
     #[inline(always)]
     pub(super) fn update_group_entity_weight(&mut self, e: u32, now: Nanoseconds) {
-        if matches!(self.entities[e as usize].kind, EntityKind::Group(_)) {
+        if self.owned_queue(e).is_some() {
             self.update_group_entity_weight_of(e, now);
         }
     }
