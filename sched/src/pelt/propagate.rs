@@ -143,6 +143,10 @@ pub struct GroupRunQueue<'a> {
 /// parent's pending propagation, and update util, runnable and load (in that
 /// order). Returns `true` if anything was propagated (it counts as "decayed"
 /// in `update_load_avg`, §2.6).
+///
+/// The test for nothing pending is inlined into every group entity's update
+/// (most find nothing pending); the propagation stays out of line.
+#[inline(always)]
 pub fn propagate_entity_load_avg(
     parent: ParentRunQueue<'_>,
     entity: &mut SchedAvg,
@@ -152,6 +156,17 @@ pub fn propagate_entity_load_avg(
     if !group.propagation.propagate {
         return false;
     }
+    propagate_pending(parent, entity, entity_weight, group)
+}
+
+/// [`propagate_entity_load_avg`] of a group run queue with a change pending.
+#[inline(never)]
+fn propagate_pending(
+    parent: ParentRunQueue<'_>,
+    entity: &mut SchedAvg,
+    entity_weight: u64,
+    group: GroupRunQueue<'_>,
+) -> bool {
     group.propagation.propagate = false;
     add_tg_cfs_propagate(parent.propagation, group.propagation.prop_runnable_sum);
     update_tg_cfs_util(parent.avg, entity, group.avg);
