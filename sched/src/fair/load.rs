@@ -196,7 +196,7 @@ impl<P: Pick, const BW: bool> FairRunQueue<P, BW> {
             group_queue,
             entity,
         } = parts;
-        let shares = group_queue.calc_group_shares(self.groups[group.index()].shares);
+        let shares = group_queue.group_shares(self.groups[group.index()].shares);
         let queue = if shares == entity.load.weight {
             queue
         } else {
