@@ -216,12 +216,15 @@ pub struct GroupQueue {
     pub shares_memo: SharesMemo,
 }
 
-/// The last inputs and result of `calc_group_shares` on one group run queue
+/// The last inputs and results of `calc_group_shares` on one group run queue
 /// (§2.7), so that shares whose inputs did not change are not computed again:
 /// most walks above a run queue find the group's shares, its run queue's
-/// weight and average, and the group's sum and this CPU's contribution to it
-/// as they were (the average moves once per PELT period, the sum at most once
-/// per ms), and a comparison of the five is cheaper than the computation.
+/// average, and the group's sum and this CPU's contribution to it as they
+/// were (the average moves once per PELT period, the sum at most once per
+/// ms), and a comparison is cheaper than the computation. The run queue's
+/// weight is the input that moves most: a task that wakes and one that
+/// sleeps in turn make it alternate between two values, so the memo keeps
+/// the shares of the last two weights seen with the other inputs.
 ///
 /// `calc_group_shares` is a function of its inputs alone, so a memo whose
 /// inputs equal the current ones holds the shares they give, whatever
@@ -230,53 +233,81 @@ pub struct GroupQueue {
 /// heavy tasks); inputs or shares beyond 32 bits are computed every time.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SharesMemo {
-    /// `tg->shares`, `cfs_rq->load.weight`, its `load_avg`, `tg->load_avg`
-    /// and `tg_load_avg_contrib`, as [`GroupQueue::group_shares`] read them.
-    inputs: [u32; 5],
-    /// The shares computed from them.
-    shares: u32,
+    /// `tg->shares`, the run queue's `load_avg`, `tg->load_avg` and
+    /// `tg_load_avg_contrib`, as [`GroupQueue::group_shares`] read them.
+    common: [u32; 4],
+    /// Two run-queue weights (`cfs_rq->load.weight`), the latest first,
+    /// each with the shares computed from it and `common`.
+    weights: [u32; 2],
+    /// Those shares.
+    shares: [u32; 2],
 }
 
+/// The inputs of `calc_group_shares` as the memo orders them: `tg->shares`,
+/// the run queue's weight, its `load_avg`, `tg->load_avg`,
+/// `tg_load_avg_contrib`.
+type SharesInputs = [u64; 5];
+
 impl SharesMemo {
-    /// The shares of `inputs` if they are the remembered ones.
+    /// The shares of `inputs` if they are remembered.
     #[inline(always)]
-    fn recall(&self, inputs: [u64; 5]) -> Option<u64> {
+    fn recall(&self, inputs: SharesInputs) -> Option<u64> {
         // Each comparison evaluated (`&`, not `&&`): one chain of compares
         // and a single branch.
-        let same = (u64::from(self.inputs[0]) == inputs[0])
-            & (u64::from(self.inputs[1]) == inputs[1])
-            & (u64::from(self.inputs[2]) == inputs[2])
-            & (u64::from(self.inputs[3]) == inputs[3])
-            & (u64::from(self.inputs[4]) == inputs[4]);
-        same.then_some(u64::from(self.shares))
+        let same = (u64::from(self.common[0]) == inputs[0])
+            & (u64::from(self.common[1]) == inputs[2])
+            & (u64::from(self.common[2]) == inputs[3])
+            & (u64::from(self.common[3]) == inputs[4]);
+        if !same {
+            return None;
+        }
+        if u64::from(self.weights[0]) == inputs[1] {
+            return Some(u64::from(self.shares[0]));
+        }
+        (u64::from(self.weights[1]) == inputs[1]).then_some(u64::from(self.shares[1]))
     }
 
-    /// Remembers `shares` as the shares of `inputs`, if all fit.
+    /// Remembers `shares` as the shares of `inputs`, if all fit: beside the
+    /// latest weight's when the other inputs are the remembered ones, else
+    /// alone (both entries).
     #[inline(always)]
-    fn remember(&mut self, inputs: [u64; 5], shares: u64) {
+    fn remember(&mut self, inputs: SharesInputs, shares: u64) {
         let narrow = |value: u64| u32::try_from(value).ok();
-        if let (Some(a), Some(b), Some(c), Some(d), Some(e), Some(shares)) = (
+        let (Some(a), Some(weight), Some(c), Some(d), Some(e), Some(shares)) = (
             narrow(inputs[0]),
             narrow(inputs[1]),
             narrow(inputs[2]),
             narrow(inputs[3]),
             narrow(inputs[4]),
             narrow(shares),
-        ) {
-            *self = SharesMemo {
-                inputs: [a, b, c, d, e],
-                shares,
-            };
-        }
+        ) else {
+            return;
+        };
+        let common = [a, c, d, e];
+        *self = if common == self.common {
+            SharesMemo {
+                common,
+                weights: [weight, self.weights[0]],
+                shares: [shares, self.shares[0]],
+            }
+        } else {
+            SharesMemo {
+                common,
+                weights: [weight; 2],
+                shares: [shares; 2],
+            }
+        };
     }
 }
 
 impl Default for SharesMemo {
     /// All inputs 0, with the shares computed from them.
     fn default() -> Self {
+        let shares = propagate::calc_group_shares(0, 0, 0, 0, 0) as u32;
         SharesMemo {
-            inputs: [0; 5],
-            shares: propagate::calc_group_shares(0, 0, 0, 0, 0) as u32,
+            common: [0; 4],
+            weights: [0; 2],
+            shares: [shares; 2],
         }
     }
 }
@@ -391,8 +422,9 @@ mod tests {
     /// The memo of `calc_group_shares` (`group_shares`) gives the shares of
     /// the current inputs: the same as computed afresh after each of the five
     /// inputs changes alone, back to the remembered inputs, and with inputs
-    /// beyond 32 bits (computed, not remembered); a memo that returned its
-    /// last shares after any change would fail here.
+    /// beyond 32 bits (computed, not remembered), with two weights in turn
+    /// (both remembered); a memo that returned its last shares after any
+    /// change, or the other weight's shares, would fail here.
     #[test]
     fn group_shares_follow_each_input() {
         let mut queue = queue_with(1024, 1024, 2048);
@@ -430,6 +462,25 @@ mod tests {
         let wide = check(&mut queue, shares);
         assert_eq!(wide, queue.calc_group_shares(shares));
         queue.tg_load_avg = 2048;
+        assert_eq!(scale_load_down(check(&mut queue, shares)), 512);
+        // Two weights in turn (a task waking and sleeping): both remembered,
+        // each with its own shares; a third weight, then the other inputs
+        // changing, replace them.
+        queue.load = scale_load(2048);
+        assert_eq!(scale_load_down(check(&mut queue, shares)), 682);
+        queue.load = scale_load(1024);
+        assert_eq!(scale_load_down(check(&mut queue, shares)), 512);
+        queue.load = scale_load(2048);
+        assert_eq!(scale_load_down(check(&mut queue, shares)), 682);
+        queue.load = scale_load(3072);
+        assert_eq!(scale_load_down(check(&mut queue, shares)), 768);
+        queue.load = scale_load(1024);
+        assert_eq!(scale_load_down(check(&mut queue, shares)), 512);
+        queue.tg_load_avg = 1024;
+        queue.load = scale_load(3072);
+        assert_eq!(scale_load_down(check(&mut queue, shares)), 1024);
+        queue.tg_load_avg = 2048;
+        queue.load = scale_load(1024);
         assert_eq!(scale_load_down(check(&mut queue, shares)), 512);
         // The first call on a new run queue: the memo starts at all-zero
         // inputs with their own shares.
