@@ -132,8 +132,9 @@ pub struct ParentRunQueue<'a> {
 pub struct GroupRunQueue<'a> {
     /// The group run queue's signals.
     pub avg: &'a SchedAvg,
-    /// `scale_load_down(gcfs_rq->load.weight)`.
-    pub load_weight: u64,
+    /// `gcfs_rq->load.weight`, scaled (scaled down only when a change is
+    /// propagated: most updates find none pending).
+    pub load: u64,
     /// The group run queue's pending propagation.
     pub propagation: &'a mut Propagation,
 }
@@ -176,7 +177,7 @@ fn propagate_pending(
         entity,
         entity_weight,
         group.avg,
-        group.load_weight,
+        crate::weight::scale_load_down(group.load),
         group.propagation,
     );
     true
@@ -425,7 +426,7 @@ mod tests {
             1024,
             GroupRunQueue {
                 avg: &group,
-                load_weight: 1024,
+                load: crate::weight::scale_load(1024),
                 propagation: &mut group_propagation,
             },
         );
@@ -464,7 +465,7 @@ mod tests {
             1024,
             GroupRunQueue {
                 avg: &group,
-                load_weight: 1024,
+                load: crate::weight::scale_load(1024),
                 propagation: &mut group_propagation,
             },
         );
@@ -484,7 +485,7 @@ mod tests {
             1024,
             GroupRunQueue {
                 avg: &group,
-                load_weight: 0,
+                load: 0,
                 propagation: &mut group_propagation,
             },
         ));
