@@ -291,7 +291,7 @@ fn group_entity_mirrors_group() {
         );
         let group_view = GroupRunQueue {
             avg: &group.avg,
-            load_weight: 1024,
+            load: fairway_sched::weight::scale_load(1024),
             propagation: &mut group.propagation,
         };
         let update = update_load_avg(

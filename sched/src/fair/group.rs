@@ -211,6 +211,105 @@ pub struct GroupQueue {
     /// Bandwidth control on this CPU (§4.2): local runtime, throttling, and
     /// the frozen PELT clock of a throttled subtree.
     pub runtime: CfsRqRuntime,
+    /// The inputs [`Self::group_shares`] computed the shares from last, and
+    /// the shares they gave.
+    pub shares_memo: SharesMemo,
+}
+
+/// The last inputs and results of `calc_group_shares` on one group run queue
+/// (§2.7), so that shares whose inputs did not change are not computed again:
+/// most walks above a run queue find the group's shares, its run queue's
+/// average, and the group's sum and this CPU's contribution to it as they
+/// were (the average moves once per PELT period, the sum at most once per
+/// ms), and a comparison is cheaper than the computation. The run queue's
+/// weight is the input that moves most: a task that wakes and one that
+/// sleeps in turn make it alternate between two values, so the memo keeps
+/// the shares of the last two weights seen with the other inputs.
+///
+/// `calc_group_shares` is a function of its inputs alone, so a memo whose
+/// inputs equal the current ones holds the shares they give, whatever
+/// changed in between: nothing has to mark it stale. Kept in 32 bits (the
+/// shares of one CPU's run queue fit, as every load does but for hundreds of
+/// heavy tasks); inputs or shares beyond 32 bits are computed every time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SharesMemo {
+    /// `tg->shares`, the run queue's `load_avg`, `tg->load_avg` and
+    /// `tg_load_avg_contrib`, as [`GroupQueue::group_shares`] read them.
+    common: [u32; 4],
+    /// Two run-queue weights (`cfs_rq->load.weight`), the latest first,
+    /// each with the shares computed from it and `common`.
+    weights: [u32; 2],
+    /// Those shares.
+    shares: [u32; 2],
+}
+
+/// The inputs of `calc_group_shares` as the memo orders them: `tg->shares`,
+/// the run queue's weight, its `load_avg`, `tg->load_avg`,
+/// `tg_load_avg_contrib`.
+type SharesInputs = [u64; 5];
+
+impl SharesMemo {
+    /// The shares of `inputs` if they are remembered.
+    #[inline(always)]
+    fn recall(&self, inputs: SharesInputs) -> Option<u64> {
+        // Each comparison evaluated (`&`, not `&&`): one chain of compares
+        // and a single branch.
+        let same = (u64::from(self.common[0]) == inputs[0])
+            & (u64::from(self.common[1]) == inputs[2])
+            & (u64::from(self.common[2]) == inputs[3])
+            & (u64::from(self.common[3]) == inputs[4]);
+        if !same {
+            return None;
+        }
+        if u64::from(self.weights[0]) == inputs[1] {
+            return Some(u64::from(self.shares[0]));
+        }
+        (u64::from(self.weights[1]) == inputs[1]).then_some(u64::from(self.shares[1]))
+    }
+
+    /// Remembers `shares` as the shares of `inputs`, if all fit: beside the
+    /// latest weight's when the other inputs are the remembered ones, else
+    /// alone (both entries).
+    #[inline(always)]
+    fn remember(&mut self, inputs: SharesInputs, shares: u64) {
+        let narrow = |value: u64| u32::try_from(value).ok();
+        let (Some(a), Some(weight), Some(c), Some(d), Some(e), Some(shares)) = (
+            narrow(inputs[0]),
+            narrow(inputs[1]),
+            narrow(inputs[2]),
+            narrow(inputs[3]),
+            narrow(inputs[4]),
+            narrow(shares),
+        ) else {
+            return;
+        };
+        let common = [a, c, d, e];
+        *self = if common == self.common {
+            SharesMemo {
+                common,
+                weights: [weight, self.weights[0]],
+                shares: [shares, self.shares[0]],
+            }
+        } else {
+            SharesMemo {
+                common,
+                weights: [weight; 2],
+                shares: [shares; 2],
+            }
+        };
+    }
+}
+
+impl Default for SharesMemo {
+    /// All inputs 0, with the shares computed from them.
+    fn default() -> Self {
+        let shares = propagate::calc_group_shares(0, 0, 0, 0, 0) as u32;
+        SharesMemo {
+            common: [0; 4],
+            weights: [0; 2],
+            shares: [shares; 2],
+        }
+    }
 }
 
 impl Default for GroupQueue {
@@ -230,6 +329,7 @@ impl Default for GroupQueue {
             tg_load_avg: 0,
             last_update_tg_load_avg: 0,
             runtime: CfsRqRuntime::default(),
+            shares_memo: SharesMemo::default(),
         }
     }
 }
@@ -246,6 +346,25 @@ impl GroupQueue {
             self.tg_load_avg.min(i64::MAX as u64) as i64,
             self.tg_load_avg_contrib,
         )
+    }
+
+    /// [`Self::calc_group_shares`], not computed again when its inputs are
+    /// the ones it was last computed from ([`SharesMemo`]).
+    #[inline(always)]
+    pub fn group_shares(&mut self, tg_shares: u64) -> u64 {
+        let inputs = [
+            tg_shares,
+            self.load,
+            self.pelt.avg.load_avg,
+            self.tg_load_avg,
+            self.tg_load_avg_contrib,
+        ];
+        if let Some(shares) = self.shares_memo.recall(inputs) {
+            return shares;
+        }
+        let shares = self.calc_group_shares(tg_shares);
+        self.shares_memo.remember(inputs, shares);
+        shares
     }
 
     /// `update_tg_load_avg()` (§2.7): publish this run queue's load when it moved
@@ -298,6 +417,76 @@ mod tests {
         // Floor: MIN_SHARES, unscaled (§2.7).
         let empty = queue_with(0, 0, 1 << 30);
         assert_eq!(empty.calc_group_shares(shares), MIN_SHARES);
+    }
+
+    /// The memo of `calc_group_shares` (`group_shares`) gives the shares of
+    /// the current inputs: the same as computed afresh after each of the five
+    /// inputs changes alone, back to the remembered inputs, and with inputs
+    /// beyond 32 bits (computed, not remembered), with two weights in turn
+    /// (both remembered); a memo that returned its last shares after any
+    /// change, or the other weight's shares, would fail here.
+    #[test]
+    fn group_shares_follow_each_input() {
+        let mut queue = queue_with(1024, 1024, 2048);
+        let shares = scale_load(1024);
+        let check = |queue: &mut GroupQueue, tg_shares: u64| {
+            let fresh = queue.calc_group_shares(tg_shares);
+            assert_eq!(queue.group_shares(tg_shares), fresh, "{queue:?}");
+            // Asked again with nothing changed: the remembered shares.
+            assert_eq!(queue.group_shares(tg_shares), fresh, "{queue:?}");
+            fresh
+        };
+        assert_eq!(scale_load_down(check(&mut queue, shares)), 512);
+        // Each input alone, then back.
+        assert_eq!(scale_load_down(check(&mut queue, 2 * shares)), 1024);
+        assert_eq!(scale_load_down(check(&mut queue, shares)), 512);
+        queue.load = scale_load(3072);
+        assert_eq!(scale_load_down(check(&mut queue, shares)), 768);
+        queue.load = scale_load(1024);
+        assert_eq!(scale_load_down(check(&mut queue, shares)), 512);
+        queue.pelt.avg.load_avg = 3072;
+        assert_eq!(scale_load_down(check(&mut queue, shares)), 768);
+        queue.pelt.avg.load_avg = 1024;
+        assert_eq!(scale_load_down(check(&mut queue, shares)), 512);
+        queue.tg_load_avg = 1024;
+        assert_eq!(scale_load_down(check(&mut queue, shares)), 1024);
+        queue.tg_load_avg = 2048;
+        assert_eq!(scale_load_down(check(&mut queue, shares)), 512);
+        queue.tg_load_avg_contrib = 2048;
+        assert_eq!(scale_load_down(check(&mut queue, shares)), 1024);
+        queue.tg_load_avg_contrib = 1024;
+        assert_eq!(scale_load_down(check(&mut queue, shares)), 512);
+        // An input beyond 32 bits: computed each time, and the memo of the
+        // last inputs that fit still answers for them.
+        queue.tg_load_avg = 1 << 40;
+        let wide = check(&mut queue, shares);
+        assert_eq!(wide, queue.calc_group_shares(shares));
+        queue.tg_load_avg = 2048;
+        assert_eq!(scale_load_down(check(&mut queue, shares)), 512);
+        // Two weights in turn (a task waking and sleeping): both remembered,
+        // each with its own shares; a third weight, then the other inputs
+        // changing, replace them.
+        queue.load = scale_load(2048);
+        assert_eq!(scale_load_down(check(&mut queue, shares)), 682);
+        queue.load = scale_load(1024);
+        assert_eq!(scale_load_down(check(&mut queue, shares)), 512);
+        queue.load = scale_load(2048);
+        assert_eq!(scale_load_down(check(&mut queue, shares)), 682);
+        queue.load = scale_load(3072);
+        assert_eq!(scale_load_down(check(&mut queue, shares)), 768);
+        queue.load = scale_load(1024);
+        assert_eq!(scale_load_down(check(&mut queue, shares)), 512);
+        queue.tg_load_avg = 1024;
+        queue.load = scale_load(3072);
+        assert_eq!(scale_load_down(check(&mut queue, shares)), 1024);
+        queue.tg_load_avg = 2048;
+        queue.load = scale_load(1024);
+        assert_eq!(scale_load_down(check(&mut queue, shares)), 512);
+        // The first call on a new run queue: the memo starts at all-zero
+        // inputs with their own shares.
+        let mut empty = GroupQueue::default();
+        assert_eq!(check(&mut empty, 0), MIN_SHARES);
+        assert_eq!(check(&mut empty, shares), MIN_SHARES);
     }
 
     /// §1.1: shares in 2..=262144; cpu.weight 1..=10000 maps to weight*1024/100

@@ -145,6 +145,44 @@ impl<P: Pick, const BW: bool> FairRunQueue<P, BW> {
         }
     }
 
+    /// One level of the pick's walk down a chain of groups: when run queue
+    /// `q` holds one queued entity, its running group entity (each level
+    /// below a group entity the previous task's group shares), the pick of
+    /// `q` is that entity (`pick_eevdf`'s first rule; the leftmost of one for
+    /// `pick_cfs`), charged by `update_curr` as at every level, and the walk
+    /// goes on into the run queue it owns, returned. `None`, with nothing
+    /// charged, for any other run queue: the general step decides there.
+    /// The same decisions as the general step, with the run queue and the
+    /// entity each looked up once.
+    #[inline(always)]
+    fn pick_running_group(&mut self, q: GroupId, now: Nanoseconds) -> Option<GroupId> {
+        let queue = &self.queues[q.index()];
+        if queue.nr_queued != 1 {
+            return None;
+        }
+        let entity = self.entities.get(queue.curr as usize)?;
+        let EntityKind::Group(group) = entity.kind else {
+            return None;
+        };
+        if !entity.on_rq || entity.delayed {
+            return None;
+        }
+        self.update_curr(q, now);
+        Some(group)
+    }
+
+    /// From run queue `q`, reached through a group entity at a pick, the
+    /// levels [`Self::pick_running_group`] takes; returns the first run queue
+    /// the general step has to pick from. Out of line: a pick at the root
+    /// does not reach it.
+    #[inline(never)]
+    fn pick_down_running_groups(&mut self, mut q: GroupId, now: Nanoseconds) -> GroupId {
+        while let Some(group) = self.pick_running_group(q, now) {
+            q = group;
+        }
+        q
+    }
+
     fn task_policy(&self, e: u32) -> Option<FairPolicy> {
         match self.entities[e as usize].kind {
             EntityKind::Task(policy) => Some(policy),
@@ -327,7 +365,7 @@ impl<P: Pick, const BW: bool> SchedClass for FairRunQueue<P, BW> {
                 continue;
             }
             match self.owned_queue(se) {
-                Some(group) => q = group,
+                Some(group) => q = self.pick_down_running_groups(group, now),
                 None => return Some(self.se_task(se)),
             }
         }

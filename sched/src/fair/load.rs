@@ -196,7 +196,7 @@ impl<P: Pick, const BW: bool> FairRunQueue<P, BW> {
             group_queue,
             entity,
         } = parts;
-        let shares = group_queue.calc_group_shares(self.groups[group.index()].shares);
+        let shares = group_queue.group_shares(self.groups[group.index()].shares);
         let queue = if shares == entity.load.weight {
             queue
         } else {
@@ -387,7 +387,6 @@ impl GroupLevel<'_> {
             runnable: u64::from(entity.runnable_weight),
             running: queue.curr == e,
         };
-        let load_weight = scale_load_down(group_queue.load);
         let result = update_load_avg(
             &mut queue.pelt,
             run_queue_state,
@@ -395,7 +394,7 @@ impl GroupLevel<'_> {
             entity_state,
             Some(GroupRunQueue {
                 avg: &group_queue.pelt.avg,
-                load_weight,
+                load: group_queue.load,
                 propagation: &mut group_queue.pelt.propagation,
             }),
             pelt_now,

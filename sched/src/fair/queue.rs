@@ -400,8 +400,7 @@ impl<P: Pick, const BW: bool> FairRunQueue<P, BW> {
     /// [`Self::update_group_entity_weight`] of group entity `e`, owning `group`.
     #[inline(always)]
     pub(super) fn update_group_shares(&mut self, e: u32, group: GroupId, now: Nanoseconds) {
-        let shares =
-            self.queues[group.index()].calc_group_shares(self.groups[group.index()].shares);
+        let shares = self.queues[group.index()].group_shares(self.groups[group.index()].shares);
         if shares != self.entities[e as usize].load.weight {
             let parent_queue = self.entities[e as usize].queue;
             self.reweight_entity(parent_queue, e, shares, now);

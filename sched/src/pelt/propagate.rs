@@ -132,8 +132,9 @@ pub struct ParentRunQueue<'a> {
 pub struct GroupRunQueue<'a> {
     /// The group run queue's signals.
     pub avg: &'a SchedAvg,
-    /// `scale_load_down(gcfs_rq->load.weight)`.
-    pub load_weight: u64,
+    /// `gcfs_rq->load.weight`, scaled (scaled down only when a change is
+    /// propagated: most updates find none pending).
+    pub load: u64,
     /// The group run queue's pending propagation.
     pub propagation: &'a mut Propagation,
 }
@@ -143,6 +144,10 @@ pub struct GroupRunQueue<'a> {
 /// parent's pending propagation, and update util, runnable and load (in that
 /// order). Returns `true` if anything was propagated (it counts as "decayed"
 /// in `update_load_avg`, §2.6).
+///
+/// The test for nothing pending is inlined into every group entity's update
+/// (most find nothing pending); the propagation stays out of line.
+#[inline(always)]
 pub fn propagate_entity_load_avg(
     parent: ParentRunQueue<'_>,
     entity: &mut SchedAvg,
@@ -152,6 +157,17 @@ pub fn propagate_entity_load_avg(
     if !group.propagation.propagate {
         return false;
     }
+    propagate_pending(parent, entity, entity_weight, group)
+}
+
+/// [`propagate_entity_load_avg`] of a group run queue with a change pending.
+#[inline(never)]
+fn propagate_pending(
+    parent: ParentRunQueue<'_>,
+    entity: &mut SchedAvg,
+    entity_weight: u64,
+    group: GroupRunQueue<'_>,
+) -> bool {
     group.propagation.propagate = false;
     add_tg_cfs_propagate(parent.propagation, group.propagation.prop_runnable_sum);
     update_tg_cfs_util(parent.avg, entity, group.avg);
@@ -161,7 +177,7 @@ pub fn propagate_entity_load_avg(
         entity,
         entity_weight,
         group.avg,
-        group.load_weight,
+        crate::weight::scale_load_down(group.load),
         group.propagation,
     );
     true
@@ -410,7 +426,7 @@ mod tests {
             1024,
             GroupRunQueue {
                 avg: &group,
-                load_weight: 1024,
+                load: crate::weight::scale_load(1024),
                 propagation: &mut group_propagation,
             },
         );
@@ -449,7 +465,7 @@ mod tests {
             1024,
             GroupRunQueue {
                 avg: &group,
-                load_weight: 1024,
+                load: crate::weight::scale_load(1024),
                 propagation: &mut group_propagation,
             },
         );
@@ -469,7 +485,7 @@ mod tests {
             1024,
             GroupRunQueue {
                 avg: &group,
-                load_weight: 0,
+                load: 0,
                 propagation: &mut group_propagation,
             },
         ));
