@@ -104,8 +104,7 @@ impl<P: Pick, const BW: bool> FairRunQueue<P, BW> {
 
     /// Whether `e`'s slice is protected (RUN_TO_PARITY, §1.5).
     fn slice_protected(&self, e: u32) -> bool {
-        let entity = &self.entities[e as usize];
-        entity.protected_deadline == entity.deadline
+        self.entities[e as usize].slice_protected()
     }
 
     /// `cancel_protect_slice()`.
@@ -216,8 +215,7 @@ impl<P: Pick, const BW: bool> FairRunQueue<P, BW> {
         let (avg, load) = self.eevdf_sums_with(q, queued_curr);
         let base = queue.min_vruntime;
         let curr = queued_curr.filter(|&c| {
-            let key = vtime_delta(self.entities[c as usize].vruntime, base);
-            i128::from(avg) >= i128::from(key) * i128::from(load)
+            self.vruntime_eligible_of(q, self.entities[c as usize].vruntime, (avg, load))
         });
         if let Some(c) = curr
             && tunables.run_to_parity

@@ -97,6 +97,13 @@ pub struct Entity {
 const _: () = assert!(core::mem::size_of::<Entity>() == 192);
 
 impl Entity {
+    /// Whether the slice is protected (RUN_TO_PARITY, §1.5): the deadline it
+    /// was granted for has not moved.
+    #[inline(always)]
+    pub fn slice_protected(&self) -> bool {
+        self.protected_deadline == self.deadline
+    }
+
     /// A fresh entity of `kind` queued on `queue`.
     pub fn new(kind: EntityKind, load: LoadWeight, queue: GroupId, slice: Nanoseconds) -> Self {
         Entity {

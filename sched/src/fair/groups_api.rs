@@ -117,6 +117,13 @@ impl<P: Pick, const BW: bool> FairRunQueue<P, BW> {
     }
 
     /// Removes an empty group (no tasks, no child groups).
+    ///
+    /// An empty group's entity may still be queued on its parent as a
+    /// delayed dequeue (§1.5: its run queue emptied while it was not
+    /// eligible). The removal completes that dequeue first, as Linux does when
+    /// it unregisters a group; left queued, the freed slot would stay in the
+    /// parent's timeline and count, and a pick would walk into an empty run
+    /// queue.
     pub fn remove_group(&mut self, group: GroupId) -> Result<(), GroupError> {
         self.check_group(group)?;
         if group == GroupId::ROOT {
@@ -126,9 +133,13 @@ impl<P: Pick, const BW: bool> FairRunQueue<P, BW> {
         if info.tasks != 0 || info.children != 0 {
             return Err(GroupError::GroupBusy { group: group.0 });
         }
+        let e = self.group_entity(group);
+        if self.entities[e as usize].delayed {
+            let now = self.last_now;
+            self.dequeue_entities(e, true, true, now);
+        }
         self.groups[info.parent.index()].children -= 1;
         self.groups[group.index()] = GroupInfo::unused();
-        let e = self.group_entity(group);
         self.entities[e as usize] = Entity::unused();
         Ok(())
     }

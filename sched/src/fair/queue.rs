@@ -123,7 +123,7 @@ impl<P: Pick, const BW: bool> FairRunQueue<P, BW> {
         if let PickPolicy::Eevdf(tunables) = self.pick.policy() {
             // The deadline and the protection read from the entity in hand.
             let deadline_passed = Self::update_deadline(entity, tunables);
-            let protected = entity.protected_deadline == entity.deadline;
+            let protected = entity.slice_protected();
             if self.queues[q.index()].nr_queued > 1
                 && (deadline_passed || self.did_preempt_short(q, curr, protected, tunables))
             {

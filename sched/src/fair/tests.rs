@@ -696,3 +696,36 @@ fn entities_grow_after_the_group_entities() {
         assert!(seen.contains(&task), "{task:?} never ran: {seen:?}");
     }
 }
+
+/// A group removed while its group entity waits on the parent's timeline as
+/// a delayed dequeue (§1.5: its run queue emptied while it was not eligible):
+/// the removal completes that dequeue first, as Linux does when it
+/// unregisters a group, so no entity of a removed group is left queued for a
+/// pick to walk into.
+#[test]
+fn removing_a_group_whose_entity_is_delayed_completes_its_dequeue() {
+    let mut fair = FairRunQueue::new(eevdf(MS), 2, 2);
+    let g = fair.create_group(GroupId::ROOT, 1024).unwrap();
+    let (grouped, plain) = (TaskId(0), TaskId(1));
+    fair.task_new(grouped, &in_group(0, g), 0).unwrap();
+    fair.task_new(plain, &nice(0), 0).unwrap();
+    fair.enqueue_task(grouped, 0, INITIAL);
+    fair.enqueue_task(plain, 0, INITIAL);
+    // The grouped task runs 10 ms alone: G's entity ends far past the
+    // average, not eligible, when its task sleeps.
+    fair.set_next_task(grouped, 0);
+    fair.dequeue_task(grouped, 10 * MS, SLEEP);
+    fair.put_prev_task(grouped, 10 * MS);
+    let ge = fair.group_entity(g) as usize;
+    assert!(
+        fair.entities[ge].on_rq && fair.entities[ge].delayed,
+        "the case needs G's entity delayed"
+    );
+    fair.check_consistency();
+    fair.set_task_group(grouped, GroupId::ROOT, 10 * MS)
+        .unwrap();
+    assert_eq!(fair.remove_group(g), Ok(()));
+    assert_eq!(fair.queues[0].nr_queued, 1, "only the plain task is queued");
+    fair.check_consistency();
+    assert_eq!(fair.pick_next_task(10 * MS), Some(plain));
+}
